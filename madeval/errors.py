@@ -1,0 +1,19 @@
+"""Errors that end a command with a clear message.
+
+:class:`UsageError` is bad input (unknown names, malformed files, invalid values, an unreachable
+endpoint): the CLI prints its one-line message and exits with status 2 before writing anything.
+"""
+
+from __future__ import annotations
+
+
+class MadevalError(Exception):
+    """Base class for every error madeval raises on purpose."""
+
+
+class UsageError(MadevalError):
+    """Bad input from the user: reported as one line, exit status 2."""
+
+
+class LLMError(MadevalError):
+    """An LLM call failed for good (retries exhausted or a non-retryable HTTP error)."""

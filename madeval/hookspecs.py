@@ -1,0 +1,97 @@
+"""The plugin hooks of madeval.
+
+Every hook is a *register callback* hook, in the style of simonw/llm: madeval calls the hook with a
+``register`` function and the plugin calls it once for every component it adds, so one plugin may
+add many components. Core owns the names: a name used twice is an error naming both plugins, and
+an unknown name fails with the closest known names.
+
+``register(name, factory, *, aliases=(), description="")``
+
+* ``name``: the name used on the command line and in configuration files.
+* ``factory``: a class or function called with the component's options as keyword arguments. Its
+  keyword parameters *are* the component's options (``--decider-args key=value``).
+* ``aliases``: other accepted names (``unanimity`` for ``unanimity_consensus``).
+* ``description``: one line for ``madeval plugins``; defaults to the factory's docstring.
+
+Implement a hook in a plugin module like this::
+
+    from madeval import hookimpl
+
+    @hookimpl
+    def register_deciders(register):
+        register("dictator", Dictator, description="Agent 0 decides alone.")
+
+The base classes a factory should build on live in :mod:`madeval.components`.
+"""
+
+from __future__ import annotations
+
+import pluggy
+
+hookspec = pluggy.HookspecMarker("madeval")
+
+
+@hookspec
+def register_personas(register):
+    """Add persona generators: who each agent is.
+
+    The factory builds a :class:`madeval.components.PersonaGenerator`, whose ``generate`` returns
+    one :class:`madeval.transcript.Persona` per call, given the personas made so far.
+    """
+
+
+@hookspec
+def register_responders(register):
+    """Add responders: how an agent writes a turn and how its reply is parsed.
+
+    The factory builds a :class:`madeval.components.Responder`, which turns a
+    :class:`madeval.components.SpeakContext` into chat messages and parses the reply into a
+    :class:`madeval.components.Contribution` (text, solution, agreement, confidence).
+    """
+
+
+@hookspec
+def register_paradigms(register):
+    """Add paradigms: turn order and visibility.
+
+    The factory builds a :class:`madeval.components.Paradigm`, which yields each turn's speaking
+    steps (sequential or simultaneous, with each message's audience) and decides what each agent
+    sees (``view``), so it may also reorder or hide messages per agent.
+    """
+
+
+@hookspec
+def register_deciders(register):
+    """Add deciders: when the debate stops and what the answer is.
+
+    The factory builds a :class:`madeval.components.Decider`, consulted after every step and
+    every turn; it may ask agents for votes or a judgment through the debate's LLM access, and it
+    supplies the recorded fallback when the debate reaches ``max_turns``.
+    """
+
+
+@hookspec
+def register_tasks(register):
+    """Add task sources: folders of task YAML files.
+
+    Call ``register(path)`` with a directory (a ``pathlib.Path`` or an
+    ``importlib.resources`` folder); every ``*.yaml`` under it is a task or a task group.
+    Later sources override earlier ones with the same task name, as ``--include-path`` does.
+    """
+
+
+@hookspec
+def register_metrics(register):
+    """Add metrics that task YAMLs can name in ``metric_list``.
+
+    The factory builds a :class:`madeval.components.Metric`, which scores one prediction against
+    one item and says how its per-item scores aggregate.
+    """
+
+
+@hookspec
+def register_extractors(register):
+    """Add answer extractors that task YAMLs can chain in ``answer_extraction``.
+
+    The factory, called with the extractor's options, returns a function ``text -> answer | None``.
+    """

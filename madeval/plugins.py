@@ -1,0 +1,167 @@
+"""The plugin manager: built-in plugins, third-party plugins, and the component registries.
+
+Built-in components are internal plugins (the modules in ``DEFAULT_PLUGINS``) registered through
+the same manager as third-party packages, which are found through the ``madeval`` entry-point
+group. ``MADEVAL_LOAD_PLUGINS`` is an allow-list of distribution or entry-point names separated by
+commas; set it to the empty string to load no third-party plugins at all.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.metadata
+import os
+from dataclasses import dataclass
+from typing import Any
+
+import pluggy
+
+from . import hookspecs
+from .registry import Registry
+
+DEFAULT_PLUGINS = (
+    "madeval.builtins.personas",
+    "madeval.builtins.responders",
+    "madeval.builtins.paradigms",
+    "madeval.builtins.consensus",
+    "madeval.builtins.counting",
+    "madeval.builtins.tasks",
+    "madeval.builtins.metrics",
+    "madeval.builtins.extractors",
+)
+
+ENTRY_POINT_GROUP = "madeval"
+
+#: Hook name -> registry kind, in the order ``madeval plugins`` lists them.
+HOOK_KINDS = {
+    "register_personas": "persona",
+    "register_responders": "responder",
+    "register_paradigms": "paradigm",
+    "register_deciders": "decider",
+    "register_tasks": "task source",
+    "register_metrics": "metric",
+    "register_extractors": "extractor",
+}
+
+pm = pluggy.PluginManager("madeval")
+pm.add_hookspecs(hookspecs)
+_loaded = False
+
+
+def load_plugins() -> pluggy.PluginManager:
+    """Register the built-in plugins and the allowed third-party ones (once per process)."""
+    global _loaded
+    if _loaded:
+        return pm
+    _loaded = True
+    allow = os.environ.get("MADEVAL_LOAD_PLUGINS")
+    if allow is None:
+        pm.load_setuptools_entrypoints(ENTRY_POINT_GROUP)
+    elif allow.strip():
+        wanted = {name.strip() for name in allow.split(",") if name.strip()}
+        for dist in importlib.metadata.distributions():
+            for ep in dist.entry_points:
+                if ep.group == ENTRY_POINT_GROUP and (ep.name in wanted or dist.metadata["name"] in wanted):
+                    pm.load_setuptools_entrypoints(ENTRY_POINT_GROUP, name=ep.name)
+    for module_name in DEFAULT_PLUGINS:
+        if pm.get_plugin(module_name) is None:
+            pm.register(importlib.import_module(module_name), name=module_name)
+    pm.check_pending()
+    return pm
+
+
+@dataclass
+class Components:
+    """Every registry, built by calling each plugin's register hooks once."""
+
+    personas: Registry
+    responders: Registry
+    paradigms: Registry
+    deciders: Registry
+    metrics: Registry
+    extractors: Registry
+    task_sources: list[tuple[str, Any]]
+
+    def registry(self, kind: str) -> Registry:
+        """The registry of ``kind`` ("persona", "responder", "paradigm", "decider", ...)."""
+        return {
+            "persona": self.personas,
+            "responder": self.responders,
+            "paradigm": self.paradigms,
+            "decider": self.deciders,
+            "metric": self.metrics,
+            "extractor": self.extractors,
+        }[kind]
+
+
+_cache: tuple[tuple[int, ...], Components] | None = None
+
+
+def components() -> Components:
+    """The component registries for the plugins registered right now (cached until they change)."""
+    global _cache
+    load_plugins()
+    key = tuple(sorted(id(p) for p in pm.get_plugins()))
+    if _cache is not None and _cache[0] == key:
+        return _cache[1]
+    built = Components(
+        personas=Registry("persona"),
+        responders=Registry("responder"),
+        paradigms=Registry("paradigm"),
+        deciders=Registry("decider"),
+        metrics=Registry("metric"),
+        extractors=Registry("extractor"),
+        task_sources=[],
+    )
+    for hook_name, kind in HOOK_KINDS.items():
+        for impl in _impls_in_load_order(hook_name):
+            plugin_name = impl.plugin_name
+            if kind == "task source":
+                impl.function(register=lambda path, _p=plugin_name: built.task_sources.append((_p, path)))
+            else:
+                registry = built.registry(kind)
+
+                def register(name, factory, *, aliases=(), description="", _p=plugin_name, _r=registry):
+                    _r.add(name, factory, plugin=_p, aliases=aliases, description=description)
+
+                impl.function(register=register)
+    _cache = (key, built)
+    return built
+
+
+def _impls_in_load_order(hook_name: str):
+    """Hook implementations with built-ins first, so built-in task sources are overridable."""
+    impls = getattr(pm.hook, hook_name).get_hookimpls()
+    builtin = [i for i in impls if i.plugin_name in DEFAULT_PLUGINS]
+    builtin.sort(key=lambda i: DEFAULT_PLUGINS.index(i.plugin_name))
+    return builtin + [i for i in impls if i.plugin_name not in DEFAULT_PLUGINS]
+
+
+def plugin_info() -> list[dict[str, Any]]:
+    """What ``madeval plugins`` prints: name, version, hooks and components of every plugin."""
+    load_plugins()
+    built = components()
+    dists = {id(plugin): dist for plugin, dist in pm.list_plugin_distinfo()}
+    rows = []
+    for name, plugin in sorted(pm.list_name_plugin(), key=lambda item: item[0]):
+        hooks = sorted(caller.name for caller in pm.get_hookcallers(plugin) or [])
+        dist = dists.get(id(plugin))
+        if dist is not None:
+            version = dist.version
+            package = dist.project_name
+        else:
+            from . import __version__
+
+            version, package = __version__, "madeval"
+        found: dict[str, list[str]] = {}
+        for kind in ("persona", "responder", "paradigm", "decider", "metric", "extractor"):
+            names = [e.name for e in built.registry(kind).entries.values() if e.plugin == name]
+            if names:
+                found[kind + "s"] = sorted(names)
+        sources = [str(path) for plugin_name, path in built.task_sources if plugin_name == name]
+        if sources:
+            found["task_sources"] = sources
+        rows.append(
+            {"name": name, "package": package, "version": version, "hooks": hooks, "components": found}
+        )
+    return rows
