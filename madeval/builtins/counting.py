@@ -1,0 +1,67 @@
+"""Solution counting: the most frequent extracted answer, with no LLM call.
+
+The Voting-or-Consensus paper's baseline (seed 001, Appendix D) and the final step of Society of
+Minds. It reads only the transcript, so it can be re-applied to stored debates.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from .. import hookimpl
+from ..components import DebateState, Decider
+from ..transcript import Decision
+
+
+def plurality(answers: list[str | None]) -> tuple[str | None, dict[str, int], bool]:
+    """``(winner, tally, tied)`` over non-empty answers; ties go to the earliest agent's answer."""
+    tally = Counter(a for a in answers if a is not None)
+    if not tally:
+        return None, {}, False
+    best = max(tally.values())
+    leaders = [a for a in answers if a is not None and tally[a] == best]
+    return leaders[0], dict(tally), len(set(leaders)) > 1
+
+
+class Counting(Decider):
+    """The most frequent extracted answer among the agents' latest messages.
+
+    It decides after turn ``after_turns`` (default: at ``max_turns``). A tie goes to the answer of
+    the earliest agent among the tied ones and is recorded; with no extractable answer at all the
+    decision fails.
+    """
+
+    name = "counting"
+    transcript_only = True
+
+    def __init__(self, after_turns: int = 0):
+        if after_turns < 0:
+            raise ValueError("after_turns must be >= 0 (0 = at max_turns)")
+        self.after_turns = after_turns
+
+    async def after_turn(self, state: DebateState, llm) -> Decision | None:
+        last = self.after_turns or state.max_turns
+        return self.decide(state) if state.turn >= last else None
+
+    async def at_max_turns(self, state: DebateState, llm) -> Decision:
+        return self.decide(state)
+
+    def decide(self, state: DebateState) -> Decision:
+        """Count the voting agents' current answers."""
+        latest = state.transcript.latest_by_agent()
+        answers = [latest[a.index].answer if a.index in latest else None for a in state.agents if not a.neutral]
+        winner, tally, tied = plurality(answers)
+        return Decision(
+            answer=winner,
+            success=winner is not None,
+            turn=state.turn,
+            decider=self.name,
+            reason="plurality" if winner is not None else "no_answers",
+            details={"answers": answers, "tally": tally, "tie": tied},
+        )
+
+
+@hookimpl
+def register_deciders(register):
+    """The counting decider."""
+    register("counting", Counting, aliases=("solution_counting",))

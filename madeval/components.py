@@ -1,0 +1,299 @@
+"""Base classes and contexts for the four debate components, plus metrics.
+
+A configuration is one choice of each component (:class:`DebateSetup`). The debate loop in
+:mod:`madeval.debate` drives them:
+
+1. each agent's :class:`PersonaGenerator` makes its persona;
+2. every turn, the :class:`Paradigm` yields steps of :class:`Speaker` s; each speaker's
+   :class:`Responder` writes a message from a :class:`SpeakContext` (the messages the paradigm lets
+   that agent see);
+3. after every step and every turn the :class:`Decider` returns a decision or ``None``
+   (continue); at ``max_turns`` it supplies the recorded fallback.
+
+Components make LLM calls only through the :class:`DebateLLM` they are given, so every call is
+cached, retried, counted and recorded with its purpose.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Protocol
+
+from .errors import UsageError
+from .transcript import Agent, Decision, Message, Persona, Transcript
+
+if TYPE_CHECKING:
+    from .task import Item
+
+
+class DebateLLM(Protocol):
+    """LLM access inside one debate. ``agent=None`` means the configuration's judge model."""
+
+    async def chat(
+        self,
+        agent: int | None,
+        messages: list[dict[str, str]],
+        *,
+        purpose: str,
+        nonce: int = 0,
+        max_tokens: int | None = None,
+    ) -> str:
+        """Send ``messages`` as ``agent`` and return the reply text; the call is recorded."""
+        ...
+
+
+@dataclass(frozen=True)
+class TaskPrompt:
+    """What the agents are told about one item: the instruction, the input and any context."""
+
+    instruction: str
+    input: str
+    context: str | None = None
+
+
+@dataclass
+class Contribution:
+    """A parsed reply: the text, the solution it proposes, its agreement flag and confidence.
+
+    ``agreement`` is ``True`` for [AGREE], ``False`` for [DISAGREE] and ``None`` when the reply
+    takes no stance. ``solution`` is ``None`` when the reply proposes nothing of its own (an
+    agreeing reply then carries the draft it agrees with).
+    """
+
+    text: str
+    solution: str | None
+    agreement: bool | None = None
+    confidence: float | None = None
+    notes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Speaker:
+    """One agent speaking in a step: at which stage, and who will see its message.
+
+    ``stage`` is ``"draft"`` (propose a solution), ``"improve"`` (improve the current draft,
+    agree or disagree), ``"feedback"`` (comment on the draft without a solution) or ``"refine"``
+    (rewrite one's own answer given the others', as in simultaneous paradigms).
+    ``audience`` is the set of agents that will see the message (``None``: everyone).
+    """
+
+    agent: int
+    stage: str = "improve"
+    audience: tuple[int, ...] | None = None
+
+
+@dataclass
+class DebateState:
+    """The live state of one debate, as components see it."""
+
+    agents: list[Agent]
+    task: TaskPrompt
+    transcript: Transcript
+    max_turns: int
+    rng: random.Random
+    extract: Callable[[str], str | None]
+    item_id: str = ""
+    turn: int = 0
+    _gold: Any = None
+
+    def current_draft(self, agent: int | None = None) -> Message | None:
+        """The most recent message that proposed a solution (visible to ``agent`` if given)."""
+        for message in reversed(self.transcript.messages):
+            if message.backs == message.id and (agent is None or message.visible_to(agent)):
+                return message
+        return None
+
+    def stances(self) -> dict[int, int | None]:
+        """For each voting agent that has spoken, the id of the draft its latest message backs."""
+        latest = self.transcript.latest_by_agent()
+        return {a.index: latest[a.index].backs for a in self.agents if not a.neutral and a.index in latest}
+
+    def own_last(self, agent: int) -> Message | None:
+        """The agent's own most recent message."""
+        for message in reversed(self.transcript.messages):
+            if message.agent == agent:
+                return message
+        return None
+
+    def oracle_gold(self) -> Any:
+        """The gold answer, for oracle components only; marks the transcript as an oracle run."""
+        self.transcript.oracle = True
+        return self._gold
+
+
+@dataclass
+class SpeakContext:
+    """Everything a responder may use to write one agent's message."""
+
+    agent: Agent
+    stage: str
+    turn: int
+    task: TaskPrompt
+    view: list[Message]
+    current_draft: Message | None
+    own_last: Message | None
+    agents: list[Agent]
+    state: DebateState
+
+    def persona_line(self) -> str:
+        """``"<name> (<description>)"`` for the prompts' "Your role:" line."""
+        persona = self.agent.persona
+        return f"{persona.name} ({persona.description})" if persona.description else persona.name
+
+
+@dataclass
+class DebateSetup:
+    """One configuration's components, built and ready to debate."""
+
+    personas: list[Any]
+    responder: Responder
+    paradigm: Paradigm
+    decider: Decider
+    agents: int
+    max_turns: int
+    neutral: list[bool] = field(default_factory=list)
+
+    def validate(self) -> None:
+        """Fail with one clear line if the components cannot work together."""
+        if self.agents < 1:
+            raise UsageError("a debate needs at least one agent")
+        if self.max_turns < 1:
+            raise UsageError("max_turns must be at least 1")
+        for component in (self.responder, self.paradigm, self.decider, *self.personas):
+            component.validate(self)
+
+
+class Component:
+    """Shared behaviour: a name and a compatibility check."""
+
+    name = "component"
+
+    def validate(self, setup: DebateSetup) -> None:
+        """Raise :class:`UsageError` with one clear line if ``setup`` cannot work with this."""
+
+
+class PersonaGenerator(Component):
+    """Makes one persona per call. ``sequential`` generators see the personas made before."""
+
+    sequential = True
+
+    async def generate(
+        self, agent: int, task: TaskPrompt, existing: list[Persona], llm: DebateLLM
+    ) -> Persona:
+        """Return the persona of agent ``agent`` (0-based), given those made so far."""
+        raise NotImplementedError
+
+
+class Responder(Component):
+    """Writes one agent's message. Override :meth:`prompt` and :meth:`parse`, or :meth:`respond`."""
+
+    #: True when replies carry an [AGREE]/[DISAGREE] stance that consensus can count.
+    gives_agreement = True
+
+    def prompt(self, ctx: SpeakContext) -> list[dict[str, str]]:
+        """The chat messages to send for this speaking turn."""
+        raise NotImplementedError
+
+    def parse(self, text: str, ctx: SpeakContext) -> Contribution:
+        """Turn the model's reply into a contribution."""
+        raise NotImplementedError
+
+    async def respond(self, ctx: SpeakContext, llm: DebateLLM) -> Contribution:
+        """Make the call(s) for one speaking turn; the default is one call, then :meth:`parse`."""
+        text = await llm.chat(ctx.agent.index, self.prompt(ctx), purpose=ctx.stage)
+        return self.parse(text, ctx)
+
+
+class Paradigm(Component):
+    """Turn order and visibility.
+
+    :meth:`turn` yields the steps of one turn lazily, so a step may depend on what earlier steps
+    said. :meth:`view` decides which messages an agent sees and in what order; the default shows
+    the messages whose audience includes the agent from the last ``visible_turns`` turns (plus the
+    current one), oldest first.
+    """
+
+    #: True when agents speak in order and can agree with a shared draft (consensus needs it).
+    supports_agreement = True
+
+    def __init__(self, visible_turns_in_memory: int = 2):
+        if visible_turns_in_memory < 0:
+            raise ValueError("visible_turns_in_memory must be >= 0")
+        self.visible_turns = visible_turns_in_memory
+
+    def turn(self, state: DebateState) -> Iterator[list[Speaker]]:
+        """Yield the steps of turn ``state.turn``."""
+        raise NotImplementedError
+
+    def view(self, agent: int, state: DebateState) -> list[Message]:
+        """The messages ``agent`` sees now."""
+        oldest = state.turn - self.visible_turns
+        return [
+            m for m in state.transcript.messages if m.turn >= oldest and m.visible_to(agent)
+        ]
+
+    def stage_for(self, agent: int, state: DebateState) -> str:
+        """``"draft"`` when the agent sees no draft yet, else ``"improve"``."""
+        return "improve" if state.current_draft(agent) is not None else "draft"
+
+
+class Decider(Component):
+    """When to stop and what the answer is. Return ``None`` to continue."""
+
+    #: True when the decider counts [AGREE]/[DISAGREE] stances (consensus).
+    needs_agreement = False
+    #: True when the decider only reads the finished transcript (replayable on stored debates).
+    transcript_only = False
+
+    async def after_step(self, state: DebateState, llm: DebateLLM) -> Decision | None:
+        """Called after every speaking step (after every message in sequential paradigms)."""
+        return None
+
+    async def after_turn(self, state: DebateState, llm: DebateLLM) -> Decision | None:
+        """Called after every complete turn."""
+        return None
+
+    async def at_max_turns(self, state: DebateState, llm: DebateLLM) -> Decision:
+        """The recorded fallback at ``max_turns``: the first agent's solution, not a success."""
+        return fallback_first_agent(state, self.name)
+
+    def validate(self, setup: DebateSetup) -> None:
+        if self.needs_agreement and not (
+            setup.paradigm.supports_agreement and setup.responder.gives_agreement
+        ):
+            raise UsageError(
+                f"decider '{self.name}' counts agreement, but paradigm '{setup.paradigm.name}' with "
+                f"responder '{setup.responder.name}' gives no [AGREE]/[DISAGREE] stance to count"
+            )
+
+
+def fallback_first_agent(state: DebateState, decider: str) -> Decision:
+    """The max-turns fallback of the Voting-or-Consensus paper: the first agent's solution."""
+    voters = [a.index for a in state.agents if not a.neutral]
+    latest = state.transcript.latest_by_agent()
+    first = latest.get(voters[0]) if voters else None
+    answer = first.solution if first is not None else None
+    return Decision(
+        answer=answer,
+        success=False,
+        turn=state.turn,
+        decider=decider,
+        reason="max_turns_fallback_first_agent",
+        details={"agent": voters[0] if voters else None},
+    )
+
+
+class Metric:
+    """Scores one prediction against one item; per-item scores are averaged unless overridden."""
+
+    name = "metric"
+    higher_is_better = True
+
+    def score(self, prediction: str | None, item: Item) -> float:
+        """The score of ``prediction`` (``None``: nothing extracted) on ``item``."""
+        raise NotImplementedError
+
+    def aggregate(self, scores: list[float]) -> float:
+        """Combine per-item scores into one number (the mean by default)."""
+        return sum(scores) / len(scores) if scores else float("nan")

@@ -1,0 +1,139 @@
+"""The debate loop: personas, then turns of speaking steps, with the decider after each step.
+
+This is the one place where a debate happens. See :mod:`madeval.components` for the contracts of
+the components it drives and :mod:`madeval.transcript` for what it records.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from typing import Any, Callable
+
+from .components import Contribution, DebateLLM, DebateSetup, DebateState, SpeakContext, Speaker, TaskPrompt
+from .transcript import Agent, Decision, Message, Transcript
+
+
+async def run_debate(
+    setup: DebateSetup,
+    task: TaskPrompt,
+    llm: DebateLLM,
+    *,
+    agents: list[Agent],
+    extract: Callable[[str], str | None],
+    rng: random.Random,
+    item_id: str = "",
+    gold: Any = None,
+    transcript: Transcript | None = None,
+) -> Transcript:
+    """Run one debate to a decision and return its transcript.
+
+    ``agents`` carry each agent's model and endpoint; their personas are filled in here.
+    ``extract`` turns solution text into the task's answer (for example ``"B"``); ``gold`` is only
+    reachable through :meth:`DebateState.oracle_gold`, which marks the transcript as an oracle.
+    """
+    transcript = transcript if transcript is not None else Transcript()
+    transcript.agents = agents
+    state = DebateState(
+        agents=agents,
+        task=task,
+        transcript=transcript,
+        max_turns=setup.max_turns,
+        rng=rng,
+        extract=extract,
+        item_id=item_id,
+        _gold=gold,
+    )
+    await _make_personas(setup, state, llm)
+    decision: Decision | None = None
+    for turn in range(1, setup.max_turns + 1):
+        state.turn = turn
+        transcript.turns_used = turn
+        for step in setup.paradigm.turn(state):
+            await _speak_step(setup, state, llm, step)
+            decision = await setup.decider.after_step(state, llm)
+            if decision is not None:
+                break
+        if decision is None:
+            decision = await setup.decider.after_turn(state, llm)
+        if decision is not None:
+            break
+    if decision is None:
+        decision = await setup.decider.at_max_turns(state, llm)
+    transcript.decision = decision
+    return transcript
+
+
+async def _make_personas(setup: DebateSetup, state: DebateState, llm: DebateLLM) -> None:
+    """Fill in each agent's persona; sequential generators see the personas made before."""
+    made: list[Any] = [None] * len(state.agents)
+    independent = []
+    for index, generator in enumerate(setup.personas):
+        if generator.sequential:
+            existing = [p for p in made if p is not None]
+            made[index] = await generator.generate(index, state.task, existing, llm)
+        else:
+            independent.append(index)
+    if independent:
+        results = await asyncio.gather(
+            *(setup.personas[i].generate(i, state.task, [], llm) for i in independent)
+        )
+        for index, persona in zip(independent, results):
+            made[index] = persona
+    for agent, persona in zip(state.agents, made):
+        agent.persona = persona
+
+
+async def _speak_step(
+    setup: DebateSetup, state: DebateState, llm: DebateLLM, step: list[Speaker]
+) -> None:
+    """Let every speaker of one step talk at once; each sees only what existed before the step."""
+    contexts = [_context(setup, state, speaker) for speaker in step]
+    replies = await asyncio.gather(*(setup.responder.respond(ctx, llm) for ctx in contexts))
+    step_index = len({(m.turn, m.step) for m in state.transcript.messages if m.turn == state.turn})
+    for speaker, ctx, reply in zip(step, contexts, replies):
+        state.transcript.messages.append(_message(state, speaker, ctx, reply, step_index))
+
+
+def _context(setup: DebateSetup, state: DebateState, speaker: Speaker) -> SpeakContext:
+    agent = state.agents[speaker.agent]
+    return SpeakContext(
+        agent=agent,
+        stage=speaker.stage,
+        turn=state.turn,
+        task=state.task,
+        view=setup.paradigm.view(agent.index, state),
+        current_draft=state.current_draft(agent.index),
+        own_last=state.own_last(agent.index),
+        agents=state.agents,
+        state=state,
+    )
+
+
+def _message(
+    state: DebateState, speaker: Speaker, ctx: SpeakContext, reply: Contribution, step: int
+) -> Message:
+    """Record a reply; an agreeing reply backs (and carries) the draft the agent saw."""
+    message_id = len(state.transcript.messages)
+    draft = ctx.current_draft
+    if reply.agreement is True and draft is not None:
+        solution, answer, backs = draft.solution, draft.answer, draft.id
+    elif reply.solution is not None:
+        solution, answer, backs = reply.solution, state.extract(reply.solution), message_id
+    else:
+        solution, answer, backs = None, None, None
+    return Message(
+        id=message_id,
+        turn=state.turn,
+        step=step,
+        agent=speaker.agent,
+        stage=speaker.stage,
+        text=reply.text,
+        solution=solution,
+        answer=answer,
+        agreement=reply.agreement,
+        backs=backs,
+        confidence=reply.confidence,
+        audience=speaker.audience,
+        parse_notes=reply.notes,
+    )

@@ -1,0 +1,202 @@
+"""The debate data model: personas, agents, messages, calls, decisions and the transcript.
+
+Everything a debate produces lands in a :class:`Transcript`. It is plain data (dataclasses that
+serialise to JSON with :meth:`Transcript.to_dict`), so stored debates can be re-read and
+re-decided later without the objects that produced them.
+
+Vocabulary
+----------
+turn
+    One round of the debate, numbered from 1. A paradigm splits each turn into *steps*.
+step
+    A group of agents that speak at the same time: each sees only messages that existed before
+    the step began. Sequential paradigms (Memory) use one agent per step; simultaneous ones
+    (Collective Refinement, Society of Minds) put every agent in one step.
+draft
+    A message that proposes a solution. Agreeing messages *back* an earlier draft; the
+    ``backs`` field holds the id of the draft a message supports.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Persona:
+    """Who an agent is: a name, a description and the generator that made it."""
+
+    name: str
+    description: str = ""
+    generator: str = "none"
+    traits: dict[str, Any] | None = None
+
+
+@dataclass
+class Agent:
+    """One debater: its position, persona and the model it talks to.
+
+    ``neutral`` agents (moderators) speak but do not count towards agreement or votes.
+    """
+
+    index: int
+    persona: Persona
+    model: str
+    endpoint: str
+    neutral: bool = False
+
+
+@dataclass
+class Message:
+    """One contribution to the debate, as every other component sees it.
+
+    ``audience`` lists the agents allowed to see the message (``None``: everyone). ``solution``
+    is the solution text the message proposes or carries; ``answer`` is the task-level answer
+    extracted from it (for example ``"B"``), or ``None`` when nothing could be extracted.
+    ``agreement`` is ``True``/``False`` for an explicit [AGREE]/[DISAGREE] and ``None`` when the
+    stage asks for no agreement (first drafts, simultaneous refinement).
+    """
+
+    id: int
+    turn: int
+    step: int
+    agent: int
+    stage: str
+    text: str
+    solution: str | None
+    answer: str | None
+    agreement: bool | None
+    backs: int | None = None
+    confidence: float | None = None
+    audience: tuple[int, ...] | None = None
+    parse_notes: tuple[str, ...] = ()
+
+    def visible_to(self, agent: int) -> bool:
+        """True when ``agent`` may see this message."""
+        return self.audience is None or agent in self.audience
+
+
+@dataclass
+class Call:
+    """One LLM request as it was made: why, by whom, what it cost and how it went."""
+
+    purpose: str
+    agent: int | None
+    turn: int
+    model: str
+    endpoint: str
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    latency_s: float = 0.0
+    attempts: int = 1
+    cached: bool = False
+    errors: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Decision:
+    """The outcome of a debate: the answer, whether the protocol reached it, and how.
+
+    ``success`` is False when the debate hit ``max_turns`` and the answer is a recorded fallback.
+    ``details`` holds what the decider wants kept: tallies, ballots, abstentions, ties.
+    """
+
+    answer: str | None
+    success: bool
+    turn: int
+    decider: str
+    reason: str
+    details: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Transcript:
+    """The whole record of one debate: agents, messages, calls, decider events, decision."""
+
+    agents: list[Agent] = field(default_factory=list)
+    messages: list[Message] = field(default_factory=list)
+    calls: list[Call] = field(default_factory=list)
+    events: list[dict[str, Any]] = field(default_factory=list)
+    decision: Decision | None = None
+    turns_used: int = 0
+    oracle: bool = False
+
+    def voters(self) -> list[Agent]:
+        """The agents whose stance counts: every agent that is not neutral."""
+        return [agent for agent in self.agents if not agent.neutral]
+
+    def messages_in_turn(self, turn: int) -> list[Message]:
+        """The messages of one turn, in the order they were made."""
+        return [m for m in self.messages if m.turn == turn]
+
+    def latest_by_agent(self, up_to_turn: int | None = None) -> dict[int, Message]:
+        """Each agent's most recent message (optionally only counting turns <= up_to_turn)."""
+        latest: dict[int, Message] = {}
+        for message in self.messages:
+            if up_to_turn is None or message.turn <= up_to_turn:
+                latest[message.agent] = message
+        return latest
+
+    def trajectory(self) -> list[list[str | None]]:
+        """The answer each voting agent held at the end of every turn.
+
+        Row ``k`` is turn ``k + 1``; column ``i`` is the i-th voting agent. An agent that did not
+        speak in a turn keeps the answer it held before (``None`` before its first message).
+        Free-MAD's score and MADC's metrics read the debate through this matrix.
+        """
+        voters = [agent.index for agent in self.voters()]
+        held: dict[int, str | None] = {index: None for index in voters}
+        rows: list[list[str | None]] = []
+        for turn in range(1, self.turns_used + 1):
+            for message in self.messages_in_turn(turn):
+                if message.agent in held:
+                    held[message.agent] = message.answer
+            rows.append([held[index] for index in voters])
+        return rows
+
+    def tokens(self) -> dict[str, int]:
+        """Prompt and completion tokens summed over every call."""
+        prompt = sum(call.prompt_tokens for call in self.calls)
+        completion = sum(call.completion_tokens for call in self.calls)
+        return {"prompt": prompt, "completion": completion, "total": prompt + completion}
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dictionary of the transcript (what :meth:`from_dict` reads back)."""
+        return {
+            "agents": [{**vars(a), "persona": dict(vars(a.persona))} for a in self.agents],
+            "messages": [dict(vars(m)) for m in self.messages],
+            "calls": [dict(vars(c)) for c in self.calls],
+            "events": self.events,
+            "decision": dict(vars(self.decision)) if self.decision else None,
+            "turns_used": self.turns_used,
+            "oracle": self.oracle,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Transcript:
+        """Rebuild a transcript from :meth:`to_dict` output (for example a stored record)."""
+        agents = [
+            Agent(**{**a, "persona": Persona(**a["persona"])}) for a in data.get("agents", [])
+        ]
+        messages = [
+            Message(
+                **{
+                    **m,
+                    "audience": tuple(m["audience"]) if m.get("audience") is not None else None,
+                    "parse_notes": tuple(m.get("parse_notes", ())),
+                }
+            )
+            for m in data.get("messages", [])
+        ]
+        calls = [Call(**c) for c in data.get("calls", [])]
+        decision = Decision(**data["decision"]) if data.get("decision") else None
+        return cls(
+            agents=agents,
+            messages=messages,
+            calls=calls,
+            events=list(data.get("events", [])),
+            decision=decision,
+            turns_used=data.get("turns_used", 0),
+            oracle=data.get("oracle", False),
+        )
