@@ -1,0 +1,214 @@
+"""Every LLM call goes through :class:`LLMClient`.
+
+It speaks to any OpenAI-compatible endpoint through a transport (the official ``openai`` async
+client by default, see :mod:`madeval.llm.transports`) and adds what an evaluation harness needs:
+bounded concurrency (global and per endpoint), retries with exponential backoff and full jitter on
+429, 5xx, timeouts, connection errors and malformed or empty replies (a 400-class error other than
+408/409/429 is not retried), the response cache, and token and latency accounting. API keys live
+only inside the transports and are redacted from every error message.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..errors import LLMError, UsageError
+from .cache import ResponseCache, request_key
+from .transports import TRANSPORTS, FatalError, RetryableError
+
+#: Sampling defaults of the MALLM paper, Appendix E (seed 000).
+DEFAULT_GENERATION = {
+    "temperature": 1.0,
+    "top_p": 1.0,
+    "presence_penalty": 0.0,
+    "frequency_penalty": 0.0,
+    "max_tokens": 1024,
+}
+
+@dataclass(frozen=True)
+class Endpoint:
+    """An OpenAI-compatible server: where it is, its key, and how hard to use it."""
+
+    name: str
+    base_url: str
+    api_key: str = field(repr=False, default="-")
+    concurrency: int = 64
+    timeout_s: float = 120.0
+    transport: str = "openai"
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """How often and how patiently a failed call is retried."""
+
+    max_attempts: int = 8
+    base_delay_s: float = 0.5
+    max_delay_s: float = 20.0
+
+    def delay(self, attempt: int, retry_after: float | None = None) -> float:
+        """Full-jitter exponential backoff for the given (1-based) failed attempt."""
+        ceiling = min(self.max_delay_s, self.base_delay_s * (2 ** (attempt - 1)))
+        wait = random.uniform(0, ceiling)
+        if retry_after is not None:
+            wait = max(wait, min(retry_after, self.max_delay_s))
+        return wait
+
+
+@dataclass
+class Completion:
+    """One finished call: the reply text and what it cost."""
+
+    text: str
+    prompt_tokens: int
+    completion_tokens: int
+    latency_s: float
+    attempts: int
+    cached: bool
+    errors: list[str]
+
+
+@dataclass
+class ClientStats:
+    """Running totals, read by the progress bar and the benchmark."""
+
+    calls: int = 0
+    cached: int = 0
+    retries: int = 0
+    failures: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    in_flight: int = 0
+    peak_in_flight: int = 0
+    in_flight_seconds: float = 0.0
+    _since: float = field(default_factory=time.perf_counter)
+
+    def started(self) -> None:
+        self._account()
+        self.in_flight += 1
+        self.peak_in_flight = max(self.peak_in_flight, self.in_flight)
+
+    def finished(self) -> None:
+        self._account()
+        self.in_flight -= 1
+
+    def _account(self) -> None:
+        now = time.perf_counter()
+        self.in_flight_seconds += self.in_flight * (now - self._since)
+        self._since = now
+
+
+class LLMClient:
+    """Async access to one or more endpoints with retries, limits and a cache."""
+
+    def __init__(
+        self,
+        endpoints: dict[str, Endpoint],
+        *,
+        concurrency: int = 64,
+        cache: ResponseCache | None = None,
+        retry: RetryPolicy | None = None,
+    ):
+        self.endpoints = endpoints
+        self.cache = cache
+        self.retry = retry or RetryPolicy()
+        self.stats = ClientStats()
+        self._global = asyncio.Semaphore(concurrency)
+        self._per_endpoint = {name: asyncio.Semaphore(e.concurrency) for name, e in endpoints.items()}
+        self._transports = {
+            name: TRANSPORTS[e.transport](e.base_url, e.api_key, e.timeout_s) for name, e in endpoints.items()
+        }
+
+    async def complete(
+        self,
+        endpoint: str,
+        model: str,
+        messages: list[dict[str, str]],
+        params: dict[str, Any],
+        scope: tuple[Any, ...],
+    ) -> Completion:
+        """Return the reply to ``messages``, from the cache when the same request was made before."""
+        target = self.endpoints[endpoint]
+        request = {"base_url": target.base_url, "model": model, "messages": messages, **params}
+        key = request_key(request, scope)
+        if self.cache is not None:
+            hit = self.cache.get(key)
+            if hit is not None:
+                self.stats.cached += 1
+                return Completion(hit[0], hit[1], hit[2], 0.0, 0, True, [])
+        completion = await self._call_with_retries(endpoint, model, messages, params)
+        if self.cache is not None:
+            self.cache.put(key, completion.text, completion.prompt_tokens, completion.completion_tokens)
+        return completion
+
+    async def _call_with_retries(
+        self, endpoint: str, model: str, messages: list[dict[str, str]], params: dict[str, Any]
+    ) -> Completion:
+        transport = self._transports[endpoint]
+        errors: list[str] = []
+        started = time.perf_counter()
+        for attempt in range(1, self.retry.max_attempts + 1):
+            retry_after = None
+            async with self._global, self._per_endpoint[endpoint]:
+                self.stats.started()
+                try:
+                    text, prompt_tokens, completion_tokens = await transport.chat(model, messages, params)
+                except FatalError as error:
+                    self.stats.failures += 1
+                    raise LLMError(self.redact(f"{endpoint}: {error} (not retried)")) from None
+                except RetryableError as error:
+                    errors.append(self.redact(error.reason))
+                    retry_after = error.retry_after
+                else:
+                    if text or attempt == self.retry.max_attempts:
+                        if not text:
+                            errors.append("empty reply")
+                        self.stats.calls += 1
+                        self.stats.prompt_tokens += prompt_tokens
+                        self.stats.completion_tokens += completion_tokens
+                        elapsed = time.perf_counter() - started
+                        return Completion(
+                            text or "", prompt_tokens, completion_tokens, elapsed, attempt, False, errors
+                        )
+                    errors.append("empty reply" if text is not None else "malformed reply: no text")
+                finally:
+                    self.stats.finished()
+            if attempt < self.retry.max_attempts:
+                self.stats.retries += 1
+                await asyncio.sleep(self.retry.delay(attempt, retry_after))
+        self.stats.failures += 1
+        raise LLMError(f"{endpoint}: gave up after {len(errors)} attempts ({', '.join(errors[-3:])})")
+
+    async def preflight(self) -> None:
+        """Check every endpoint answers; an unreachable one is a one-line UsageError."""
+        for name, endpoint in self.endpoints.items():
+            try:
+                await self._transports[name].models()
+            except RetryableError:
+                raise UsageError(f"cannot reach endpoint {endpoint.base_url}") from None
+            except FatalError as error:
+                if str(error) in ("HTTP 401", "HTTP 403"):
+                    raise UsageError(f"endpoint {endpoint.base_url} refused the API key ({error})") from None
+                # Some servers do not implement /models; any other HTTP answer means it is reachable.
+
+    async def list_models(self, endpoint: str) -> list[str]:
+        """The model ids an endpoint lists (empty when it lists none or cannot list)."""
+        try:
+            return await self._transports[endpoint].models()
+        except (RetryableError, FatalError):
+            return []
+
+    def redact(self, text: str) -> str:
+        """``text`` with every configured API key replaced by ``***``."""
+        for endpoint in self.endpoints.values():
+            if len(endpoint.api_key) >= 4:
+                text = text.replace(endpoint.api_key, "***")
+        return text
+
+    async def aclose(self) -> None:
+        """Close the HTTP connections."""
+        for transport in self._transports.values():
+            await transport.close()

@@ -1,0 +1,171 @@
+"""How a chat request travels to an endpoint.
+
+:class:`OpenAITransport` (the default) uses the official ``openai`` ``AsyncOpenAI`` client, on its
+aiohttp HTTP backend (``openai.DefaultAioHttpClient``), because the default httpx pool slows down
+badly with many connections in flight. :class:`AiohttpTransport` speaks the same OpenAI wire
+protocol directly over aiohttp; it costs several times less CPU per call, which matters when an
+endpoint (a vLLM server, the simulator) answers thousands of calls per second.
+
+Both raise only the two exceptions below, so retry logic does not depend on the transport.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import aiohttp
+import openai
+
+RETRYABLE_STATUS = {408, 409, 429}
+
+
+class RetryableError(Exception):
+    """A failure worth retrying (429, 5xx, timeout, connection error, malformed reply)."""
+
+    def __init__(self, reason: str, retry_after: float | None = None):
+        super().__init__(reason)
+        self.reason = reason
+        self.retry_after = retry_after
+
+
+class FatalError(Exception):
+    """A failure that retrying cannot fix (400, 401, 404, ...)."""
+
+
+Reply = tuple["str | None", int, int]  # (text or None when the body had none, prompt, completion tokens)
+
+
+class OpenAITransport:
+    """Requests through the official ``openai.AsyncOpenAI`` client."""
+
+    name = "openai"
+
+    def __init__(self, base_url: str, api_key: str, timeout_s: float):
+        self._client = openai.AsyncOpenAI(
+            base_url=base_url,
+            api_key=api_key,
+            max_retries=0,
+            timeout=timeout_s,
+            http_client=openai.DefaultAioHttpClient(timeout=timeout_s),
+        )
+
+    async def chat(self, model: str, messages: list[dict[str, str]], params: dict[str, Any]) -> Reply:
+        """One chat completion; returns ``(text, prompt_tokens, completion_tokens)``."""
+        try:
+            response = await self._client.chat.completions.create(model=model, messages=messages, **params)
+        except openai.APIStatusError as error:
+            status = error.status_code
+            if status in RETRYABLE_STATUS or status >= 500:
+                raise RetryableError(f"HTTP {status}", _retry_after(error.response.headers)) from None
+            raise FatalError(f"HTTP {status}: {_short(error.message)}") from None
+        except openai.APITimeoutError:
+            raise RetryableError("timeout") from None
+        except openai.APIConnectionError as error:
+            raise RetryableError(f"connection: {_short(str(error))}") from None
+        except (openai.APIResponseValidationError, ValueError) as error:
+            raise RetryableError(f"malformed reply: {_short(str(error))}") from None
+        try:
+            text = response.choices[0].message.content
+        except (AttributeError, IndexError, TypeError):
+            text = None
+        usage = getattr(response, "usage", None)
+        return text, getattr(usage, "prompt_tokens", 0) or 0, getattr(usage, "completion_tokens", 0) or 0
+
+    async def models(self) -> list[str]:
+        """The model ids the endpoint lists; raises on connection errors and HTTP errors."""
+        try:
+            listed = await self._client.models.list(timeout=10.0)
+        except openai.APIStatusError as error:
+            raise FatalError(f"HTTP {error.status_code}") from None
+        except (openai.APIConnectionError, openai.APITimeoutError):
+            raise RetryableError("connection") from None
+        return [model.id for model in listed.data]
+
+    async def close(self) -> None:
+        """Close the connections."""
+        await self._client.close()
+
+
+class AiohttpTransport:
+    """The OpenAI chat-completions wire protocol spoken directly over aiohttp."""
+
+    name = "aiohttp"
+
+    def __init__(self, base_url: str, api_key: str, timeout_s: float):
+        self._base = base_url.rstrip("/")
+        self._headers = {"Authorization": f"Bearer {api_key}", "Content-Type": "application/json"}
+        self._timeout = aiohttp.ClientTimeout(total=timeout_s)
+        self._session: aiohttp.ClientSession | None = None
+
+    def _open(self) -> aiohttp.ClientSession:
+        if self._session is None:
+            connector = aiohttp.TCPConnector(limit=0, ttl_dns_cache=300)
+            self._session = aiohttp.ClientSession(connector=connector, timeout=self._timeout)
+        return self._session
+
+    async def chat(self, model: str, messages: list[dict[str, str]], params: dict[str, Any]) -> Reply:
+        """One chat completion; returns ``(text, prompt_tokens, completion_tokens)``."""
+        body = json.dumps({"model": model, "messages": messages, **params})
+        status, raw, headers = await self._post("/chat/completions", body)
+        if status != 200:
+            if status in RETRYABLE_STATUS or status >= 500:
+                raise RetryableError(f"HTTP {status}", _retry_after(headers))
+            raise FatalError(f"HTTP {status}: {_short(_error_message(raw))}")
+        try:
+            data = json.loads(raw)
+            text = data["choices"][0]["message"].get("content")
+        except (ValueError, KeyError, IndexError, TypeError, AttributeError) as error:
+            raise RetryableError(f"malformed reply: {_short(str(error))}") from None
+        usage = data.get("usage") or {}
+        return text, int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0)
+
+    async def _post(self, path: str, body: str) -> tuple[int, bytes, Any]:
+        try:
+            async with self._open().post(self._base + path, data=body, headers=self._headers) as response:
+                return response.status, await response.read(), response.headers
+        except TimeoutError:
+            raise RetryableError("timeout") from None
+        except aiohttp.ClientError as error:
+            raise RetryableError(f"connection: {_short(str(error))}") from None
+
+    async def models(self) -> list[str]:
+        """The model ids the endpoint lists; raises on connection errors and HTTP errors."""
+        try:
+            async with self._open().get(
+                self._base + "/models", headers=self._headers, timeout=aiohttp.ClientTimeout(total=10)
+            ) as response:
+                if response.status != 200:
+                    raise FatalError(f"HTTP {response.status}")
+                data = json.loads(await response.read())
+        except (TimeoutError, aiohttp.ClientError):
+            raise RetryableError("connection") from None
+        return [str(m.get("id")) for m in data.get("data", [])]
+
+    async def close(self) -> None:
+        """Close the connections."""
+        if self._session is not None:
+            await self._session.close()
+
+
+TRANSPORTS = {"openai": OpenAITransport, "aiohttp": AiohttpTransport}
+
+
+def _retry_after(headers: Any) -> float | None:
+    try:
+        value = headers.get("retry-after")
+        return float(value) if value is not None else None
+    except (AttributeError, ValueError):
+        return None
+
+
+def _error_message(raw: bytes) -> str:
+    try:
+        return str(json.loads(raw)["error"]["message"])
+    except (ValueError, KeyError, TypeError):
+        return raw[:200].decode("utf-8", "replace")
+
+
+def _short(text: str, limit: int = 160) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
