@@ -1,0 +1,173 @@
+"""A task: its items, the prompt agents see, answer extraction and per-item scoring.
+
+A :class:`Task` is built from one task YAML (see :mod:`madeval.taskfiles`). Fields that build an
+item (``doc_to_id``, ``doc_to_text``, ``doc_to_context``, ``doc_to_choice``, ``doc_to_target``)
+accept a column name, a Jinja2 template (``"{{ question }}"``) or a ``!function``.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+import jinja2
+
+from .components import Metric, TaskPrompt
+from .datasources import load_docs
+from .errors import UsageError
+from .taskfiles import FunctionRef
+
+ANSWER_TYPES = ("choice", "yes_no", "number", "text")
+LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+_JINJA = jinja2.Environment(undefined=jinja2.StrictUndefined, keep_trailing_newline=False)
+
+
+@dataclass(frozen=True)
+class Item:
+    """One task item as madeval uses it: a stable id, the rendered input and the gold target.
+
+    ``target`` is an option letter for ``choice`` tasks, ``"yes"``/``"no"`` for ``yes_no``, a
+    number string for ``number`` and a string (or list of acceptable strings) for ``text``.
+    """
+
+    id: str
+    input: str
+    target: Any
+    context: str | None = None
+    choices: tuple[str, ...] | None = None
+    doc: dict[str, Any] = field(default_factory=dict, compare=False, hash=False, repr=False)
+
+
+class Task:
+    """A loaded task definition; items are read on first use and kept."""
+
+    def __init__(self, spec: dict[str, Any], path: Path, extractors, metrics):
+        self.spec = spec
+        self.path = Path(path)
+        self.name = str(spec["task"])
+        self.instruction = str(spec.get("instruction", "")).strip()
+        self.answer_type = spec.get("answer_type", "text")
+        if self.answer_type not in ANSWER_TYPES:
+            raise UsageError(
+                f"task {self.name}: answer_type must be one of {', '.join(ANSWER_TYPES)} ({self.path})"
+            )
+        self.choice_format = spec.get("choice_format", "{letter}) {choice}")
+        self._chain = [
+            extractors.create(*_name_and_options(entry, "name"))
+            for entry in spec.get("answer_extraction") or []
+        ]
+        self.metrics: list[Metric] = [
+            metrics.create(*_name_and_options(entry, "metric"))
+            for entry in spec.get("metric_list") or [{"metric": "accuracy"}]
+        ]
+        self.metric_names = [
+            _name_and_options(entry, "metric")[0]
+            for entry in spec.get("metric_list") or [{"metric": "accuracy"}]
+        ]
+
+    @functools.cached_property
+    def items(self) -> list[Item]:
+        """Every item of the task, in dataset order."""
+        docs = load_docs(self.name, self.spec.get("dataset") or {}, self.path)
+        process = self.spec.get("process_docs")
+        if isinstance(process, FunctionRef):
+            docs = list(process.resolve()(docs))
+        items = [self._item(index, doc) for index, doc in enumerate(docs)]
+        ids = [item.id for item in items]
+        if len(set(ids)) != len(ids):
+            raise UsageError(f"task {self.name}: item ids are not unique ({self.path})")
+        return items
+
+    def _item(self, index: int, doc: dict[str, Any]) -> Item:
+        raw_id = _render(self.spec.get("doc_to_id"), doc)
+        item_id = str(raw_id) if raw_id is not None else f"{self.name}-{index}"
+        text = str(_render(self.spec.get("doc_to_text"), doc) or "")
+        context = _render(self.spec.get("doc_to_context"), doc)
+        choices = _render(self.spec.get("doc_to_choice"), doc)
+        if isinstance(choices, str):
+            choices = ast.literal_eval(choices)
+        choices = tuple(str(c) for c in choices) if choices else None
+        target = self._normalise_target(_render(self.spec.get("doc_to_target"), doc), choices)
+        if choices:
+            lines = [self.choice_format.format(letter=LETTERS[i], choice=c) for i, c in enumerate(choices)]
+            text = text.rstrip() + "\n" + "\n".join(lines)
+        return Item(item_id, text, target, str(context) if context else None, choices, doc)
+
+    def _normalise_target(self, target: Any, choices: tuple[str, ...] | None) -> Any:
+        if self.answer_type == "choice":
+            if isinstance(target, int) or (isinstance(target, str) and target.strip().isdigit()):
+                return LETTERS[int(target)]
+            text = str(target).strip()
+            if choices and text in choices:
+                return LETTERS[choices.index(text)]
+            letter = text[1] if len(text) == 3 and text[0] == "(" and text[2] == ")" else text
+            if len(letter) == 1 and letter.upper() in LETTERS[: len(choices) if choices else 26]:
+                return letter.upper()
+            raise UsageError(f"task {self.name}: cannot read choice target {target!r}")
+        if self.answer_type == "yes_no":
+            if isinstance(target, bool):
+                return "yes" if target else "no"
+            text = str(target).strip().lower()
+            return {"true": "yes", "false": "no"}.get(text, text)
+        if self.answer_type == "number":
+            return str(target).strip()
+        return target
+
+    def prompt(self, item: Item) -> TaskPrompt:
+        """What agents are told about ``item``."""
+        return TaskPrompt(self.instruction, item.input, item.context)
+
+    def extract(self, text: str | None, item: Item | None = None) -> str | None:
+        """The answer the extractor chain finds in ``text``, or ``None``."""
+        if not text:
+            return None
+        for extractor in self._chain:
+            answer = extractor(text, item)
+            if answer is not None:
+                return answer
+        return None if self._chain else text.strip()
+
+    def score(self, prediction: str | None, item: Item) -> dict[str, float]:
+        """Every metric's score of ``prediction`` on ``item``."""
+        return {name: m.score(prediction, item) for name, m in zip(self.metric_names, self.metrics)}
+
+
+def _name_and_options(entry: Any, key: str) -> tuple[str, dict[str, Any]]:
+    if isinstance(entry, str):
+        return entry, {}
+    if isinstance(entry, dict) and key in entry:
+        options = {k: v for k, v in entry.items() if k not in (key, "aggregation", "higher_is_better")}
+        return str(entry[key]), options
+    raise UsageError(f"expected a name or a mapping with '{key}', got {entry!r}")
+
+
+def _render(spec: Any, doc: dict[str, Any]) -> Any:
+    """Resolve a doc_to_* field: a column name, a Jinja2 template, a !function, or a constant."""
+    if spec is None:
+        return None
+    if isinstance(spec, FunctionRef):
+        return spec.resolve()(doc)
+    if isinstance(spec, str):
+        if spec in doc:
+            return doc[spec]
+        if "{{" in spec or "{%" in spec:
+            try:
+                return _JINJA.from_string(spec).render(**doc)
+            except jinja2.TemplateError as error:
+                raise UsageError(f"template {spec!r}: {error}") from None
+        return spec
+    return spec
+
+
+def task_loader(index, extractors, metrics) -> Callable[[str], Task]:
+    """A function that builds the named task from ``index`` (a :class:`TaskIndex`)."""
+    from .taskfiles import read_yaml
+
+    def load(name: str) -> Task:
+        path = index.tasks[name]
+        return Task(read_yaml(path), path, extractors, metrics)
+
+    return load

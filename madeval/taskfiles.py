@@ -1,0 +1,146 @@
+"""Reading task YAML files: ``include``, ``!function`` and the task index.
+
+Task files follow lm-evaluation-harness conventions. A file with a ``task`` key defines a task; a
+file with a ``group`` key defines a group of tasks (``task: [names]``). ``include: other.yaml``
+(or a list) merges a shared template underneath the file's own keys, resolved relative to the
+including file. ``!function module.attr`` names a Python function in a ``module.py`` next to the
+YAML file (or an importable module).
+
+The index maps names to files. Sources are indexed in order (built-ins first, then plugins, then
+``--include-path`` folders); a later source overrides an earlier one with the same name.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from .errors import UsageError
+
+
+@dataclass(frozen=True)
+class FunctionRef:
+    """A ``!function module.attr`` reference, resolved lazily relative to its YAML file."""
+
+    ref: str
+    base: Path
+
+    def resolve(self) -> Any:
+        """Import the module and return the attribute."""
+        module_name, _, attr = self.ref.rpartition(".")
+        if not module_name:
+            raise UsageError(f"!function '{self.ref}' must look like module.function ({self.base})")
+        local = self.base / (module_name.replace(".", "/") + ".py")
+        if local.exists():
+            unique = f"madeval_taskfn_{abs(hash(str(local)))}_{module_name.replace('.', '_')}"
+            module = sys.modules.get(unique)
+            if module is None:
+                spec = importlib.util.spec_from_file_location(unique, local)
+                module = importlib.util.module_from_spec(spec)
+                sys.modules[unique] = module
+                spec.loader.exec_module(module)
+        else:
+            try:
+                module = importlib.import_module(module_name)
+            except ImportError as error:
+                raise UsageError(f"!function '{self.ref}': cannot import {module_name}: {error}") from None
+        try:
+            return getattr(module, attr)
+        except AttributeError:
+            raise UsageError(f"!function '{self.ref}': {module_name} has no {attr}") from None
+
+
+def _loader_for(base: Path) -> type[yaml.SafeLoader]:
+    class Loader(yaml.SafeLoader):
+        pass
+
+    def function(loader: yaml.SafeLoader, node: yaml.Node) -> FunctionRef:
+        return FunctionRef(loader.construct_scalar(node), base)
+
+    Loader.add_constructor("!function", function)
+    return Loader
+
+
+def read_yaml(path: Path, _seen: tuple[Path, ...] = ()) -> dict[str, Any]:
+    """Read one task file with its ``include`` chain merged (the file's own keys win)."""
+    path = Path(path)
+    if path in _seen:
+        raise UsageError(f"include cycle: {' -> '.join(str(p) for p in (*_seen, path))}")
+    try:
+        with open(path, encoding="utf-8") as handle:
+            data = yaml.load(handle, Loader=_loader_for(path.parent))
+    except yaml.YAMLError as error:
+        mark = getattr(error, "problem_mark", None)
+        where = f" line {mark.line + 1}" if mark else ""
+        raise UsageError(f"malformed YAML in {path}{where}: {getattr(error, 'problem', error)}") from None
+    except OSError as error:
+        raise UsageError(f"cannot read {path}: {error.strerror}") from None
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise UsageError(f"{path} must hold a mapping of task fields")
+    includes = data.pop("include", None)
+    if includes is None:
+        return data
+    merged: dict[str, Any] = {}
+    for name in [includes] if isinstance(includes, str) else includes:
+        merged.update(read_yaml(path.parent / name, (*_seen, path)))
+    merged.update(data)
+    return merged
+
+
+@dataclass
+class TaskIndex:
+    """Task and group names mapped to the files that define them."""
+
+    tasks: dict[str, Path] = field(default_factory=dict)
+    groups: dict[str, Path] = field(default_factory=dict)
+    tags: dict[str, list[str]] = field(default_factory=dict)
+
+    def add_source(self, folder: Path) -> None:
+        """Index every ``*.yaml`` under ``folder`` (names defined here override earlier ones)."""
+        folder = Path(folder)
+        if not folder.is_dir():
+            raise UsageError(f"task folder not found: {folder}")
+        for path in sorted(folder.rglob("*.yaml")):
+            data = read_yaml(path)
+            if "group" in data:
+                self.groups[str(data["group"])] = path
+            elif "task" in data:
+                name = str(data["task"])
+                self.tasks[name] = path
+                tags = data.get("tag") or []
+                for tag in [tags] if isinstance(tags, str) else tags:
+                    members = self.tags.setdefault(str(tag), [])
+                    if name not in members:
+                        members.append(name)
+
+    def names(self) -> list[str]:
+        """Every task, group and tag name, sorted."""
+        return sorted({*self.tasks, *self.groups, *self.tags})
+
+    def expand(self, name: str) -> list[str]:
+        """The task names that ``name`` (a task, group or tag) stands for."""
+        if name in self.tasks:
+            return [name]
+        if name in self.groups:
+            members = read_yaml(self.groups[name]).get("task") or []
+            expanded: list[str] = []
+            for member in members:
+                for task in self.expand(str(member)):
+                    if task not in expanded:
+                        expanded.append(task)
+            return expanded
+        if name in self.tags:
+            return list(self.tags[name])
+        import difflib
+
+        close = difflib.get_close_matches(name, self.names(), n=3, cutoff=0.5)
+        hint = f"; did you mean {', '.join(close)}?" if close else ""
+        raise UsageError(f"unknown task '{name}'{hint}")

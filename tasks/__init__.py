@@ -1,0 +1,1 @@
+"""Task YAML files shipped with madeval (installed as the ``madeval.tasks`` package)."""
