@@ -1,0 +1,68 @@
+"""The simulator: an OpenAI-compatible server of synthetic agents with known truth.
+
+Use :func:`simulate` in tests and scripts::
+
+    with simulate(tasks=[task], accuracy=0.6) as sim:
+        ... point madeval at sim.base_url ...
+
+and ``madeval simulator`` from the command line. The synthetic agents are described in
+:mod:`madeval.simulator.agents`, the HTTP transport and fault injection in
+:mod:`madeval.simulator.http`, the gold answers in :mod:`madeval.simulator.truth`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass
+from typing import Any, Iterable, Iterator
+
+from .agents import AgentProfile, SyntheticAgents
+from .http import Faults, SimulatorServer, run_in_thread
+from .truth import GoldIndex
+
+
+@dataclass
+class Simulation:
+    """A running simulator: its URL, the synthetic agents and the server statistics."""
+
+    server: SimulatorServer
+    agents: SyntheticAgents
+
+    @property
+    def base_url(self) -> str:
+        """The OpenAI-compatible base URL (``http://127.0.0.1:PORT/v1``)."""
+        return self.server.base_url
+
+
+@contextlib.contextmanager
+def simulate(
+    *,
+    tasks: Iterable[Any] = (),
+    truth: GoldIndex | None = None,
+    accuracy: float = 0.6,
+    conformity: float = 0.0,
+    profiles: dict[str, AgentProfile] | None = None,
+    latency_s: float = 0.0,
+    faults: Faults | None = None,
+    api_key: str | None = None,
+    seed: int = 0,
+    port: int = 0,
+) -> Iterator[Simulation]:
+    """Run a simulator in a background thread for the duration of the ``with`` block.
+
+    The agents know the gold answers of every item of ``tasks`` (madeval Task objects) and of
+    ``truth``; ``profiles`` maps model names to their own accuracy and conformity.
+    """
+    index = GoldIndex()
+    if truth is not None:
+        index.update(truth)
+    index.update(GoldIndex.from_tasks(tasks))
+    agents = SyntheticAgents(
+        index, default=AgentProfile(accuracy, conformity), profiles=profiles, seed=seed
+    )
+    server = SimulatorServer(agents, port=port, latency_s=latency_s, faults=faults, api_key=api_key)
+    with run_in_thread(server) as running:
+        yield Simulation(running, agents)
+
+
+__all__ = ["AgentProfile", "Faults", "GoldIndex", "Simulation", "SyntheticAgents", "simulate"]

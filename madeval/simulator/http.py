@@ -1,0 +1,463 @@
+"""OpenAI-compatible HTTP transport for synthetic agents.
+
+:class:`SimulatorServer` answers ``POST /v1/chat/completions`` (non-streaming) and
+``GET /v1/models`` over HTTP/1.1 with keep-alive and pipelining, on a plain
+:class:`asyncio.Protocol` and the standard library only. What an agent says is decided by a
+*behaviour* callback; this module adds latency, fault injection (429, 500, hangs, empty and
+malformed replies), optional bearer-key checks and request statistics around it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import hmac
+import itertools
+import json
+import random
+import signal
+import socket
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+
+Behaviour = Callable[[dict], tuple[str, int, int]]
+"""Request JSON -> (reply text, prompt_tokens, completion_tokens); raises ValueError -> HTTP 400."""
+
+MAX_HEADER_BYTES = 64 * 1024
+MAX_BODY_BYTES = 64 * 1024 * 1024
+MALFORMED_BODY = b'{"id": "x", "choices": ['
+FAULT_KINDS = ("rate_limit", "server_error", "timeout", "empty", "malformed")
+CHAT_PATH = "/v1/chat/completions"
+MODELS_PATH = "/v1/models"
+
+_REASONS = {
+    200: "OK",
+    400: "Bad Request",
+    401: "Unauthorized",
+    404: "Not Found",
+    413: "Payload Too Large",
+    429: "Too Many Requests",
+    431: "Request Header Fields Too Large",
+    500: "Internal Server Error",
+    501: "Not Implemented",
+}
+
+
+@dataclass
+class Faults:
+    """Fault injection rates, each a probability per request (0..1).
+
+    One uniform draw per chat request picks at most one fault, in the order of
+    :data:`FAULT_KINDS`; the rates must therefore add up to at most 1.
+    """
+
+    rate_limit: float = 0.0  # HTTP 429 with a JSON error body and ``retry-after: 0``
+    server_error: float = 0.0  # HTTP 500 with a JSON error body
+    timeout: float = 0.0  # held ``hang_s`` seconds, then answered normally
+    empty: float = 0.0  # HTTP 200, a chat.completion whose content is ""
+    malformed: float = 0.0  # HTTP 200 with a body that is not valid JSON
+    hang_s: float = 30.0
+    seed: int | None = None  # seeds the fault RNG; None = unseeded
+
+    def __post_init__(self) -> None:
+        rates = [getattr(self, kind) for kind in FAULT_KINDS]
+        if any(not 0.0 <= rate <= 1.0 for rate in rates) or sum(rates) > 1.0 + 1e-9:
+            raise ValueError(f"fault rates must be in [0, 1] and add up to at most 1: {rates}")
+        if self.hang_s < 0:
+            raise ValueError(f"hang_s must be >= 0: {self.hang_s}")
+
+
+@dataclass
+class ServerStats:
+    """What the server has seen and sent so far."""
+
+    requests: int = 0  # chat completion requests received
+    by_status: dict[int, int] = field(default_factory=dict)  # responses sent per HTTP status
+    faults: dict[str, int] = field(default_factory=dict)  # faults injected per kind
+    in_flight: int = 0  # chat requests received but not yet answered
+    peak_in_flight: int = 0
+
+
+class SimulatorServer:
+    """An OpenAI-compatible chat completions server on loopback around a behaviour callback.
+
+    The behaviour runs on the server's event loop, once per answered chat request (not for
+    requests that a rate_limit, server_error, empty or malformed fault answers), so it must be
+    quick. Chat responses, errors included, are sent ``latency_s`` after the request arrived,
+    and ``faults.hang_s`` later still when a timeout fault was drawn.
+    """
+
+    def __init__(
+        self,
+        behaviour: Behaviour,
+        *,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        latency_s: float = 0.0,
+        faults: Faults | None = None,
+        api_key: str | None = None,
+    ):
+        self.behaviour = behaviour
+        self.host = host
+        self.port = port
+        self.latency_s = latency_s
+        self.faults = faults or Faults()
+        self.stats = ServerStats()
+        # Only a digest of the expected header is kept, never the key itself.
+        self._auth_digest = None if api_key is None else _digest(f"Bearer {api_key}")
+        self._rng = random.Random(self.faults.seed)
+        rates = [getattr(self.faults, kind) for kind in FAULT_KINDS]
+        self._thresholds = list(zip(FAULT_KINDS, itertools.accumulate(rates), strict=True))
+        self._models = {"simulator"}
+        self._ids = itertools.count(1)
+        self._server: asyncio.Server | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._connections: set[_Connection] = set()
+
+    async def start(self) -> None:
+        """Bind and start accepting connections; ``self.port`` is the real port afterwards."""
+        self._loop = asyncio.get_running_loop()
+        self._server = await self._loop.create_server(
+            lambda: _Connection(self), self.host, self.port, backlog=1024
+        )
+        self.port = self._server.sockets[0].getsockname()[1]
+
+    async def stop(self) -> None:
+        """Stop accepting, drop open connections (unanswered requests included), and wait."""
+        if self._server is None:
+            return
+        self._server.close()
+        for connection in list(self._connections):
+            connection.close()
+        await self._server.wait_closed()
+        await asyncio.sleep(0)  # let the transports deliver connection_lost
+        self._server = None
+
+    @property
+    def base_url(self) -> str:
+        """The OpenAI ``base_url`` of this server, e.g. ``http://127.0.0.1:PORT/v1``."""
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"http://{host}:{self.port}/v1"
+
+    def _handle(
+        self, connection: _Connection, method: str, target: str, headers: dict, body: bytes
+    ) -> None:
+        """Answer one parsed request on ``connection`` (in request order)."""
+        path = target.partition("?")[0]
+        is_chat = method == "POST" and path == CHAT_PATH
+        delay = 0.0
+        if is_chat:
+            stats = self.stats
+            stats.requests += 1
+            stats.in_flight += 1
+            stats.peak_in_flight = max(stats.peak_in_flight, stats.in_flight)
+            delay = self.latency_s
+        if self._auth_digest is not None and not hmac.compare_digest(
+            _digest(headers.get("authorization", "")), self._auth_digest
+        ):
+            response = _error(401, "Incorrect or missing API key.", "invalid_request_error",
+                              "invalid_api_key")
+        elif is_chat:
+            response, hang = self._chat(body)
+            delay += self.faults.hang_s if hang else 0.0
+        elif method == "GET" and path == MODELS_PATH:
+            response = self._model_list()
+        else:
+            response = _error(404, f"Unknown route: {method} {path}", "invalid_request_error",
+                              "unknown_url")
+        connection.respond(response, delay, is_chat)
+
+    def _chat(self, body: bytes) -> tuple[tuple[int, bytes, str], bool]:
+        """The response to a chat completion request, and whether to hang before sending it."""
+        try:
+            request = json.loads(body)
+        except ValueError:
+            return _invalid("The request body is not valid JSON.", "invalid_json"), False
+        if not isinstance(request, dict):
+            return _invalid("The request body must be a JSON object.", "invalid_request"), False
+        if request.get("stream"):
+            message = "Streaming is not supported by the madeval simulator; send stream=false."
+            return _invalid(message, "stream_not_supported"), False
+        model = request.get("model")
+        model = model if isinstance(model, str) else "simulator"
+        self._models.add(model)
+        fault = self._draw_fault()
+        if fault is not None:
+            self.stats.faults[fault] = self.stats.faults.get(fault, 0) + 1
+        if fault == "rate_limit":
+            return _error(429, "Rate limit reached (simulated).", "rate_limit_error",
+                          "rate_limit_exceeded", "retry-after: 0\r\n"), False
+        if fault == "server_error":
+            return _error(500, "The server had an error (simulated).", "server_error",
+                          "internal_error"), False
+        if fault == "malformed":
+            return (200, MALFORMED_BODY, ""), False
+        if fault == "empty":
+            return (200, self._completion(model, "", 0, 0), ""), False
+        hang = fault == "timeout"
+        try:
+            text, prompt_tokens, completion_tokens = self.behaviour(request)
+            completion = self._completion(model, text, prompt_tokens, completion_tokens)
+        except ValueError as exc:
+            return _invalid(str(exc) or "Invalid request.", "invalid_request"), hang
+        except Exception as exc:  # a broken behaviour must not take the connection down
+            message = f"The behaviour failed: {type(exc).__name__}: {exc}"
+            return _error(500, message, "server_error", "behaviour_error"), hang
+        return (200, completion, ""), hang
+
+    def _draw_fault(self) -> str | None:
+        """One uniform draw against the cumulative fault rates."""
+        u = self._rng.random()
+        for kind, threshold in self._thresholds:
+            if u < threshold:
+                return kind
+        return None
+
+    def _completion(self, model: str, text: str, prompt_tokens: int, completion_tokens: int
+                    ) -> bytes:
+        """A ``chat.completion`` JSON body."""
+        return json.dumps({
+            "id": f"chatcmpl-sim-{next(self._ids)}",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": model,
+            "choices": [{
+                "index": 0,
+                "message": {"role": "assistant", "content": text},
+                "logprobs": None,
+                "finish_reason": "stop",
+            }],
+            "usage": {
+                "prompt_tokens": prompt_tokens,
+                "completion_tokens": completion_tokens,
+                "total_tokens": prompt_tokens + completion_tokens,
+            },
+        }).encode()
+
+    def _model_list(self) -> tuple[int, bytes, str]:
+        """The ``GET /v1/models`` response: "simulator" and every model name seen so far."""
+        data = [{"id": model, "object": "model", "created": 0, "owned_by": "madeval"}
+                for model in sorted(self._models)]
+        return 200, json.dumps({"object": "list", "data": data}).encode(), ""
+
+
+class _Pending:
+    """A response waiting for its delay or for the responses queued before it."""
+
+    __slots__ = ("status", "body", "extra", "is_chat", "ready", "timer")
+
+    def __init__(self, status: int, body: bytes, extra: str, is_chat: bool):
+        self.status, self.body, self.extra, self.is_chat = status, body, extra, is_chat
+        self.ready = False
+        self.timer: asyncio.TimerHandle | None = None
+
+
+class _Connection(asyncio.Protocol):
+    """One HTTP/1.1 connection: incremental request parsing and in-order responses."""
+
+    def __init__(self, server: SimulatorServer):
+        self._server = server
+        self._transport: asyncio.Transport | None = None
+        self._buffer = bytearray()
+        self._head: tuple[str, str, dict, int, bool] | None = None  # parsed head awaiting its body
+        self._queue: deque[_Pending] = deque()
+        self._keep_alive = True  # False once a request asked to close: later input is ignored
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        sock = transport.get_extra_info("socket")
+        if sock is not None:
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self._transport = transport
+        self._server._connections.add(self)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._server._connections.discard(self)
+        stats = self._server.stats
+        for pending in self._queue:
+            if pending.timer is not None:
+                pending.timer.cancel()
+            if pending.is_chat:
+                stats.in_flight -= 1
+        self._queue.clear()
+
+    def close(self) -> None:
+        """Close the connection, abandoning unanswered requests."""
+        if self._transport is not None:
+            self._transport.close()
+
+    def data_received(self, data: bytes) -> None:
+        if not self._keep_alive:
+            return
+        self._buffer += data
+        while self._keep_alive:
+            if self._head is None and not (self._buffer and self._parse_head()):
+                return
+            method, target, headers, length, keep_alive = self._head
+            if len(self._buffer) < length:
+                return
+            body = bytes(self._buffer[:length])
+            del self._buffer[:length]
+            self._head = None
+            self._keep_alive = keep_alive
+            self._server._handle(self, method, target, headers, body)
+
+    def _parse_head(self) -> bool:
+        """Parse the request line and headers at the front of the buffer into ``self._head``."""
+        end = self._buffer.find(b"\r\n\r\n")
+        if end < 0:
+            if len(self._buffer) > MAX_HEADER_BYTES:
+                self._fail(431, "The request headers are too large.")
+            return False
+        lines = self._buffer[:end].decode("latin-1").split("\r\n")
+        del self._buffer[: end + 4]
+        parts = lines[0].split(" ")
+        if len(parts) != 3 or not parts[2].startswith("HTTP/1."):
+            self._fail(400, "Malformed HTTP request line.")
+            return False
+        method, target, version = parts
+        headers = {}
+        for line in lines[1:]:
+            name, colon, value = line.partition(":")
+            if not colon:
+                self._fail(400, "Malformed HTTP header line.")
+                return False
+            headers[name.strip().lower()] = value.strip()
+        if "transfer-encoding" in headers:
+            self._fail(501, "Chunked request bodies are not supported; send Content-Length.")
+            return False
+        length = headers.get("content-length", "0")
+        if not (length.isascii() and length.isdigit()):
+            self._fail(400, "Invalid Content-Length.")
+            return False
+        length = int(length)
+        if length > MAX_BODY_BYTES:
+            self._fail(413, "The request body is too large.")
+            return False
+        expects = headers.get("expect", "").lower() == "100-continue"
+        if expects and not self._queue and len(self._buffer) < length:
+            self._transport.write(b"HTTP/1.1 100 Continue\r\n\r\n")  # what curl waits for
+        connection = headers.get("connection", "").lower()
+        if version == "HTTP/1.0":
+            keep_alive = "keep-alive" in connection
+        else:
+            keep_alive = "close" not in connection
+        self._head = (method, target, headers, length, keep_alive)
+        return True
+
+    def _fail(self, status: int, message: str) -> None:
+        """Answer an unparseable request and close the connection after it."""
+        self._keep_alive = False
+        self.respond(_error(status, message, "invalid_request_error", "bad_request"), 0.0, False)
+
+    def respond(self, response: tuple[int, bytes, str], delay: float, is_chat: bool) -> None:
+        """Send ``response`` after ``delay`` seconds, and after every earlier response."""
+        status, body, extra = response
+        if delay <= 0 and not self._queue:
+            self._write(status, body, extra, is_chat, close=not self._keep_alive)
+            return
+        pending = _Pending(status, body, extra, is_chat)
+        self._queue.append(pending)
+        if delay > 0:
+            pending.timer = self._server._loop.call_later(delay, self._ready, pending)
+        else:
+            pending.ready = True
+
+    def _ready(self, pending: _Pending) -> None:
+        """A delayed response is due: send it and whatever it was holding back."""
+        pending.ready, pending.timer = True, None
+        if self._transport.is_closing():
+            return  # the client went away; connection_lost accounts for the queue
+        queue = self._queue
+        while queue and queue[0].ready:
+            head = queue.popleft()
+            last = not queue and not self._keep_alive
+            self._write(head.status, head.body, head.extra, head.is_chat, close=last)
+
+    def _write(self, status: int, body: bytes, extra: str, is_chat: bool, close: bool) -> None:
+        """Write one response and account for it; close the connection if asked to."""
+        head = (f"HTTP/1.1 {status} {_REASONS[status]}\r\ncontent-type: application/json\r\n"
+                f"content-length: {len(body)}\r\n")
+        if close:
+            head += "connection: close\r\n"
+        stats = self._server.stats  # accounted first, so a client never sees stale stats
+        stats.by_status[status] = stats.by_status.get(status, 0) + 1
+        if is_chat:
+            stats.in_flight -= 1
+        self._transport.write(b"".join((head.encode(), extra.encode(), b"\r\n", body)))
+        if close:
+            self._transport.close()
+
+
+def _error(
+    status: int, message: str, kind: str, code: str, extra: str = ""
+) -> tuple[int, bytes, str]:
+    """An OpenAI-shaped error response: (status, JSON body, extra header lines)."""
+    body = {"error": {"message": message, "type": kind, "param": None, "code": code}}
+    return status, json.dumps(body).encode(), extra
+
+
+def _invalid(message: str, code: str) -> tuple[int, bytes, str]:
+    """An HTTP 400 ``invalid_request_error`` response."""
+    return _error(400, message, "invalid_request_error", code)
+
+
+def _digest(text: str) -> bytes:
+    """SHA-256 of ``text``, so that secrets are compared without being kept."""
+    return hashlib.sha256(text.encode()).digest()
+
+
+@contextlib.contextmanager
+def run_in_thread(server: SimulatorServer) -> Iterator[SimulatorServer]:
+    """Run ``server`` on its own event loop in a daemon thread; yield it started, stop it on exit.
+
+    For synchronous tests, and for async code that must not share the server's loop.
+    """
+    loop = asyncio.new_event_loop()
+    started = threading.Event()
+    failure: list[BaseException] = []
+
+    def main() -> None:
+        asyncio.set_event_loop(loop)
+        try:
+            loop.run_until_complete(server.start())
+        except BaseException as exc:  # reported to the caller below
+            failure.append(exc)
+            started.set()
+            loop.close()
+            return
+        started.set()
+        loop.run_forever()
+        loop.close()
+
+    thread = threading.Thread(target=main, name="madeval-simulator", daemon=True)
+    thread.start()
+    started.wait()
+    if failure:
+        raise failure[0]
+    try:
+        yield server
+    finally:
+        asyncio.run_coroutine_threadsafe(server.stop(), loop).result()
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join()
+
+
+def serve_forever(server: SimulatorServer) -> None:
+    """Run ``server`` until SIGINT or SIGTERM, then stop it cleanly. Blocking; for the CLI."""
+
+    async def main() -> None:
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, stop.set)
+        await server.start()
+        try:
+            await stop.wait()
+        finally:
+            await server.stop()
+
+    asyncio.run(main())
