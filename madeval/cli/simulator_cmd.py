@@ -1,0 +1,47 @@
+"""``madeval simulator``: serve synthetic agents on an OpenAI-compatible endpoint."""
+
+from __future__ import annotations
+
+import click
+
+from ..errors import UsageError
+
+
+@click.command()
+@click.option("--tasks", default="generated", show_default=True, help="Tasks whose gold answers the agents know.")
+@click.option("--gold", type=click.Path(exists=True, dir_okay=False), help="Extra gold file (JSONL: input, answer, kind, options).")
+@click.option("--include-path", multiple=True, help="Extra folder of task YAML files (repeatable).")
+@click.option("--port", type=int, default=8765, show_default=True)
+@click.option("--accuracy", type=float, default=0.6, show_default=True, help="Chance an agent's own answer is right.")
+@click.option("--conformity", type=float, default=0.0, show_default=True, help="Chance an agent adopts its peers' most common answer.")
+@click.option("--latency", type=float, default=0.0, show_default=True, help="Seconds before each reply.")
+@click.option("--rate-limit", type=float, default=0.0, help="Share of requests answered with HTTP 429.")
+@click.option("--server-error", type=float, default=0.0, help="Share of requests answered with HTTP 500.")
+@click.option("--timeout-rate", type=float, default=0.0, help="Share of requests held until the client times out.")
+@click.option("--empty", type=float, default=0.0, help="Share of replies with empty content.")
+@click.option("--malformed", type=float, default=0.0, help="Share of replies that are not valid JSON.")
+@click.option("--seed", type=int, default=0, show_default=True)
+def simulator(tasks, gold, include_path, port, accuracy, conformity, latency, rate_limit,
+              server_error, timeout_rate, empty, malformed, seed) -> None:
+    """Serve synthetic agents with known accuracy, conformity, latency and faults."""
+    from ..config import RunSettings
+    from ..plugins import components
+    from ..run import load_tasks
+    from ..simulator.agents import AgentProfile, SyntheticAgents
+    from ..simulator.http import Faults, SimulatorServer, serve_forever
+    from ..simulator.truth import GoldIndex
+
+    for name, value in (("accuracy", accuracy), ("conformity", conformity)):
+        if not 0 <= value <= 1:
+            raise UsageError(f"--{name} must be between 0 and 1, got {value}")
+    settings = RunSettings(tasks=[t for t in tasks.split(",") if t], include_path=list(include_path))
+    loaded = load_tasks(settings, components())
+    index = GoldIndex.from_tasks(loaded.values())
+    if gold:
+        index.update(GoldIndex.from_jsonl(gold))
+    faults = Faults(rate_limit=rate_limit, server_error=server_error, timeout=timeout_rate,
+                    empty=empty, malformed=malformed, seed=seed)
+    agents = SyntheticAgents(index, default=AgentProfile(accuracy, conformity), seed=seed)
+    server = SimulatorServer(agents, port=port, latency_s=latency, faults=faults)
+    click.echo(f"simulator: {len(index)} questions known; serving on http://127.0.0.1:{port}/v1", err=True)
+    serve_forever(server)

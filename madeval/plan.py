@@ -1,0 +1,152 @@
+"""The plan of a run: configurations x tasks x items x repeats, as work units.
+
+Items are chosen once per task (from the run seed) and shared by every configuration, so every
+comparison between configurations is paired on the same items.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from typing import Any, Iterator
+
+from .components import DebateSetup
+from .config import DebateConfig, RunSettings
+from .errors import UsageError
+from .llm.session import ModelRef
+from .plugins import Components
+from .task import Item, Task
+
+
+@dataclass(frozen=True)
+class Unit:
+    """One debate to run: (configuration id, task, item id, repeat index)."""
+
+    config: str
+    task: str
+    item: str
+    repeat: int
+
+    def key(self) -> str:
+        """A string key, stored in records and used to skip finished units on resume."""
+        return json.dumps([self.config, self.task, self.item, self.repeat])
+
+
+@dataclass
+class PlannedConfig:
+    """A configuration with its id and its agents' models resolved."""
+
+    config: DebateConfig
+    id: str
+    agent_models: list[ModelRef]
+    judge_model: ModelRef
+
+    def setup(self, components: Components) -> DebateSetup:
+        """Fresh components for one debate (components may keep per-debate state)."""
+        config = self.config
+        neutral = [i >= config.agents - config.neutral_agents for i in range(config.agents)]
+        return DebateSetup(
+            personas=[
+                components.personas.create(name, config.persona_args) for name in config.personas()
+            ],
+            responder=components.responders.create(config.responder, config.responder_args),
+            paradigm=components.paradigms.create(config.paradigm, config.paradigm_args),
+            decider=components.deciders.create(config.decider, config.decider_args),
+            agents=config.agents,
+            max_turns=config.max_turns,
+            neutral=neutral,
+        )
+
+
+@dataclass
+class Plan:
+    """Everything the runner executes, fixed before anything is written."""
+
+    settings: RunSettings
+    configs: dict[str, PlannedConfig]
+    tasks: dict[str, Task]
+    items: dict[str, list[Item]]
+
+    def units(self) -> Iterator[Unit]:
+        """Every unit, item by item so that configurations progress together."""
+        for task, items in self.items.items():
+            for item in items:
+                for config_id in self.configs:
+                    for repeat in range(self.settings.repeats):
+                        yield Unit(config_id, task, item.id, repeat)
+
+    def size(self) -> int:
+        """The number of units."""
+        per_item = len(self.configs) * self.settings.repeats
+        return sum(len(items) for items in self.items.values()) * per_item
+
+    def describe(self) -> dict[str, Any]:
+        """What is stored in run.json: settings, configurations, tasks and chosen item ids."""
+        return {
+            "settings": self.settings.public(),
+            "configurations": {
+                cid: {"label": p.config.label(), **p.config.identity()} for cid, p in self.configs.items()
+            },
+            "tasks": {
+                name: {"path": str(self.tasks[name].path), "items": [i.id for i in items]}
+                for name, items in self.items.items()
+            },
+        }
+
+    def fingerprint(self) -> str:
+        """A hash of what determines the results (not limits such as concurrency or timeouts)."""
+        described = self.describe()
+        settings = described["settings"]
+        for volatile in (
+            "concurrency", "endpoint_concurrency", "timeout", "max_attempts", "retry_delay", "transport",
+            "output_path", "cache",
+        ):
+            settings.pop(volatile, None)
+        for task in described["tasks"].values():
+            task.pop("path")
+        blob = json.dumps(described, sort_keys=True, default=str)
+        return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+
+def parse_model_ref(text: str, default_endpoint: str) -> ModelRef:
+    """``"model@endpoint"`` or ``"model"`` (on the default endpoint)."""
+    model, at, endpoint = text.rpartition("@")
+    if not at:
+        return ModelRef(text, default_endpoint)
+    return ModelRef(model, endpoint)
+
+
+def build_plan(
+    settings: RunSettings,
+    tasks: dict[str, Task],
+    components: Components,
+    *,
+    default_model: ModelRef,
+    endpoints: set[str],
+) -> Plan:
+    """Resolve configurations and choose items; every error here is a one-line UsageError."""
+    configs: dict[str, PlannedConfig] = {}
+    for config in settings.configurations:
+        agent_models = [parse_model_ref(m, default_model.endpoint) for m in config.agent_models] or [
+            default_model
+        ] * config.agents
+        judge = parse_model_ref(config.judge_model, default_model.endpoint) if config.judge_model else agent_models[0]
+        for ref in (*agent_models, judge):
+            if ref.endpoint not in endpoints:
+                raise UsageError(f"model {ref.model}@{ref.endpoint}: unknown endpoint '{ref.endpoint}'")
+        planned = PlannedConfig(config, config.config_id(), agent_models, judge)
+        if planned.id in configs:
+            raise UsageError(f"configuration {config.label()} appears twice")
+        planned.setup(components).validate()
+        configs[planned.id] = planned
+    items = {name: choose_items(task, settings) for name, task in tasks.items()}
+    return Plan(settings, configs, tasks, items)
+
+
+def choose_items(task: Task, settings: RunSettings) -> list[Item]:
+    """The items of ``task`` this run uses: all of them, or the first ``limit``."""
+    items = task.items
+    if not items:
+        raise UsageError(f"task {task.name} has no items")
+    return items[: settings.limit] if settings.limit else list(items)

@@ -1,0 +1,140 @@
+"""The asyncio scheduler: runs work units concurrently and streams their records.
+
+A fixed pool of workers pulls units from the plan, so many debates are in flight at once (the
+endpoint stays busy across items) while memory stays bounded however many units there are. The
+LLM client's semaphores bound the calls in flight. Each finished unit is scored and appended to
+``records.jsonl`` at once; a unit whose calls fail for good goes to ``errors.jsonl`` and the run
+goes on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+import traceback
+from dataclasses import dataclass
+from typing import Any
+
+from .debate import run_debate
+from .errors import LLMError
+from .llm.client import LLMClient
+from .llm.session import DebateSession, derive_seed
+from .plan import Plan, Unit
+from .plugins import Components
+from .progress import Progress
+from .records import RecordSink
+from .transcript import Agent, Persona, Transcript
+
+
+@dataclass
+class RunOutcome:
+    """How a run went: units finished now, skipped as already done, and failed."""
+
+    finished: int
+    skipped: int
+    failed: int
+    wall_s: float
+
+
+async def execute(
+    plan: Plan,
+    components: Components,
+    client: LLMClient,
+    sink: RecordSink,
+    *,
+    workers: int | None = None,
+    show_progress: bool = True,
+) -> RunOutcome:
+    """Run every unfinished unit of ``plan``; return when all are recorded or failed."""
+    started = time.perf_counter()
+    pending = (u for u in plan.units() if u.key() not in sink.finished)
+    skipped = len(sink.finished)
+    items = {name: {item.id: item for item in items} for name, items in plan.items.items()}
+    counts = {"finished": 0, "failed": 0}
+    progress = Progress(plan.size(), skipped, client.stats, enabled=show_progress)
+
+    async def worker() -> None:
+        for unit in pending:
+            try:
+                record = await run_unit(plan, unit, items[unit.task][unit.item], components, client)
+            except LLMError as error:
+                counts["failed"] += 1
+                sink.write_error(_unit_dict(unit), str(error))
+                progress.failed()
+                continue
+            except Exception as error:  # a component bug must not lose the other units
+                counts["failed"] += 1
+                where = traceback.extract_tb(error.__traceback__)[-1]
+                detail = f"{type(error).__name__}: {error} ({where.filename}:{where.lineno})"
+                sink.write_error(_unit_dict(unit), detail)
+                progress.failed()
+                continue
+            sink.write(record)
+            counts["finished"] += 1
+            progress.finished()
+
+    size = workers or plan.settings.concurrency + 8
+    try:
+        await asyncio.gather(*(worker() for _ in range(size)))
+    finally:
+        progress.close()
+    return RunOutcome(counts["finished"], skipped, counts["failed"], time.perf_counter() - started)
+
+
+async def run_unit(plan: Plan, unit: Unit, item, components: Components, client: LLMClient) -> dict[str, Any]:
+    """Debate one unit and return its record (decision, score, transcript, costs)."""
+    planned = plan.configs[unit.config]
+    task = plan.tasks[unit.task]
+    setup = planned.setup(components)
+    transcript = Transcript()
+    settings = plan.settings
+    session = DebateSession(
+        client,
+        agents=planned.agent_models,
+        judge=planned.judge_model,
+        generation=settings.generation(),
+        run_seed=settings.seed,
+        item_id=item.id,
+        repeat=unit.repeat,
+        transcript=transcript,
+    )
+    agents = [
+        Agent(i, Persona(""), ref.model, ref.endpoint, setup.neutral[i])
+        for i, ref in enumerate(planned.agent_models)
+    ]
+    rng = random.Random(derive_seed(settings.seed, item.id, unit.repeat, "debate-rng"))
+    started = time.perf_counter()
+    await run_debate(
+        setup,
+        task.prompt(item),
+        session,
+        agents=agents,
+        extract=lambda text: task.extract(text, item),
+        rng=rng,
+        item_id=item.id,
+        gold=item.target,
+        transcript=transcript,
+    )
+    wall = time.perf_counter() - started
+    decision = transcript.decision
+    prediction = task.extract(decision.answer, item)
+    return {
+        "unit": _unit_dict(unit),
+        "config_label": planned.config.label(),
+        "target": item.target,
+        "prediction": prediction,
+        "parse_failure": prediction is None,
+        "metrics": task.score(prediction, item),
+        "decision_success": decision.success,
+        "turns": transcript.turns_used,
+        "calls": len(transcript.calls),
+        "tokens": transcript.tokens(),
+        "wall_s": round(wall, 4),
+        "oracle": transcript.oracle,
+        "transcript": transcript.to_dict(),
+    }
+
+
+def _unit_dict(unit: Unit) -> dict[str, Any]:
+    return {"key": unit.key(), "config": unit.config, "task": unit.task, "item": unit.item, "repeat": unit.repeat}
