@@ -1,0 +1,130 @@
+"""The debate loop with hand-computed outcomes: consensus counting, turns, visibility, fallback."""
+
+from __future__ import annotations
+
+import pytest
+
+from helpers import debate
+
+B = "My answer. Final Solution: B"
+C = "Another view. Final Solution: C"
+AGREE = "[AGREE] Fine by me."
+
+
+def test_majority_decides_when_the_second_agent_agrees():
+    transcript, llm = debate({(1, 0): B, (1, 1): AGREE, (1, 2): AGREE})
+    decision = transcript.decision
+    assert (decision.success, decision.turn, decision.reason) == (True, 1, "consensus")
+    assert decision.answer == B and decision.details["backers"] == [0, 1]
+    assert len(transcript.messages) == 2 and transcript.turns_used == 1
+    assert [r[2] for r in llm.requests] == ["draft", "improve"]
+
+
+def test_unanimity_with_three_agreeing_agents_decides_in_turn_one():
+    transcript, _ = debate({(1, 0): B, (1, 1): AGREE, (1, 2): AGREE}, decider="unanimity")
+    assert transcript.decision.success and transcript.decision.turn == 1
+    assert transcript.decision.details["backers"] == [0, 1, 2]
+    assert transcript.decision.details["share"] == 1.0
+
+
+def test_agreement_counts_for_the_draft_that_was_current():
+    # Turn 1: agent 1 drafts B, agent 2 disagrees with C (a new draft), agent 3 agrees with C.
+    # Backers of C: agents 2 and 3 -> 2/3, not unanimous. Turn 2: agent 1 agrees -> 3/3 on C.
+    script = {(1, 0): B, (1, 1): "[DISAGREE] " + C, (1, 2): AGREE, (2, 0): AGREE}
+    transcript, _ = debate(script, decider="unanimity")
+    decision = transcript.decision
+    assert decision.success and decision.turn == 2
+    assert decision.answer == C and decision.details["draft"] == 1
+    assert len(transcript.messages) == 4
+
+
+@pytest.mark.parametrize(
+    ("decider", "messages_needed"),
+    [("majority_consensus", 2), ("supermajority_consensus", 2), ("unanimity_consensus", 3), ("hybrid_consensus", 3)],
+)
+def test_thresholds_with_three_agents(decider, messages_needed):
+    transcript, _ = debate({(1, 0): B, (1, 1): AGREE, (1, 2): AGREE}, decider=decider)
+    assert len(transcript.messages) == messages_needed and transcript.decision.success
+
+
+def test_supermajority_with_four_agents_needs_three():
+    script = {(1, 0): B, (1, 1): AGREE, (1, 2): "[DISAGREE] " + C, (1, 3): "[AGREE]", (2, 0): "[DISAGREE] " + B}
+    # After turn 1: C backed by agents 3 and 4 (2/4). Turn 2: agent 1 re-drafts B (1/4) ...
+    script.update({(2, 1): AGREE, (2, 2): AGREE})
+    transcript, _ = debate(script, decider="supermajority", agents=4)
+    # Turn 2: agent 1 drafts B, agents 2 and 3 agree -> 3/4 >= 2/3 after the third message of turn 2.
+    assert transcript.decision.success and transcript.decision.turn == 2
+    assert transcript.decision.details["backers"] == [0, 1, 2]
+    assert len(transcript.messages) == 7
+
+
+def test_neutral_agents_do_not_count():
+    # Agent 3 is neutral: agents 1 and 2 agreeing is unanimity among the voters.
+    transcript, _ = debate({(1, 0): B, (1, 1): AGREE, (1, 2): C}, decider="unanimity", neutral=(2,))
+    assert transcript.decision.success and transcript.decision.details["backers"] == [0, 1]
+    assert len(transcript.messages) == 2
+
+
+def test_max_turns_fallback_is_recorded_as_failure():
+    transcript, _ = debate(lambda turn, agent, purpose, messages: "[DISAGREE] " + (B if agent % 2 else C),
+                           decider="unanimity", max_turns=3)
+    decision = transcript.decision
+    assert not decision.success and decision.turn == 3 and transcript.turns_used == 3
+    assert decision.reason == "max_turns_fallback_current_draft"
+    assert decision.answer == "Another view. Final Solution: C"  # the last message, by agent 3
+    assert len(transcript.messages) == 9
+
+
+def test_visible_turns_limits_what_agents_see():
+    seen = {}
+
+    def script(turn, agent, purpose, messages):
+        seen[(turn, agent)] = messages[0]["content"]
+        return f"[DISAGREE] turn{turn}-agent{agent} Final Solution: {'BC'[(turn + agent) % 2]}"
+
+    debate(script, decider="unanimity", max_turns=4, paradigm_args={"visible_turns_in_memory": 1})
+    prompt = seen[(4, 0)]
+    assert "turn3-agent2" in prompt and "turn3-agent0" in prompt
+    assert "turn2-agent2" not in prompt and "turn1-agent0" not in prompt
+    assert "turn4-agent0" not in prompt
+    assert "turn4-agent0" in seen[(4, 1)]
+
+
+def test_first_message_says_nobody_proposed_a_solution():
+    _, llm = debate({(1, 0): B, (1, 1): AGREE})
+    system = llm.requests[0][3][0]["content"]
+    assert "Nobody proposed a solution yet. Please provide the first one." in system
+    assert "Current Solution:" not in system
+    assert llm.requests[1][3][0]["content"].count("Current Solution: My answer. Final Solution: B") == 1
+
+
+def test_collective_refinement_is_simultaneous_and_counting_decides():
+    prompts = {}
+
+    def script(turn, agent, purpose, messages):
+        prompts[(turn, agent)] = messages[0]["content"]
+        answer = {(1, 0): "B", (1, 1): "C", (1, 2): "C", (2, 0): "C", (2, 1): "C", (2, 2): "B"}[(turn, agent)]
+        return f"t{turn}a{agent} Final Solution: {answer}"
+
+    transcript, llm = debate(script, decider="counting", paradigm="collective_refinement", max_turns=2)
+    assert all(prompts[(1, a)].count("Nobody proposed a solution yet") == 1 for a in range(3))
+    for agent in range(3):
+        assert all(f"t1a{other}" in prompts[(2, agent)] for other in range(3))
+        assert not any(f"t2a{other}" in prompts[(2, agent)] for other in range(3))
+    assert {m.step for m in transcript.messages} == {0}
+    decision = transcript.decision
+    assert decision.answer == "C" and decision.details["tally"] == {"C": 2, "B": 1}
+    assert transcript.trajectory() == [["B", "C", "C"], ["C", "C", "B"]]
+
+
+def test_counting_tie_goes_to_the_earliest_agent_and_is_recorded():
+    script = {(1, 0): "Final Solution: C", (1, 1): "Final Solution: B"}
+    transcript, _ = debate(script, decider="counting", paradigm="collective_refinement", agents=2, max_turns=1)
+    assert transcript.decision.answer == "C" and transcript.decision.details["tie"] is True
+
+
+def test_consensus_cannot_run_on_a_simultaneous_paradigm():
+    from madeval.errors import UsageError
+
+    with pytest.raises(UsageError, match="counts agreement"):
+        debate({}, decider="majority", paradigm="collective_refinement")

@@ -1,0 +1,49 @@
+"""Multiple-choice extraction on adversarial replies, with the built-in chain of arith_mc."""
+
+from __future__ import annotations
+
+import pytest
+
+from madeval.task import Item
+
+FOUR = Item("x", "q", "B", choices=("1", "2", "3", "4"))
+TEN = Item("y", "q", "B", choices=tuple(str(i) for i in range(10)))
+
+
+@pytest.mark.parametrize(
+    ("reply", "expected"),
+    [
+        ("Final Solution: B", "B"),
+        ("final solution: b", "B"),  # MALLM compares case-sensitively and fails
+        ("Final Solution: the answer is B", "B"),  # MALLM extracts "t"
+        ("Answer: **B**", "B"),  # MALLM finds nothing
+        ("**Final Solution:** **C**", "C"),
+        ("FINAL SOLUTION: D) 42", "D"),
+        ("The answer is (A).", "A"),
+        ("I think it is (C) after all", "C"),
+        ("b", "B"),
+        ("(d).", "D"),
+        ("Final Solution: A or B", None),  # several letters: no answer rather than a guess
+        ("The DNA evidence shows nothing.", None),  # MALLM extracts "A" from "DNA: ..."
+        ("I cannot decide.", None),
+        ("Final Solution: E", None),  # not an option of a four-choice item
+        ("Final Solution: a good choice is C", "C"),
+        ("First I said Final Solution: A. Final Solution: C", "C"),
+    ],
+)
+def test_multiple_choice_chain(generated_tasks, reply, expected):
+    assert generated_tasks["arith_mc"].extract(reply, FOUR) == expected
+
+
+def test_ten_option_letters(generated_tasks):
+    task = generated_tasks["arith_mc"]
+    assert task.extract("Final Solution: J", TEN) == "J"
+    assert task.extract("Final Solution: I think J", TEN) is None  # "I" is an option here too
+
+
+@pytest.mark.parametrize(
+    ("reply", "expected"),
+    [("Final Solution: Yes", "yes"), ("final solution: NO.", "no"), ("No, because ... so yes", "yes"), ("maybe", None)],
+)
+def test_yes_no_chain(generated_tasks, reply, expected):
+    assert generated_tasks["arith_yesno"].extract(reply, None) == expected

@@ -1,0 +1,54 @@
+"""Faults at the endpoint are retried within bounds and never lose or duplicate a unit."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+
+from madeval.records import read_records
+from madeval.simulator import Faults, simulate
+from helpers import run_quietly, settings_for
+
+
+@pytest.mark.parametrize("transport", ["openai", "aiohttp"])
+def test_faults_every_unit_recorded_exactly_once(generated_tasks, tmp_path, transport):
+    faults = Faults(rate_limit=0.10, server_error=0.10, timeout=0.05, hang_s=5.0, seed=7)
+    with simulate(tasks=generated_tasks.values(), faults=faults) as sim:
+        settings = settings_for(
+            sim.base_url, tmp_path, limit=30, repeats=2, timeout=0.5, max_attempts=10,
+            transport=transport, cache="off", retry_delay=0.05,
+        )
+        result, _ = run_quietly(settings)
+        injected = sim.server.stats.faults
+    assert result.outcome.failed == 0
+    records = list(read_records(result.folder))
+    keys = Counter(r["unit"]["key"] for r in records)
+    assert len(keys) == 60 and set(keys.values()) == {1}
+    # The faults really happened and were retried: the calls record their failed attempts.
+    assert injected.get("rate_limit", 0) > 0 and injected.get("server_error", 0) > 0 and injected.get("timeout", 0) > 0
+    attempts = [c for r in records for c in r["transcript"]["calls"]]
+    retried = [c for c in attempts if c["attempts"] > 1]
+    assert retried and all(len(c["errors"]) == c["attempts"] - 1 for c in retried)
+    reasons = {e.split(":")[0] for c in retried for e in c["errors"]}
+    assert {"HTTP 429", "HTTP 500", "timeout"} <= reasons
+
+
+def test_faults_garbage_replies_are_retried_then_recorded(generated_tasks, tmp_path):
+    faults = Faults(empty=0.2, malformed=0.2, seed=3)
+    with simulate(tasks=generated_tasks.values(), faults=faults) as sim:
+        result, _ = run_quietly(settings_for(sim.base_url, tmp_path, limit=20, cache="off", retry_delay=0.05))
+    records = list(read_records(result.folder))
+    assert len(records) == 20 and result.outcome.failed == 0
+    errors = {e for r in records for c in r["transcript"]["calls"] for e in c["errors"]}
+    assert "empty reply" in errors and any(e.startswith("malformed reply") for e in errors)
+
+
+def test_faults_exhausted_retries_fail_the_unit_not_the_run(generated_tasks, tmp_path):
+    with simulate(tasks=generated_tasks.values(), faults=Faults(server_error=1.0)) as sim:
+        settings = settings_for(sim.base_url, tmp_path, limit=3, max_attempts=2, cache="off")
+        result, printed = run_quietly(settings)
+    assert result.outcome.failed == 3 and result.outcome.finished == 0
+    lines = (result.folder / "errors.jsonl").read_text().splitlines()
+    assert len(lines) == 3 and "gave up after 2 attempts (HTTP 500, HTTP 500)" in lines[0]
+    assert "3 failed" in printed

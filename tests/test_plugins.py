@@ -1,0 +1,149 @@
+"""The plugin system: built-ins, hook documentation, names, and a real third-party package."""
+
+from __future__ import annotations
+
+import inspect
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from madeval import hookspecs
+from madeval.errors import UsageError
+from madeval.plugins import HOOK_KINDS, components, plugin_info, pm
+from madeval.records import read_records
+
+
+def test_every_hook_is_documented_and_registered_by_kind():
+    specs = [name for name, f in inspect.getmembers(hookspecs, inspect.isfunction) if name.startswith("register_")]
+    assert sorted(specs) == sorted(HOOK_KINDS)
+    for name in specs:
+        doc = inspect.getdoc(getattr(hookspecs, name))
+        assert doc and len(doc) > 60, f"{name} needs a real docstring"
+        assert list(inspect.signature(getattr(hookspecs, name)).parameters) == ["register"]
+
+
+def test_builtins_are_plugins_of_the_same_manager():
+    info = {p["name"]: p for p in plugin_info()}
+    assert "madeval.builtins.consensus" in info
+    deciders = info["madeval.builtins.consensus"]["components"]["deciders"]
+    assert deciders == ["hybrid_consensus", "majority_consensus", "supermajority_consensus", "unanimity_consensus"]
+    assert info["madeval.builtins.counting"]["hooks"] == ["register_deciders"]
+    assert "task_sources" in info["madeval.builtins.tasks"]["components"]
+
+
+def test_unknown_name_suggests_the_closest_names():
+    with pytest.raises(UsageError, match=r"^unknown decider 'majorty'; did you mean majority"):
+        components().deciders.resolve("majorty")
+    assert components().deciders.resolve("unanimity").name == "unanimity_consensus"
+
+
+def test_a_name_registered_twice_names_both_plugins():
+    class Clash:
+        @staticmethod
+        def register_deciders(register):
+            register("counting", object)
+
+    from madeval import hookimpl
+
+    Clash.register_deciders = hookimpl(Clash.register_deciders)
+    pm.register(Clash, name="clash-plugin")
+    try:
+        with pytest.raises(UsageError, match="registered by both plugin 'madeval.builtins.counting' and plugin 'clash-plugin'"):
+            components()
+    finally:
+        pm.unregister(name="clash-plugin")
+    assert components().deciders.resolve("counting").plugin == "madeval.builtins.counting"
+
+
+PLUGIN_SOURCE = '''
+"""A throwaway third-party plugin: agent 1 decides alone after the first turn."""
+from madeval import hookimpl
+from madeval.components import Decider
+from madeval.transcript import Decision
+
+
+class Dictator(Decider):
+    """Agent 1's first solution wins after turn 1."""
+
+    name = "dictator"
+
+    async def after_turn(self, state, llm):
+        first = state.transcript.latest_by_agent()[0]
+        return Decision(first.solution, True, state.turn, self.name, "dictator")
+
+
+@hookimpl
+def register_deciders(register):
+    register("dictator", Dictator)
+'''
+
+
+@pytest.fixture(scope="module")
+def installed_plugin(tmp_path_factory):
+    """Build and install a plugin package with its own pyproject into a private site folder."""
+    root = tmp_path_factory.mktemp("plugin")
+    package = root / "madeval-dictator"
+    package.mkdir()
+    (package / "pyproject.toml").write_text(textwrap.dedent('''
+        [build-system]
+        requires = ["setuptools>=64"]
+        build-backend = "setuptools.build_meta"
+
+        [project]
+        name = "madeval-dictator"
+        version = "0.0.7"
+
+        [project.entry-points.madeval]
+        dictator = "madeval_dictator"
+    '''))
+    (package / "madeval_dictator.py").write_text(PLUGIN_SOURCE)
+    site = root / "site"
+    subprocess.run(
+        [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-index",
+         "--no-build-isolation", "--target", str(site), str(package)],
+        check=True, capture_output=True, text=True,
+    )
+    return site
+
+
+def cli(site, *args, allow=None, cwd=None):
+    env = {**os.environ, "PYTHONPATH": str(site)}
+    env.pop("MADEVAL_LOAD_PLUGINS", None)
+    if allow is not None:
+        env["MADEVAL_LOAD_PLUGINS"] = allow
+    return subprocess.run([sys.executable, "-m", "madeval", *args], env=env, cwd=cwd,
+                          capture_output=True, text=True, timeout=300)
+
+
+def test_third_party_plugin_is_listed_and_decides_from_the_cli(installed_plugin, sim, tmp_path):
+    listed = json.loads(cli(installed_plugin, "plugins").stdout)
+    plugin = next(p for p in listed if p["name"] == "dictator")
+    assert plugin["package"] == "madeval-dictator" and plugin["version"] == "0.0.7"
+    assert plugin["hooks"] == ["register_deciders"] and plugin["components"] == {"deciders": ["dictator"]}
+
+    result = cli(installed_plugin, "--tasks", "arith_mc", "--limit", "5", "--decider", "dictator",
+                 "--base-url", sim.base_url, "--output-path", "out", "--cache", "off", "--no-progress",
+                 cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    records = list(read_records(tmp_path / "out"))
+    assert len(records) == 5
+    for record in records:
+        decision = record["transcript"]["decision"]
+        assert decision["decider"] == "dictator" and record["turns"] == 1
+        assert decision["answer"] == record["transcript"]["messages"][0]["solution"]
+
+
+def test_third_party_plugin_allow_list(installed_plugin):
+    def names(allow):
+        return {p["name"] for p in json.loads(cli(installed_plugin, "plugins", allow=allow).stdout)}
+
+    assert "dictator" not in names("")
+    assert "dictator" in names("madeval-dictator")
+    assert "dictator" in names("dictator,other")
+    assert "dictator" not in names("something-else")
+    refused = cli(installed_plugin, "--tasks", "arith_mc", "--decider", "dictator", allow="")
+    assert refused.returncode == 2 and "unknown decider 'dictator'" in refused.stderr

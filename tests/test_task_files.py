@@ -1,0 +1,130 @@
+"""Task YAML mechanics: include, !function, templates, groups, include paths and data sources."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+
+import pytest
+
+from madeval.config import RunSettings
+from madeval.errors import UsageError
+from madeval.plugins import components
+from madeval.run import load_tasks, task_index
+
+
+def write(folder, name, text):
+    path = folder / name
+    path.write_text(textwrap.dedent(text))
+    return path
+
+
+@pytest.fixture
+def task_folder(tmp_path):
+    folder = tmp_path / "tasks"
+    folder.mkdir()
+    write(folder, "_mc_template.yaml", """
+        answer_type: choice
+        instruction: Pick one.
+        answer_extraction: [final_solution, lone_letter]
+        metric_list: [{metric: accuracy}]
+    """)
+    write(folder, "rows.py", '''
+        def make(size, seed):
+            return [{"q": f"Question {i}?", "opts": ["x", "y", "z"], "gold": "y", "n": i} for i in range(size)]
+
+        def upper(doc):
+            return doc["q"].upper()
+    ''')
+    write(folder, "templated.yaml", """
+        task: templated
+        include: _mc_template.yaml
+        tag: [mine]
+        dataset: {generator: !function rows.make, size: 5, seed: 1}
+        doc_to_id: "item-{{ n }}"
+        doc_to_text: !function rows.upper
+        doc_to_choice: opts
+        doc_to_target: gold
+    """)
+    write(folder, "jsonl.yaml", """
+        task: from_mirror
+        include: _mc_template.yaml
+        dataset: {path: someone/some-dataset, name: default, split: test, mirror: some/test.jsonl}
+        doc_to_text: "{{ question }} ({{ subject }})"
+        doc_to_choice: "{{ choices }}"
+        doc_to_target: answer
+    """)
+    write(folder, "group.yaml", """
+        group: my_group
+        task: [templated, from_mirror]
+    """)
+    return folder
+
+
+def tasks_named(names, folder):
+    return load_tasks(RunSettings(tasks=names, include_path=[str(folder)]), components())
+
+
+def test_include_function_and_template_fields(task_folder):
+    task = tasks_named(["templated"], task_folder)["templated"]
+    assert task.instruction == "Pick one." and task.answer_type == "choice"
+    first = task.items[0]
+    assert first.id == "item-0" and first.target == "B"
+    assert first.input == "QUESTION 0?\nA) x\nB) y\nC) z"
+    assert task.extract("final solution: c", first) == "C"
+    assert task.score("B", first) == {"accuracy": 1.0} and task.score(None, first) == {"accuracy": 0.0}
+
+
+def test_mirror_is_read_when_the_data_dir_holds_it(task_folder, tmp_path, monkeypatch):
+    data = tmp_path / "data" / "some"
+    data.mkdir(parents=True)
+    rows = [{"question": f"Q{i}", "subject": "logic", "choices": ["a", "b", "c", "d"], "answer": i % 4} for i in range(7)]
+    (data / "test.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    monkeypatch.setenv("MADEVAL_DATA_DIR", str(tmp_path / "data"))
+    task = tasks_named(["from_mirror"], task_folder)["from_mirror"]
+    assert len(task.items) == 7
+    assert task.items[3].input.startswith("Q3 (logic)\nA) a") and task.items[3].target == "D"
+    assert task.items[3].id == "from_mirror-3"
+
+
+def test_missing_data_names_the_variable(task_folder, monkeypatch):
+    monkeypatch.setenv("MADEVAL_DATA_DIR", "/nonexistent")
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    with pytest.raises(UsageError, match="set MADEVAL_DATA_DIR"):
+        tasks_named(["from_mirror"], task_folder)
+
+
+def test_groups_and_tags_expand(task_folder):
+    index = task_index(components(), [str(task_folder)])
+    assert index.expand("my_group") == ["templated", "from_mirror"]
+    assert index.expand("mine") == ["templated"]
+    assert index.expand("generated") == ["arith_mc", "arith_yesno"]
+
+
+def test_include_path_overrides_a_builtin_task(tmp_path):
+    folder = tmp_path / "override"
+    folder.mkdir()
+    (folder / "arith_mc.yaml").write_text((components().task_sources[0][1] / "generated" / "arith_mc.yaml").read_text()
+                                          .replace("size: 1000", "size: 12"))
+    (folder / "arith.py").write_text((components().task_sources[0][1] / "generated" / "arith.py").read_text())
+    assert len(tasks_named(["arith_mc"], folder)["arith_mc"].items) == 12
+
+
+def test_include_cycle_is_reported(tmp_path):
+    write(tmp_path, "a.yaml", "task: a\ninclude: b.yaml\n")
+    write(tmp_path, "b.yaml", "include: a.yaml\n")
+    with pytest.raises(UsageError, match="include cycle"):
+        task_index(components(), [str(tmp_path)])
+
+
+def test_generated_tasks_are_deterministic_and_correct(generated_tasks):
+    items = generated_tasks["arith_mc"].items
+    assert len(items) == 1000 and len({i.input for i in items}) == 1000
+    for item in items[:200]:
+        expression = item.doc["question"].removeprefix("What is ").removesuffix("?")
+        assert item.choices[ord(item.target) - ord("A")] == str(eval(expression))  # noqa: S307 - our own numbers
+    yes_no = generated_tasks["arith_yesno"].items
+    assert sum(i.target == "yes" for i in yes_no) == len(yes_no) // 2
+    for item in yes_no[:200]:
+        left, right = item.doc["question"].removeprefix("Is ").removesuffix("?").split(" greater than ")
+        assert (eval(left) > int(right)) == (item.target == "yes")  # noqa: S307
