@@ -31,3 +31,19 @@ def test_agreement_is_read_from_explicit_markers_then_verbs(text, expected):
 
 def test_strip_markers_removes_only_the_markers():
     assert strip_markers("[DISAGREE] It is C. Final Solution: C") == "It is C. Final Solution: C"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "If you agree with the current solution, answer with [AGREE]. The answer is B.",
+        "Else, answer with [DISAGREE], explain why. I think B.",
+        "If you agree, answer with 2.",
+    ],
+)
+def test_echoes_of_the_instruction_take_no_stance(text):
+    assert parse_agreement(text)[0] is None
+
+
+def test_a_real_marker_after_an_echo_counts():
+    assert parse_agreement("If you agree, answer with [AGREE]. So: [DISAGREE], it is C.")[0] is False
