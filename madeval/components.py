@@ -95,13 +95,21 @@ class DebateState:
     extract: Callable[[str], str | None]
     item_id: str = ""
     turn: int = 0
+    responder: Any = None
+    paradigm: Any = None
+    extract_mode: str = "task"
     _gold: Any = None
 
     def current_draft(self, agent: int | None = None) -> Message | None:
-        """The most recent message that proposed a solution (visible to ``agent`` if given)."""
-        for message in reversed(self.transcript.messages):
-            if message.backs == message.id and (agent is None or message.visible_to(agent)):
-                return message
+        """The draft behind the most recent solution-carrying message (visible to ``agent`` if given).
+
+        An agreeing message carries the draft it backs, so in Relay the next agent learns the
+        draft from the agreement even though it cannot see the draft's own message.
+        """
+        messages = self.transcript.messages
+        for message in reversed(messages):
+            if message.backs is not None and (agent is None or message.visible_to(agent)):
+                return messages[message.backs]
         return None
 
     def stances(self) -> dict[int, int | None]:
@@ -153,6 +161,9 @@ class DebateSetup:
     agents: int
     max_turns: int
     neutral: list[bool] = field(default_factory=list)
+    all_agents_draft_first: bool = False
+    extract: str = "task"
+    challenges: tuple[str, ...] = ()
 
     def validate(self) -> None:
         """Fail with one clear line if the components cannot work together."""
@@ -190,6 +201,8 @@ class Responder(Component):
 
     #: True when replies carry an [AGREE]/[DISAGREE] stance that consensus can count.
     gives_agreement = True
+    #: False when messages carry reasoning only; deciders then ask :meth:`final_solution`.
+    shares_solutions = True
 
     def prompt(self, ctx: SpeakContext) -> list[dict[str, str]]:
         """The chat messages to send for this speaking turn."""
@@ -203,6 +216,11 @@ class Responder(Component):
         """Make the call(s) for one speaking turn; the default is one call, then :meth:`parse`."""
         text = await llm.chat(ctx.agent.index, self.prompt(ctx), purpose=ctx.stage)
         return self.parse(text, ctx)
+
+    async def final_solution(self, ctx: SpeakContext, llm: DebateLLM) -> str | None:
+        """The agent's own final solution when messages do not carry one (``shares_solutions``
+        is False); ``ctx`` is the agent's view at the end of the debate."""
+        return None
 
 
 class Paradigm(Component):
@@ -234,8 +252,10 @@ class Paradigm(Component):
         ]
 
     def stage_for(self, agent: int, state: DebateState) -> str:
-        """``"draft"`` when the agent sees no draft yet, else ``"improve"``."""
-        return "improve" if state.current_draft(agent) is not None else "draft"
+        """``"draft"`` for neutral agents and when the agent sees no draft yet, else ``"improve"``."""
+        if state.agents[agent].neutral or state.current_draft(agent) is None:
+            return "draft"
+        return "improve"
 
 
 class Decider(Component):
@@ -271,8 +291,8 @@ class Decider(Component):
 def fallback_first_agent(state: DebateState, decider: str) -> Decision:
     """The max-turns fallback of the Voting-or-Consensus paper: the first agent's solution."""
     voters = [a.index for a in state.agents if not a.neutral]
-    latest = state.transcript.latest_by_agent()
-    first = latest.get(voters[0]) if voters else None
+    held = state.transcript.held_by_agent()
+    first = held.get(voters[0]) if voters else None
     answer = first.solution if first is not None else None
     return Decision(
         answer=answer,

@@ -8,10 +8,18 @@ from __future__ import annotations
 
 import asyncio
 import random
-from typing import Any, Callable
+from typing import Any, Callable, Iterable
 
+from .challenge import run_challenges
 from .components import Contribution, DebateLLM, DebateSetup, DebateState, SpeakContext, Speaker, TaskPrompt
-from .transcript import Agent, Decision, Message, Transcript
+from .transcript import Agent, Decision, Message, Persona, Transcript
+
+#: Neutral agents (MALLM's moderators) get this persona and no generated one.
+MODERATOR = Persona(
+    name="Moderator",
+    description="A neutral moderator who drafts solutions from the discussion and does not vote.",
+    generator="neutral",
+)
 
 
 async def run_debate(
@@ -42,6 +50,9 @@ async def run_debate(
         rng=rng,
         extract=extract,
         item_id=item_id,
+        responder=setup.responder,
+        paradigm=setup.paradigm,
+        extract_mode=setup.extract,
         _gold=gold,
     )
     await _make_personas(setup, state, llm)
@@ -49,7 +60,7 @@ async def run_debate(
     for turn in range(1, setup.max_turns + 1):
         state.turn = turn
         transcript.turns_used = turn
-        for step in setup.paradigm.turn(state):
+        for step in steps_for(setup, state):
             await _speak_step(setup, state, llm, step)
             decision = await setup.decider.after_step(state, llm)
             if decision is not None:
@@ -61,7 +72,16 @@ async def run_debate(
     if decision is None:
         decision = await setup.decider.at_max_turns(state, llm)
     transcript.decision = decision
+    if setup.challenges:
+        await run_challenges(setup.challenges, state, llm)
     return transcript
+
+
+def steps_for(setup: DebateSetup, state: DebateState) -> Iterable[list[Speaker]]:
+    """The paradigm's steps; with All-Agents Drafting, turn 1 is one step of independent drafts."""
+    if setup.all_agents_draft_first and state.turn == 1:
+        return [[Speaker(agent.index, "draft") for agent in state.agents if not agent.neutral]]
+    return setup.paradigm.turn(state)
 
 
 async def _make_personas(setup: DebateSetup, state: DebateState, llm: DebateLLM) -> None:
@@ -69,7 +89,9 @@ async def _make_personas(setup: DebateSetup, state: DebateState, llm: DebateLLM)
     made: list[Any] = [None] * len(state.agents)
     independent = []
     for index, generator in enumerate(setup.personas):
-        if generator.sequential:
+        if state.agents[index].neutral:
+            made[index] = MODERATOR
+        elif generator.sequential:
             existing = [p for p in made if p is not None]
             made[index] = await generator.generate(index, state.task, existing, llm)
         else:

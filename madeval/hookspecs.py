@@ -95,3 +95,13 @@ def register_extractors(register):
 
     The factory, called with the extractor's options, returns a function ``text -> answer | None``.
     """
+
+
+@hookspec
+def register_presets(register):
+    """Add presets: named bundles of configuration options, selected with ``--preset NAME``.
+
+    The factory takes no arguments and returns a dictionary of configuration keys (``persona``,
+    ``responder``, ``paradigm``, ``decider``, their ``*_args``, ``agents``, ``max_turns``, ...).
+    Options the user gives explicitly override the preset's.
+    """

@@ -25,9 +25,12 @@ DEFAULT_PLUGINS = (
     "madeval.builtins.paradigms",
     "madeval.builtins.consensus",
     "madeval.builtins.counting",
+    "madeval.builtins.voting",
+    "madeval.builtins.judge",
     "madeval.builtins.tasks",
     "madeval.builtins.metrics",
     "madeval.builtins.extractors",
+    "madeval.builtins.baselines",
 )
 
 ENTRY_POINT_GROUP = "madeval"
@@ -41,6 +44,7 @@ HOOK_KINDS = {
     "register_tasks": "task source",
     "register_metrics": "metric",
     "register_extractors": "extractor",
+    "register_presets": "preset",
 }
 
 pm = pluggy.PluginManager("madeval")
@@ -80,6 +84,7 @@ class Components:
     deciders: Registry
     metrics: Registry
     extractors: Registry
+    presets: Registry
     task_sources: list[tuple[str, Any]]
 
     def registry(self, kind: str) -> Registry:
@@ -91,6 +96,7 @@ class Components:
             "decider": self.deciders,
             "metric": self.metrics,
             "extractor": self.extractors,
+            "preset": self.presets,
         }[kind]
 
 
@@ -111,6 +117,7 @@ def components() -> Components:
         deciders=Registry("decider"),
         metrics=Registry("metric"),
         extractors=Registry("extractor"),
+        presets=Registry("preset"),
         task_sources=[],
     )
     for hook_name, kind in HOOK_KINDS.items():
@@ -154,7 +161,7 @@ def plugin_info() -> list[dict[str, Any]]:
 
             version, package = __version__, "madeval"
         found: dict[str, list[str]] = {}
-        for kind in ("persona", "responder", "paradigm", "decider", "metric", "extractor"):
+        for kind in ("persona", "responder", "paradigm", "decider", "metric", "extractor", "preset"):
             names = [e.name for e in built.registry(kind).entries.values() if e.plugin == name]
             if names:
                 found[kind + "s"] = sorted(names)

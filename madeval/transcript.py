@@ -79,7 +79,12 @@ class Message:
 
 @dataclass
 class Call:
-    """One LLM request as it was made: why, by whom, what it cost and how it went."""
+    """One LLM request as it was made: why, by whom, what it cost and how it went.
+
+    ``depth`` is the call's position in the debate's dependency chain: 1 + the largest depth among
+    the calls that had finished when it started. Calls started together (one simultaneous step,
+    one round of votes) share a depth, so the transcript's largest depth is its critical path.
+    """
 
     purpose: str
     agent: int | None
@@ -92,6 +97,7 @@ class Call:
     attempts: int = 1
     cached: bool = False
     errors: list[str] = field(default_factory=list)
+    depth: int = 1
 
 
 @dataclass
@@ -138,6 +144,14 @@ class Transcript:
                 latest[message.agent] = message
         return latest
 
+    def held_by_agent(self, up_to_turn: int | None = None) -> dict[int, Message]:
+        """Each agent's most recent message that carried a solution (its current position)."""
+        held: dict[int, Message] = {}
+        for message in self.messages:
+            if message.solution is not None and (up_to_turn is None or message.turn <= up_to_turn):
+                held[message.agent] = message
+        return held
+
     def trajectory(self) -> list[list[str | None]]:
         """The answer each voting agent held at the end of every turn.
 
@@ -150,10 +164,14 @@ class Transcript:
         rows: list[list[str | None]] = []
         for turn in range(1, self.turns_used + 1):
             for message in self.messages_in_turn(turn):
-                if message.agent in held:
+                if message.agent in held and message.solution is not None:
                     held[message.agent] = message.answer
             rows.append([held[index] for index in voters])
         return rows
+
+    def chain(self) -> int:
+        """The longest chain of calls that had to happen one after another in this debate."""
+        return max((call.depth for call in self.calls), default=0)
 
     def tokens(self) -> dict[str, int]:
         """Prompt and completion tokens summed over every call."""

@@ -11,7 +11,7 @@ C = "Another view. Final Solution: C"
 AGREE = "[AGREE] Fine by me."
 
 
-def test_majority_decides_when_the_second_agent_agrees():
+def test_decider_majority_decides_when_the_second_agent_agrees():
     transcript, llm = debate({(1, 0): B, (1, 1): AGREE, (1, 2): AGREE})
     decision = transcript.decision
     assert (decision.success, decision.turn, decision.reason) == (True, 1, "consensus")
@@ -20,14 +20,14 @@ def test_majority_decides_when_the_second_agent_agrees():
     assert [r[2] for r in llm.requests] == ["draft", "improve"]
 
 
-def test_unanimity_with_three_agreeing_agents_decides_in_turn_one():
+def test_decider_unanimity_with_three_agreeing_agents_decides_in_turn_one():
     transcript, _ = debate({(1, 0): B, (1, 1): AGREE, (1, 2): AGREE}, decider="unanimity")
     assert transcript.decision.success and transcript.decision.turn == 1
     assert transcript.decision.details["backers"] == [0, 1, 2]
     assert transcript.decision.details["share"] == 1.0
 
 
-def test_agreement_counts_for_the_draft_that_was_current():
+def test_decider_consensus_agreement_counts_for_the_draft_that_was_current():
     # Turn 1: agent 1 drafts B, agent 2 disagrees with C (a new draft), agent 3 agrees with C.
     # Backers of C: agents 2 and 3 -> 2/3, not unanimous. Turn 2: agent 1 agrees -> 3/3 on C.
     script = {(1, 0): B, (1, 1): "[DISAGREE] " + C, (1, 2): AGREE, (2, 0): AGREE}
@@ -42,12 +42,12 @@ def test_agreement_counts_for_the_draft_that_was_current():
     ("decider", "messages_needed"),
     [("majority_consensus", 2), ("supermajority_consensus", 2), ("unanimity_consensus", 3), ("hybrid_consensus", 3)],
 )
-def test_thresholds_with_three_agents(decider, messages_needed):
+def test_decider_consensus_thresholds_with_three_agents(decider, messages_needed):
     transcript, _ = debate({(1, 0): B, (1, 1): AGREE, (1, 2): AGREE}, decider=decider)
     assert len(transcript.messages) == messages_needed and transcript.decision.success
 
 
-def test_supermajority_with_four_agents_needs_three():
+def test_decider_supermajority_with_four_agents_needs_three():
     script = {(1, 0): B, (1, 1): AGREE, (1, 2): "[DISAGREE] " + C, (1, 3): "[AGREE]", (2, 0): "[DISAGREE] " + B}
     # After turn 1: C backed by agents 3 and 4 (2/4). Turn 2: agent 1 re-drafts B (1/4) ...
     script.update({(2, 1): AGREE, (2, 2): AGREE})
@@ -58,14 +58,14 @@ def test_supermajority_with_four_agents_needs_three():
     assert len(transcript.messages) == 7
 
 
-def test_neutral_agents_do_not_count():
+def test_decider_consensus_neutral_agents_do_not_count():
     # Agent 3 is neutral: agents 1 and 2 agreeing is unanimity among the voters.
     transcript, _ = debate({(1, 0): B, (1, 1): AGREE, (1, 2): C}, decider="unanimity", neutral=(2,))
     assert transcript.decision.success and transcript.decision.details["backers"] == [0, 1]
     assert len(transcript.messages) == 2
 
 
-def test_max_turns_fallback_is_recorded_as_failure():
+def test_decider_consensus_max_turns_fallback_is_recorded_as_failure():
     transcript, _ = debate(lambda turn, agent, purpose, messages: "[DISAGREE] " + (B if agent % 2 else C),
                            decider="unanimity", max_turns=3)
     decision = transcript.decision
@@ -117,13 +117,13 @@ def test_collective_refinement_is_simultaneous_and_counting_decides():
     assert transcript.trajectory() == [["B", "C", "C"], ["C", "C", "B"]]
 
 
-def test_counting_tie_goes_to_the_earliest_agent_and_is_recorded():
+def test_decider_counting_tie_goes_to_the_earliest_agent_and_is_recorded():
     script = {(1, 0): "Final Solution: C", (1, 1): "Final Solution: B"}
     transcript, _ = debate(script, decider="counting", paradigm="collective_refinement", agents=2, max_turns=1)
     assert transcript.decision.answer == "C" and transcript.decision.details["tie"] is True
 
 
-def test_consensus_cannot_run_on_a_simultaneous_paradigm():
+def test_decider_consensus_cannot_run_on_a_simultaneous_paradigm():
     from madeval.errors import UsageError
 
     with pytest.raises(UsageError, match="counts agreement"):

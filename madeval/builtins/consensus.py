@@ -11,6 +11,10 @@ Counting rule (checked after every step, i.e. after every message in sequential 
   ``>= 2/3``, unanimity ``= 1``; hybrid (MALLM's default) needs ``>= 3/4``, but unanimity while
   fewer than 5 turns have been played or there are at most 3 voting agents.
 
+The decided answer is the current draft's solution; with ``extract: llm``, or a responder that
+shares reasoning only, the draft's author is asked for its final solution. Every check is
+recorded as a ``consensus_check`` event.
+
 So in a three-agent Memory debate where agents 2 and 3 agree with agent 1's first draft, majority
 decides after the second message and unanimity after the third, both in turn 1. At ``max_turns``
 without consensus the current draft is returned with ``success = False``.
@@ -22,6 +26,7 @@ from fractions import Fraction
 
 from .. import hookimpl
 from ..components import DebateState, Decider
+from ..finals import final_solution
 from ..transcript import Decision
 
 
@@ -30,6 +35,7 @@ class Consensus(Decider):
 
     name = "consensus"
     needs_agreement = True
+    transcript_only = True  # reads the transcript; replay can apply it to stored debates
     threshold = Fraction(1, 2)
     strict = True  # True: share must exceed the threshold; False: reach it
 
@@ -45,9 +51,17 @@ class Consensus(Decider):
         backers = sorted(agent for agent, backs in state.stances().items() if backs == draft.id)
         share = Fraction(len(backers), len(voters))
         threshold, strict = self.required(state, len(voters))
-        if share > threshold or (not strict and share >= threshold):
+        reached = share > threshold or (not strict and share >= threshold)
+        state.transcript.events.append(
+            {"kind": "consensus_check", "turn": state.turn, "message": len(state.transcript.messages) - 1,
+             "draft": draft.id, "share": float(share), "reached": reached}
+        )
+        if reached:
+            answer = draft.solution
+            if state.extract_mode == "llm" or not state.responder.shares_solutions:
+                answer = await final_solution(state, llm, draft.agent)
             return Decision(
-                answer=draft.solution,
+                answer=answer,
                 success=True,
                 turn=state.turn,
                 decider=self.name,

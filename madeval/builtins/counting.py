@@ -34,6 +34,16 @@ class Counting(Decider):
     name = "counting"
     transcript_only = True
 
+    def validate(self, setup) -> None:
+        from ..errors import UsageError
+
+        super().validate(setup)
+        if not setup.responder.shares_solutions:
+            raise UsageError(
+                f"decider 'counting' counts the answers in messages, but responder "
+                f"'{setup.responder.name}' shares no solutions"
+            )
+
     def __init__(self, after_turns: int = 0):
         if after_turns < 0:
             raise ValueError("after_turns must be >= 0 (0 = at max_turns)")
@@ -48,8 +58,8 @@ class Counting(Decider):
 
     def decide(self, state: DebateState) -> Decision:
         """Count the voting agents' current answers."""
-        latest = state.transcript.latest_by_agent()
-        answers = [latest[a.index].answer if a.index in latest else None for a in state.agents if not a.neutral]
+        held = state.transcript.held_by_agent()
+        answers = [held[a.index].answer if a.index in held else None for a in state.agents if not a.neutral]
         winner, tally, tied = plurality(answers)
         return Decision(
             answer=winner,

@@ -22,6 +22,9 @@ ANSWER_IS = re.compile(
 )
 LEADING_LETTER = re.compile(r"\s*(?:option\s+)?\(?([A-Za-z])\)?\s*(?:[).:\],;]|$)", re.IGNORECASE)
 PAREN_LETTER = re.compile(r"\(([A-Z])\)")
+LETTER_LIST = re.compile(
+    r"\s*\(?[A-Za-z]\)?\s*(?:,|;|/|&|\band\b|\bor\b)\s*\(?[A-Z]\)?(?![A-Za-z'])", re.IGNORECASE
+)
 STANDALONE_UPPER = re.compile(r"(?<![A-Za-z])([A-Z])(?![A-Za-z'])")
 YES_NO = re.compile(r"\b(yes|no)\b", re.IGNORECASE)
 NUMBER = re.compile(r"-?\d[\d,]*(?:\.\d+)?|-?\.\d+")
@@ -39,17 +42,22 @@ def _plain(text: str) -> str:
 
 
 def final_segments(text: str) -> list[str]:
-    """The text after each "Final Solution:" marker up to the next marker or line end, last first."""
+    """The text after each "Final Solution:" marker up to the next marker or line end, last first.
+
+    An answer on the line after the marker ("Final Solution:\\nB") counts as following it.
+    """
     segments = []
     for marker in FINAL_MARKER.finditer(text):
         rest = text[marker.end():]
         following = FINAL_MARKER.search(rest)
-        segments.append((rest[: following.start()] if following else rest).split("\n")[0].strip())
+        segments.append((rest[: following.start()] if following else rest).lstrip().split("\n")[0].strip())
     return segments[::-1]
 
 
 def letter_in(segment: str, letters: str) -> str | None:
     """The option letter a short answer segment names, or ``None`` when absent or ambiguous."""
+    if LETTER_LIST.match(segment):
+        return None  # "A, C", "(A) and (C) ...": several options, no guess
     match = LEADING_LETTER.match(segment)
     if match and match.group(1).upper() in letters:
         return match.group(1).upper()
@@ -112,16 +120,61 @@ def lone_letter(**_: Any) -> Extractor:
     return extract
 
 
-def yes_no(**_: Any) -> Extractor:
-    """"yes" or "no": after the last "Final Solution:", else the last yes/no word in the text."""
+def yes_no(letters: str = "") -> Extractor:
+    """"yes" or "no": after the last "Final Solution:", else the last yes/no word in the text.
+
+    ``letters: AB`` also reads option letters standing for yes and no (StrategyQA's MALLM
+    instruction asks for "A) Yes or B) No"): "Final Solution: B" is "no".
+    """
+    meaning = dict(zip(letters.upper(), ("yes", "no")))
 
     def extract(text: str, item: Any = None) -> str | None:
-        for segment in final_segments(_plain(text)):
+        plain = _plain(text)
+        for segment in final_segments(plain):
+            if meaning:
+                match = LEADING_LETTER.match(segment)
+                if match and match.group(1).upper() in meaning:
+                    return meaning[match.group(1).upper()]
             words = YES_NO.findall(segment)
             if words:
                 return words[0].lower()
-        words = YES_NO.findall(_plain(text))
+        if meaning:
+            said = answer_is_letter(plain, "".join(meaning))
+            if said:
+                return meaning[said]
+        words = YES_NO.findall(plain)
         return words[-1].lower() if words else None
+
+    return extract
+
+
+def choice_text(**_: Any) -> Extractor:
+    """The option whose text the answer names ("Final Solution: Mack" -> the letter of "Mack").
+
+    Reads the text after the last "Final Solution:" (else the last non-empty line) and returns a
+    letter only when exactly one option's text occurs in it (the longest wins over its own
+    substrings, e.g. "Ana Smith" over "Ana").
+    """
+
+    def extract(text: str, item: Any = None) -> str | None:
+        choices = getattr(item, "choices", None)
+        if not choices:
+            return None
+        plain = _plain(text)
+        lines = [line for line in plain.splitlines() if line.strip()]
+        segments = final_segments(plain) or lines[-1:]
+        for segment in segments:
+            lowered = segment.casefold()
+            found = [
+                i for i, choice in enumerate(choices)
+                if choice.strip() and re.search(rf"(?<!\w){re.escape(choice.strip().casefold())}(?!\w)", lowered)
+            ]
+            found = [i for i in found if not any(
+                j != i and choices[i].strip().casefold() in choices[j].strip().casefold() for j in found
+            )]
+            if len(found) == 1:
+                return valid_letters(item)[found[0]]
+        return None
 
     return extract
 
@@ -136,6 +189,66 @@ def last_number(**_: Any) -> Extractor:
                 return numbers[0].replace(",", "")
         numbers = NUMBER.findall(_plain(text))
         return numbers[-1].replace(",", "") if numbers else None
+
+    return extract
+
+
+def _first_number(text: str) -> str | None:
+    numbers = NUMBER.findall(text)
+    return numbers[0].replace(",", "") if numbers else None
+
+
+def boxed(number: bool = False) -> Extractor:
+    """The content of the last ``\\boxed{...}`` (braces balanced); ``number: true`` keeps its number."""
+    from ..metrics.math import last_boxed
+
+    def extract(text: str, item: Any = None) -> str | None:
+        content = last_boxed(text)
+        if content is None or not content.strip():
+            return None
+        return _first_number(content) if number else content.strip()
+
+    return extract
+
+
+ANSWER_IS_TEXT = re.compile(r"answer\s+is\s*:?\s*(.+?)(?:\.\s|\.?\s*$|\n)", re.IGNORECASE | re.MULTILINE)
+LEADING_ANSWER_IS = re.compile(r"^(?:the\s+)?(?:final\s+)?answer\s+is\s*:?\s*", re.IGNORECASE)
+
+
+def _clean_expression(text: str) -> str:
+    """Strip "$" delimiters, a trailing period and outer white space from a math answer."""
+    text = text.strip()
+    if text.startswith("$") and text.count("$") >= 2:
+        text = text.strip("$")
+    return text.strip().rstrip(".").strip().strip("$").strip()
+
+
+def final_expression(number: bool = False) -> Extractor:
+    """The expression after the last "Final Solution:" or "Final Answer:" (its ``\\boxed{}`` if any)."""
+    from ..metrics.math import last_boxed
+
+    def extract(text: str, item: Any = None) -> str | None:
+        for segment in final_segments(text):
+            content = last_boxed(segment) or _clean_expression(LEADING_ANSWER_IS.sub("", segment))
+            content = _first_number(content) if number else content
+            if content:
+                return content
+        return None
+
+    return extract
+
+
+def answer_is_expression(number: bool = False) -> Extractor:
+    """The expression after the last "the answer is" (up to the end of its sentence or line)."""
+
+    def extract(text: str, item: Any = None) -> str | None:
+        matches = list(ANSWER_IS_TEXT.finditer(_plain(text)))
+        for match in reversed(matches):
+            content = _clean_expression(match.group(1))
+            content = _first_number(content) if number else content
+            if content:
+                return content
+        return None
 
     return extract
 
@@ -159,5 +272,9 @@ def register_extractors(register):
     register("last_paren_letter", last_paren_letter)
     register("lone_letter", lone_letter)
     register("yes_no", yes_no)
+    register("choice_text", choice_text)
+    register("boxed", boxed)
+    register("final_expression", final_expression)
+    register("answer_is_expression", answer_is_expression)
     register("last_number", last_number)
     register("final_text", final_text)

@@ -1,7 +1,9 @@
-"""Built-in responders: the MALLM prompt family (seed 000, Appendix G.3).
+"""Built-in responders: the MALLM family (seed 000, Appendix G.3) and the single-agent baselines.
 
 A MALLM-style responder sends the general debate system prompt (Figure 11) followed by one user
-prompt per stage. Subclasses change only the per-stage wording.
+prompt per stage (draft, improve, feedback, refine). Subclasses change only the wording, except
+Reasoning (shares reasoning, not solutions) and Split Free Text (asks for agreement in a call of
+its own).
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from ..prompts import madeval as own
 from ..prompts import mallm
 
 
-def debate_system_prompt(ctx: SpeakContext) -> str:
+def debate_system_prompt(ctx: SpeakContext, preamble: str = "") -> str:
     """Figure 11 filled in: persona, task, input, context, current solution and memory."""
     context_line = mallm.CONTEXT_LINE.format(context=ctx.task.context) if ctx.task.context else ""
     if ctx.current_draft is None and not ctx.view:
@@ -27,18 +29,20 @@ def debate_system_prompt(ctx: SpeakContext) -> str:
         shown = ctx.own_last if ctx.stage == "refine" else ctx.current_draft
         draft = shown.solution or "" if shown is not None else ""
         discussion = mallm.DISCUSSION_LINES.format(draft=draft, memory="\n" + memory if memory else "")
-    return mallm.DEBATE_SYSTEM.format(
+    prompt = mallm.DEBATE_SYSTEM.format(
         persona=ctx.persona_line(),
         instruction=ctx.task.instruction,
         input=ctx.task.input,
         context_line=context_line,
         discussion=discussion,
     )
+    return f"{preamble}\n\n{prompt}" if preamble else prompt
 
 
 class MallmResponder(Responder):
     """Base of the MALLM responders: Figure 11 system prompt plus one user prompt per stage."""
 
+    preamble = ""
     first_draft = mallm.FIRST_DRAFT
     draft = mallm.SIMPLE_DRAFT
     improve = mallm.SIMPLE_IMPROVE
@@ -53,12 +57,16 @@ class MallmResponder(Responder):
 
     def prompt(self, ctx: SpeakContext) -> list[dict[str, str]]:
         return [
-            {"role": "system", "content": debate_system_prompt(ctx)},
+            {"role": "system", "content": debate_system_prompt(ctx, self.preamble)},
             {"role": "user", "content": self.user_prompt(ctx)},
         ]
 
     def parse(self, text: str, ctx: SpeakContext) -> Contribution:
-        """Agreement from explicit markers; the reply (without markers) is the solution."""
+        """Agreement from explicit markers; the reply (without markers) is the solution.
+
+        An agreeing reply proposes nothing of its own (it carries the draft it agrees with);
+        feedback never proposes a solution.
+        """
         if ctx.stage in ("improve", "feedback"):
             agreement, note = parse_agreement(text)
         else:
@@ -70,12 +78,113 @@ class MallmResponder(Responder):
 
 
 class SimpleResponder(MallmResponder):
-    """MALLM's Simple responder: neutral wording, explicit [AGREE]/[DISAGREE] (Figures 15-17)."""
+    """Simple: neutral wording, explicit [AGREE]/[DISAGREE] (MALLM Figures 15-17)."""
 
     name = "simple"
+
+
+class FreeTextResponder(MallmResponder):
+    """Free Text: the most basic prompt; agents always state whether they agree (seed 001, App. C).
+
+    The paper prints no wording for it; madeval's is in :mod:`madeval.prompts.madeval`.
+    """
+
+    name = "freetext"
+    preamble = own.FREETEXT_PREAMBLE
+    draft = own.FREETEXT_DRAFT
+    improve = own.FREETEXT_IMPROVE
+    feedback = own.FREETEXT_FEEDBACK
+
+
+class CriticalResponder(MallmResponder):
+    """Critical: find weaknesses, question assumptions, propose alternatives (Figures 18-20)."""
+
+    name = "critical"
+    draft = mallm.CRITICAL_DRAFT
+    improve = mallm.CRITICAL_IMPROVE
+    feedback = mallm.CRITICAL_FEEDBACK
+
+
+class ReasoningResponder(MallmResponder):
+    """Reasoning: agents share reasoning steps but no final solution (Figures 21-23).
+
+    Messages carry the argument as the draft agents agree or disagree with. Each agent's own
+    solution is asked for only when a decider needs it (:meth:`final_solution`), so counting,
+    which reads solutions from messages, cannot be combined with it.
+    """
+
+    name = "reasoning"
+    shares_solutions = False
+    draft = mallm.REASONING_DRAFT
+    improve = mallm.REASONING_IMPROVE
+    feedback = mallm.REASONING_FEEDBACK
+
+    async def final_solution(self, ctx: SpeakContext, llm) -> str:
+        """The agent's own solution after the discussion (one extra call)."""
+        messages = [
+            {"role": "system", "content": debate_system_prompt(ctx)},
+            {"role": "user", "content": own.FINAL_FROM_REASONING},
+        ]
+        return await llm.chat(ctx.agent.index, messages, purpose="final_solution")
+
+
+class SplitFreeTextResponder(FreeTextResponder):
+    """Split Free Text: agreement is asked in a call of its own, then the contribution.
+
+    When the agent agrees, the agreement reply is its whole message (no second call).
+    """
+
+    name = "splitfreetext"
+
+    async def respond(self, ctx: SpeakContext, llm) -> Contribution:
+        if ctx.stage not in ("improve", "feedback"):
+            return await super().respond(ctx, llm)
+        system = {"role": "system", "content": debate_system_prompt(ctx, self.preamble)}
+        stance = await llm.chat(
+            ctx.agent.index, [system, {"role": "user", "content": own.SPLIT_AGREEMENT}], purpose="agreement"
+        )
+        agreement, note = parse_agreement(stance)
+        notes = (note,) if note else ()
+        if agreement is True:
+            return Contribution(stance, None, True, notes=notes)
+        text = await llm.chat(ctx.agent.index, self.prompt(ctx), purpose=ctx.stage)
+        if ctx.stage == "feedback":
+            return Contribution(text, None, agreement, notes=notes)
+        return Contribution(text, strip_markers(text) or None, agreement, notes=notes)
+
+
+class ChainOfThought(Responder):
+    """The single-model Chain-of-Thought baseline (MALLM Figure 24): solve, then 'Final Solution:'."""
+
+    name = "cot"
+    gives_agreement = False
+    user = mallm.COT_USER
+
+    def prompt(self, ctx: SpeakContext) -> list[dict[str, str]]:
+        task = ctx.task.input if not ctx.task.context else f"{ctx.task.input}\nContext: {ctx.task.context}"
+        messages = [{"role": "system", "content": mallm.COT_SYSTEM.format(instruction=ctx.task.instruction, input=task)}]
+        if self.user:
+            messages.append({"role": "user", "content": self.user})
+        return messages
+
+    def parse(self, text: str, ctx: SpeakContext) -> Contribution:
+        return Contribution(text, text)
+
+
+class Direct(ChainOfThought):
+    """The baseline without chain of thought: Figure 24's system prompt, no step-by-step request."""
+
+    name = "direct"
+    user = ""
 
 
 @hookimpl
 def register_responders(register):
     """The built-in responders."""
     register("simple", SimpleResponder)
+    register("freetext", FreeTextResponder, aliases=("free_text",))
+    register("critical", CriticalResponder)
+    register("reasoning", ReasoningResponder)
+    register("splitfreetext", SplitFreeTextResponder, aliases=("split_freetext",))
+    register("cot", ChainOfThought, aliases=("chain_of_thought",))
+    register("direct", Direct)

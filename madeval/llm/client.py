@@ -95,6 +95,10 @@ class ClientStats:
         self._account()
         self.in_flight -= 1
 
+    def finished_accounting(self) -> None:
+        """Bring ``in_flight_seconds`` up to now (call before reading it)."""
+        self._account()
+
     def _account(self) -> None:
         now = time.perf_counter()
         self.in_flight_seconds += self.in_flight * (now - self._since)

@@ -52,6 +52,7 @@ class DebateSession:
         self.item_id = item_id
         self.repeat = repeat
         self.transcript = transcript
+        self._finished_depth = 0
 
     def seed(self, agent: int | None, nonce: int = 0) -> int:
         """The sampling seed of ``agent`` in this unit (``None``: the judge)."""
@@ -75,7 +76,9 @@ class DebateSession:
             params["max_tokens"] = max_tokens
         turn = self.transcript.turns_used
         scope = (self.item_id, self.repeat, "judge" if agent is None else agent, turn, purpose, nonce)
+        depth = self._finished_depth + 1
         completion = await self.client.complete(ref.endpoint, ref.model, messages, params, scope)
+        self._finished_depth = max(self._finished_depth, depth)
         self.transcript.calls.append(
             Call(
                 purpose=purpose,
@@ -89,6 +92,7 @@ class DebateSession:
                 attempts=completion.attempts,
                 cached=completion.cached,
                 errors=completion.errors,
+                depth=depth,
             )
         )
         return completion.text

@@ -1,0 +1,62 @@
+"""The judge decider (MALLM, seed 000, Section 3.3 and Figure 30)."""
+
+from __future__ import annotations
+
+from .. import hookimpl
+from ..components import DebateLLM, DebateState, Decider, fallback_first_agent
+from ..errors import UsageError
+from ..finals import final_solutions
+from ..prompts import mallm
+from ..transcript import Decision
+from .voting import NO_SOLUTION
+
+
+class Judge(Decider):
+    """A separate judge reviews every agent's final solution and picks or synthesises one.
+
+    After turn ``after_turns`` (default 3, like the voting deciders), the judge model (the
+    configuration's ``judge_model``, by default agent 1's model, but always a separate call with
+    no persona) receives the task, the question and "Solution 1..N" and answers with the solution
+    (Figure 30). Its reply is the final answer. An empty reply means one more turn.
+    """
+
+    name = "judge"
+    transcript_only = True  # reads the transcript; replay can apply it to stored debates
+
+    def __init__(self, after_turns: int = 3):
+        if after_turns < 1:
+            raise ValueError("after_turns must be at least 1")
+        self.after_turns = after_turns
+
+    def validate(self, setup) -> None:
+        super().validate(setup)
+        if setup.max_turns < self.after_turns:
+            raise UsageError(
+                f"decider 'judge' decides after {self.after_turns} turns, but max_turns is {setup.max_turns}"
+            )
+
+    async def after_turn(self, state: DebateState, llm: DebateLLM) -> Decision | None:
+        if state.turn < self.after_turns:
+            return None
+        voters = [a.index for a in state.agents if not a.neutral]
+        finals = await final_solutions(state, llm, voters)
+        solutions = [finals[agent] or NO_SOLUTION for agent in voters]
+        prompt = mallm.JUDGE_USER.format(
+            instruction=state.task.instruction, input=state.task.input, solutions=mallm.solution_lines(solutions)
+        )
+        verdict = await llm.chat(None, [{"role": "user", "content": prompt}], purpose="judge")
+        state.transcript.events.append(
+            {"kind": "judge", "turn": state.turn, "solutions": solutions, "verdict": verdict}
+        )
+        if not verdict.strip():
+            return None
+        return Decision(verdict, True, state.turn, self.name, "judge", {"solutions": len(solutions)})
+
+    async def at_max_turns(self, state: DebateState, llm: DebateLLM) -> Decision:
+        return fallback_first_agent(state, self.name)
+
+
+@hookimpl
+def register_deciders(register):
+    """The judge decider."""
+    register("judge", Judge)

@@ -1,0 +1,265 @@
+"""Voting deciders (Voting or Consensus, seed 001, Section 3.2 and Appendix C; prompts from MALLM,
+seed 000, Figures 26-29).
+
+Rules shared by every voting decider:
+
+* Votes are held after every turn from turn ``vote_after_turns`` on (default 3, after Du et al.).
+* Each voting agent's final solution is collected (see :mod:`madeval.finals`) and listed as
+  "Solution 1..N" in agent order; every voting agent then casts a ballot, all in parallel.
+* A ballot that cannot be read is re-asked up to ``max_reasks`` times (default 2) with the problem
+  stated; if it still cannot be read, the agent abstains. Every raw reply, the parsed ballot and
+  abstentions are recorded in a ``vote`` event.
+* The solution with the highest total wins. Solutions tied at the top that give the same
+  answer (same extracted answer, or the same text) are one answer, and the first of them wins;
+  a tie between different answers (or no readable ballot) means one more turn and a new vote. At ``max_turns`` without a winner the first agent's solution is returned with
+  ``success = False``.
+
+Totals: simple voting counts one vote per ballot; approval voting one per approved solution;
+ranked voting gives Borda points, ``N - position`` for each listed solution (N solutions, first
+place = position 0; unlisted solutions get 0); cumulative voting adds the points given (``points``
+to distribute, default 10 as in the prompt of Figure 28, although the paper's text says 25;
+a ballot may give fewer points but not more). Consensus voting lists the distinct solutions
+(merged by extracted answer) and counts one vote per ballot, from turn 1 by default.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from typing import Any
+
+from .. import hookimpl
+from ..components import DebateLLM, DebateState, Decider, fallback_first_agent
+from ..errors import UsageError
+from ..finals import final_solutions
+from ..prompts import madeval as own
+from ..prompts import mallm
+from ..transcript import Decision
+from .personas import parse_json_object
+
+INTEGER = re.compile(r"(?<![\d.])-?\d+(?![\d.])")
+LEADING_NUMBER = re.compile(r"\s*\**\s*(?:solution\s*)?#?(\d+)(?![\d.])", re.IGNORECASE)
+NO_SOLUTION = "(no solution)"
+
+
+class Voting(Decider):
+    """Base of the voting deciders: collect solutions, collect ballots, tally, record."""
+
+    name = "voting"
+    template = mallm.VOTE_SIMPLE
+    transcript_only = True  # reads the transcript; replay can apply it to stored debates
+
+    def __init__(self, vote_after_turns: int = 3, max_reasks: int = 2):
+        if vote_after_turns < 1:
+            raise ValueError("vote_after_turns must be at least 1")
+        if max_reasks < 0:
+            raise ValueError("max_reasks must be >= 0")
+        self.vote_after_turns = vote_after_turns
+        self.max_reasks = max_reasks
+
+    def validate(self, setup) -> None:
+        super().validate(setup)
+        if setup.max_turns < self.vote_after_turns:
+            raise UsageError(
+                f"decider '{self.name}' votes after {self.vote_after_turns} turns, but max_turns is "
+                f"{setup.max_turns}: it would never vote"
+            )
+
+    def read_ballot(self, reply: str, count: int) -> Any:
+        """The ballot in ``reply`` for ``count`` solutions; ValueError says what is wrong."""
+        leading = LEADING_NUMBER.match(reply)
+        if leading and 1 <= int(leading.group(1)) <= count:
+            return int(leading.group(1))
+        numbers = [int(n) for n in INTEGER.findall(reply)]
+        valid = list(dict.fromkeys(n for n in numbers if 1 <= n <= count))
+        if len(valid) != 1:
+            raise ValueError(f"expected one solution number between 1 and {count}")
+        return valid[0]
+
+    def scores(self, ballot: Any, count: int) -> dict[int, float]:
+        """What one ballot adds to each solution (numbered from 1)."""
+        return {ballot: 1.0}
+
+    def prompt_fields(self) -> dict[str, Any]:
+        """Extra fields of the vote prompt."""
+        return {}
+
+    async def candidates(self, state: DebateState, llm: DebateLLM, voters: list[int]) -> list[tuple[list[int], str]]:
+        """The solutions on the ballot: (agents who proposed it, text), numbered from 1."""
+        finals = await final_solutions(state, llm, voters)
+        return [([agent], finals[agent] or NO_SOLUTION) for agent in voters]
+
+    async def after_turn(self, state: DebateState, llm: DebateLLM) -> Decision | None:
+        if state.turn < self.vote_after_turns:
+            return None
+        voters = [a.index for a in state.agents if not a.neutral]
+        candidates = await self.candidates(state, llm, voters)
+        solutions = [text for _, text in candidates]
+        ballots = await asyncio.gather(*(self._ballot(state, llm, voter, solutions) for voter in voters))
+        totals = {number: 0.0 for number in range(1, len(solutions) + 1)}
+        for ballot in ballots:
+            if not ballot["abstained"]:
+                for number, points in self.scores(ballot["ballot"], len(solutions)).items():
+                    totals[number] += points
+        best = max(totals.values())
+        leaders = [number for number, total in totals.items() if total == best]
+        same_answer = len({self._answer_key(state, solutions[n - 1]) for n in leaders}) == 1
+        winner = leaders[0] if best > 0 and same_answer else None
+        state.transcript.events.append({
+            "kind": "vote",
+            "decider": self.name,
+            "turn": state.turn,
+            "solutions": [{"number": i, "agents": agents, "text": text} for i, (agents, text) in enumerate(candidates, 1)],
+            "ballots": ballots,
+            "totals": {str(k): v for k, v in totals.items()},
+            "winner": winner,
+            "tie": winner is None and best > 0,
+        })
+        if winner is None:
+            return None
+        return Decision(
+            answer=solutions[winner - 1],
+            success=True,
+            turn=state.turn,
+            decider=self.name,
+            reason="vote",
+            details={"winner": winner, "agents": candidates[winner - 1][0], "totals": totals},
+        )
+
+    @staticmethod
+    def _answer_key(state: DebateState, solution: str) -> str:
+        """What makes two solutions the same answer: the extracted answer, else the text."""
+        return state.extract(solution) or " ".join(solution.lower().split())
+
+    async def _ballot(self, state: DebateState, llm: DebateLLM, voter: int, solutions: list[str]) -> dict[str, Any]:
+        persona = state.agents[voter].persona
+        role = f"{persona.name} ({persona.description})" if persona.description else persona.name
+        user = self.template.format(
+            instruction=state.task.instruction,
+            input=state.task.input,
+            solutions=mallm.solution_lines(solutions),
+            **self.prompt_fields(),
+        )
+        messages = [{"role": "system", "content": mallm.ROLE_SYSTEM.format(persona=role)}, {"role": "user", "content": user}]
+        replies, problems = [], []
+        for attempt in range(self.max_reasks + 1):
+            reply = await llm.chat(voter, messages, purpose="vote", nonce=attempt)
+            replies.append(reply)
+            try:
+                ballot = self.read_ballot(reply, len(solutions))
+            except ValueError as problem:
+                problems.append(str(problem))
+                messages = [*messages, {"role": "assistant", "content": reply},
+                            {"role": "user", "content": own.VOTE_REASK.format(problem=problem)}]
+                continue
+            return {"agent": voter, "replies": replies, "ballot": ballot, "abstained": False, "problems": problems}
+        return {"agent": voter, "replies": replies, "ballot": None, "abstained": True, "problems": problems}
+
+    async def at_max_turns(self, state: DebateState, llm: DebateLLM) -> Decision:
+        return fallback_first_agent(state, self.name)
+
+
+class SimpleVoting(Voting):
+    """Simple voting: each agent votes for one solution; most votes wins (Figure 26)."""
+
+    name = "simple_voting"
+
+
+class ApprovalVoting(Voting):
+    """Approval voting: each agent approves any number of solutions; most approvals wins (Figure 27)."""
+
+    name = "approval_voting"
+    template = mallm.VOTE_APPROVAL
+
+    def read_ballot(self, reply: str, count: int) -> list[int]:
+        approved = list(dict.fromkeys(int(n) for n in INTEGER.findall(reply) if 1 <= int(n) <= count))
+        if not approved:
+            raise ValueError(f"expected solution numbers between 1 and {count}, separated by commas")
+        return approved
+
+    def scores(self, ballot: list[int], count: int) -> dict[int, float]:
+        return {number: 1.0 for number in ballot}
+
+
+class RankedVoting(Voting):
+    """Ranked voting: each agent ranks the solutions; Borda points decide (Figure 29)."""
+
+    name = "ranked_voting"
+    template = mallm.VOTE_RANKED
+
+    def read_ballot(self, reply: str, count: int) -> list[int]:
+        ranking = list(dict.fromkeys(int(n) for n in INTEGER.findall(reply) if 1 <= int(n) <= count))
+        if not ranking:
+            raise ValueError(f"expected a ranking of solution numbers between 1 and {count}")
+        return ranking[: min(5, count)]
+
+    def scores(self, ballot: list[int], count: int) -> dict[int, float]:
+        return {number: float(count - position) for position, number in enumerate(ballot)}
+
+
+class CumulativeVoting(Voting):
+    """Cumulative voting: each agent distributes ``points`` among the solutions (Figure 28)."""
+
+    name = "cumulative_voting"
+    template = mallm.VOTE_CUMULATIVE
+
+    def __init__(self, vote_after_turns: int = 3, max_reasks: int = 2, points: int = 10):
+        super().__init__(vote_after_turns, max_reasks)
+        if points < 1:
+            raise ValueError("points must be at least 1")
+        self.points = points
+
+    def prompt_fields(self) -> dict[str, Any]:
+        return {"points": self.points}
+
+    def read_ballot(self, reply: str, count: int) -> dict[int, float]:
+        try:
+            data = parse_json_object(reply)
+        except ValueError:
+            raise ValueError("expected a JSON dictionary of solution numbers to points") from None
+        allocation: dict[int, float] = {}
+        for key, value in data.items():
+            try:
+                number, points = int(str(key).strip()), float(value)
+            except (TypeError, ValueError):
+                raise ValueError(f"'{key}: {value}' is not a solution number and points") from None
+            if not 1 <= number <= count:
+                raise ValueError(f"solution {number} does not exist")
+            if points < 0:
+                raise ValueError("points cannot be negative")
+            allocation[number] = allocation.get(number, 0.0) + points
+        total = sum(allocation.values())
+        if total <= 0 or total > self.points:
+            raise ValueError(f"the points must add up to at most {self.points} (got {total:g})")
+        return allocation
+
+    def scores(self, ballot: dict[int, float], count: int) -> dict[int, float]:
+        return dict(ballot)
+
+
+class ConsensusVoting(Voting):
+    """Consensus voting: agents vote among the distinct solutions on the table, from turn 1."""
+
+    name = "consensus_voting"
+
+    def __init__(self, vote_after_turns: int = 1, max_reasks: int = 2):
+        super().__init__(vote_after_turns, max_reasks)
+
+    async def candidates(self, state: DebateState, llm: DebateLLM, voters: list[int]) -> list[tuple[list[int], str]]:
+        finals = await final_solutions(state, llm, voters)
+        merged: dict[str, tuple[list[int], str]] = {}
+        for agent in voters:
+            text = finals[agent] or NO_SOLUTION
+            key = self._answer_key(state, text)
+            merged.setdefault(key, ([], text))[0].append(agent)
+        return list(merged.values())
+
+
+@hookimpl
+def register_deciders(register):
+    """The voting deciders."""
+    register("simple_voting", SimpleVoting, aliases=("voting", "simple"))
+    register("approval_voting", ApprovalVoting, aliases=("approval",))
+    register("ranked_voting", RankedVoting, aliases=("ranked",))
+    register("cumulative_voting", CumulativeVoting, aliases=("cumulative",))
+    register("consensus_voting", ConsensusVoting)
