@@ -1,16 +1,21 @@
-"""Where task rows come from: a generator function, a local mirror, or the Hugging Face hub.
+"""Where task rows come from: a generator function, the Hugging Face hub, or a local mirror.
 
 ``dataset`` keys in a task YAML:
 
 * ``generator: !function module.fn`` with ``size`` and ``seed``: rows made by ``fn(size=, seed=)``.
-* ``path`` / ``name`` / ``split``: a hub dataset. When ``MADEVAL_DATA_DIR`` is set and holds the
-  task's ``mirror`` file (a JSONL copy with the hub's columns), the mirror is read with
-  ``datasets.load_dataset("json", ...)`` and the hub is not contacted. Otherwise the hub is tried;
-  if neither works the error names ``MADEVAL_DATA_DIR``.
+* ``path`` / ``name`` / ``split``: a hub dataset (id, config, split). It is read from the hub when
+  the hub is reachable; otherwise from the task's ``mirror``, a JSONL copy with the hub's columns
+  under the folder ``MADEVAL_DATA_DIR`` names, read with ``datasets.load_dataset("json", ...)``.
+  If neither works, the error names ``MADEVAL_DATA_DIR``. ``HF_HUB_OFFLINE=1`` skips the hub.
+* ``filter: {column: value}`` keeps the rows whose column equals the value (or is in a list of
+  values), for hub and mirror alike: ``mmlu_formal_logic`` is the ``formal_logic`` subject of the
+  MMLU mirror.
 """
 
 from __future__ import annotations
 
+import functools
+import json
 import os
 import socket
 import urllib.parse
@@ -25,17 +30,34 @@ DATA_DIR_VARIABLE = "MADEVAL_DATA_DIR"
 
 def load_docs(task: str, dataset: dict[str, Any], task_path: Path) -> list[dict[str, Any]]:
     """The rows of ``task`` as plain dictionaries, in dataset order."""
+    return load_docs_with_source(task, dataset, task_path)[0]
+
+
+def load_docs_with_source(task: str, dataset: dict[str, Any], task_path: Path) -> tuple[list[dict[str, Any]], str]:
+    """The rows of ``task`` and where they came from (``generator``, ``hub ...`` or ``mirror ...``)."""
     generator = dataset.get("generator")
     if generator is not None:
         if not isinstance(generator, FunctionRef):
             raise UsageError(f"task {task}: dataset.generator must be a !function ({task_path})")
-        return list(generator.resolve()(size=int(dataset.get("size", 100)), seed=int(dataset.get("seed", 0))))
+        rows = list(generator.resolve()(size=int(dataset.get("size", 100)), seed=int(dataset.get("seed", 0))))
+        return rows, "generator"
     if "path" not in dataset:
         raise UsageError(f"task {task}: dataset needs 'generator' or 'path' ({task_path})")
-    mirror = mirror_file(dataset)
-    if mirror is not None:
-        return _load_json(mirror)
-    return _load_hub(task, dataset)
+    rows, source = _hub_or_mirror(task, dataset)
+    return keep_matching(rows, dataset.get("filter"), task), source
+
+
+def keep_matching(rows: list[dict[str, Any]], conditions: dict[str, Any] | None, task: str = "") -> list[dict[str, Any]]:
+    """The rows whose columns equal the given values (a list of values means any of them)."""
+    if not conditions:
+        return rows
+    if not isinstance(conditions, dict):
+        raise UsageError(f"task {task}: dataset.filter must map column names to values")
+    wanted = {
+        column: {str(v) for v in (value if isinstance(value, (list, tuple)) else [value])}
+        for column, value in conditions.items()
+    }
+    return [row for row in rows if all(str(row.get(column)) in values for column, values in wanted.items())]
 
 
 def mirror_file(dataset: dict[str, Any]) -> Path | None:
@@ -45,6 +67,40 @@ def mirror_file(dataset: dict[str, Any]) -> Path | None:
         return None
     path = Path(root) / str(dataset["mirror"])
     return path if path.is_file() else None
+
+
+def mirror_row_count(dataset: dict[str, Any]) -> int | None:
+    """The number of rows the mirror holds after ``filter``, read quickly (``None``: no mirror)."""
+    path = mirror_file(dataset)
+    if path is None:
+        return None
+    conditions = dataset.get("filter")
+    with open(path, encoding="utf-8") as handle:
+        lines = [line for line in handle if line.strip()]
+    if not conditions:
+        return len(lines)
+    return len(keep_matching([json.loads(line) for line in lines], conditions))
+
+
+def _hub_or_mirror(task: str, dataset: dict[str, Any]) -> tuple[list[dict[str, Any]], str]:
+    mirror = mirror_file(dataset)
+    hint = f" (mirror file {dataset['mirror']})" if dataset.get("mirror") else ""
+    why = " (unreachable)"
+    if hub_reachable():
+        try:
+            return _load_hub(dataset), _hub_name(dataset)
+        except Exception as error:  # the hub raises many kinds of errors; fall back to the mirror
+            why = f" ({type(error).__name__})"
+    if mirror is not None:
+        return _load_json(mirror), f"mirror {mirror}"
+    raise UsageError(
+        f"task {task}: cannot load {dataset['path']} from the Hugging Face hub{why} and no local "
+        f"mirror found; set {DATA_DIR_VARIABLE} to the folder of local mirrors{hint}"
+    )
+
+
+def _hub_name(dataset: dict[str, Any]) -> str:
+    return f"hub {dataset['path']}/{dataset.get('name') or 'default'}/{dataset.get('split', 'test')}"
 
 
 def _load_json(path: Path) -> list[dict[str, Any]]:
@@ -58,31 +114,27 @@ def _load_json(path: Path) -> list[dict[str, Any]]:
 def hub_reachable(timeout_s: float = 3.0) -> bool:
     """False when ``HF_HUB_OFFLINE`` is set or the hub's host does not answer within the timeout.
 
-    Checked before calling ``datasets``, whose own retries take tens of seconds to give up.
+    Checked before calling ``datasets``, whose own retries take tens of seconds to give up; the
+    answer is kept for the life of the process.
     """
     if os.environ.get("HF_HUB_OFFLINE", "").lower() in ("1", "true", "yes"):
         return False
     host = urllib.parse.urlparse(os.environ.get("HF_ENDPOINT", "https://huggingface.co"))
+    return _answers(host.hostname or "", host.port or 443, timeout_s)
+
+
+@functools.lru_cache(maxsize=8)
+def _answers(host: str, port: int, timeout_s: float) -> bool:
     try:
-        socket.create_connection((host.hostname, host.port or 443), timeout=timeout_s).close()
+        socket.create_connection((host, port), timeout=timeout_s).close()
     except OSError:
         return False
     return True
 
 
-def _load_hub(task: str, dataset: dict[str, Any]) -> list[dict[str, Any]]:
-    hint = f" (mirror file {dataset['mirror']})" if dataset.get("mirror") else ""
-    failure = (
-        f"task {task}: cannot load {dataset['path']} from the Hugging Face hub{{why}} and no local "
-        f"mirror found; set {DATA_DIR_VARIABLE} to the folder of local mirrors{hint}"
-    )
-    if not hub_reachable():
-        raise UsageError(failure.format(why=" (unreachable)"))
+def _load_hub(dataset: dict[str, Any]) -> list[dict[str, Any]]:
     import datasets
 
     datasets.disable_progress_bars()
-    try:
-        rows = datasets.load_dataset(dataset["path"], dataset.get("name"), split=dataset.get("split", "test"))
-    except Exception as error:  # the hub raises many kinds of errors
-        raise UsageError(failure.format(why=f" ({type(error).__name__})")) from None
+    rows = datasets.load_dataset(dataset["path"], dataset.get("name"), split=dataset.get("split", "test"))
     return rows.to_list()

@@ -16,11 +16,12 @@ from typing import Any, Callable
 import jinja2
 
 from .components import Metric, TaskPrompt
-from .datasources import load_docs
+from .datasources import load_docs_with_source
 from .errors import UsageError
 from .taskfiles import FunctionRef
+from .transcript import Transcript
 
-ANSWER_TYPES = ("choice", "yes_no", "number", "text")
+ANSWER_TYPES = ("choice", "yes_no", "number", "math", "text")
 LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 _JINJA = jinja2.Environment(undefined=jinja2.StrictUndefined, keep_trailing_newline=False)
 
@@ -30,7 +31,8 @@ class Item:
     """One task item as madeval uses it: a stable id, the rendered input and the gold target.
 
     ``target`` is an option letter for ``choice`` tasks, ``"yes"``/``"no"`` for ``yes_no``, a
-    number string for ``number`` and a string (or list of acceptable strings) for ``text``.
+    number string for ``number``, a LaTeX answer for ``math`` and a string (or list of acceptable
+    strings) for ``text``.
     """
 
     id: str
@@ -55,6 +57,7 @@ class Task:
                 f"task {self.name}: answer_type must be one of {', '.join(ANSWER_TYPES)} ({self.path})"
             )
         self.choice_format = spec.get("choice_format", "{letter}) {choice}")
+        self.source = ""  # where the items came from, known once they are loaded
         self._chain = [
             extractors.create(*_name_and_options(entry, "name"))
             for entry in spec.get("answer_extraction") or []
@@ -71,7 +74,7 @@ class Task:
     @functools.cached_property
     def items(self) -> list[Item]:
         """Every item of the task, in dataset order."""
-        docs = load_docs(self.name, self.spec.get("dataset") or {}, self.path)
+        docs, self.source = load_docs_with_source(self.name, self.spec.get("dataset") or {}, self.path)
         process = self.spec.get("process_docs")
         if isinstance(process, FunctionRef):
             docs = list(process.resolve()(docs))
@@ -112,7 +115,7 @@ class Task:
                 return "yes" if target else "no"
             text = str(target).strip().lower()
             return {"true": "yes", "false": "no"}.get(text, text)
-        if self.answer_type == "number":
+        if self.answer_type in ("number", "math"):
             return str(target).strip()
         return target
 
@@ -130,9 +133,43 @@ class Task:
                 return answer
         return None if self._chain else text.strip()
 
-    def score(self, prediction: str | None, item: Item) -> dict[str, float]:
-        """Every metric's score of ``prediction`` on ``item``."""
-        return {name: m.score(prediction, item) for name, m in zip(self.metric_names, self.metrics)}
+    def score(self, prediction: str | None, item: Item, transcript: Transcript | None = None) -> dict[str, float]:
+        """Every metric's score of ``prediction`` on ``item``, flattened into one mapping.
+
+        A metric that reports several numbers (a mapping) contributes each under its own name.
+        Debate metrics (:class:`madeval.metrics.base.DebateMetric`) read ``transcript``; without
+        one they report nothing.
+        """
+        from .metrics.base import DebateMetric
+        from .metrics.debate import DebateView
+
+        scores: dict[str, float] = {}
+        for name, metric in zip(self.metric_names, self.metrics):
+            if isinstance(metric, DebateMetric):
+                if transcript is None:
+                    continue
+                value = metric.score_debate(prediction, item, DebateView(transcript, self.answer_type, item.target))
+            else:
+                value = metric.score(prediction, item)
+            if isinstance(value, dict):
+                scores.update({key: float(v) for key, v in value.items()})
+            else:
+                scores[name] = float(value)
+        return scores
+
+    def reference_reply(self, item: Item) -> str:
+        """A reply that states the gold answer the way the task's instruction asks for it.
+
+        ``madeval tasks --validate`` and the tests check that it extracts and scores as correct.
+        """
+        target = item.target
+        if isinstance(target, (list, tuple)):
+            target = target[0] if target else ""
+        if self.answer_type == "yes_no":
+            return f"FINAL SOLUTION: {str(target).capitalize()}"
+        if self.answer_type == "math":
+            return f"So the answer is $\\boxed{{{target}}}$."
+        return f"FINAL SOLUTION: {target}"
 
 
 def _name_and_options(entry: Any, key: str) -> tuple[str, dict[str, Any]]:

@@ -95,6 +95,59 @@ def read_yaml(path: Path, _seen: tuple[Path, ...] = ()) -> dict[str, Any]:
     return merged
 
 
+@dataclass(frozen=True)
+class AggregateMetric:
+    """One entry of a group's ``aggregate_metric_list`` (lm-eval's ``GroupConfig`` keys).
+
+    ``weight_by_size`` true: every item counts once (micro average, tasks weighted by their
+    number of items); false: every task counts once (macro average).
+    """
+
+    metric: str
+    aggregation: str = "mean"
+    weight_by_size: bool = False  # lm-eval's default
+
+    def combine(self, scores: dict[str, tuple[float, int]]) -> float:
+        """The group's value from ``{task: (score, items)}`` of its tasks."""
+        if self.aggregation != "mean":
+            raise UsageError(f"group aggregation '{self.aggregation}' is not supported (only 'mean')")
+        if not scores:
+            return float("nan")
+        if self.weight_by_size:
+            total = sum(n for _, n in scores.values())
+            return sum(score * n for score, n in scores.values()) / total if total else float("nan")
+        return sum(score for score, _ in scores.values()) / len(scores)
+
+
+@dataclass(frozen=True)
+class GroupSpec:
+    """A task group as data: its member tasks and how their scores combine."""
+
+    name: str
+    tasks: tuple[str, ...]
+    aggregate_metric_list: tuple[AggregateMetric, ...] = ()
+    metadata: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
+
+
+def _aggregate_entries(group: str, entries: Any, path: Path) -> tuple[AggregateMetric, ...]:
+    if entries is None:
+        return ()
+    if not isinstance(entries, list):
+        raise UsageError(f"group {group}: aggregate_metric_list must be a list ({path})")
+    parsed = []
+    for entry in entries:
+        if not isinstance(entry, dict) or "metric" not in entry:
+            raise UsageError(f"group {group}: each aggregate_metric_list entry needs 'metric' ({path})")
+        unknown = set(entry) - {"metric", "aggregation", "weight_by_size", "filter_list"}
+        if unknown:
+            raise UsageError(f"group {group}: unknown aggregate_metric_list key {', '.join(sorted(unknown))} ({path})")
+        parsed.append(AggregateMetric(str(entry["metric"]), str(entry.get("aggregation", "mean")),
+                                      bool(entry.get("weight_by_size", False))))
+        if parsed[-1].aggregation != "mean":
+            raise UsageError(f"group {group}: aggregation must be 'mean', got '{parsed[-1].aggregation}' ({path})")
+    return tuple(parsed)
+
+
 @dataclass
 class TaskIndex:
     """Task and group names mapped to the files that define them."""
@@ -120,6 +173,21 @@ class TaskIndex:
                     members = self.tags.setdefault(str(tag), [])
                     if name not in members:
                         members.append(name)
+
+    def group_spec(self, name: str) -> GroupSpec:
+        """The group ``name`` as data: its direct members and its ``aggregate_metric_list``."""
+        if name not in self.groups:
+            raise UsageError(f"unknown group '{name}'")
+        path = self.groups[name]
+        data = read_yaml(path)
+        members = data.get("task") or []
+        members = [members] if isinstance(members, str) else members
+        return GroupSpec(
+            name,
+            tuple(str(m) for m in members),
+            _aggregate_entries(name, data.get("aggregate_metric_list"), path),
+            dict(data.get("metadata") or {}),
+        )
 
     def names(self) -> list[str]:
         """Every task, group and tag name, sorted."""

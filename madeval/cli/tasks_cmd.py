@@ -7,20 +7,21 @@ from pathlib import Path
 
 import click
 
-from ..datasources import mirror_file
+from ..datasources import mirror_row_count
 from ..errors import MadevalError
 from ..taskfiles import read_yaml
 
 
 def _row_count(spec: dict) -> int | None:
+    """Rows of a generated task, of its local mirror (after ``filter``), else the declared size."""
     dataset = spec.get("dataset") or {}
     if "generator" in dataset:
         return int(dataset.get("size", 100))
-    mirror = mirror_file(dataset)
-    if mirror is not None:
-        with open(mirror, "rb") as handle:
-            return sum(1 for _ in handle)
-    return None
+    counted = mirror_row_count(dataset)
+    if counted is not None:
+        return counted
+    declared = (spec.get("metadata") or {}).get("rows")
+    return int(declared) if declared is not None else None
 
 
 @click.command()
@@ -62,7 +63,11 @@ def tasks(include_path: tuple[str, ...], validate: bool, as_json: bool) -> None:
 
 
 def _validate(load, name: str) -> str:
-    """"ok", or what is wrong with the task."""
+    """"ok", or what is wrong with the task.
+
+    Loads every item, renders the first item's prompt, and checks that a reply stating the gold
+    answer is extracted and scored as correct by the first metric.
+    """
     try:
         task = load(name)
         items = task.items
@@ -70,7 +75,9 @@ def _validate(load, name: str) -> str:
             return "no items"
         first = items[0]
         task.prompt(first)
-        if task.score(str(first.target), first)[task.metric_names[0]] <= 0:
+        reply = task.reference_reply(first)
+        scores = task.score(task.extract(reply, first), first)
+        if not scores or next(iter(scores.values())) <= 0:
             return "the gold answer does not score"
     except MadevalError as error:
         return f"error: {error}"

