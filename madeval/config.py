@@ -18,6 +18,7 @@ from typing import Any
 import yaml
 
 from .errors import UsageError
+from .presets import apply_preset
 
 API_KEY_VARIABLES = ("MADEVAL_API_KEY", "OPENAI_API_KEY")
 
@@ -39,6 +40,11 @@ class DebateConfig:
     max_turns: int = 10
     agent_models: list[str] = field(default_factory=list)
     judge_model: str | None = None
+    extract: str = "task"
+    all_agents_draft_first: bool = False
+    collective_improvement: bool = False
+    challenge: list[str] = field(default_factory=list)
+    preset: str | None = None
     name: str | None = None
 
     def personas(self) -> list[str]:
@@ -61,9 +67,9 @@ class DebateConfig:
         return hashlib.sha256(blob.encode()).hexdigest()[:10]
 
     def label(self) -> str:
-        """The display name: the given name, or the components joined by slashes."""
-        if self.name:
-            return self.name
+        """The display name: the given name, the preset, or the components joined by slashes."""
+        if self.name or self.preset:
+            return self.name or self.preset
         persona = self.persona if isinstance(self.persona, str) else "+".join(self.persona)
         return f"{persona}/{self.responder}/{self.paradigm}/{self.decider}/{self.agents}a"
 
@@ -76,6 +82,9 @@ class RunSettings:
     configurations: list[DebateConfig] = field(default_factory=list)
     repeats: int = 1
     limit: int | None = None
+    sample: str = "all"
+    confidence: float = 0.95
+    margin: float = 0.05
     seed: int = 1234
     model: str | None = None
     base_url: str | None = None
@@ -93,6 +102,13 @@ class RunSettings:
     include_path: list[str] = field(default_factory=list)
     cache: str | None = None
     api_key: str | None = field(default=None, repr=False)
+    leaderboard: dict[str, Any] = field(default_factory=dict)
+
+    def sample_spec(self):
+        """The parsed ``sample`` setting (:class:`madeval.sampling.SampleSpec`)."""
+        from .sampling import parse_sample
+
+        return parse_sample(self.sample, self.confidence, self.margin)
 
     def generation(self) -> dict[str, Any]:
         """Sampling parameters sent with every call (defaults: MALLM paper, Appendix E)."""
@@ -116,11 +132,12 @@ class RunSettings:
         data = asdict(self)
         data.pop("api_key")
         data.pop("configurations")
+        data.pop("leaderboard")  # how results are shown, not what was run (stored apart)
         return data
 
 
 DEBATE_KEYS = {f.name for f in fields(DebateConfig)}
-RUN_KEYS = {f.name for f in fields(RunSettings)} - {"configurations"}
+RUN_KEYS = {f.name for f in fields(RunSettings)} - {"configurations", "leaderboard"}
 
 
 def read_config_file(path: str | Path) -> dict[str, Any]:
@@ -140,22 +157,56 @@ def read_config_file(path: str | Path) -> dict[str, Any]:
 
 
 def build_settings(options: dict[str, Any]) -> RunSettings:
-    """Turn merged options (config file, then command line on top) into :class:`RunSettings`."""
-    unknown = sorted(set(options) - DEBATE_KEYS - RUN_KEYS)
+    """Turn merged options (config file, then command line on top) into :class:`RunSettings`.
+
+    A sweep file (``common``, ``grid``, ``runs``; see :mod:`madeval.sweep`) gives several
+    configurations; ``leaderboard`` holds the leaderboard options (:mod:`madeval.leaderboard`).
+    """
+    from .leaderboard.options import LeaderboardOptions
+    from .sweep import SWEEP_KEYS, expand, is_sweep
+
+    options = dict(options)
+    leaderboard = LeaderboardOptions.from_dict(options.pop("leaderboard", None))
+    unknown = sorted(set(options) - DEBATE_KEYS - RUN_KEYS - set(SWEEP_KEYS))
     if unknown:
         raise UsageError(f"unknown option {', '.join(unknown)}")
-    debate = {key: value for key, value in options.items() if key in DEBATE_KEYS}
+    if is_sweep(options):
+        debates, sweep_name = expand(options, DEBATE_KEYS)
+        leaderboard.title = leaderboard.title or sweep_name
+    else:
+        debates = [{k: v for k, v in options.items() if k in DEBATE_KEYS}]
     run = {key: value for key, value in options.items() if key in RUN_KEYS}
     if isinstance(run.get("tasks"), str):
         run["tasks"] = [t.strip() for t in run["tasks"].split(",") if t.strip()]
     if isinstance(run.get("include_path"), str):
         run["include_path"] = [run["include_path"]]
-    if isinstance(debate.get("agent_models"), str):
-        debate["agent_models"] = [m.strip() for m in debate["agent_models"].split(",") if m.strip()]
-    settings = RunSettings(**run)
-    settings.configurations = [DebateConfig(**debate)]
+    settings = RunSettings(**run, leaderboard=leaderboard.to_dict())
+    settings.configurations = [debate_config(debate) for debate in debates]
+    labels = [config.label() for config in settings.configurations]
+    twice = sorted({label for label in labels if labels.count(label) > 1})
+    if twice:
+        raise UsageError(f"two configurations are both labelled {twice[0]}; give them distinct names")
     check_settings(settings)
     return settings
+
+
+def debate_config(options: dict[str, Any]) -> DebateConfig:
+    """One :class:`DebateConfig` from component options (presets applied, lists parsed)."""
+    debate = collective_improvement(apply_preset(dict(options)))
+    if isinstance(debate.get("challenge"), str):
+        debate["challenge"] = [c.strip() for c in debate["challenge"].split(",") if c.strip()]
+    if isinstance(debate.get("agent_models"), str):
+        debate["agent_models"] = [m.strip() for m in debate["agent_models"].split(",") if m.strip()]
+    return DebateConfig(**debate)
+
+
+def collective_improvement(debate: dict[str, Any]) -> dict[str, Any]:
+    """Collective Improvement (seed 001, Section 4.3) is the collective_refinement paradigm."""
+    if not debate.get("collective_improvement"):
+        return debate
+    if debate.get("paradigm", "collective_refinement") not in ("collective_refinement", "cr"):
+        raise UsageError("collective improvement replaces the paradigm; leave out --paradigm")
+    return {**debate, "paradigm": "collective_refinement"}
 
 
 def check_settings(settings: RunSettings) -> None:
@@ -176,6 +227,14 @@ def check_settings(settings: RunSettings) -> None:
         raise UsageError(f"transport must be one of {', '.join(TRANSPORTS)}, got '{settings.transport}'")
     if settings.limit is not None and settings.limit < 1:
         raise UsageError(f"limit must be at least 1, got {settings.limit}")
+    from .sampling import parse_sample
+
+    settings.sample = str(settings.sample).strip().lower()
+    try:
+        settings.confidence, settings.margin = float(settings.confidence), float(settings.margin)
+    except (TypeError, ValueError):
+        raise UsageError(f"confidence and margin must be numbers, got {settings.confidence!r}, {settings.margin!r}") from None
+    parse_sample(settings.sample, settings.confidence, settings.margin)
     if settings.timeout <= 0:
         raise UsageError(f"timeout must be positive, got {settings.timeout}")
     if not 0 <= settings.temperature <= 2:
@@ -189,6 +248,8 @@ def check_settings(settings: RunSettings) -> None:
             raise UsageError(f"max_turns must be at least 1, got {config.max_turns}")
         if not 0 <= config.neutral_agents < config.agents:
             raise UsageError("neutral_agents must be between 0 and agents - 1")
+        if config.extract not in ("task", "llm"):
+            raise UsageError(f"extract must be 'task' or 'llm', got '{config.extract}'")
         if config.agent_models and len(config.agent_models) != config.agents:
             raise UsageError(
                 f"agent_models lists {len(config.agent_models)} models for {config.agents} agents"

@@ -1,21 +1,25 @@
 """The plan of a run: configurations x tasks x items x repeats, as work units.
 
-Items are chosen once per task (from the run seed) and shared by every configuration, so every
-comparison between configurations is paired on the same items.
+Items are chosen once per task (from the run seed, see :mod:`madeval.sampling`) and shared by
+every configuration, so every comparison between configurations is paired on the same items.
+run.json records, per task, the chosen ids, the sampling used and the population size N, so that
+intervals can later be corrected for a finite population.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Iterator
 
+from .challenge import check_variants
 from .components import DebateSetup
 from .config import DebateConfig, RunSettings
 from .errors import UsageError
 from .llm.session import ModelRef
 from .plugins import Components
+from .sampling import draw
 from .task import Item, Task
 
 
@@ -45,7 +49,7 @@ class PlannedConfig:
     def setup(self, components: Components) -> DebateSetup:
         """Fresh components for one debate (components may keep per-debate state)."""
         config = self.config
-        neutral = [i >= config.agents - config.neutral_agents for i in range(config.agents)]
+        neutral = [i < config.neutral_agents for i in range(config.agents)]
         return DebateSetup(
             personas=[
                 components.personas.create(name, config.persona_args) for name in config.personas()
@@ -56,6 +60,9 @@ class PlannedConfig:
             agents=config.agents,
             max_turns=config.max_turns,
             neutral=neutral,
+            all_agents_draft_first=config.all_agents_draft_first,
+            extract=config.extract,
+            challenges=check_variants(config.challenge),
         )
 
 
@@ -67,6 +74,7 @@ class Plan:
     configs: dict[str, PlannedConfig]
     tasks: dict[str, Task]
     items: dict[str, list[Item]]
+    sampling: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def units(self) -> Iterator[Unit]:
         """Every unit, item by item so that configurations progress together."""
@@ -89,7 +97,11 @@ class Plan:
                 cid: {"label": p.config.label(), **p.config.identity()} for cid, p in self.configs.items()
             },
             "tasks": {
-                name: {"path": str(self.tasks[name].path), "items": [i.id for i in items]}
+                name: {
+                    "path": str(self.tasks[name].path),
+                    "sampling": dict(self.sampling.get(name, {})),
+                    "items": [i.id for i in items],
+                }
                 for name, items in self.items.items()
             },
         }
@@ -105,6 +117,7 @@ class Plan:
             settings.pop(volatile, None)
         for task in described["tasks"].values():
             task.pop("path")
+            task.get("sampling", {}).pop("source", None)  # the same rows may live in another folder
         blob = json.dumps(described, sort_keys=True, default=str)
         return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
@@ -141,12 +154,31 @@ def build_plan(
         planned.setup(components).validate()
         configs[planned.id] = planned
     items = {name: choose_items(task, settings) for name, task in tasks.items()}
-    return Plan(settings, configs, tasks, items)
+    sampling = {name: sampling_record(task, settings, len(items[name])) for name, task in tasks.items()}
+    return Plan(settings, configs, tasks, items, sampling)
 
 
 def choose_items(task: Task, settings: RunSettings) -> list[Item]:
-    """The items of ``task`` this run uses: all of them, or the first ``limit``."""
+    """The items of ``task`` this run uses.
+
+    ``--sample`` draws from all items (:func:`madeval.sampling.draw`, seeded by the run seed and
+    the task name); ``--limit`` then keeps the first N of them (lm-eval's testing option).
+    """
     items = task.items
     if not items:
         raise UsageError(f"task {task.name} has no items")
-    return items[: settings.limit] if settings.limit else list(items)
+    spec = settings.sample_spec()
+    chosen = draw(items, spec.size(len(items)), seed=settings.seed, task=task.name)
+    return chosen[: settings.limit] if settings.limit else chosen
+
+
+def sampling_record(task: Task, settings: RunSettings, used: int) -> dict[str, Any]:
+    """How the items of ``task`` were chosen, with the population size N (stored in run.json)."""
+    return {
+        **settings.sample_spec().describe(),
+        "seed": settings.seed,
+        "limit": settings.limit,
+        "population": len(task.items),
+        "size": used,
+        "source": task.source,
+    }

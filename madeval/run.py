@@ -21,11 +21,12 @@ from .errors import UsageError
 from .llm.cache import ResponseCache
 from .llm.client import Endpoint, LLMClient, RetryPolicy
 from .llm.session import ModelRef
-from .plan import Plan, build_plan
+from .plan import build_plan
 from .plugins import Components, components as get_components, plugin_info
-from .records import RecordSink, read_records, write_json_atomically
+from .records import RecordSink
+from .leaderboard import LeaderboardOptions, build_leaderboard, write_outputs
+from .leaderboard.render import markdown
 from .runner import RunOutcome, execute
-from .summary import markdown, summarize
 from .task import Task, task_loader
 from .taskfiles import TaskIndex
 
@@ -76,6 +77,7 @@ class RunResult:
     folder: Path
     outcome: RunOutcome
     rows: list[dict[str, Any]]
+    board: dict[str, Any]
 
 
 def run(settings: RunSettings, *, show_progress: bool = True, out: TextIO = sys.stdout) -> RunResult:
@@ -138,7 +140,15 @@ async def _run(settings, components, tasks, endpoints, default_model, show_progr
             default_model = ModelRef(await _only_model(client, default_model.endpoint), default_model.endpoint)
         plan = build_plan(settings, tasks, components, default_model=default_model, endpoints=set(endpoints))
         folder = Path(settings.output_path) if settings.output_path else default_output_path()
-        description = {**plan.describe(), "versions": versions(), "default_model": default_model.model}
+        description = {
+            **plan.describe(),
+            "versions": versions(),
+            "default_model": default_model.model,
+            "order": {"configurations": list(plan.configs), "tasks": list(plan.items)},
+            "groups": task_groups(settings, components),
+            "task_sizes": {name: len(task.items) for name, task in tasks.items()},
+            "leaderboard": settings.leaderboard,
+        }
         sink = RecordSink(folder, description, plan.fingerprint())
         try:
             outcome = await execute(plan, components, client, sink, show_progress=show_progress)
@@ -148,21 +158,27 @@ async def _run(settings, components, tasks, endpoints, default_model, show_progr
         await client.aclose()
         if cache is not None:
             cache.close()
-    rows = finish(folder, plan)
-    out.write(markdown(rows))
+    board = finish(folder, settings)
+    out.write(markdown(board))
     out.write(
         f"\n{outcome.finished} units run, {outcome.skipped} already done, {outcome.failed} failed; "
         f"results in {folder}\n"
     )
-    return RunResult(folder, outcome, rows)
+    return RunResult(folder, outcome, board["rows"], board)
 
 
-def finish(folder: Path, plan: Plan) -> list[dict[str, Any]]:
-    """Summarise the run folder's records into ``summary.json`` and ``leaderboard.md``."""
-    rows = summarize(read_records(folder), plan.describe())
-    write_json_atomically(folder / "summary.json", {"rows": rows})
-    (folder / "leaderboard.md").write_text(markdown(rows), encoding="utf-8")
-    return rows
+def finish(folder: Path, settings: RunSettings) -> dict[str, Any]:
+    """Build the run's leaderboard and write it (Markdown, CSV, JSON, charts, HTML) into ``folder``."""
+    board = build_leaderboard(folder, LeaderboardOptions.from_dict(settings.leaderboard))
+    write_outputs(board, folder)
+    return board
+
+
+def task_groups(settings: RunSettings, components: Components) -> dict[str, list[str]]:
+    """The groups and tags the user named, with their tasks (each gets leaderboard rows)."""
+    index = task_index(components, settings.include_path)
+    groups = {name: index.expand(name) for name in settings.tasks if name not in index.tasks}
+    return {name: members for name, members in groups.items() if len(members) > 1}
 
 
 async def _only_model(client: LLMClient, endpoint: str) -> str:

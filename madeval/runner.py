@@ -29,12 +29,18 @@ from .transcript import Agent, Persona, Transcript
 
 @dataclass
 class RunOutcome:
-    """How a run went: units finished now, skipped as already done, and failed."""
+    """How a run went: units finished now, skipped as already done, and failed; wall and CPU
+    seconds spent executing units (not loading tasks or summarising)."""
 
     finished: int
     skipped: int
     failed: int
     wall_s: float
+    cpu_s: float = 0.0
+    calls: int = 0
+    cached_calls: int = 0
+    peak_in_flight: int = 0
+    mean_in_flight: float = 0.0
 
 
 async def execute(
@@ -47,7 +53,7 @@ async def execute(
     show_progress: bool = True,
 ) -> RunOutcome:
     """Run every unfinished unit of ``plan``; return when all are recorded or failed."""
-    started = time.perf_counter()
+    started, cpu_started = time.perf_counter(), time.process_time()
     pending = (u for u in plan.units() if u.key() not in sink.finished)
     skipped = len(sink.finished)
     items = {name: {item.id: item for item in items} for name, items in plan.items.items()}
@@ -79,7 +85,14 @@ async def execute(
         await asyncio.gather(*(worker() for _ in range(size)))
     finally:
         progress.close()
-    return RunOutcome(counts["finished"], skipped, counts["failed"], time.perf_counter() - started)
+    wall = time.perf_counter() - started
+    stats = client.stats
+    stats.finished_accounting()
+    return RunOutcome(
+        counts["finished"], skipped, counts["failed"], wall, time.process_time() - cpu_started,
+        calls=stats.calls, cached_calls=stats.cached, peak_in_flight=stats.peak_in_flight,
+        mean_in_flight=stats.in_flight_seconds / wall if wall > 0 else 0.0,
+    )
 
 
 async def run_unit(plan: Plan, unit: Unit, item, components: Components, client: LLMClient) -> dict[str, Any]:
@@ -125,15 +138,34 @@ async def run_unit(plan: Plan, unit: Unit, item, components: Components, client:
         "target": item.target,
         "prediction": prediction,
         "parse_failure": prediction is None,
-        "metrics": task.score(prediction, item),
+        "metrics": task.score(prediction, item, transcript=transcript),
         "decision_success": decision.success,
         "turns": transcript.turns_used,
         "calls": len(transcript.calls),
+        "chain": transcript.chain(),
         "tokens": transcript.tokens(),
         "wall_s": round(wall, 4),
         "oracle": transcript.oracle,
+        "challenges": challenge_summary(transcript, task, item),
         "transcript": transcript.to_dict(),
     }
+
+
+def challenge_summary(transcript: Transcript, task, item) -> list[dict[str, Any]]:
+    """Per challenge variant: how many agents challenged, and the scores of their new answers."""
+    summary = []
+    for event in transcript.events:
+        if event["kind"] != "challenge":
+            continue
+        results = event["results"]
+        challenged = [r for r in results if r["agrees"] is False]
+        summary.append({
+            "variant": event["variant"],
+            "agents": len(results),
+            "challenged": len(challenged),
+            "new_answer_scores": [task.score(r["new_answer"], item) for r in challenged],
+        })
+    return summary
 
 
 def _unit_dict(unit: Unit) -> dict[str, Any]:

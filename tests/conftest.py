@@ -15,6 +15,7 @@ def isolated(monkeypatch, tmp_path_factory):
     """Keep the response cache out of the home folder and third-party plugins out of tests."""
     monkeypatch.setenv("MADEVAL_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
     monkeypatch.setenv("MADEVAL_LOAD_PLUGINS", "")
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")  # no network: hub datasets come from the local mirrors
     for name in ("MADEVAL_API_KEY", "OPENAI_API_KEY"):
         monkeypatch.delenv(name, raising=False)
 

@@ -46,7 +46,8 @@ class ScriptedLLM:
 
 
 def debate(script, *, decider="majority_consensus", paradigm="memory", agents=3, max_turns=5,
-           neutral=(), decider_args=None, paradigm_args=None, item_input="What is 2 + 2?\nA) 3\nB) 4"):
+           neutral=(), decider_args=None, paradigm_args=None, item_input="What is 2 + 2?\nA) 3\nB) 4",
+           responder="simple", persona="none", extract="task", all_agents_draft_first=False, challenges=()):
     """Run one debate with scripted replies; return (transcript, scripted llm)."""
     import asyncio
     import random
@@ -58,12 +59,16 @@ def debate(script, *, decider="majority_consensus", paradigm="memory", agents=3,
 
     built = components()
     setup = DebateSetup(
-        personas=[built.personas.create("none") for _ in range(agents)],
-        responder=built.responders.create("simple"),
+        personas=[built.personas.create(persona) for _ in range(agents)],
+        responder=built.responders.create(responder),
         paradigm=built.paradigms.create(paradigm, paradigm_args or {}),
         decider=built.deciders.create(decider, decider_args or {}),
         agents=agents,
         max_turns=max_turns,
+        neutral=[i in neutral for i in range(agents)],
+        all_agents_draft_first=all_agents_draft_first,
+        extract=extract,
+        challenges=tuple(challenges),
     )
     setup.validate()
     transcript = Transcript()

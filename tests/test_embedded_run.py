@@ -77,3 +77,29 @@ def test_ctrl_c_stops_the_embedded_model(tmp_path):
     assert process.returncode == 130 and err.strip().endswith("madeval: interrupted")
     time.sleep(0.5)
     assert not any(alive(pid) for pid in servers)
+
+
+def test_one_configuration_per_paradigm_on_the_embedded_model(tmp_path):
+    from madeval.config import DebateConfig, RunSettings
+    from helpers import run_quietly
+
+    configs = [
+        DebateConfig(paradigm="memory", decider="majority_consensus", max_turns=1),
+        DebateConfig(paradigm="relay", decider="unanimity_consensus", max_turns=1),
+        DebateConfig(paradigm="report", decider="simple_voting", decider_args={"vote_after_turns": 1}, max_turns=1),
+        DebateConfig(paradigm="debate", decider="judge", decider_args={"after_turns": 1},
+                     paradigm_args={"debate_rounds": 1}, max_turns=1),
+        DebateConfig(paradigm="collective_refinement", decider="counting", max_turns=1),
+    ]
+    settings = RunSettings(tasks=["arith_mc"], configurations=configs, limit=1, max_tokens=24,
+                           output_path=str(tmp_path / "run"), cache="off")
+    result, printed = run_quietly(settings)
+    assert result.outcome.failed == 0 and len(result.rows) == 5
+    records = list(read_records(result.folder))
+    assert {r["transcript"]["agents"][0]["endpoint"] for r in records} == {"embedded"}
+    for record in records:
+        # A tiny model rarely follows the answer format: that is a parse failure in the record.
+        assert record["parse_failure"] == (record["prediction"] is None)
+        assert record["metrics"]["accuracy"] in (0.0, 1.0)
+    purposes = {c["purpose"] for r in records for c in r["transcript"]["calls"]}
+    assert {"draft", "improve", "vote", "judge"} <= purposes

@@ -13,7 +13,7 @@ from collections import Counter
 from madeval.records import read_records
 from madeval.simulator import simulate
 
-TIMING = {"wall_s_per_unit"}
+TIMING = {"wall_s_per_item"}
 
 
 def command(base_url: str, folder, cache) -> list[str]:
@@ -25,7 +25,7 @@ def command(base_url: str, folder, cache) -> list[str]:
 
 
 def summary_without_timing(folder) -> list[dict]:
-    rows = json.loads((folder / "summary.json").read_text())["rows"]
+    rows = json.loads((folder / "leaderboard.json").read_text())["rows"]
     return [{k: v for k, v in row.items() if k not in TIMING} for row in rows]
 
 

@@ -1,7 +1,8 @@
 """The ``madeval`` command line, in lm-evaluation-harness style.
 
 ``madeval --tasks a,b --decider unanimity`` runs an evaluation (the ``run`` command is the
-default); ``madeval tasks``, ``madeval plugins`` and ``madeval simulator`` are the other commands.
+default); ``madeval tasks``, ``madeval plugins``, ``madeval simulator``, ``madeval leaderboard``,
+``madeval rescore`` and ``madeval sample-size`` are the other commands.
 Bad input prints one line and exits with status 2.
 """
 
@@ -35,12 +36,15 @@ def cli() -> None:
 
 
 def _register_commands() -> None:
+    from .leaderboard_cmd import leaderboard
     from .plugins_cmd import plugins
+    from .rescore_cmd import rescore
     from .run_cmd import run
+    from .sample_size_cmd import sample_size
     from .simulator_cmd import simulator
     from .tasks_cmd import tasks
 
-    for command in (run, tasks, plugins, simulator):
+    for command in (run, tasks, plugins, simulator, sample_size, leaderboard, rescore):
         cli.add_command(command)
 
 

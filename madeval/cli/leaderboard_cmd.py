@@ -1,0 +1,95 @@
+"""``madeval leaderboard``: re-render a run's leaderboard, or check it against a stored baseline."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from ..errors import UsageError
+
+COMMON = [
+    click.option("--correction", type=click.Choice(["holm", "bh", "none"]), help="Family-wise correction [holm]."),
+    click.option("--test", "test_name", type=click.Choice(["permutation", "bootstrap"]),
+                 help="Paired test for scores that are not 0/1 [permutation]."),
+    click.option("--alpha", type=float, help="Significance level after correction [0.05]."),
+]
+
+
+def _common(function):
+    for option in reversed(COMMON):
+        function = option(function)
+    return function
+
+
+def _options(run_folder: Path | None, **given: Any):
+    """Leaderboard options: those stored with the run, then the command line's."""
+    from ..leaderboard import LeaderboardOptions
+
+    stored = {}
+    if run_folder is not None and (run_folder / "run.json").is_file():
+        stored = json.loads((run_folder / "run.json").read_text(encoding="utf-8")).get("leaderboard") or {}
+    stored.update({k: v for k, v in given.items() if v is not None})
+    return LeaderboardOptions.from_dict(stored)
+
+
+@click.group()
+def leaderboard() -> None:
+    """Leaderboards of finished runs: show them again, or check them against a baseline."""
+
+
+@leaderboard.command()
+@click.argument("run", type=click.Path(path_type=Path))
+@click.option("--reference", help="Configuration (label or id) every other one is compared with [the first].")
+@click.option("--compare", type=click.Choice(["reference", "all"]), help="Compare with the reference or all pairs.")
+@click.option("--interval", type=click.Choice(["population", "benchmark"]),
+              help="Intervals about the population of questions, or this finite benchmark (FPC).")
+@click.option("--title", help="Title of the HTML page.")
+@_common
+def show(run: Path, reference, compare, interval, title, correction, test_name, alpha) -> None:
+    """Rebuild RUN's leaderboard (Markdown, CSV, JSON, charts, HTML) and print the table."""
+    from ..leaderboard import build_leaderboard, write_outputs
+    from ..leaderboard.render import markdown
+
+    options = _options(run, reference=reference, compare=compare, interval=interval, title=title,
+                       correction=correction, test=test_name, alpha=alpha)
+    board = build_leaderboard(run, options)
+    write_outputs(board, run)
+    click.echo(markdown(board), nl=False)
+
+
+@leaderboard.command()
+@click.argument("run", type=click.Path(path_type=Path))
+@click.option("--baseline", required=True, type=click.Path(path_type=Path),
+              help="Stored leaderboard JSON, e.g. leaderboards/ci.json.")
+@_common
+def check(run: Path, baseline: Path, correction, test_name, alpha) -> None:
+    """Exit 1 when a configuration of RUN scores significantly lower than in BASELINE."""
+    from ..leaderboard import build_leaderboard
+    from ..leaderboard.regression import check as run_check, markdown
+
+    options = _options(None, correction=correction, test=test_name, alpha=alpha)
+    stored = read_board(baseline)
+    current = read_board(run) if run.is_file() else build_leaderboard(run, options)
+    result = run_check(current, stored, options)
+    click.echo(markdown(result, options), nl=False)
+    if result.failed:
+        sys.exit(1)
+
+
+def read_board(path: Path) -> dict[str, Any]:
+    """A stored leaderboard JSON; anything else is a one-line UsageError."""
+    try:
+        board = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as error:
+        raise UsageError(f"cannot read leaderboard {path}: {error.strerror}") from None
+    except json.JSONDecodeError as error:
+        raise UsageError(f"{path} is not valid JSON: {error.msg} (line {error.lineno})") from None
+    from ..leaderboard.table import FORMAT
+
+    if not isinstance(board, dict) or board.get("format") != FORMAT:
+        raise UsageError(f"{path} is not a madeval leaderboard ({FORMAT})")
+    return board

@@ -1,0 +1,60 @@
+"""``madeval rescore``: replay deciders on a finished run's stored debates, add them as rows."""
+
+from __future__ import annotations
+
+from dataclasses import fields
+from pathlib import Path
+
+import click
+
+from ..errors import UsageError
+from .run_cmd import endpoint_table
+
+
+@click.command()
+@click.argument("run", type=click.Path(path_type=Path))
+@click.option("--decider", "deciders", required=True,
+              help="Deciders to replay, comma separated, each NAME[:key=value...] (e.g. counting:after_turns=2).")
+@click.option("--base-url", help="Endpoint for the deciders' own calls (votes) [the run's].")
+@click.option("--endpoint", "endpoints", multiple=True, help="Extra endpoint NAME=URL (repeatable) [the run's].")
+@click.option("--concurrency", type=int, help="Debates replayed at once and LLM calls in flight at most.")
+@click.option("--cache", help="Response cache file, or 'off' [the run's].")
+def rescore(run: Path, deciders: str, base_url, endpoints, concurrency, cache) -> None:
+    """Apply transcript-only deciders to RUN's debates without new discussion calls."""
+    from ..config import RunSettings
+    from ..leaderboard import LeaderboardOptions, build_leaderboard, write_outputs
+    from ..leaderboard.data import load_run
+    from ..leaderboard.render import markdown
+    from ..plugins import components as get_components
+    from ..rescore import parse_deciders, rescore as run_rescore
+    from ..run import _endpoints, load_tasks
+
+    data = load_run(run)
+    built = get_components()
+    specs = parse_deciders(deciders, built)
+    known = {f.name for f in fields(RunSettings)} - {"configurations", "api_key"}
+    stored = {k: v for k, v in data.run.get("settings", {}).items() if k in known}
+    settings = RunSettings(**stored)
+    if base_url:
+        settings.base_url = base_url
+    if endpoints:
+        settings.endpoints = endpoint_table(endpoints)
+    if concurrency:
+        settings.concurrency = concurrency
+    if cache:
+        settings.cache = cache
+    tasks = load_tasks(RunSettings(tasks=data.tasks, include_path=settings.include_path), built)
+    with _endpoints(settings) as (table, _model):
+        outcome = run_rescore(run, specs, settings, built, table, tasks)
+    for name, why in outcome.skipped.items():
+        click.echo(f"madeval: skipped {name}: {why}", err=True)
+    if outcome.skipped and not outcome.added and len(outcome.skipped) == len(specs) * _run_configs(data):
+        raise UsageError(f"nothing could be rescored: {next(iter(outcome.skipped.values()))}")
+    board = build_leaderboard(run, LeaderboardOptions.from_dict(data.run.get("leaderboard")))
+    write_outputs(board, run)
+    click.echo(markdown(board), nl=False)
+    click.echo(f"\n{outcome.added} debates rescored; results in {run}")
+
+
+def _run_configs(data) -> int:
+    return sum(1 for c in data.configurations.values() if c["source"] == "run")

@@ -1,0 +1,55 @@
+"""Paired comparisons between configurations on the items they share, with a correction.
+
+The test follows the scores: exact McNemar when both sides' per-item scores are 0/1 (one repeat,
+or repeats that all agree), otherwise the paired permutation test (or the paired bootstrap, by
+option). A family is one task (or group) and metric; its p-values are adjusted together.
+"""
+
+from __future__ import annotations
+
+from itertools import combinations
+from typing import Any
+
+from .options import LeaderboardOptions
+from .stats import TestResult, adjust, is_binary, mcnemar_exact, paired_bootstrap, paired_permutation
+
+
+def paired_test(
+    a: dict[str, float], b: dict[str, float], options: LeaderboardOptions, alternative: str = "two-sided"
+) -> tuple[TestResult, int]:
+    """Test ``a - b`` on the items both score; returns the result and the number of shared items."""
+    shared = sorted(set(a) & set(b))
+    x, y = [a[k] for k in shared], [b[k] for k in shared]
+    if is_binary(x) and is_binary(y):
+        return mcnemar_exact(x, y, alternative), len(shared)
+    if options.test == "bootstrap":
+        result, _ = paired_bootstrap(x, y, alternative, resamples=options.resamples, seed=options.seed)
+        return result, len(shared)
+    return paired_permutation(x, y, alternative, resamples=options.resamples, seed=options.seed), len(shared)
+
+
+def pairs(config_ids: list[str], reference: str | None, compare: str) -> list[tuple[str, str]]:
+    """The (configuration, other) pairs to test: each against the reference, or all pairs."""
+    if compare == "all":
+        return list(combinations(config_ids, 2))
+    if reference is None or reference not in config_ids:
+        return []
+    return [(cid, reference) for cid in config_ids if cid != reference]
+
+
+def compare_family(
+    scores: dict[str, dict[str, float]],
+    wanted: list[tuple[str, str]],
+    options: LeaderboardOptions,
+) -> list[dict[str, Any]]:
+    """Test every wanted pair (scores: config id -> item -> score) and adjust the family."""
+    found = []
+    for a, b in wanted:
+        if a in scores and b in scores:
+            result, shared = paired_test(scores[a], scores[b], options)
+            found.append({"a": a, "b": b, "items": shared, "delta": result.delta, "test": result.test,
+                          "method": result.method, "p_value": result.p_value})
+    for comparison, adjusted in zip(found, adjust([c["p_value"] for c in found], options.correction)):
+        comparison["p_adjusted"] = adjusted
+        comparison["significant"] = adjusted < options.alpha
+    return found

@@ -1,0 +1,115 @@
+"""What a leaderboard is built from: a run folder's configurations, tasks and records.
+
+A run folder holds ``run.json`` (configurations, tasks with their chosen items, groups, task sizes),
+``records.jsonl`` (one line per debate) and, after ``madeval rescore``, ``rescored.jsonl`` (records
+of deciders replayed on the stored debates; each carries its configuration). Per-item scores
+average the repeats of an item first.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable
+
+from ..errors import UsageError
+from ..records import RUN_FILE, read_records
+
+RESCORED_FILE = "rescored.jsonl"
+
+
+@dataclass
+class RunData:
+    """Everything about one run that the leaderboard needs."""
+
+    folder: Path
+    run: dict[str, Any]
+    configurations: dict[str, dict[str, Any]]
+    records: list[dict[str, Any]]
+    groups: dict[str, list[str]] = field(default_factory=dict)
+
+    @property
+    def tasks(self) -> list[str]:
+        """Task names in run order."""
+        return _ordered(self.run.get("tasks", {}), self.run.get("order", {}).get("tasks"))
+
+    def task_size(self, task: str) -> int | None:
+        """How many items the task has in full (the benchmark size N), when recorded."""
+        return (self.run.get("task_sizes") or {}).get(task)
+
+    def records_of(self, config: str, tasks: Iterable[str]) -> list[dict[str, Any]]:
+        """The records of one configuration on the given tasks."""
+        wanted = set(tasks)
+        return [r for r in self.records if r["unit"]["config"] == config and r["unit"]["task"] in wanted]
+
+
+def load_run(folder: str | Path) -> RunData:
+    """Read a run folder; a folder without ``run.json`` is a one-line UsageError."""
+    folder = Path(folder)
+    run_file = folder / RUN_FILE
+    if not run_file.is_file():
+        raise UsageError(f"{folder} is not a madeval run folder (no {RUN_FILE})")
+    try:
+        run = json.loads(run_file.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as error:
+        raise UsageError(f"{run_file} is not valid JSON: {error.msg}") from None
+    stored = run.get("configurations", {})
+    order = _ordered(stored, run.get("order", {}).get("configurations"))
+    configurations = {cid: {**stored[cid], "source": "run"} for cid in order}
+    records = list(read_records(folder))
+    for record in read_rescored(folder):
+        configurations.setdefault(record["unit"]["config"], {**record["configuration"], "source": "rescored"})
+        records.append(record)
+    return RunData(folder, run, configurations, records, dict(run.get("groups") or {}))
+
+
+def _ordered(mapping: dict[str, Any], order: list[str] | None) -> list[str]:
+    """The keys of ``mapping`` in the recorded run order (``run.json`` is written with sorted keys)."""
+    listed = [key for key in order or [] if key in mapping]
+    return listed + [key for key in mapping if key not in listed]
+
+
+def read_rescored(folder: str | Path) -> list[dict[str, Any]]:
+    """The rescored records of a run folder (complete lines only)."""
+    path = Path(folder) / RESCORED_FILE
+    if not path.exists():
+        return []
+    with open(path, encoding="utf-8") as handle:
+        return [json.loads(line) for line in handle if line.endswith("\n")]
+
+
+def metric_names(records: list[dict[str, Any]]) -> list[str]:
+    """The metrics the records carry, in the order of the first record."""
+    names: list[str] = []
+    for record in records:
+        for name in record["metrics"]:
+            if name not in names:
+                names.append(name)
+    return names
+
+
+def item_scores(records: list[dict[str, Any]], metric: str) -> dict[str, float]:
+    """Per-item score: the mean over an item's repeats, keyed ``task/item``."""
+    by_item: dict[str, list[float]] = defaultdict(list)
+    for record in records:
+        if metric in record["metrics"]:
+            by_item[item_key(record)].append(float(record["metrics"][metric]))
+    return {key: statistics.fmean(values) for key, values in by_item.items()}
+
+
+def item_spread(records: list[dict[str, Any]], metric: str) -> tuple[list[float], list[int]]:
+    """Per item: the variance over its repeats (0 with one repeat) and its number of repeats."""
+    by_item: dict[str, list[float]] = defaultdict(list)
+    for record in records:
+        if metric in record["metrics"]:
+            by_item[item_key(record)].append(float(record["metrics"][metric]))
+    variances = [statistics.variance(v) if len(v) > 1 else 0.0 for v in by_item.values()]
+    return variances, [len(v) for v in by_item.values()]
+
+
+def item_key(record: dict[str, Any]) -> str:
+    """``task/item``: items of different tasks never collide in a group."""
+    return f"{record['unit']['task']}/{record['unit']['item']}"

@@ -1,0 +1,143 @@
+"""The leaderboard as one self-contained HTML page: sortable tables per task and the charts.
+
+CSS, JavaScript and the charts (PNG as data URIs) are inline, so the file can be mailed or
+archived alone. When the sorting script has initialised and passed its self-check it sets
+``data-sortable="ready"`` on the ``<html>`` element (the screenshot test reads it).
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+from pathlib import Path
+from typing import Any
+
+from .render import comparisons_markdown, label_of, points, versus
+
+STYLE = """
+body{font-family:system-ui,-apple-system,'Segoe UI',sans-serif;margin:2em auto;max-width:1200px;color:#222;padding:0 1em}
+h1{font-size:1.5em}h2{font-size:1.2em;margin-top:1.6em}
+table{border-collapse:collapse;margin:.6em 0;font-size:.9em}
+th,td{border-bottom:1px solid #ddd;padding:.3em .6em;text-align:right;white-space:nowrap}
+th:first-child,td:first-child{text-align:left}
+th{cursor:pointer;background:#f3f3f3;user-select:none}
+th.asc::after{content:' \\25B2'}th.desc::after{content:' \\25BC'}
+tr.ref td{font-weight:600}td.sig{color:#b00020;font-weight:600}
+.note{background:#f7f7e8;border-left:4px solid #c9b800;padding:.5em 1em;max-width:900px}
+.charts img{max-width:100%;display:block;margin:1em 0;border:1px solid #eee}
+code{background:#f3f3f3;padding:0 .2em}
+"""
+
+SCRIPT = """
+(function () {
+  function value(cell) {
+    var raw = cell.getAttribute('data-sort');
+    if (raw === null) raw = cell.textContent.trim();
+    var number = parseFloat(raw);
+    return isNaN(number) ? raw.toLowerCase() : number;
+  }
+  function compare(a, b) {
+    if (typeof a === typeof b) return a < b ? -1 : a > b ? 1 : 0;
+    return typeof a === 'number' ? -1 : 1;
+  }
+  function sortBy(table, column, descending) {
+    var body = table.tBodies[0];
+    var rows = Array.prototype.slice.call(body.rows);
+    rows.sort(function (x, y) {
+      var order = compare(value(x.cells[column]), value(y.cells[column]));
+      return descending ? -order : order;
+    });
+    rows.forEach(function (row) { body.appendChild(row); });
+    Array.prototype.forEach.call(table.tHead.rows[0].cells, function (th, i) {
+      th.classList.remove('asc', 'desc');
+      if (i === column) th.classList.add(descending ? 'desc' : 'asc');
+    });
+  }
+  var tables = document.querySelectorAll('table.sortable');
+  Array.prototype.forEach.call(tables, function (table) {
+    Array.prototype.forEach.call(table.tHead.rows[0].cells, function (th, column) {
+      th.addEventListener('click', function () {
+        sortBy(table, column, !th.classList.contains('desc'));
+      });
+    });
+  });
+  var ok = true;
+  Array.prototype.forEach.call(tables, function (table) {
+    var original = Array.prototype.slice.call(table.tBodies[0].rows);
+    sortBy(table, 1, true);
+    var rows = table.tBodies[0].rows;
+    for (var i = 1; i < rows.length; i++) {
+      if (compare(value(rows[i - 1].cells[1]), value(rows[i].cells[1])) < 0) ok = false;
+    }
+    original.forEach(function (row) { table.tBodies[0].appendChild(row); });
+    Array.prototype.forEach.call(table.tHead.rows[0].cells, function (th) { th.classList.remove('asc', 'desc'); });
+  });
+  document.documentElement.setAttribute('data-sortable', ok ? 'ready' : 'self-check-failed');
+})();
+"""
+
+COLUMNS = ("configuration", "score", "95% CI", "std (repeats)", "items", "parse fail", "decided", "turns",
+           "calls/item", "tokens/item", "wall s/item", "vs reference")
+
+
+def page(board: dict[str, Any], charts: list[Path]) -> str:
+    """The whole page as a string."""
+    title = html.escape(board["title"])
+    parts = [
+        f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>{title}</title>",
+        f"<style>{STYLE}</style></head><body>",
+        f"<h1>{title}</h1>",
+        f"<p class='note'>{html.escape(board['statement'])}</p>",
+        f"<p>Run <code>{html.escape(board['run'])}</code>; reference configuration: "
+        f"<b>{html.escape(_reference_label(board))}</b>. Click a column header to sort.</p>",
+    ]
+    for scope, task, metric in dict.fromkeys((r["scope"], r["task"], r["metric"]) for r in board["rows"]):
+        rows = [r for r in board["rows"] if (r["scope"], r["task"], r["metric"]) == (scope, task, metric)]
+        kind = "group" if scope == "group" else "task"
+        parts.append(f"<h2>{html.escape(task)} ({kind}) — {html.escape(metric)}</h2>")
+        parts.append(_table(rows))
+    if board["options"]["compare"] == "all" and board["comparisons"]:
+        parts.append("<h2>All pairwise comparisons</h2><pre>")
+        parts.append(html.escape(comparisons_markdown(board["comparisons"])))
+        parts.append("</pre>")
+    if charts:
+        parts.append("<h2>Charts</h2><div class='charts'>")
+        for chart in charts:
+            data = base64.b64encode(chart.read_bytes()).decode("ascii")
+            parts.append(f"<img alt='{html.escape(chart.stem)}' src='data:image/png;base64,{data}'>")
+        parts.append("</div>")
+    parts.append(f"<script>{SCRIPT}</script></body></html>\n")
+    return "\n".join(parts)
+
+
+def _reference_label(board: dict[str, Any]) -> str:
+    reference = board["options"].get("reference")
+    return board["configurations"].get(reference, {}).get("label", "none") if reference else "none"
+
+
+def _table(rows: list[dict[str, Any]]) -> str:
+    head = "".join(f"<th>{c}</th>" for c in COLUMNS)
+    body = []
+    for r in rows:
+        wall = r["wall_s_per_item"]
+        cells = [
+            (label_of(r), None),
+            (points(r, r["score"]), r["score"]),
+            (f"{points(r, r['ci_low'])}–{points(r, r['ci_high'])}", r["ci_low"]),
+            (points(r, r["std_repeats"]), r["std_repeats"]),
+            (str(r["items"]), r["items"]),
+            (f"{100 * r['parse_failure_rate']:.1f}%", r["parse_failure_rate"]),
+            (f"{100 * r['decision_success_rate']:.0f}%", r["decision_success_rate"]),
+            (f"{r['mean_turns']:.2f}", r["mean_turns"]),
+            (f"{r['calls_per_item']:.1f}", r["calls_per_item"]),
+            (f"{r['tokens_per_item']:.0f}", r["tokens_per_item"]),
+            ("–" if wall is None else f"{wall:.2f}", wall),
+            (versus(r), r["delta"]),
+        ]
+        tds = []
+        for index, (text, key) in enumerate(cells):
+            sort = "" if key is None else f" data-sort='{key!r}'"
+            cls = " class='sig'" if index == len(cells) - 1 and r.get("significant") else ""
+            tds.append(f"<td{sort}{cls}>{html.escape(text)}</td>")
+        body.append(f"<tr{' class=ref' if r.get('reference') else ''}>{''.join(tds)}</tr>")
+    return f"<table class='sortable'><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"

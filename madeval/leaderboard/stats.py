@@ -1,0 +1,296 @@
+"""Paired tests, family-wise corrections and confidence intervals for leaderboards.
+
+Every function works on plain sequences of floats and is checked against scipy / statsmodels in
+``tests/test_stats_*``. Paired tests take two equally long sequences ``a`` and ``b`` of per-item
+scores (repeats already averaged within each item) and test the mean difference ``a - b``.
+``alternative`` follows scipy: ``"two-sided"``, ``"less"`` (a is lower) or ``"greater"``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+from scipy import stats as scipy_stats
+
+ALTERNATIVES = ("two-sided", "less", "greater")
+#: Largest number of non-zero differences whose sign flips are enumerated one by one.
+ENUMERATE_AT_MOST = 16
+#: Largest (items x lattice range) for which the exact permutation distribution is convolved.
+LATTICE_WORK_AT_MOST = 50_000_000
+
+
+@dataclass(frozen=True)
+class TestResult:
+    """A paired test's outcome: which test, the mean difference, the p-value and how it was got."""
+
+    test: str
+    delta: float
+    p_value: float
+    method: str
+
+
+def is_binary(values: Sequence[float]) -> bool:
+    """True when every value is exactly 0 or 1."""
+    return all(v in (0.0, 1.0) for v in values)
+
+
+def _check_pair(a: Sequence[float], b: Sequence[float], alternative: str) -> tuple[np.ndarray, np.ndarray]:
+    if len(a) != len(b):
+        raise ValueError("paired samples must have the same length")
+    if alternative not in ALTERNATIVES:
+        raise ValueError(f"alternative must be one of {', '.join(ALTERNATIVES)}")
+    return np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+
+
+def mcnemar_exact(a: Sequence[float], b: Sequence[float], alternative: str = "two-sided") -> TestResult:
+    """Exact McNemar test for paired binary outcomes: a binomial test on the discordant pairs.
+
+    With ``n10`` items where only ``a`` is right and ``n01`` where only ``b`` is right, the p-value is
+    that of ``binomtest(n10, n10 + n01, 0.5)`` (two-sided: ``min(1, 2 * cdf(min(n10, n01)))``, as
+    statsmodels' ``mcnemar(exact=True)``). No discordant pair gives p = 1.
+    """
+    x, y = _check_pair(a, b, alternative)
+    if not (is_binary(x) and is_binary(y)):
+        raise ValueError("McNemar's test needs binary scores")
+    n10 = int(np.sum((x == 1) & (y == 0)))
+    n01 = int(np.sum((x == 0) & (y == 1)))
+    n = n10 + n01
+    delta = float(np.mean(x - y)) if len(x) else 0.0
+    if n == 0:
+        p = 1.0
+    elif alternative == "two-sided":
+        p = min(1.0, 2.0 * float(scipy_stats.binom.cdf(min(n10, n01), n, 0.5)))
+    elif alternative == "less":
+        p = float(scipy_stats.binom.cdf(n10, n, 0.5))
+    else:
+        p = float(scipy_stats.binom.sf(n10 - 1, n, 0.5))
+    return TestResult("mcnemar", delta, p, f"exact binomial on {n} discordant pairs ({n10} vs {n01})")
+
+
+def paired_permutation(
+    a: Sequence[float],
+    b: Sequence[float],
+    alternative: str = "two-sided",
+    *,
+    resamples: int = 9999,
+    seed: int = 0,
+) -> TestResult:
+    """Paired permutation (sign-flip) test of the mean difference.
+
+    Under the null hypothesis each difference ``a_i - b_i`` is equally likely to have either sign.
+    The p-value is exact when the differences lie on a lattice (scores averaged over repeats do:
+    multiples of 1/repeats), by convolving the sign-flip distribution, or when at most
+    :data:`ENUMERATE_AT_MOST` differences are non-zero, by enumerating the flips; it then equals
+    ``scipy.stats.permutation_test(..., permutation_type='samples', n_resamples=np.inf)``.
+    Otherwise ``resamples`` seeded random flips give ``(hits + 1) / (resamples + 1)``.
+    """
+    x, y = _check_pair(a, b, alternative)
+    diffs = x - y
+    delta = float(np.mean(diffs)) if len(diffs) else 0.0
+    nonzero = diffs[diffs != 0]
+    if len(nonzero) == 0:
+        return TestResult("permutation", delta, 1.0, "exact (all differences are zero)")
+    lattice = _lattice(nonzero)
+    if lattice is not None:
+        p = _lattice_p(lattice, alternative)
+        return TestResult("permutation", delta, p, f"exact over 2^{len(nonzero)} sign flips (lattice)")
+    if len(nonzero) <= ENUMERATE_AT_MOST:
+        signs = 1 - 2 * ((np.arange(2 ** len(nonzero))[:, None] >> np.arange(len(nonzero))) & 1)
+        null = (signs * nonzero).sum(axis=1)
+        p = _tail_p(null, float(nonzero.sum()), alternative, adjustment=0)
+        return TestResult("permutation", delta, p, f"exact over 2^{len(nonzero)} sign flips")
+    rng = np.random.default_rng(seed)
+    signs = rng.choice(np.array([-1.0, 1.0]), size=(resamples, len(nonzero)))
+    null = signs @ nonzero
+    p = _tail_p(null, float(nonzero.sum()), alternative, adjustment=1)
+    return TestResult("permutation", delta, p, f"Monte Carlo, {resamples} seeded sign flips")
+
+
+def _lattice(diffs: np.ndarray) -> np.ndarray | None:
+    """Integer multiples ``k`` with ``diffs = k / L`` for a small ``L``, or None."""
+    for denominator in range(1, 121):
+        scaled = diffs * denominator
+        rounded = np.round(scaled)
+        if np.all(np.abs(scaled - rounded) < 1e-9):
+            ks = rounded.astype(np.int64)
+            if len(ks) * int(np.abs(ks).sum()) <= LATTICE_WORK_AT_MOST:
+                return ks
+            return None
+    return None
+
+
+def _lattice_p(ks: np.ndarray, alternative: str) -> float:
+    """Exact p-value of the sum of randomly signed integers ``ks`` against the observed sum."""
+    span = int(np.abs(ks).sum())
+    dist = np.zeros(2 * span + 1)
+    dist[span] = 1.0
+    for k in np.abs(ks):
+        shifted = np.zeros_like(dist)
+        shifted[k:] += 0.5 * dist[: len(dist) - k]
+        shifted[: len(dist) - k] += 0.5 * dist[k:]
+        dist = shifted
+    observed = int(ks.sum()) + span
+    at_most, at_least = float(dist[: observed + 1].sum()), float(dist[observed:].sum())
+    if alternative == "less":
+        return min(1.0, at_most)
+    if alternative == "greater":
+        return min(1.0, at_least)
+    return min(1.0, 2.0 * min(at_most, at_least))
+
+
+def _tail_p(null: np.ndarray, observed: float, alternative: str, adjustment: int) -> float:
+    """scipy's p-value rule: a relative tolerance on ties, two-sided = twice the smaller tail."""
+    gamma = abs(np.finfo(float).eps * 100 * observed)
+    count = len(null) + adjustment
+    less = (np.count_nonzero(null <= observed + gamma) + adjustment) / count
+    greater = (np.count_nonzero(null >= observed - gamma) + adjustment) / count
+    p = {"less": less, "greater": greater, "two-sided": 2 * min(less, greater)}[alternative]
+    return float(min(1.0, max(0.0, p)))
+
+
+def paired_bootstrap(
+    a: Sequence[float],
+    b: Sequence[float],
+    alternative: str = "two-sided",
+    *,
+    resamples: int = 9999,
+    seed: int = 0,
+    level: float = 0.95,
+) -> tuple[TestResult, tuple[float, float]]:
+    """Paired bootstrap of the mean difference: a p-value and a percentile interval.
+
+    Items are resampled with replacement ``resamples`` times (seeded; the same draws as
+    ``scipy.stats.bootstrap`` with the same generator, so the percentile interval equals scipy's).
+    The p-value shifts the bootstrap distribution to the null (mean difference 0) and counts
+    replicates at least as extreme as the observed difference, ``|d* - d| >= |d|`` two-sided (one
+    tail otherwise): ``(hits + 1) / (resamples + 1)``.
+    """
+    x, y = _check_pair(a, b, alternative)
+    diffs = x - y
+    n = len(diffs)
+    if n == 0:
+        return TestResult("bootstrap", 0.0, 1.0, "no items"), (0.0, 0.0)
+    delta = float(np.mean(diffs))
+    rng = np.random.default_rng(seed)
+    means = diffs[rng.integers(0, n, (resamples, n))].mean(axis=-1)
+    tail = (1 - level) / 2
+    interval = (float(np.percentile(means, 100 * tail)), float(np.percentile(means, 100 * (1 - tail))))
+    null = means - delta
+    if alternative == "two-sided":
+        hits = np.count_nonzero(np.abs(null) >= abs(delta) * (1 - np.finfo(float).eps * 100))
+        p = float(min(1.0, (hits + 1) / (resamples + 1)))
+    else:
+        p = _tail_p(null, delta, alternative, adjustment=1)
+    return TestResult("bootstrap", delta, p, f"{resamples} seeded paired resamples"), interval
+
+
+def holm(p_values: Sequence[float]) -> list[float]:
+    """Holm's step-down adjusted p-values (statsmodels ``multipletests(method='holm')``)."""
+    p = np.asarray(p_values, dtype=float)
+    m = len(p)
+    order = np.argsort(p, kind="mergesort")
+    stepped = np.maximum.accumulate((m - np.arange(m)) * p[order])
+    adjusted = np.empty(m)
+    adjusted[order] = np.minimum(stepped, 1.0)
+    return adjusted.tolist()
+
+
+def benjamini_hochberg(p_values: Sequence[float]) -> list[float]:
+    """Benjamini-Hochberg adjusted p-values (statsmodels ``multipletests(method='fdr_bh')``)."""
+    p = np.asarray(p_values, dtype=float)
+    m = len(p)
+    order = np.argsort(p, kind="mergesort")
+    scaled = p[order] * m / np.arange(1, m + 1)
+    stepped = np.minimum.accumulate(scaled[::-1])[::-1]
+    adjusted = np.empty(m)
+    adjusted[order] = np.minimum(stepped, 1.0)
+    return adjusted.tolist()
+
+
+CORRECTIONS = {"holm": holm, "bh": benjamini_hochberg, "none": lambda p: [float(v) for v in p]}
+
+
+def adjust(p_values: Sequence[float], method: str) -> list[float]:
+    """Adjust a family of p-values: ``holm``, ``bh`` (Benjamini-Hochberg) or ``none``."""
+    if not len(p_values):
+        return []
+    return CORRECTIONS[method](p_values)
+
+
+@dataclass(frozen=True)
+class Interval:
+    """A confidence interval for a mean score and how it was computed."""
+
+    low: float
+    high: float
+    method: str
+
+
+def fpc(n: int, population: int) -> float:
+    """The finite-population correction factor for the variance, ``(N - n) / (N - 1)``."""
+    if population <= 1 or n >= population:
+        return 0.0
+    return (population - n) / (population - 1)
+
+
+def mean_interval(
+    item_means: Sequence[float],
+    *,
+    level: float = 0.95,
+    population: int | None = None,
+    within: Sequence[float] = (),
+    repeats: Sequence[int] = (),
+) -> Interval:
+    """The confidence interval of the mean of per-item means.
+
+    Without ``population`` the interval is about the population of questions (the items are a
+    sample of it): Student t over the per-item means, ``s / sqrt(n)``. With ``population`` N it is
+    about this finite benchmark: two-stage sampling (Cochran, Sampling Techniques, 10.8), variance
+    ``(1 - f) s^2 / n + f * mean(s_w,i^2 / K_i) / n`` with ``f = n / N``, where ``within`` holds each
+    item's variance over its ``repeats`` K_i (the debates' own randomness; it cannot be estimated
+    from one repeat, and is then left out).
+
+    Binary per-item means (0 or 1) get a Wilson score interval, with the effective sample size
+    ``n / (1 - f)`` under the FPC; other scores in [0, 1] are clipped to [0, 1].
+    """
+    values = np.asarray(item_means, dtype=float)
+    n = len(values)
+    mean = float(values.mean()) if n else float("nan")
+    if n == 0:
+        return Interval(mean, mean, "no items")
+    f = n / population if population else 0.0
+    shrink = fpc(n, population) if population else 1.0
+    bounded = bool(np.all((values >= 0) & (values <= 1)))
+    if is_binary(values):
+        if population and shrink == 0.0:
+            return Interval(mean, mean, "exact (every item of the benchmark, 1 outcome each)")
+        n_eff = n / shrink if population else n
+        low, high = wilson(mean, n_eff, level)
+        return Interval(low, high, "Wilson" + (" with FPC" if population else ""))
+    if n < 2:
+        return Interval(mean, mean, "single item")
+    between = float(values.var(ddof=1))
+    if population:
+        within_term = float(np.mean([w / k for w, k in zip(within, repeats)])) if within else 0.0
+        variance = ((1 - f) * between + f * within_term) / n
+        method = "t, two-stage FPC"
+    else:
+        variance = between / n
+        method = "t"
+    half = float(scipy_stats.t.ppf(0.5 + level / 2, n - 1)) * math.sqrt(variance)
+    low, high = mean - half, mean + half
+    if bounded:
+        low, high = max(low, 0.0), min(high, 1.0)
+    return Interval(low, high, method)
+
+
+def wilson(p: float, n: float, level: float = 0.95) -> tuple[float, float]:
+    """Wilson score interval for a proportion ``p`` observed on ``n`` (possibly effective) trials."""
+    z = float(scipy_stats.norm.ppf(0.5 + level / 2))
+    denominator = 1 + z * z / n
+    centre = (p + z * z / (2 * n)) / denominator
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denominator
+    return max(0.0, centre - half), min(1.0, centre + half)

@@ -1,0 +1,161 @@
+"""The leaderboard itself: one row per (configuration, task or group, metric), with comparisons.
+
+Scores are averaged over an item's repeats first, then over items. The interval follows the
+options (population of questions, or this finite benchmark with the FPC); the standard deviation
+is across repeats (the spread of per-repeat means, as MALLM reports). A group row pools the items
+of its member tasks (micro average).
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections import Counter, defaultdict
+from typing import Any
+
+from ..errors import UsageError
+from .compare import compare_family, pairs
+from .data import RunData, item_scores, item_spread, metric_names
+from .options import LeaderboardOptions
+from .stats import mean_interval
+
+FORMAT = "madeval-leaderboard/1"
+#: Row keys that depend on timing, not on the debates (left out when comparing two runs).
+TIMING_KEYS = ("wall_s_per_item",)
+
+
+def build(data: RunData, options: LeaderboardOptions) -> dict[str, Any]:
+    """The leaderboard of a run as a JSON-ready dictionary (see ``FORMAT``)."""
+    order = list(data.configurations)
+    reference = resolve_reference(data, options.reference)
+    scopes = [("task", task, [task]) for task in data.tasks]
+    scopes += [("group", name, members) for name, members in data.groups.items()]
+    rows, comparisons, per_item = [], [], {}
+    for scope, name, members in scopes:
+        records = [r for r in data.records if r["unit"]["task"] in set(members)]
+        for metric in _shared_metrics(records, members):
+            scores: dict[str, dict[str, float]] = {}
+            family_rows = []
+            for config in order:
+                mine = [r for r in records if r["unit"]["config"] == config]
+                if not mine:
+                    continue
+                scores[config] = item_scores(mine, metric)
+                population = _population(data, members) if options.interval == "benchmark" else None
+                row = _row(data, config, scope, name, metric, mine, scores[config], population)
+                if options.interval == "benchmark" and population is None:
+                    row["ci_method"] += " (benchmark size not recorded: about the population)"
+                family_rows.append(row)
+            family = compare_family(scores, pairs(list(scores), reference, options.compare), options)
+            _mark(family_rows, family, reference, options)
+            for comparison in family:
+                comparison.update(scope=scope, task=name, metric=metric,
+                                  label_a=data.configurations[comparison["a"]]["label"],
+                                  label_b=data.configurations[comparison["b"]]["label"])
+            rows += family_rows
+            comparisons += family
+            if scope == "task":
+                per_item.setdefault(name, {})[metric] = scores
+    return {
+        "format": FORMAT,
+        "title": options.title or f"madeval leaderboard: {data.folder.name}",
+        "run": str(data.folder),
+        "fingerprint": data.run.get("fingerprint"),
+        "statement": options.statement(),
+        "options": {**options.to_dict(), "reference": reference},
+        "configurations": data.configurations,
+        "rows": rows,
+        "comparisons": comparisons,
+        "item_scores": per_item,
+    }
+
+
+def resolve_reference(data: RunData, wanted: str | None) -> str | None:
+    """The reference configuration's id from a label or id; default: the run's first configuration."""
+    if wanted is None:
+        return next((cid for cid, c in data.configurations.items() if c.get("source") == "run"), None)
+    for cid, config in data.configurations.items():
+        if wanted in (cid, config.get("label")):
+            return cid
+    labels = ", ".join(c["label"] for c in data.configurations.values())
+    raise UsageError(f"unknown reference configuration '{wanted}' (configurations: {labels})")
+
+
+def _shared_metrics(records: list[dict[str, Any]], members: list[str]) -> list[str]:
+    """Metrics every member task reports (a group mixing metrics only gets the shared ones)."""
+    names = metric_names(records)
+    for task in members:
+        own = set(metric_names([r for r in records if r["unit"]["task"] == task]))
+        names = [n for n in names if n in own]
+    return names
+
+
+def _population(data: RunData, members: list[str]) -> int | None:
+    sizes = [data.task_size(task) for task in members]
+    return sum(sizes) if sizes and all(sizes) else None
+
+
+def _row(data: RunData, config: str, scope: str, name: str, metric: str, records: list[dict[str, Any]],
+         scores: dict[str, float], population: int | None) -> dict[str, Any]:
+    described = data.configurations[config]
+    values = list(scores.values())
+    within, repeats = item_spread(records, metric)
+    interval = mean_interval(values, population=population, within=within, repeats=repeats)
+    by_repeat: dict[int, list[float]] = defaultdict(list)
+    for record in records:
+        if metric in record["metrics"]:
+            by_repeat[record["unit"]["repeat"]].append(float(record["metrics"][metric]))
+    repeat_means = [statistics.fmean(v) for v in by_repeat.values()]
+    walls = [r["wall_s"] for r in records if r.get("wall_s") is not None]
+    return {
+        "config": config,
+        "label": described["label"],
+        "source": described.get("source", "run"),
+        "replay_of": described.get("replay_of"),
+        "scope": scope,
+        "task": name,
+        "metric": metric,
+        "score": statistics.fmean(values),
+        "bounded": all(0.0 <= v <= 1.0 for v in values),
+        "ci_low": interval.low,
+        "ci_high": interval.high,
+        "ci_method": interval.method,
+        "population": population,
+        "std_repeats": statistics.stdev(repeat_means) if len(repeat_means) > 1 else 0.0,
+        "items": len(values),
+        "units": len(records),
+        "repeats": max(repeats) if repeats else 0,
+        "parse_failure_rate": _rate(records, "parse_failure"),
+        "decision_success_rate": _rate(records, "decision_success"),
+        "mean_turns": statistics.fmean(r["turns"] for r in records),
+        "calls_per_item": _per_item(records, lambda r: r["calls"]),
+        "tokens_per_item": _per_item(records, lambda r: r["tokens"]["total"]),
+        "wall_s_per_item": statistics.fmean(walls) if walls else None,
+        "oracle": any(r.get("oracle") for r in records),
+        "turns_histogram": {str(k): v for k, v in sorted(Counter(r["turns"] for r in records).items())},
+    }
+
+
+def _rate(records: list[dict[str, Any]], key: str) -> float:
+    return sum(bool(r[key]) for r in records) / len(records)
+
+
+def _per_item(records: list[dict[str, Any]], value) -> float:
+    """Mean over items of the mean over the item's repeats (the cost of one debate on an item)."""
+    by_item: dict[tuple[str, str], list[float]] = defaultdict(list)
+    for record in records:
+        by_item[(record["unit"]["task"], record["unit"]["item"])].append(float(value(record)))
+    return statistics.fmean(statistics.fmean(v) for v in by_item.values())
+
+
+def _mark(rows: list[dict[str, Any]], family: list[dict[str, Any]], reference: str | None,
+          options: LeaderboardOptions) -> None:
+    """Put each row's comparison with the reference on the row (reference mode only)."""
+    against = {c["a"]: c for c in family if c["b"] == reference} if options.compare == "reference" else {}
+    for row in rows:
+        row["reference"] = row["config"] == reference
+        found = against.get(row["config"])
+        row["delta"] = found["delta"] if found else None
+        row["p_value"] = found["p_value"] if found else None
+        row["p_adjusted"] = found["p_adjusted"] if found else None
+        row["significant"] = found["significant"] if found else None
+        row["test"] = found["test"] if found else None

@@ -1,0 +1,193 @@
+"""Rescoring a finished run: replay deciders on its stored debates and add them as rows.
+
+``madeval rescore RUN --decider counting:after_turns=2,simple_voting`` applies each decider (which
+must be ``transcript_only``) to every stored debate of every configuration of RUN through
+:func:`madeval.replay.replay`. A rescored configuration is the original with the decider replaced;
+its records go to ``rescored.jsonl`` in the run folder, keyed by the new configuration's id, and
+the leaderboard shows them as rows next to the run's own. A configuration whose debates stopped
+before the new decider decides is skipped with a note (all of its debates or none are added).
+Re-running skips what is already rescored.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import random
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from .config import DebateConfig, RunSettings
+from .errors import MadevalError, UsageError
+from .leaderboard.data import RESCORED_FILE, load_run, read_rescored
+from .llm.cache import ResponseCache
+from .llm.client import LLMClient, RetryPolicy
+from .llm.session import DebateSession, ModelRef, derive_seed
+from .plan import PlannedConfig, parse_model_ref
+from .plugins import Components
+from .replay import discussion_calls, replay
+from .transcript import Transcript
+
+
+@dataclass(frozen=True)
+class DeciderSpec:
+    """A decider to replay: its name and options, as written (``name:key=value:...``)."""
+
+    name: str
+    options: dict[str, Any]
+    text: str
+
+
+def parse_deciders(text: str, components: Components) -> list[DeciderSpec]:
+    """``"counting,counting:after_turns=2"`` -> specs; unknown or live-only deciders are UsageErrors."""
+    specs = []
+    for part in (p.strip() for p in text.split(",")):
+        if not part:
+            continue
+        name, *pairs = part.split(":")
+        options = {}
+        for pair in pairs:
+            key, eq, value = pair.partition("=")
+            if not eq or not key:
+                raise UsageError(f"--decider expects NAME[:key=value...], got '{part}'")
+            options[key.strip()] = yaml.safe_load(value.strip())
+        entry = components.deciders.resolve(name.strip())
+        decider = components.deciders.create(entry.name, options)
+        if not decider.transcript_only:
+            raise UsageError(f"decider '{entry.name}' cannot be replayed: it is not transcript_only")
+        specs.append(DeciderSpec(entry.name, options, part))
+    if not specs:
+        raise UsageError("--decider names no decider")
+    return specs
+
+
+@dataclass
+class RescoreOutcome:
+    """What a rescore did: records added, configurations skipped (with why)."""
+
+    added: int = 0
+    skipped: dict[str, str] = field(default_factory=dict)
+
+
+def rescore(folder: Path, specs: list[DeciderSpec], settings: RunSettings, components: Components,
+            endpoints: dict[str, Any], tasks: dict[str, Any]) -> RescoreOutcome:
+    """Replay every spec on every run configuration of ``folder``; append to ``rescored.jsonl``."""
+    return asyncio.run(_rescore(folder, specs, settings, components, endpoints, tasks))
+
+
+async def _rescore(folder, specs, settings, components, endpoints, tasks) -> RescoreOutcome:
+    data = load_run(folder)
+    done = {r["unit"]["key"] for r in read_rescored(folder)}
+    items = {name: {item.id: item for item in task.items} for name, task in tasks.items()}
+    cache = ResponseCache(settings.cache or _default_cache()) if settings.cache != "off" else None
+    client = LLMClient(endpoints, concurrency=settings.concurrency, cache=cache,
+                       retry=RetryPolicy(max_attempts=settings.max_attempts, base_delay_s=settings.retry_delay))
+    outcome = RescoreOutcome()
+    limit = asyncio.Semaphore(settings.concurrency)
+    try:
+        for source_id, described in data.configurations.items():
+            if described["source"] != "run":
+                continue
+            sources = [r for r in data.records if r["unit"]["config"] == source_id]
+            for spec in specs:
+                config = rescored_config(described, spec)
+                new_id = rescored_id(source_id, spec)
+                name = f"{described['label']} -> {spec.text}"
+                try:
+                    planned = PlannedConfig(config, new_id, [], ModelRef("", ""))  # models: from each record
+                    planned.setup(components).validate()
+
+                    async def one(record, planned=planned, new_id=new_id):
+                        async with limit:
+                            return await _replay_record(record, planned, new_id, described, spec, settings,
+                                                        components, client, tasks, items)
+
+                    todo = [r for r in sources if _key(new_id, r) not in done]
+                    records = await asyncio.gather(*(one(r) for r in todo), return_exceptions=True)
+                    for result in records:
+                        if isinstance(result, BaseException):
+                            raise result
+                except MadevalError as error:
+                    outcome.skipped[name] = str(error)
+                    continue
+                with open(Path(folder) / RESCORED_FILE, "a", encoding="utf-8") as handle:
+                    for record in records:
+                        handle.write(json.dumps(record, ensure_ascii=False, default=str) + "\n")
+                outcome.added += len(records)
+    finally:
+        await client.aclose()
+        if cache is not None:
+            cache.close()
+    return outcome
+
+
+def rescored_config(described: dict[str, Any], spec: DeciderSpec) -> DebateConfig:
+    """The source configuration with its decider replaced (and no challenge round: not replayed)."""
+    known = {f.name for f in fields(DebateConfig)}
+    options = {k: v for k, v in described.items() if k in known}
+    options.update(decider=spec.name, decider_args=dict(spec.options), challenge=[],
+                   name=f"{described['label']} -> {spec.text}")
+    return DebateConfig(**options)
+
+
+def rescored_id(source_id: str, spec: DeciderSpec) -> str:
+    """A stable id for (source configuration, decider, options), distinct from any run id."""
+    blob = json.dumps(["rescored", source_id, spec.name, spec.options], sort_keys=True)
+    return hashlib.sha256(blob.encode()).hexdigest()[:10]
+
+
+def _key(config_id: str, record: dict[str, Any]) -> str:
+    unit = record["unit"]
+    return json.dumps([config_id, unit["task"], unit["item"], unit["repeat"]])
+
+
+async def _replay_record(record, planned, new_id, described, spec, settings, components, client, tasks, items):
+    """Replay one stored debate and return its rescored record."""
+    unit = record["unit"]
+    task = tasks[unit["task"]]
+    item = items[unit["task"]].get(unit["item"])
+    if item is None:
+        raise UsageError(f"item {unit['item']} of task {unit['task']} no longer exists")
+    recorded = Transcript.from_dict(record["transcript"])
+    agents = [ModelRef(a.model, a.endpoint) for a in recorded.agents]
+    judge = parse_model_ref(described["judge_model"], agents[0].endpoint) if described.get("judge_model") else agents[0]
+
+    def llm_for(transcript: Transcript) -> DebateSession:
+        return DebateSession(client, agents=agents, judge=judge, generation=settings.generation(),
+                             run_seed=settings.seed, item_id=item.id, repeat=unit["repeat"], transcript=transcript)
+
+    rng = random.Random(derive_seed(settings.seed, item.id, unit["repeat"], "debate-rng"))
+    transcript = await replay(planned.setup(components), recorded, task.prompt(item), llm_for,
+                              extract=lambda text: task.extract(text, item), rng=rng, item_id=item.id,
+                              gold=item.target)
+    prediction = task.extract(transcript.decision.answer, item)
+    return {
+        "unit": {"key": _key(new_id, record), "config": new_id, "task": unit["task"], "item": unit["item"],
+                 "repeat": unit["repeat"]},
+        "config_label": planned.config.label(),
+        "configuration": {"label": planned.config.label(), **planned.config.identity(), "replay_of": unit["config"],
+                          "replayed_decider": spec.text},
+        "target": item.target,
+        "prediction": prediction,
+        "parse_failure": prediction is None,
+        "metrics": task.score(prediction, item, transcript=transcript),
+        "decision_success": transcript.decision.success,
+        "turns": transcript.turns_used,
+        "calls": len(transcript.calls),
+        "chain": transcript.chain(),
+        "new_calls": len(transcript.calls) - len(discussion_calls(recorded, transcript.turns_used)),
+        "tokens": transcript.tokens(),
+        "wall_s": None,
+        "oracle": transcript.oracle,
+        "transcript": transcript.to_dict(),
+    }
+
+
+def _default_cache() -> Path:
+    from .run import default_cache_path
+
+    return default_cache_path()

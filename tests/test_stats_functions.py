@@ -1,0 +1,150 @@
+"""The leaderboard's statistics equal scipy / statsmodels (to 1e-9) on fixed fixtures."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from scipy import stats
+from statsmodels.stats.contingency_tables import mcnemar
+from statsmodels.stats.multitest import multipletests
+from statsmodels.stats.proportion import proportion_confint
+
+from madeval.leaderboard import stats as S
+
+ALTERNATIVES = ("two-sided", "less", "greater")
+TOLERANCE = 1e-9
+
+
+def mean_difference(x, y, axis):
+    return np.mean(x - y, axis=axis)
+
+
+def scipy_exact_permutation(x, y, alternative):
+    return stats.permutation_test((x, y), mean_difference, permutation_type="samples", n_resamples=np.inf,
+                                  alternative=alternative, vectorized=True).pvalue
+
+
+@pytest.fixture
+def binary_pair():
+    rng = np.random.default_rng(20240601)
+    a = (rng.uniform(size=60) < 0.7).astype(float)
+    b = np.where(rng.uniform(size=60) < 0.25, 1 - a, a)  # b disagrees with a on about a quarter
+    return a, b
+
+
+def test_stats_mcnemar_equals_statsmodels_and_binomtest(binary_pair):
+    a, b = binary_pair
+    n10, n01 = int(np.sum((a == 1) & (b == 0))), int(np.sum((a == 0) & (b == 1)))
+    table = [[np.sum((a == 1) & (b == 1)), n10], [n01, np.sum((a == 0) & (b == 0))]]
+    assert n10 + n01 > 5
+    assert abs(S.mcnemar_exact(a, b).p_value - mcnemar(table, exact=True).pvalue) < TOLERANCE
+    for alternative in ALTERNATIVES:
+        expected = stats.binomtest(n10, n10 + n01, 0.5, alternative=alternative).pvalue
+        assert abs(S.mcnemar_exact(a, b, alternative).p_value - expected) < TOLERANCE
+
+
+def test_stats_mcnemar_without_discordant_pairs_is_one():
+    assert S.mcnemar_exact([1, 0, 1], [1, 0, 1]).p_value == 1.0
+    with pytest.raises(ValueError):
+        S.mcnemar_exact([0.5], [1.0])
+
+
+@pytest.mark.parametrize("alternative", ALTERNATIVES)
+def test_stats_exact_permutation_on_repeat_means_equals_scipy(alternative):
+    # Means over 3 repeats are k/3; scipy runs on the integers k (same p-value, no float noise
+    # on ties), madeval on the means themselves, convolving the exact sign-flip distribution.
+    rng = np.random.default_rng(7)
+    k_a, k_b = rng.integers(0, 4, 14), rng.integers(0, 4, 14)
+    k_a[:3] += 0  # keep some equal pairs
+    ours = S.paired_permutation(k_a / 3, k_b / 3, alternative)
+    assert "exact" in ours.method and "lattice" in ours.method
+    assert abs(ours.p_value - scipy_exact_permutation(k_a.astype(float), k_b.astype(float), alternative)) < TOLERANCE
+
+
+@pytest.mark.parametrize("alternative", ALTERNATIVES)
+def test_stats_exact_permutation_on_continuous_scores_equals_scipy(alternative):
+    rng = np.random.default_rng(11)
+    x, y = rng.normal(size=12), rng.normal(0.4, 1.0, size=12)
+    ours = S.paired_permutation(x, y, alternative)
+    assert ours.method.startswith("exact over 2^12")
+    assert abs(ours.p_value - scipy_exact_permutation(x, y, alternative)) < TOLERANCE
+
+
+def test_stats_monte_carlo_permutation_is_seeded_and_close_to_exact():
+    rng = np.random.default_rng(3)
+    x, y = rng.normal(size=40), rng.normal(0.3, 1.0, size=40)
+    first = S.paired_permutation(x, y, resamples=20000, seed=5)
+    assert first.method.startswith("Monte Carlo")
+    assert first == S.paired_permutation(x, y, resamples=20000, seed=5)
+    reference = stats.permutation_test((x, y), mean_difference, permutation_type="samples", n_resamples=200000,
+                                       vectorized=True, rng=1).pvalue
+    assert abs(first.p_value - reference) < 4 * math.sqrt(reference * (1 - reference) / 20000) + 1e-3
+
+
+def test_stats_bootstrap_interval_equals_scipy_and_p_value_follows_its_definition():
+    rng = np.random.default_rng(5)
+    x, y = rng.uniform(size=50), rng.uniform(size=50)
+    result, (low, high) = S.paired_bootstrap(x, y, resamples=3000, seed=9)
+    expected = stats.bootstrap((x - y,), np.mean, method="percentile", n_resamples=3000, vectorized=True,
+                               rng=np.random.default_rng(9)).confidence_interval
+    assert abs(low - expected.low) < TOLERANCE and abs(high - expected.high) < TOLERANCE
+    diffs = x - y
+    means = diffs[np.random.default_rng(9).integers(0, 50, (3000, 50))].mean(axis=-1)
+    hits = np.sum(np.abs(means - diffs.mean()) >= abs(diffs.mean()))
+    assert abs(result.delta - diffs.mean()) < TOLERANCE
+    assert abs(result.p_value - (hits + 1) / 3001) < TOLERANCE
+
+
+def test_stats_holm_and_benjamini_hochberg_equal_statsmodels():
+    rng = np.random.default_rng(2)
+    for size in (1, 2, 7, 30):
+        p = rng.uniform(size=size) ** 3
+        p[0] = p[-1]  # a tie
+        assert np.max(np.abs(np.array(S.holm(p)) - multipletests(p, method="holm")[1])) < TOLERANCE
+        assert np.max(np.abs(np.array(S.benjamini_hochberg(p)) - multipletests(p, method="fdr_bh")[1])) < TOLERANCE
+        assert np.max(np.abs(np.array(S.adjust(p, "bh")) - stats.false_discovery_control(p, method="bh"))) < TOLERANCE
+    assert S.adjust([], "holm") == [] and S.adjust([0.2, 0.01], "none") == [0.2, 0.01]
+
+
+def test_stats_t_interval_equals_scipy():
+    values = np.random.default_rng(4).uniform(0.2, 0.9, size=25)
+    interval = S.mean_interval(values)
+    low, high = stats.t.interval(0.95, 24, loc=values.mean(), scale=stats.sem(values))
+    assert interval.method == "t"
+    assert abs(interval.low - low) < TOLERANCE and abs(interval.high - high) < TOLERANCE
+
+
+def test_stats_wilson_interval_equals_statsmodels_and_stays_in_unit_range():
+    values = [1.0] * 17 + [0.0] * 3
+    interval = S.mean_interval(values)
+    low, high = proportion_confint(17, 20, alpha=0.05, method="wilson")
+    assert interval.method == "Wilson"
+    assert abs(interval.low - low) < TOLERANCE and abs(interval.high - high) < TOLERANCE
+    everything_right = S.mean_interval([1.0] * 12)
+    assert 0.0 <= everything_right.low < 1.0 and everything_right.high == 1.0
+    near_zero = S.mean_interval([0.0] * 9 + [1 / 3])  # not binary: t, clipped to [0, 1]
+    assert near_zero.low == 0.0 and near_zero.high <= 1.0
+
+
+def test_stats_finite_population_correction_by_hand():
+    # Cochran: the variance shrinks by (N - n) / (N - 1); two-stage adds f * mean(s_w^2 / K) / n.
+    values = [0.0, 1 / 3, 2 / 3, 1.0, 1.0, 2 / 3]
+    within = [0.0, 1 / 3, 1 / 3, 0.0, 0.0, 1 / 3]
+    n, population, f = 6, 10, 0.6
+    s2 = np.var(values, ddof=1)
+    variance = ((1 - f) * s2 + f * np.mean(np.array(within) / 3)) / n
+    half = stats.t.ppf(0.975, n - 1) * math.sqrt(variance)
+    interval = S.mean_interval(values, population=population, within=within, repeats=[3] * 6)
+    assert interval.method == "t, two-stage FPC"
+    assert abs(interval.low - (np.mean(values) - half)) < TOLERANCE
+    assert abs(interval.high - (np.mean(values) + half)) < TOLERANCE
+    assert S.fpc(6, 10) == 4 / 9 and S.fpc(10, 10) == 0.0
+    # Binary scores on the whole benchmark with one outcome each: the benchmark score is known.
+    whole = S.mean_interval([1.0, 0.0, 1.0], population=3)
+    assert whole.low == whole.high == 2 / 3
+    # A sample of a finite benchmark gets Wilson with the effective size n (N - 1) / (N - n).
+    part = S.mean_interval([1.0] * 8 + [0.0] * 2, population=50)
+    low, high = S.wilson(0.8, 10 / S.fpc(10, 50))
+    assert (part.low, part.high) == (low, high) and part.method == "Wilson with FPC"
