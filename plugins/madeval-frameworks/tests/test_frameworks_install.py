@@ -1,0 +1,92 @@
+"""Installing the plugin packages into a clean virtual environment next to madeval, and uninstalling them.
+
+The clean environment is a new ``python -m venv`` whose site-packages links every entry of the
+running environment's site-packages (madeval itself and its dependencies, offline) except anything
+of the three plugin packages, so it starts without them even when ``make install`` put them into
+``.venv``. The packages are then installed with pip as regular (non-editable) wheels built from a
+copy of their sources; nothing else is configured. The test shows that the entry points alone make
+the components appear in ``madeval plugins`` and usable with ``--preset``, and that ``pip
+uninstall`` removes them again.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import sysconfig
+from pathlib import Path
+
+from madeval.records import read_records
+from madeval.simulator import simulate
+
+PLUGINS = Path(__file__).resolve().parents[2]
+PACKAGES = ("madeval-madc", "madeval-freemad", "madeval-frameworks")
+OURS = tuple(p.replace("-", "_") for p in PACKAGES)
+
+
+def _clean_venv(root: Path) -> Path:
+    """A venv sharing this environment's packages except the plugin packages; its python."""
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(root)], check=True, capture_output=True)
+    python = root / "bin" / "python"
+    site = Path(subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                               check=True, capture_output=True, text=True).stdout.strip())
+    for entry in Path(sysconfig.get_paths()["purelib"]).iterdir():
+        if not any(name in entry.name.lower().replace("-", "_") for name in OURS) and not (site / entry.name).exists():
+            (site / entry.name).symlink_to(entry)
+    return python
+
+
+def _env() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("MADEVAL_LOAD_PLUGINS", "PYTHONPATH", "VIRTUAL_ENV")}
+    return env
+
+
+def _pip(python: Path, *args: str) -> None:
+    done = subprocess.run([sys.executable, "-m", "pip", "--python", str(python), *args, "--quiet"],
+                          capture_output=True, text=True, env=_env(), timeout=600)
+    assert done.returncode == 0, done.stderr
+
+
+def _madeval(python: Path, *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([str(python), "-m", "madeval", *args], capture_output=True, text=True, env=_env(),
+                          cwd=cwd, timeout=600)
+
+
+def _ours(python: Path) -> dict[str, dict]:
+    listed = _madeval(python, "plugins")
+    assert listed.returncode == 0, listed.stderr
+    return {p["package"]: p for p in json.loads(listed.stdout) if p["package"] in PACKAGES}
+
+
+def test_frameworks_install_and_uninstall_in_a_clean_venv(tmp_path, arith_tasks):
+    python = _clean_venv(tmp_path / "venv")
+    assert _ours(python) == {}  # clean: madeval works, no plugin package
+    sources = tmp_path / "src"
+    for package in PACKAGES:  # build from copies, so the repository gets no build folders
+        shutil.copytree(PLUGINS / package, sources / package, ignore=shutil.ignore_patterns("tests", "__pycache__", "*.egg-info", "build"))
+    _pip(python, "install", "--no-deps", "--no-index", "--no-build-isolation", *(str(sources / p) for p in PACKAGES))
+
+    ours = _ours(python)
+    assert sorted(ours) == sorted(PACKAGES)
+    assert ours["madeval-freemad"]["components"]["deciders"] == ["freemad_score"]
+    assert "som" in ours["madeval-madc"]["components"]["paradigms"]
+    assert "agentverse" in ours["madeval-frameworks"]["components"]["presets"]
+    assert all(p["version"] == "0.1.0" for p in ours.values())
+
+    with simulate(tasks=arith_tasks.values(), accuracy=0.6, conformity=0.5) as sim:
+        done = _madeval(python, "--tasks", "arith_mc", "--limit", "3", "--preset", "freemad_n", "--base-url",
+                        sim.base_url, "--output-path", "out", "--cache", "off", "--no-progress", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    records = list(read_records(tmp_path / "out"))
+    assert len(records) == 3 and all(r["transcript"]["decision"]["decider"] == "freemad_score" for r in records)
+
+    _pip(python, "uninstall", "--yes", "madeval-freemad")
+    assert sorted(_ours(python)) == ["madeval-frameworks", "madeval-madc"]
+    refused = _madeval(python, "--tasks", "arith_mc", "--preset", "freemad_n")
+    assert refused.returncode == 2 and refused.stderr.startswith("madeval: error: unknown preset 'freemad_n'")
+    assert len(refused.stderr.strip().splitlines()) == 1
+    _pip(python, "uninstall", "--yes", "madeval-frameworks", "madeval-madc")
+    assert _ours(python) == {}

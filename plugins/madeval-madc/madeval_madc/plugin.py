@@ -1,0 +1,45 @@
+"""The madeval hooks of madeval-madc: the ``som`` responder and paradigm and the ``madc`` preset."""
+
+from __future__ import annotations
+
+from madeval import hookimpl
+
+from .paradigm import SocietyOfMindsParadigm
+from .responder import SocietyOfMinds
+
+
+def madc() -> dict:
+    """MADC (seed 003): 5 agents, one debate round, the most-agreed answer shown last, majority vote.
+
+    MADC's agents have the system prompt "You are a helpful assistant." (``prompt/agent_com0.json``)
+    and answer in one debate round after their independent answers; the final answer is the most
+    frequent last-round answer (ties: the earliest agent's).
+    """
+    return {
+        "persona": "none",
+        "responder": "som",
+        "responder_args": {"system": "You are a helpful assistant."},
+        "paradigm": "som",
+        "paradigm_args": {"allocation": "madc"},
+        "decider": "counting",
+        "agents": 5,
+        "max_turns": 2,
+    }
+
+
+@hookimpl
+def register_responders(register):
+    """The Society-of-Minds responder (Du et al. prompts)."""
+    register("som", SocietyOfMinds, aliases=("society_of_minds",))
+
+
+@hookimpl
+def register_paradigms(register):
+    """The Society-of-Minds paradigm with MADC's allocation strategies."""
+    register("som", SocietyOfMindsParadigm, aliases=("society_of_minds",))
+
+
+@hookimpl
+def register_presets(register):
+    """MADC's configuration as a preset."""
+    register("madc", madc)
