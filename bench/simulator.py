@@ -1,0 +1,45 @@
+"""The simulator in a separate process, so the harness under test has the other core."""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+from typing import Iterator
+
+
+def free_port() -> int:
+    """A free TCP port on loopback."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@contextlib.contextmanager
+def simulator_process(*, latency: float, tasks: str, include_path: Path | None = None) -> Iterator[str]:
+    """Run ``madeval simulator`` with ``latency`` seconds per reply; yield its base URL."""
+    port = free_port()
+    command = [sys.executable, "-m", "madeval", "simulator", "--port", str(port), "--latency", str(latency),
+               "--tasks", tasks, "--conformity", "0.5"]
+    if include_path is not None:
+        command += ["--include-path", str(include_path)]
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    base_url = f"http://127.0.0.1:{port}/v1"
+    try:
+        deadline = time.time() + 120
+        while True:
+            try:
+                with urllib.request.urlopen(base_url + "/models", timeout=1):
+                    break
+            except OSError:
+                if process.poll() is not None or time.time() > deadline:
+                    raise RuntimeError("the simulator did not start") from None
+                time.sleep(0.1)
+        yield base_url
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
