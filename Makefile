@@ -7,22 +7,38 @@ STAMP := $(VENV)/.installed
 # Local benchmark mirrors (the Hugging Face hub is not reachable everywhere).
 export MADEVAL_DATA_DIR ?= $(abspath ../shared/data)
 
+# WordNet 3.0 for the METEOR metric, offline: Debian's wordnet-base (NLTK's downloader needs the
+# network). Installed only when missing; as root directly, otherwise through sudo.
+WORDNET := /usr/share/wordnet/data.noun
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
+# Headless Chromium for the leaderboard page's screenshot test: Debian's chromium, when missing.
+CHROMIUM := /usr/bin/chromium
+
 .PHONY: install demo test clean
 
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -c constraints.txt -e '.[embedded,test]'
+	$(BIN)/pip install --quiet -c constraints.txt -e '.[embedded,metrics,test]' -e ./plugins/madeval-madc -e ./plugins/madeval-freemad -e ./plugins/madeval-frameworks
 	touch $(STAMP)
 
-install: $(STAMP)
+$(WORDNET):
+	$(SUDO) apt-get update -qq
+	$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends wordnet-base
+
+$(CHROMIUM):
+	$(SUDO) apt-get update -qq
+	$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium
+
+install: $(STAMP) $(WORDNET) $(CHROMIUM)
 
 # The main job: a three-agent Memory debate with majority consensus on generated arithmetic,
 # served by the embedded SmolLM2-135M-Instruct model; prints the leaderboard table.
 demo: $(STAMP)
 	$(BIN)/madeval --tasks arith_mc --limit 4 --max-turns 2 --max-tokens 128 --output-path madeval-out/demo
 
-test: $(STAMP)
+test: install
 	$(BIN)/python -m pytest -q
 
 clean:
