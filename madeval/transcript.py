@@ -22,6 +22,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+#: The parse note of a reply that was asked for a stance and gave no readable [AGREE]/[DISAGREE].
+NO_AGREEMENT_MARKER = "no agreement marker"
+
 
 @dataclass(frozen=True)
 class Persona:
@@ -168,6 +171,32 @@ class Transcript:
                     held[message.agent] = message.answer
             rows.append([held[index] for index in voters])
         return rows
+
+    def parse_failures(self) -> dict[str, int]:
+        """How many replies of this debate could not be read, by kind.
+
+        * ``vote_abstentions``: ballots still unreadable after the re-asks (``vote`` events);
+        * ``unreadable_agreements``: messages asked for a stance whose reply had no readable
+          [AGREE]/[DISAGREE] (parse note :data:`NO_AGREEMENT_MARKER`), plus challenge replies with
+          no readable AGREE/DISAGREE;
+        * ``unparseable_solutions``: messages proposing a solution of their own from which the
+          task's extractor got no answer (with a responder that shares reasoning only, every
+          message that proposes an argument);
+        * ``persona_fallbacks``: agents whose persona generation failed and fell back to
+          "Participant N".
+        """
+        events = self.events
+        return {
+            "vote_abstentions": sum(
+                ballot["abstained"] for e in events if e["kind"] == "vote" for ballot in e["ballots"]
+            ),
+            "unreadable_agreements": sum(NO_AGREEMENT_MARKER in m.parse_notes for m in self.messages)
+            + sum(r["agrees"] is None for e in events if e["kind"] == "challenge" for r in e["results"]),
+            "unparseable_solutions": sum(
+                m.solution is not None and m.backs == m.id and m.answer is None for m in self.messages
+            ),
+            "persona_fallbacks": sum(bool((a.persona.traits or {}).get("fallback")) for a in self.agents),
+        }
 
     def chain(self) -> int:
         """The longest chain of calls that had to happen one after another in this debate."""

@@ -7,11 +7,15 @@ Rules shared by every voting decider:
 * Each voting agent's final solution is collected (see :mod:`madeval.finals`) and listed as
   "Solution 1..N" in agent order; every voting agent then casts a ballot, all in parallel.
 * A ballot that cannot be read is re-asked up to ``max_reasks`` times (default 2) with the problem
-  stated; if it still cannot be read, the agent abstains. Every raw reply, the parsed ballot and
-  abstentions are recorded in a ``vote`` event.
+  stated; if it still cannot be read, the agent abstains. Every raw reply, the parsed ballot, a
+  note on how it was read (e.g. a shifted 0-based ranking) and abstentions are recorded in a
+  ``vote`` event.
+* Numbers in a ballot are whole numbers (see :func:`numbers_in`): "Solution 2." is 2, "2.5" is
+  no solution number, and list markers ("1. Solution 3") are not votes.
 * The solution with the highest total wins. Solutions tied at the top that give the same
   answer (same extracted answer, or the same text) are one answer, and the first of them wins;
-  a tie between different answers (or no readable ballot) means one more turn and a new vote. At ``max_turns`` without a winner the first agent's solution is returned with
+  a tie between different answers (or no readable ballot) means one more turn and a new vote.
+  At ``max_turns`` without a winner the first agent's solution is returned with
   ``success = False``.
 
 Totals: simple voting counts one vote per ballot; approval voting one per approved solution;
@@ -37,9 +41,23 @@ from ..prompts import mallm
 from ..transcript import Decision
 from .personas import parse_json_object
 
-INTEGER = re.compile(r"(?<![\d.])-?\d+(?![\d.])")
-LEADING_NUMBER = re.compile(r"\s*\**\s*(?:solution\s*)?#?(\d+)(?![\d.])", re.IGNORECASE)
+# A whole number: not part of a decimal ("2.5"), but a full stop after it ends a sentence ("2.").
+INTEGER = re.compile(r"(?<![\d.])-?\d+(?!\d|\.\d)")
+LEADING_NUMBER = re.compile(r"\s*\**\s*(?:solution\s*)?#?(\d+)(?!\d|\.\d)", re.IGNORECASE)
+# A list marker ("1. ", "2) ", "**3.** ") at the start of a line that goes on to name a number.
+ENUMERATOR = re.compile(r"^[ \t]*\**\d+[.)]\**[ \t]+(?=[^\n]*\d)", re.MULTILINE)
 NO_SOLUTION = "(no solution)"
+ZERO_BASED = "0-based ranking shifted by one"
+
+
+def numbers_in(reply: str) -> list[int]:
+    """The whole numbers in a ballot reply, in order, without list markers and decimals.
+
+    A full stop after a number ends the sentence ("Solution 2." is 2); a decimal ("2.5") is no
+    solution number; a line that starts with "1." or "2)" and names another number further on
+    is a list item, and its marker is dropped ("1. Solution 3" is 3).
+    """
+    return [int(n) for n in INTEGER.findall(ENUMERATOR.sub("", reply))]
 
 
 class Voting(Decider):
@@ -65,16 +83,19 @@ class Voting(Decider):
                 f"{setup.max_turns}: it would never vote"
             )
 
-    def read_ballot(self, reply: str, count: int) -> Any:
-        """The ballot in ``reply`` for ``count`` solutions; ValueError says what is wrong."""
-        leading = LEADING_NUMBER.match(reply)
+    def read_ballot(self, reply: str, count: int) -> tuple[Any, str | None]:
+        """``(ballot, note)`` read from ``reply`` for ``count`` solutions.
+
+        ``note`` says how the reply was interpreted when that is worth recording (else ``None``);
+        a ValueError says what is wrong with an unreadable reply.
+        """
+        leading = LEADING_NUMBER.match(ENUMERATOR.sub("", reply))
         if leading and 1 <= int(leading.group(1)) <= count:
-            return int(leading.group(1))
-        numbers = [int(n) for n in INTEGER.findall(reply)]
-        valid = list(dict.fromkeys(n for n in numbers if 1 <= n <= count))
+            return int(leading.group(1)), None
+        valid = list(dict.fromkeys(n for n in numbers_in(reply) if 1 <= n <= count))
         if len(valid) != 1:
             raise ValueError(f"expected one solution number between 1 and {count}")
-        return valid[0]
+        return valid[0], None
 
     def scores(self, ballot: Any, count: int) -> dict[int, float]:
         """What one ballot adds to each solution (numbered from 1)."""
@@ -146,59 +167,84 @@ class Voting(Decider):
             reply = await llm.chat(voter, messages, purpose="vote", nonce=attempt)
             replies.append(reply)
             try:
-                ballot = self.read_ballot(reply, len(solutions))
+                ballot, note = self.read_ballot(reply, len(solutions))
             except ValueError as problem:
                 problems.append(str(problem))
                 messages = [*messages, {"role": "assistant", "content": reply},
                             {"role": "user", "content": own.VOTE_REASK.format(problem=problem)}]
                 continue
-            return {"agent": voter, "replies": replies, "ballot": ballot, "abstained": False, "problems": problems}
-        return {"agent": voter, "replies": replies, "ballot": None, "abstained": True, "problems": problems}
+            return {"agent": voter, "replies": replies, "ballot": ballot, "abstained": False, "problems": problems,
+                    "note": note}
+        return {"agent": voter, "replies": replies, "ballot": None, "abstained": True, "problems": problems,
+                "note": None}
 
     async def at_max_turns(self, state: DebateState, llm: DebateLLM) -> Decision:
         return fallback_first_agent(state, self.name)
 
 
 class SimpleVoting(Voting):
-    """Simple voting: each agent votes for one solution; most votes wins (Figure 26)."""
+    """Simple voting (Figure 26): each ballot names one solution, which gets 1 point; most points wins.
+
+    A reply that starts with a valid solution number votes for it; otherwise the reply must name
+    exactly one distinct valid number.
+    """
 
     name = "simple_voting"
 
 
 class ApprovalVoting(Voting):
-    """Approval voting: each agent approves any number of solutions; most approvals wins (Figure 27)."""
+    """Approval voting (Figure 27): each approved solution gets 1 point; most points wins.
+
+    Every distinct number 1..N in the reply is an approval; other numbers are ignored.
+    """
 
     name = "approval_voting"
     template = mallm.VOTE_APPROVAL
 
-    def read_ballot(self, reply: str, count: int) -> list[int]:
-        approved = list(dict.fromkeys(int(n) for n in INTEGER.findall(reply) if 1 <= int(n) <= count))
+    def read_ballot(self, reply: str, count: int) -> tuple[list[int], None]:
+        approved = list(dict.fromkeys(n for n in numbers_in(reply) if 1 <= n <= count))
         if not approved:
             raise ValueError(f"expected solution numbers between 1 and {count}, separated by commas")
-        return approved
+        return approved, None
 
     def scores(self, ballot: list[int], count: int) -> dict[int, float]:
         return {number: 1.0 for number in ballot}
 
 
 class RankedVoting(Voting):
-    """Ranked voting: each agent ranks the solutions; Borda points decide (Figure 29)."""
+    """Ranked voting (Figure 29): the solution at position p (0 = first) of a ranking gets N - p
+    points (Borda); unlisted solutions get 0; most points wins.
+
+    The prompt's verbatim example is 0-based ("'0 2 1' if you prefer Solution 0 the most") while
+    the solutions are listed from 1. A ballot that copies that style is shifted by one and the
+    ballot's ``note`` says so: its distinct numbers include 0, all lie in 0..N-1 and there are at
+    least min(N, 5) of them (a complete ranking, or the 5 the prompt asks for at most). Otherwise
+    numbers outside 1..N are ignored. At most the first 5 distinct solutions of a ranking count.
+    """
 
     name = "ranked_voting"
     template = mallm.VOTE_RANKED
 
-    def read_ballot(self, reply: str, count: int) -> list[int]:
-        ranking = list(dict.fromkeys(int(n) for n in INTEGER.findall(reply) if 1 <= int(n) <= count))
+    def read_ballot(self, reply: str, count: int) -> tuple[list[int], str | None]:
+        distinct = list(dict.fromkeys(numbers_in(reply)))
+        size = min(5, count)
+        if 0 in distinct and len(distinct) >= size and all(0 <= n < count for n in distinct):
+            return [n + 1 for n in distinct][:size], ZERO_BASED
+        ranking = [n for n in distinct if 1 <= n <= count]
         if not ranking:
             raise ValueError(f"expected a ranking of solution numbers between 1 and {count}")
-        return ranking[: min(5, count)]
+        return ranking[:size], None
 
     def scores(self, ballot: list[int], count: int) -> dict[int, float]:
         return {number: float(count - position) for position, number in enumerate(ballot)}
 
 
 class CumulativeVoting(Voting):
-    """Cumulative voting: each agent distributes ``points`` among the solutions (Figure 28)."""
+    """Cumulative voting (Figure 28): each ballot gives points to solutions; most points wins.
+
+    A ballot is a JSON object of solution numbers (1..N) to non-negative points adding up to more
+    than 0 and at most ``points`` (default 10, the prompt's budget; the paper's text says 25).
+    """
 
     name = "cumulative_voting"
     template = mallm.VOTE_CUMULATIVE
@@ -212,7 +258,7 @@ class CumulativeVoting(Voting):
     def prompt_fields(self) -> dict[str, Any]:
         return {"points": self.points}
 
-    def read_ballot(self, reply: str, count: int) -> dict[int, float]:
+    def read_ballot(self, reply: str, count: int) -> tuple[dict[int, float], None]:
         try:
             data = parse_json_object(reply)
         except ValueError:
@@ -231,14 +277,18 @@ class CumulativeVoting(Voting):
         total = sum(allocation.values())
         if total <= 0 or total > self.points:
             raise ValueError(f"the points must add up to at most {self.points} (got {total:g})")
-        return allocation
+        return allocation, None
 
     def scores(self, ballot: dict[int, float], count: int) -> dict[int, float]:
         return dict(ballot)
 
 
 class ConsensusVoting(Voting):
-    """Consensus voting: agents vote among the distinct solutions on the table, from turn 1."""
+    """Consensus voting: a simple vote among the distinct solutions (merged by answer), from turn 1.
+
+    Agents whose solutions give the same answer share one entry on the ballot; each ballot names
+    one entry, which gets 1 point; most points wins.
+    """
 
     name = "consensus_voting"
 
