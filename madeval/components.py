@@ -165,12 +165,20 @@ class DebateSetup:
     extract: str = "task"
     challenges: tuple[str, ...] = ()
 
+    def voters(self) -> int:
+        """The number of voting (non-neutral) agents."""
+        return self.agents - sum(self.neutral)
+
     def validate(self) -> None:
         """Fail with one clear line if the components cannot work together."""
         if self.agents < 1:
             raise UsageError("a debate needs at least one agent")
         if self.max_turns < 1:
             raise UsageError("max_turns must be at least 1")
+        if self.voters() < 1:
+            raise UsageError(
+                f"all {self.agents} agents are neutral: at least one agent must solve the task"
+            )
         for component in (self.responder, self.paradigm, self.decider, *self.personas):
             component.validate(self)
 
@@ -286,6 +294,21 @@ class Decider(Component):
                 f"decider '{self.name}' counts agreement, but paradigm '{setup.paradigm.name}' with "
                 f"responder '{setup.responder.name}' gives no [AGREE]/[DISAGREE] stance to count"
             )
+        if setup.voters() < 2 and decides_between_agents(self):
+            raise UsageError(
+                f"decider '{self.name}' decides between several agents, but only {setup.voters()} "
+                "agent votes (neutral agents do not): use at least 2 non-neutral agents"
+            )
+
+
+def decides_between_agents(decider: Decider) -> bool:
+    """True for deciders that weigh several agents' positions: consensus (agreement), voting and
+    the judge. ``counting`` is not one: it also reads a lone agent's answer, as the single-model
+    baselines do."""
+    from .builtins.judge import Judge  # imported here: the built-ins import this module
+    from .builtins.voting import Voting
+
+    return decider.needs_agreement or isinstance(decider, (Voting, Judge))
 
 
 def fallback_first_agent(state: DebateState, decider: str) -> Decision:

@@ -8,6 +8,7 @@ import pytest
 
 from madeval.config import build_settings
 from madeval.errors import UsageError
+from madeval.prompts import madeval as own
 from madeval.prompts import mallm
 from helpers import debate
 
@@ -163,7 +164,7 @@ def test_neutral_agents_are_moderators_that_draft_and_do_not_count():
     assert transcript.decision.details["backers"] == [1, 2]
 
 
-def test_hybrid_consensus_needs_unanimity_early_and_three_quarters_later():
+def test_decider_hybrid_consensus_needs_unanimity_early_and_three_quarters_later():
     # Five agents: agent 5 always disagrees. Unanimity is impossible, so hybrid waits for turn 5.
     def reply(turn, agent, purpose):
         return "[DISAGREE] Final Solution: C" if agent == 4 else ("Final Solution: B" if agent == 0 else "[AGREE]")
@@ -201,7 +202,9 @@ def test_presets_and_collective_improvement_options():
     assert config.label() == "self_consistency"
     assert build_settings({"tasks": "x", "preset": "self_consistency", "agents": 9}).configurations[0].agents == 9
     improved = build_settings({"tasks": "x", "collective_improvement": True, "decider": "simple_voting"})
-    assert improved.configurations[0].paradigm == "collective_refinement"
+    assert improved.configurations[0].paradigm == "collective_improvement"
+    with pytest.raises(UsageError, match="collective improvement replaces the paradigm"):
+        build_settings({"tasks": "x", "collective_improvement": True, "paradigm": "collective_refinement"})
     with pytest.raises(UsageError, match="collective improvement replaces the paradigm"):
         build_settings({"tasks": "x", "collective_improvement": True, "paradigm": "relay"})
     with pytest.raises(UsageError, match="unknown preset 'self_consistancy'; did you mean self_consistency"):
@@ -215,3 +218,63 @@ def test_cot_baseline_prompt_is_figure_24():
     assert system["content"].startswith("Solve the provided task. Do not ask back questions.")
     assert user["content"] == "Let's think step-by-step."
     assert transcript.decision.answer == "B"
+
+
+QUESTION = "Task: Answer.\nInput: What is 2 + 2?\nA) 3\nB) 4\n"
+
+
+def test_collective_improvement_shows_only_the_previous_turns_solutions():
+    answers = {(1, 0): "B", (1, 1): "C", (1, 2): "C", (2, 0): "C", (2, 1): "C", (2, 2): "B"}
+
+    def reply(turn, agent, purpose):
+        if purpose == "vote":
+            return "2"
+        return f"Reasoning t{turn}a{agent}. Final Solution: {answers[(turn, agent)]}"
+
+    script, seen = recorder(reply)
+    transcript, _ = debate(script, paradigm="collective_improvement", decider="simple_voting",
+                           decider_args={"vote_after_turns": 2}, max_turns=2)
+    system, user = seen[(2, 0)][0][1]
+    assert system["content"] == (
+        "You take part in a discussion to solve a task.\n\nYour role: Participant 1\n" + QUESTION
+        + "Current Solution: B\nDiscussion so far: \nParticipant 1: B\nParticipant 2: C\nParticipant 3: C"
+    )
+    assert user["content"] == own.REFINE
+    assert [m.stage for m in transcript.messages] == ["draft"] * 3 + ["refine"] * 3
+    assert "Reasoning" in transcript.messages[0].text  # the record keeps the full message
+    # Every vote names Solution 2, agent 2's turn-2 solution.
+    assert transcript.decision.answer == "C" and transcript.decision.success
+
+
+def test_collective_improvement_is_refused_with_non_voting_deciders_and_reasoning():
+    for decider in ("majority_consensus", "judge", "counting"):
+        with pytest.raises(UsageError, match=f"works with voting deciders only .*not '{decider}'"):
+            debate({}, paradigm="collective_improvement", decider=decider)
+    with pytest.raises(UsageError, match="responder 'reasoning' shares no solutions"):
+        debate({}, paradigm="collective_improvement", decider="simple_voting", responder="reasoning")
+
+
+def test_reasoning_agents_in_collective_refinement_are_never_asked_for_a_solution():
+    def reply(turn, agent, purpose):
+        if purpose == "final_solution":
+            return "Final Solution: B"
+        if purpose == "vote":
+            return "1"
+        return f"Step t{turn}a{agent}: 2 + 2 is 4."
+
+    script, seen = recorder(reply)
+    transcript, _ = debate(script, paradigm="collective_refinement", responder="reasoning",
+                           decider="simple_voting", decider_args={"vote_after_turns": 2}, max_turns=2)
+    # Each agent's first call of a turn is its message; final solutions and votes follow in turn 2.
+    discussion = {key: calls[0] for key, calls in seen.items()}
+    assert sorted((key, purpose) for key, (purpose, _) in discussion.items()) == [
+        ((t, a), "draft" if t == 1 else "refine") for t in (1, 2) for a in range(3)]
+    for (turn, agent), (purpose, (system, user)) in discussion.items():
+        assert user["content"] == (mallm.REASONING_FIRST_DRAFT if turn == 1 else mallm.REASONING_IMPROVE)
+        for asks in ("Propose a solution", "provide your improved solution", "Provide a revised solution",
+                     "Please provide the first one"):
+            assert asks not in system["content"] + user["content"]
+    first = seen[(1, 0)][0][1][0]["content"]
+    assert first == "You take part in a discussion to solve a task.\n\nYour role: Participant 1\n" + QUESTION
+    assert "Current Solution: Step t1a1: 2 + 2 is 4." in seen[(2, 1)][0][1][0]["content"]
+    assert transcript.decision.answer == "B"  # solutions only from the final_solution calls

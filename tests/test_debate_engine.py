@@ -117,6 +117,27 @@ def test_collective_refinement_is_simultaneous_and_counting_decides():
     assert transcript.trajectory() == [["B", "C", "C"], ["C", "C", "B"]]
 
 
+@pytest.mark.parametrize("visible, shown_turns", [({}, [2]), ({"visible_turns_in_memory": 2}, [1, 2])])
+def test_collective_refinement_honours_visible_turns_in_memory(visible, shown_turns):
+    prompts = {}
+
+    def script(turn, agent, purpose, messages):
+        prompts[(turn, agent)] = messages[0]["content"]
+        return f"t{turn}a{agent} Final Solution: {'BC'[agent % 2]}"
+
+    debate(script, decider="counting", paradigm="collective_refinement", max_turns=3, paradigm_args=visible)
+    for agent in range(3):  # in turn 3: the last turn by default (1), the last two with 2
+        shown = sorted({(t, a) for t in (1, 2, 3) for a in range(3) if f"t{t}a{a} " in prompts[(3, agent)]})
+        assert shown == [(t, a) for t in shown_turns for a in range(3)]
+
+
+def test_collective_refinement_refuses_zero_visible_turns():
+    from madeval.errors import UsageError
+
+    with pytest.raises(UsageError, match="visible_turns_in_memory 0 shows agents no answer"):
+        debate({}, decider="counting", paradigm="collective_refinement", paradigm_args={"visible_turns_in_memory": 0})
+
+
 def test_decider_counting_tie_goes_to_the_earliest_agent_and_is_recorded():
     script = {(1, 0): "Final Solution: C", (1, 1): "Final Solution: B"}
     transcript, _ = debate(script, decider="counting", paradigm="collective_refinement", agents=2, max_turns=1)

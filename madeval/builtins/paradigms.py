@@ -1,17 +1,31 @@
 """Built-in paradigms: who speaks when, and who sees what (MALLM, seed 000, Section 3.2).
 
-Every paradigm honours ``visible_turns_in_memory`` (default 2): an agent sees the messages of the
-last that many turns plus those of the current turn (MALLM ignores the option). Neutral agents
-(moderators) propose a draft every turn instead of improving one.
+Every paradigm honours ``visible_turns_in_memory``: an agent sees the messages of the last that
+many turns plus those of the current turn (MALLM ignores the option). The default is 2 (MALLM's),
+except for the simultaneous paradigms (Collective Refinement and Improvement), whose default of 1
+is the previous turn the paper describes. In the sequential paradigms neutral agents (moderators)
+propose a draft every turn instead of improving one.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Iterator
 
 from .. import hookimpl
 from ..components import DebateState, Paradigm, Speaker
+from ..errors import UsageError
+from ..finals import solution_text
 from ..transcript import Message
+from .voting import Voting
+
+
+def require_agents(paradigm: Paradigm, setup, count: int, why: str) -> None:
+    """Fail with one line unless ``setup`` has at least ``count`` agents."""
+    if setup.agents < count:
+        raise UsageError(
+            f"paradigm '{paradigm.name}' needs at least {count} agents ({why}), got {setup.agents}"
+        )
 
 
 class Memory(Paradigm):
@@ -29,6 +43,9 @@ class Relay(Paradigm):
 
     name = "relay"
 
+    def validate(self, setup) -> None:
+        require_agents(self, setup, 3, "with 2 every message reaches everyone, which is memory")
+
     def turn(self, state: DebateState) -> Iterator[list[Speaker]]:
         count = len(state.agents)
         for agent in state.agents:
@@ -40,6 +57,9 @@ class Report(Paradigm):
     """Report: agent 1 drafts every turn for all to see; the others report to agent 1 only."""
 
     name = "report"
+
+    def validate(self, setup) -> None:
+        require_agents(self, setup, 2, "agent 1 and at least one agent reporting to it")
 
     def turn(self, state: DebateState) -> Iterator[list[Speaker]]:
         yield [Speaker(0, "draft")]
@@ -62,6 +82,9 @@ class Debate(Paradigm):
             raise ValueError("debate_rounds must be at least 1")
         self.debate_rounds = debate_rounds
 
+    def validate(self, setup) -> None:
+        require_agents(self, setup, 3, "the central agent 1 and at least two agents who debate")
+
     def turn(self, state: DebateState) -> Iterator[list[Speaker]]:
         yield [Speaker(0, "draft")]
         debaters = [a.index for a in state.agents[1:]]
@@ -77,18 +100,63 @@ class CollectiveRefinement(Paradigm):
 
     Turn 1 is an independent draft by every agent (nobody sees anything); in later turns each
     agent refines its own answer given all answers of the previous turn (Voting or Consensus,
-    seed 001, Appendix C). Agents give no agreement stance, so consensus deciders cannot be used.
+    seed 001, Appendix C). ``visible_turns_in_memory`` (default 1, the previous turn) widens
+    that to more turns; 0 would hide every answer and is refused. Agents give no agreement
+    stance, so consensus deciders cannot be used.
     """
 
     name = "collective_refinement"
     supports_agreement = False
 
+    def __init__(self, visible_turns_in_memory: int = 1):
+        super().__init__(visible_turns_in_memory)
+
+    def validate(self, setup) -> None:
+        if self.visible_turns == 0:
+            raise UsageError(
+                f"paradigm '{self.name}' with visible_turns_in_memory 0 shows agents no answer to "
+                "refine; use at least 1"
+            )
+
     def turn(self, state: DebateState) -> Iterator[list[Speaker]]:
         stage = "draft" if state.turn == 1 else "refine"
         yield [Speaker(agent.index, stage) for agent in state.agents]
 
+
+class CollectiveImprovement(CollectiveRefinement):
+    """Collective Improvement (CI, Voting or Consensus, seed 001, Section 4.3): as Collective
+    Refinement, but agents see only the *solutions* of the previous turn, not the messages.
+
+    "CI prohibits communication and only shows the solutions from the previous turn to the agent
+    in the next turn" (001, 4.3). An agent's view holds every previous-turn message, its own
+    included, reduced to its solution: the text after the last "Final Solution:" marker (the
+    solution the voting deciders list). The paper prints no CI prompt; agents get the same
+    refine prompt as in Collective Refinement. "CI only works for voting decision protocols",
+    so any other decider is refused, as are responders whose messages carry no solution.
+    """
+
+    name = "collective_improvement"
+
+    def validate(self, setup) -> None:
+        super().validate(setup)
+        if not isinstance(setup.decider, Voting):
+            raise UsageError(
+                f"paradigm '{self.name}' works with voting deciders only (seed 001, Section 4.3: "
+                f"no turn order, so no agreement can be reached), not '{setup.decider.name}'"
+            )
+        if not setup.responder.shares_solutions:
+            raise UsageError(
+                f"paradigm '{self.name}' shows agents only the solutions of the previous turn, but "
+                f"responder '{setup.responder.name}' shares no solutions"
+            )
+
     def view(self, agent: int, state: DebateState) -> list[Message]:
-        return [m for m in state.transcript.messages if m.turn == state.turn - 1 and m.visible_to(agent)]
+        shown = []
+        for message in super().view(agent, state):
+            solution = solution_text(message.solution)
+            if solution is not None:
+                shown.append(dataclasses.replace(message, text=solution, solution=solution))
+        return shown
 
 
 @hookimpl
@@ -99,3 +167,4 @@ def register_paradigms(register):
     register("report", Report)
     register("debate", Debate)
     register("collective_refinement", CollectiveRefinement, aliases=("cr",))
+    register("collective_improvement", CollectiveImprovement, aliases=("ci",))

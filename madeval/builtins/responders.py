@@ -11,22 +11,30 @@ from __future__ import annotations
 from .. import hookimpl
 from ..agreement import parse_agreement, strip_markers
 from ..components import Contribution, Responder, SpeakContext
+from ..errors import UsageError
 from ..prompts import madeval as own
 from ..prompts import mallm
 
 
-def debate_system_prompt(ctx: SpeakContext, preamble: str = "") -> str:
-    """Figure 11 filled in: persona, task, input, context, current solution and memory."""
+def debate_system_prompt(
+    ctx: SpeakContext, preamble: str = "", no_solution: str = mallm.NO_SOLUTION_YET
+) -> str:
+    """Figure 11 filled in: persona, task, input, context, current solution and memory.
+
+    ``no_solution`` replaces the current solution and memory when nobody has said anything yet.
+    In the ``refine`` stage the current solution is the agent's own latest answer as the paradigm
+    shows it (Collective Improvement shows only its solution).
+    """
     context_line = mallm.CONTEXT_LINE.format(context=ctx.task.context) if ctx.task.context else ""
     if ctx.current_draft is None and not ctx.view:
-        discussion = mallm.NO_SOLUTION_YET
+        discussion = no_solution
     else:
         names = {a.index: a.persona.name for a in ctx.agents}
         memory = "\n".join(
             own.MEMORY_ENTRY.format(name=names.get(m.agent, f"Agent {m.agent + 1}"), text=m.text)
             for m in ctx.view
         )
-        shown = ctx.own_last if ctx.stage == "refine" else ctx.current_draft
+        shown = own_shown(ctx) if ctx.stage == "refine" else ctx.current_draft
         draft = shown.solution or "" if shown is not None else ""
         discussion = mallm.DISCUSSION_LINES.format(draft=draft, memory="\n" + memory if memory else "")
     prompt = mallm.DEBATE_SYSTEM.format(
@@ -39,10 +47,17 @@ def debate_system_prompt(ctx: SpeakContext, preamble: str = "") -> str:
     return f"{preamble}\n\n{prompt}" if preamble else prompt
 
 
+def own_shown(ctx: SpeakContext):
+    """The agent's own latest message in its view, else its own latest message."""
+    mine = [m for m in ctx.view if m.agent == ctx.agent.index]
+    return mine[-1] if mine else ctx.own_last
+
+
 class MallmResponder(Responder):
     """Base of the MALLM responders: Figure 11 system prompt plus one user prompt per stage."""
 
     preamble = ""
+    no_solution_yet = mallm.NO_SOLUTION_YET
     first_draft = mallm.FIRST_DRAFT
     draft = mallm.SIMPLE_DRAFT
     improve = mallm.SIMPLE_IMPROVE
@@ -57,7 +72,7 @@ class MallmResponder(Responder):
 
     def prompt(self, ctx: SpeakContext) -> list[dict[str, str]]:
         return [
-            {"role": "system", "content": debate_system_prompt(ctx, self.preamble)},
+            {"role": "system", "content": debate_system_prompt(ctx, self.preamble, self.no_solution_yet)},
             {"role": "user", "content": self.user_prompt(ctx)},
         ]
 
@@ -108,21 +123,28 @@ class CriticalResponder(MallmResponder):
 class ReasoningResponder(MallmResponder):
     """Reasoning: agents share reasoning steps but no final solution (Figures 21-23).
 
-    Messages carry the argument as the draft agents agree or disagree with. Each agent's own
-    solution is asked for only when a decider needs it (:meth:`final_solution`), so counting,
-    which reads solutions from messages, cannot be combined with it.
+    Messages carry the argument as the draft agents agree or disagree with. No prompt asks for a
+    solution to share: the first message lays out thoughts (MALLM's code; its system prompt has
+    no "Nobody proposed a solution yet" line), improving and Collective Refinement's refine
+    stage use Figure 22 ("Don't provide a final solution yet."). Figure 21 (re-drafting from
+    feedback, sequential paradigms only) is used as published. Each agent's own solution is asked
+    for only when a decider needs it (:meth:`final_solution`), so counting and Collective
+    Improvement, which read solutions from messages, cannot be combined with it.
     """
 
     name = "reasoning"
     shares_solutions = False
+    no_solution_yet = ""
+    first_draft = mallm.REASONING_FIRST_DRAFT
     draft = mallm.REASONING_DRAFT
     improve = mallm.REASONING_IMPROVE
     feedback = mallm.REASONING_FEEDBACK
+    refine = mallm.REASONING_IMPROVE
 
     async def final_solution(self, ctx: SpeakContext, llm) -> str:
         """The agent's own solution after the discussion (one extra call)."""
         messages = [
-            {"role": "system", "content": debate_system_prompt(ctx)},
+            {"role": "system", "content": debate_system_prompt(ctx, no_solution=self.no_solution_yet)},
             {"role": "user", "content": own.FINAL_FROM_REASONING},
         ]
         return await llm.chat(ctx.agent.index, messages, purpose="final_solution")
@@ -159,6 +181,21 @@ class ChainOfThought(Responder):
     name = "cot"
     gives_agreement = False
     user = mallm.COT_USER
+
+    def validate(self, setup) -> None:
+        """A single-model baseline sees no discussion: one turn of independent answers only."""
+        if setup.paradigm.name != "collective_refinement":
+            raise UsageError(
+                f"responder '{self.name}' is a single-model baseline that sees no discussion; use it "
+                f"with paradigm 'collective_refinement' (independent answers), not '{setup.paradigm.name}'"
+            )
+        if setup.max_turns != 1:
+            raise UsageError(
+                f"responder '{self.name}' sees no discussion, so turns after the first would only "
+                f"resample the same prompt: use max_turns 1, not {setup.max_turns}"
+            )
+        if any(setup.neutral):
+            raise UsageError(f"responder '{self.name}' has no discussion for neutral agents to moderate")
 
     def prompt(self, ctx: SpeakContext) -> list[dict[str, str]]:
         task = ctx.task.input if not ctx.task.context else f"{ctx.task.input}\nContext: {ctx.task.context}"

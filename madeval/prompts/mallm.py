@@ -77,6 +77,13 @@ REASONING_FEEDBACK = (  # Figure 23
     "Based on the current solution, give constructive feedback. If you agree, answer with "
     "[AGREE], else answer with [DISAGREE] and explain why."
 )
+# The Reasoning generator's first message. The paper prints none; MALLM's code uses this whenever
+# no draft exists yet (mallm/models/discussion/ReasoningResponseGenerator.py, instr_prompt when
+# ``not data.current_draft``), and its system prompt then has no "Nobody proposed ..." line.
+REASONING_FIRST_DRAFT = (
+    "You are starting the discussion. Lay out your thoughts and ideas but don't provide a final "
+    "solution yet."
+)
 
 # Figure 24: the Chain-of-Thought baseline.
 COT_SYSTEM = (
