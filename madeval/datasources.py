@@ -6,7 +6,8 @@
 * ``path`` / ``name`` / ``split``: a hub dataset (id, config, split). It is read from the hub when
   the hub is reachable; otherwise from the task's ``mirror``, a JSONL copy with the hub's columns
   under the folder ``MADEVAL_DATA_DIR`` names, read with ``datasets.load_dataset("json", ...)``.
-  If neither works, the error names ``MADEVAL_DATA_DIR``. ``HF_HUB_OFFLINE=1`` skips the hub.
+  If neither works, :class:`DataUnavailable` says what is missing: the variable (when it is not
+  set) or the file (when the folder it names has no such file). ``HF_HUB_OFFLINE=1`` skips the hub.
 * ``filter: {column: value}`` keeps the rows whose column equals the value (or is in a list of
   values), for hub and mirror alike: ``mmlu_formal_logic`` is the ``formal_logic`` subject of the
   MMLU mirror.
@@ -26,6 +27,14 @@ from .errors import UsageError
 from .taskfiles import FunctionRef
 
 DATA_DIR_VARIABLE = "MADEVAL_DATA_DIR"
+
+
+class DataUnavailable(UsageError):
+    """Neither the hub nor a local mirror has the task's rows; ``hint`` says what to do, briefly."""
+
+    def __init__(self, message: str, hint: str):
+        super().__init__(message)
+        self.hint = hint
 
 
 def load_docs(task: str, dataset: dict[str, Any], task_path: Path) -> list[dict[str, Any]]:
@@ -84,7 +93,6 @@ def mirror_row_count(dataset: dict[str, Any]) -> int | None:
 
 def _hub_or_mirror(task: str, dataset: dict[str, Any]) -> tuple[list[dict[str, Any]], str]:
     mirror = mirror_file(dataset)
-    hint = f" (mirror file {dataset['mirror']})" if dataset.get("mirror") else ""
     why = " (unreachable)"
     if hub_reachable():
         try:
@@ -93,10 +101,23 @@ def _hub_or_mirror(task: str, dataset: dict[str, Any]) -> tuple[list[dict[str, A
             why = f" ({type(error).__name__})"
     if mirror is not None:
         return _load_json(mirror), f"mirror {mirror}"
-    raise UsageError(
-        f"task {task}: cannot load {dataset['path']} from the Hugging Face hub{why} and no local "
-        f"mirror found; set {DATA_DIR_VARIABLE} to the folder of local mirrors{hint}"
+    hint = missing_mirror_hint(dataset)
+    raise DataUnavailable(
+        f"task {task}: cannot load {dataset['path']} from the Hugging Face hub{why} and no local mirror: {hint}",
+        hint,
     )
+
+
+def missing_mirror_hint(dataset: dict[str, Any]) -> str:
+    """What to do when ``dataset`` has no mirror file: set the variable, or add the file it lacks."""
+    root = os.environ.get(DATA_DIR_VARIABLE)
+    wanted = dataset.get("mirror")
+    if not root:
+        where = f" (mirror file {wanted})" if wanted else ""
+        return f"set {DATA_DIR_VARIABLE} to the folder of local mirrors{where}"
+    if not wanted:
+        return f"{DATA_DIR_VARIABLE} is set ({root}) but the task names no mirror file (dataset.mirror)"
+    return f"{DATA_DIR_VARIABLE} is set ({root}) but has no file {wanted}"
 
 
 def _hub_name(dataset: dict[str, Any]) -> str:

@@ -1,14 +1,19 @@
 """A task: its items, the prompt agents see, answer extraction and per-item scoring.
 
-A :class:`Task` is built from one task YAML (see :mod:`madeval.taskfiles`). Fields that build an
-item (``doc_to_id``, ``doc_to_text``, ``doc_to_context``, ``doc_to_choice``, ``doc_to_target``)
-accept a column name, a Jinja2 template (``"{{ question }}"``) or a ``!function``.
+A :class:`Task` is built from one task YAML (see :mod:`madeval.taskfiles`); an unknown key fails
+at once. Fields that build an item (``doc_to_id``, ``doc_to_text``, ``doc_to_context``,
+``doc_to_choice``, ``doc_to_target``) accept a column name, a Jinja2 template
+(``"{{ question }}"``), a ``!function``, or literal text. A string that is no column and no
+template is literal text only if it cannot be a misspelt column: a single word (``questoin``) or a
+string close to a column name fails with the closest column.
 """
 
 from __future__ import annotations
 
 import ast
+import difflib
 import functools
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
@@ -18,12 +23,29 @@ import jinja2
 from .components import Metric, TaskPrompt
 from .datasources import load_docs_with_source
 from .errors import UsageError
-from .taskfiles import FunctionRef
+from .taskfiles import DATASET_KEYS, TASK_KEYS, FunctionRef, check_keys, closest
 from .transcript import Transcript
 
 ANSWER_TYPES = ("choice", "yes_no", "number", "math", "text")
+
+
+class _Ambiguous:
+    """The type of :data:`AMBIGUOUS`."""
+
+    def __repr__(self) -> str:
+        return "AMBIGUOUS"
+
+    def __bool__(self) -> bool:
+        return False
+
+
+# An extractor returns AMBIGUOUS when the reply names several answers ("Final Solution: A or C"):
+# the chain stops and the reply has no answer, rather than a later extractor guessing one.
+AMBIGUOUS = _Ambiguous()
 LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 _JINJA = jinja2.Environment(undefined=jinja2.StrictUndefined, keep_trailing_newline=False)
+_ONE_WORD = re.compile(r"^[^\W\d]\w*$")  # a word that could name a column (not a number)
+
 
 
 @dataclass(frozen=True)
@@ -50,6 +72,11 @@ class Task:
         self.spec = spec
         self.path = Path(path)
         self.name = str(spec["task"])
+        check_keys(spec, TASK_KEYS, f"task {self.name}", self.path)
+        dataset = spec.get("dataset") or {}
+        if not isinstance(dataset, dict):
+            raise UsageError(f"task {self.name}: dataset must be a mapping ({self.path})")
+        check_keys(dataset, DATASET_KEYS, f"task {self.name}: dataset", self.path)
         self.instruction = str(spec.get("instruction", "")).strip()
         self.answer_type = spec.get("answer_type", "text")
         if self.answer_type not in ANSWER_TYPES:
@@ -84,16 +111,23 @@ class Task:
             raise UsageError(f"task {self.name}: item ids are not unique ({self.path})")
         return items
 
+    def _field(self, key: str, doc: dict[str, Any]) -> Any:
+        """The value of the item field ``key`` (a ``doc_to_*`` key) for ``doc``."""
+        try:
+            return _render(self.spec.get(key), doc)
+        except UsageError as error:
+            raise UsageError(f"task {self.name}: {key} {error} ({self.path})") from None
+
     def _item(self, index: int, doc: dict[str, Any]) -> Item:
-        raw_id = _render(self.spec.get("doc_to_id"), doc)
+        raw_id = self._field("doc_to_id", doc)
         item_id = str(raw_id) if raw_id is not None else f"{self.name}-{index}"
-        text = str(_render(self.spec.get("doc_to_text"), doc) or "")
-        context = _render(self.spec.get("doc_to_context"), doc)
-        choices = _render(self.spec.get("doc_to_choice"), doc)
+        text = str(self._field("doc_to_text", doc) or "")
+        context = self._field("doc_to_context", doc)
+        choices = self._field("doc_to_choice", doc)
         if isinstance(choices, str):
             choices = ast.literal_eval(choices)
         choices = tuple(str(c) for c in choices) if choices else None
-        target = self._normalise_target(_render(self.spec.get("doc_to_target"), doc), choices)
+        target = self._normalise_target(self._field("doc_to_target", doc), choices)
         if choices:
             lines = [self.choice_format.format(letter=LETTERS[i], choice=c) for i, c in enumerate(choices)]
             text = text.rstrip() + "\n" + "\n".join(lines)
@@ -124,11 +158,14 @@ class Task:
         return TaskPrompt(self.instruction, item.input, item.context)
 
     def extract(self, text: str | None, item: Item | None = None) -> str | None:
-        """The answer the extractor chain finds in ``text``, or ``None``."""
+        """The answer the extractor chain finds in ``text``, or ``None`` (also when an extractor
+        finds several answers and returns :data:`AMBIGUOUS`)."""
         if not text:
             return None
         for extractor in self._chain:
             answer = extractor(text, item)
+            if answer is AMBIGUOUS:
+                return None
             if answer is not None:
                 return answer
         return None if self._chain else text.strip()
@@ -171,6 +208,31 @@ class Task:
             return f"So the answer is $\\boxed{{{target}}}$."
         return f"FINAL SOLUTION: {target}"
 
+    def wrong_reply(self, item: Item) -> str:
+        """A reply in the format of :meth:`reference_reply` that states a wrong answer.
+
+        The next option letter, the other of yes/no, the target plus one (a number, or
+        ``target+1`` for a math expression), and for free text two made-up words.
+        """
+        target = item.target
+        if isinstance(target, (list, tuple)):
+            target = target[0] if target else ""
+        if self.answer_type == "choice":
+            letters = LETTERS[: len(item.choices or ())] or LETTERS
+            return f"FINAL SOLUTION: {letters[(letters.index(str(target)) + 1) % len(letters)]}"
+        if self.answer_type == "yes_no":
+            return "FINAL SOLUTION: " + ("No" if str(target).lower() == "yes" else "Yes")
+        if self.answer_type in ("number", "math"):
+            text = str(target).strip()
+            try:
+                wrong = str(int(text) + 1) if text.lstrip("-").isdigit() else str(float(text.replace(",", "")) + 1)
+            except ValueError:
+                wrong = f"{text}+1"
+            if self.answer_type == "number":
+                return f"FINAL SOLUTION: {wrong}"
+            return f"So the answer is $\\boxed{{{wrong}}}$."
+        return "FINAL SOLUTION: qqqx zzzv"
+
 
 def _name_and_options(entry: Any, key: str) -> tuple[str, dict[str, Any]]:
     if isinstance(entry, str):
@@ -182,7 +244,12 @@ def _name_and_options(entry: Any, key: str) -> tuple[str, dict[str, Any]]:
 
 
 def _render(spec: Any, doc: dict[str, Any]) -> Any:
-    """Resolve a doc_to_* field: a column name, a Jinja2 template, a !function, or a constant."""
+    """Resolve a doc_to_* field: a column name, a Jinja2 template, a !function, or literal text.
+
+    A string that is neither a column nor a template but is one word, or close to a column name,
+    is taken for a misspelt column and raises :class:`UsageError` (the message starts with the
+    quoted field value, for :meth:`Task._field` to prefix).
+    """
     if spec is None:
         return None
     if isinstance(spec, FunctionRef):
@@ -195,6 +262,10 @@ def _render(spec: Any, doc: dict[str, Any]) -> Any:
                 return _JINJA.from_string(spec).render(**doc)
             except jinja2.TemplateError as error:
                 raise UsageError(f"template {spec!r}: {error}") from None
+        near = difflib.get_close_matches(spec, [str(c) for c in doc], n=1, cutoff=0.8)
+        if _ONE_WORD.match(spec) or near:
+            columns = ", ".join(str(c) for c in doc)
+            raise UsageError(f"{spec!r} is not a column of the rows{closest(spec, doc)} (columns: {columns})")
         return spec
     return spec
 

@@ -8,6 +8,9 @@ YAML file (or an importable module).
 
 The index maps names to files. Sources are indexed in order (built-ins first, then plugins, then
 ``--include-path`` folders); a later source overrides an earlier one with the same name.
+
+Keys are checked: a task, its ``dataset`` or a group with a key madeval does not know (a typo such
+as ``metrc_list``) fails with the closest known key (:func:`check_keys`).
 """
 
 from __future__ import annotations
@@ -22,6 +25,31 @@ from typing import Any
 import yaml
 
 from .errors import UsageError
+
+
+#: Every key a task file may hold (after ``include`` is merged), its dataset, and a group file.
+TASK_KEYS = (
+    "task", "tag", "description", "dataset", "process_docs", "doc_to_id", "doc_to_context", "doc_to_text",
+    "doc_to_choice", "doc_to_target", "answer_type", "choice_format", "instruction", "answer_extraction",
+    "metric_list", "metadata",
+)
+DATASET_KEYS = ("path", "name", "split", "mirror", "filter", "generator", "size", "seed")
+GROUP_KEYS = ("group", "task", "description", "aggregate_metric_list", "metadata")
+
+
+def closest(name: str, known: Any) -> str:
+    """``"; did you mean X?"`` for the known name closest to ``name``, or ``""``."""
+    import difflib
+
+    found = difflib.get_close_matches(str(name), [str(k) for k in known], n=1, cutoff=0.6)
+    return f"; did you mean {found[0]}?" if found else ""
+
+
+def check_keys(data: dict[str, Any], known: tuple[str, ...], what: str, path: Path) -> None:
+    """Raise :class:`UsageError` naming the first unknown key of ``data`` and the closest known one."""
+    for key in data:
+        if key not in known:
+            raise UsageError(f"{what}: unknown key '{key}'{closest(key, known)} ({path})")
 
 
 @dataclass(frozen=True)
@@ -180,6 +208,7 @@ class TaskIndex:
             raise UsageError(f"unknown group '{name}'")
         path = self.groups[name]
         data = read_yaml(path)
+        check_keys(data, GROUP_KEYS, f"group {name}", path)
         members = data.get("task") or []
         members = [members] if isinstance(members, str) else members
         return GroupSpec(

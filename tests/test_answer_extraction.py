@@ -32,6 +32,22 @@ TEN = Item("y", "q", "J", choices=tuple(str(i) for i in range(10)))
         ("Let me think. (A) is wrong, (C) is wrong. The answer is (B).", "B"),
         ("Option A fails. I pick (D)", "D"),
         ("**c**", "C"),
+        # several options in option form: no answer, and no later extractor guesses one
+        ("FINAL SOLUTION: A) 1 or B) 2", None),
+        ("FINAL SOLUTION: a) 1 or b) 2", None),
+        ("Final Solution: (A) or (C)", None),  # last_paren_letter would say C
+        ("The answer is A or B.", None),
+        ("Final Solution: (B), not (A)", None),
+        # one option, other capitals in its text or around it
+        ("FINAL SOLUTION: B) Vitamin D", "B"),
+        ("Final Solution: B, as I said", "B"),
+        ("FINAL SOLUTION: C. A is wrong because it is too small", "C"),
+        # lower case where it cannot be an ordinary word
+        ("the answer is b", "B"),
+        ("After all that, the answer is c.", "C"),
+        ("answer: d", "D"),
+        ("The answer is a number, namely (C)", "C"),  # "a number": the article, not option A
+        ("the answer is a good one", None),
     ],
 )
 def test_multiple_choice_chain_of_the_benchmarks(reply, expected):
@@ -41,6 +57,26 @@ def test_multiple_choice_chain_of_the_benchmarks(reply, expected):
 def test_ten_option_letters_for_mmlu_pro():
     assert MMLU_PRO.extract("FINAL SOLUTION: J", TEN) == "J"
     assert MMLU_PRO.extract("FINAL SOLUTION: K", TEN) is None
+
+
+@pytest.mark.parametrize(
+    ("reply", "expected"),
+    [
+        ("Final Solution: I think B", "B"),  # "I" before a lower-case word is the pronoun
+        ("Final Solution: I believe it is (E)", "E"),
+        ("FINAL SOLUTION: I am not sure", None),
+        ("FINAL SOLUTION: I", "I"),  # option I of A-J
+        ("FINAL SOLUTION: I) 7", "I"),
+        ("The answer is I.", "I"),
+        ("Final Solution: I or J", None),
+    ],
+)
+def test_option_i_and_the_pronoun_i_on_mmlu_pro(reply, expected):
+    assert MMLU_PRO.extract(reply, TEN) == expected
+
+
+def test_strategyqa_several_letters_give_no_answer():
+    assert STRATEGYQA.extract("The answer is A or B.", Item("s", "q", "yes")) is None
 
 
 def test_musr_reads_a_named_option():
@@ -85,3 +121,25 @@ def test_squad_takes_the_final_text():
         "Southampton Philharmonic Choir"
     )
     assert SQUAD.extract("[UNKNOWN]", None) == "[UNKNOWN]"
+
+
+@pytest.mark.parametrize(
+    ("reply", "expected"),
+    [
+        ("FINAL SOLUTION: Paris.\nBecause it is the capital.", "Paris."),  # the answer line only
+        ("Reasoning...\nFINAL SOLUTION:\n\nParis\nThat is all.", "Paris"),  # marker ending its line
+        ("**FINAL SOLUTION:** **Paris**", "Paris"),
+        ("FINAL SOLUTION: [UNKNOWN]\nThe context does not say.", "[UNKNOWN]"),
+        ("FINAL SOLUTION:", None),
+    ],
+)
+def test_squad_final_text_keeps_the_answer_line(reply, expected):
+    assert SQUAD.extract(reply, None) == expected
+
+
+def test_squad_answer_line_scores_like_the_answer():
+    item = Item("q", "What is the capital of France?", ["Paris"])
+    reply = "FINAL SOLUTION: Paris.\nBecause it is the capital."
+    assert SQUAD.score(SQUAD.extract(reply, item), item) == {
+        "exact": 1.0, "f1": 1.0, "HasAns_exact": 1.0, "HasAns_f1": 1.0
+    }

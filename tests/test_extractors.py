@@ -38,7 +38,9 @@ def test_multiple_choice_chain(generated_tasks, reply, expected):
 def test_ten_option_letters(generated_tasks):
     task = generated_tasks["arith_mc"]
     assert task.extract("Final Solution: J", TEN) == "J"
-    assert task.extract("Final Solution: I think J", TEN) is None  # "I" is an option here too
+    # "I" before a lower-case word is the pronoun, not option I (of A-J)
+    assert task.extract("Final Solution: I think J", TEN) == "J"
+    assert task.extract("Final Solution: I", TEN) == "I"
 
 
 @pytest.mark.parametrize(

@@ -155,6 +155,29 @@ def test_metric_squad_v2_all_answerable_and_unanswerable():
     assert task_scores(records)["HasAns_f1"]["items"] == 3
 
 
+def test_metric_squad_v2_f1_hand_computed():
+    # gold "norman conquest of england" (4 tokens), prediction "norman conquest": P 1, R 1/2
+    assert squad_v2_scores("Norman conquest", ["the Norman conquest of England"])["f1"] == pytest.approx(2 / 3)
+    # max over golds: "denver broncos team" vs "denver broncos" P 2/3 R 1 -> 0.8; vs "broncos" -> 0.5
+    scores = squad_v2_scores("the Denver Broncos team", ["Denver Broncos", "Broncos"])
+    assert scores["f1"] == pytest.approx(0.8) and scores["exact"] == 0.0
+    # punctuation goes before the articles: "U.S. Army" and "the US army" are the same answer
+    assert squad_v2_scores("the US army", ["U.S. Army"])["exact"] == 1.0
+    # a reply that mentions the marker is an answer: 5 tokens (answer is unknown or paris), 1 shared
+    mention = squad_v2_scores("The answer is [UNKNOWN] or Paris", ["Paris"])
+    assert mention["f1"] == pytest.approx(2 * (1 / 5) * 1 / (1 / 5 + 1)) and mention["exact"] == 0.0
+
+
+def test_metric_squad_v2_only_the_exact_marker_abstains():
+    # dev item 571cac5d5efbb31900334dd3: the gold answer is the word "unknown"
+    assert squad_v2_scores("unknown", ["unknown"]) == {"exact": 1.0, "f1": 1.0, "HasAns_exact": 1.0, "HasAns_f1": 1.0}
+    assert squad_v2_scores("  [UNKNOWN]\n", ["[UNKNOWN]"])["NoAns_exact"] == 1.0
+    assert squad_v2_scores("unknown", ["[UNKNOWN]"]) == {"exact": 0.0, "f1": 0.0, "NoAns_exact": 0.0, "NoAns_f1": 0.0}
+    assert squad_v2_scores("[UNKNOWN]", ["Paris"])["HasAns_f1"] == 0.0  # abstaining on an answerable item
+    # the official convention: an empty gold list is unanswerable, the empty prediction abstains
+    assert squad_v2_scores("", []) == {"exact": 1.0, "f1": 1.0, "NoAns_exact": 1.0, "NoAns_f1": 1.0}
+
+
 def test_metric_squad_v2_gold_answers_that_normalise_to_nothing_are_dropped():
     # the official script keeps only gold texts non-empty after normalisation, else [""]
     assert squad_v2_scores("", ["the", "a"]) == {"exact": 1.0, "f1": 1.0, "HasAns_exact": 1.0, "HasAns_f1": 1.0}
@@ -201,9 +224,21 @@ def test_metric_madc_log_likelihood_example():
     assert fixed["gold_log2_likelihood_turn1"] == pytest.approx(-1.0)
     assert fixed["gold_log2_likelihood_sum"] == pytest.approx(-1.0 + math.log2(0.9))
     assert debate_scores("gold_likelihood", [list("AAAAABBBBB"), list("AAAAAAAAAA")])["gold_log2_likelihood"] == 0.0
-    # no agent holds the gold answer: the log-likelihood has no finite value and is left out
+
+
+
+def test_metric_madc_log_likelihood_floor_when_no_agent_holds_the_gold_answer():
+    # log2 0 = -inf; the floor is log2(1/(2n)): 4 answers -> log2(1/8) = -3, one bit below
+    # log2(1/4) = -2, the value with a single holder.
     none = debate_scores("gold_likelihood", [list("BBBB")])
-    assert none["gold_share"] == 0.0 and "gold_log2_likelihood" not in none
+    assert none["gold_share"] == 0.0 and none["gold_log2_likelihood"] == -3.0
+    assert debate_scores("gold_likelihood", [list("ABBB")])["gold_log2_likelihood"] == -2.0
+    # turn 1: 1 of 2 hold A -> -1; turn 2: none of 2 -> log2(1/4) = -2; sum -3
+    lost = debate_scores("gold_likelihood", [list("AB"), list("BB")])
+    assert lost["gold_log2_likelihood_turn1"] == -1.0 and lost["gold_log2_likelihood_turn2"] == -2.0
+    assert lost["gold_log2_likelihood"] == -2.0 and lost["gold_log2_likelihood_sum"] == -3.0
+    # unparsed answers do not count in n: 2 parsed of 4 -> log2(1/4) = -2
+    assert debate_scores("gold_likelihood", [["B", "C", None, None]])["gold_log2_likelihood"] == -2.0
 
 
 def test_metric_answer_diversity_hand_computed_and_with_sbert():
@@ -258,6 +293,75 @@ def test_metric_answer_diversity_reads_the_draft_an_agreeing_agent_backs():
 def test_metric_math_equivalence(prediction, target, equal):
     assert math_equal(prediction, target) is equal
     assert METRICS.create("math_equivalence").score(prediction, Item("m", "q", target)) == float(equal)
+
+
+@pytest.mark.parametrize(
+    ("prediction", "target", "equal"),
+    [
+        ("3*sqrt(2)/2", "\\frac{3\\sqrt{2}}{2}", True),  # plain arithmetic, read without eval
+        ("2*pi", "2\\pi", True),
+        ("2^10", "1024", True),
+        ("2**3**2", "512", True),  # right-associative: 2^9
+        ("2(x+1)", "2x+2", True),
+        ("9^{9^{9^{9}}}", "3", False),  # too large to evaluate: refused, not computed
+        ("9^9^9^9", "3", False),
+        ("1000000!", "3", False),
+    ],
+)
+def test_metric_math_plain_arithmetic_and_huge_numbers(prediction, target, equal):
+    assert math_equal(prediction, target) is equal
+
+
+def test_metric_math_plain_parser_grammar():
+    import sympy
+
+    from madeval.metrics.plain_math import parse_plain
+
+    x = sympy.Symbol("x")
+    assert sympy.simplify(parse_plain("3x^2 - 2(x+1)") - (3 * x**2 - 2 * x - 2)) == 0
+    assert parse_plain("-2^2").equals(-4) and parse_plain("2^3^2").equals(512)  # powers bind first, right to left
+    assert parse_plain("sqrt(8)/2").equals(sympy.sqrt(2)) and parse_plain("2pi").equals(2 * sympy.pi)
+    for outside in ("__import__('os')", "a.b", "x[0]", "f'x'", "1,2", "\\frac{1}{2}", "(1+2", "sqrt 2", ""):
+        with pytest.raises(ValueError):
+            parse_plain(outside)
+
+
+EXPLOITS = [
+    "\\boxed{{__import__('pathlib').Path('{path}').touch()}}",
+    "\\boxed{{__import__(\"os\").system(\"touch {path}\")}}",
+    "The answer is $\\boxed{{open('{path}', 'w')}}$",
+    "\\boxed{{exec(\"open('{path}','w')\")}}",
+]
+
+
+@pytest.mark.parametrize("template", EXPLOITS)
+def test_metric_math_reply_is_never_executed(template, tmp_path, monkeypatch):
+    """A reply that is Python code creates no file, scores wrong, and no eval/exec is called."""
+    import builtins
+
+    from madeval.metrics.answers import answers_match
+    from madeval.metrics.math import _to_sympy
+
+    calls = []  # sympy evaluates its own fixed strings at import; the reply must never be among them
+
+    def recording(real):
+        def call(source, *args, **kwargs):
+            names = getattr(source, "co_names", ())
+            calls.append(f"{source} {names} {getattr(source, 'co_consts', ())}")
+            return real(source, *args, **kwargs)
+
+        return call
+
+    _to_sympy.cache_clear()
+    monkeypatch.setattr(builtins, "eval", recording(builtins.eval))
+    monkeypatch.setattr(builtins, "exec", recording(builtins.exec))
+    target = tmp_path / "x"
+    reply = template.format(path=target)
+    assert math_equal(reply, "5") is False
+    assert answers_match("math", reply, ["5", "\\frac{1}{2}"]) is False
+    assert METRICS.create("math_equivalence").score(reply, Item("m", "q", "5")) == 0.0
+    assert not target.exists()
+    assert not [c for c in calls if any(word in c for word in ("__import__", "open", "touch", str(target)))]
 
 
 def test_metric_math_helpers():

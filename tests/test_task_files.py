@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import json
+import os
+import re
 import textwrap
+from pathlib import Path
 
 import pytest
 
 from madeval.config import RunSettings
+from madeval.datasources import DataUnavailable
 from madeval.errors import UsageError
 from madeval.plugins import components
 from madeval.run import load_tasks, task_index
@@ -88,10 +92,116 @@ def test_mirror_is_read_when_the_data_dir_holds_it(task_folder, tmp_path, monkey
 
 
 def test_missing_data_names_the_variable(task_folder, monkeypatch):
-    monkeypatch.setenv("MADEVAL_DATA_DIR", "/nonexistent")
+    monkeypatch.delenv("MADEVAL_DATA_DIR", raising=False)
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    with pytest.raises(UsageError, match="set MADEVAL_DATA_DIR"):
+    expected = r"set MADEVAL_DATA_DIR to the folder of local mirrors \(mirror file some/test.jsonl\)"
+    with pytest.raises(DataUnavailable, match=expected):
         tasks_named(["from_mirror"], task_folder)
+
+
+def test_missing_data_with_the_variable_set_names_the_missing_file(task_folder, tmp_path, monkeypatch):
+    monkeypatch.setenv("MADEVAL_DATA_DIR", str(tmp_path))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    with pytest.raises(DataUnavailable) as raised:
+        tasks_named(["from_mirror"], task_folder)
+    assert f"MADEVAL_DATA_DIR is set ({tmp_path}) but has no file some/test.jsonl" in str(raised.value)
+    assert "set MADEVAL_DATA_DIR to" not in str(raised.value)
+
+
+def test_unknown_keys_fail_with_the_closest_known_key(task_folder):
+    write(task_folder, "typo.yaml", """
+        task: typo_key
+        include: _mc_template.yaml
+        dataset: {generator: !function rows.make, size: 3, seed: 1}
+        doc_to_text: q
+        doc_to_choice: opts
+        doc_to_target: gold
+        metrc_list: [{metric: accuracy}]
+    """)
+    with pytest.raises(UsageError, match=r"task typo_key: unknown key 'metrc_list'; did you mean metric_list\?"):
+        tasks_named(["typo_key"], task_folder)
+    write(task_folder, "typo.yaml", """
+        task: typo_dataset
+        include: _mc_template.yaml
+        dataset: {generator: !function rows.make, size: 3, seeed: 1}
+    """)
+    with pytest.raises(UsageError, match=r"dataset: unknown key 'seeed'; did you mean seed\?"):
+        tasks_named(["typo_dataset"], task_folder)
+    write(task_folder, "typo.yaml", "group: typo_group\ntask: [templated]\naggregate_metrics: []\n")
+    expected = r"group typo_group: unknown key 'aggregate_metrics'; did you mean aggregate_metric_list\?"
+    with pytest.raises(UsageError, match=expected):
+        task_index(components(), [str(task_folder)]).group_spec("typo_group")
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        ("gld", r"'gld' is not a column of the rows; did you mean gold\? \(columns: q, opts, gold, n\)"),
+        ("opt", r"'opt' is not a column of the rows; did you mean opts\?"),
+        ("questoin", r"'questoin' is not a column of the rows \(columns: q, opts, gold, n\)"),  # one word
+    ],
+)
+def test_misspelt_column_names_fail(task_folder, value, message):
+    write(task_folder, "typo.yaml", f"""
+        task: typo_column
+        include: _mc_template.yaml
+        dataset: {{generator: !function rows.make, size: 3, seed: 1}}
+        doc_to_text: {value}
+        doc_to_choice: opts
+        doc_to_target: gold
+    """)
+    with pytest.raises(UsageError, match="task typo_column: doc_to_text " + message):
+        tasks_named(["typo_column"], task_folder)
+
+
+def test_literal_text_and_templates_still_render(task_folder):
+    write(task_folder, "literal.yaml", """
+        task: literal_text
+        include: _mc_template.yaml
+        dataset: {generator: !function rows.make, size: 3, seed: 1}
+        doc_to_text: Which letter is the middle one?
+        doc_to_context: "{{ 'Letters' }}"
+        doc_to_choice: opts
+        doc_to_target: gold
+    """)
+    item = tasks_named(["literal_text"], task_folder)["literal_text"].items[0]
+    assert item.input.startswith("Which letter is the middle one?\nA) x") and item.context == "Letters"
+
+
+def contributing_yaml_blocks() -> list[str]:
+    """The ```yaml blocks of CONTRIBUTING.md, in order."""
+    text = (Path(__file__).resolve().parents[1] / "CONTRIBUTING.md").read_text(encoding="utf-8")
+    return re.findall(r"```yaml\n(.*?)```", text, flags=re.DOTALL)
+
+
+def test_contributing_task_example_loads_and_renders_like_the_shipped_task(tmp_path, monkeypatch):
+    data = Path(__file__).resolve().parents[2] / "shared" / "data"
+    monkeypatch.setenv("MADEVAL_DATA_DIR", os.environ.get("MADEVAL_DATA_DIR") or str(data))
+    example = next(block for block in contributing_yaml_blocks() if block.startswith("task:"))
+    folder = tmp_path / "doc"
+    folder.mkdir()
+    (folder / "example.yaml").write_text(example.replace("task: musr_murder_mysteries", "task: doc_example", 1))
+    documented = tasks_named(["doc_example"], folder)["doc_example"]
+    shipped = load_tasks(RunSettings(tasks=["musr_murder_mysteries"]), components())["musr_murder_mysteries"]
+    assert len(documented.items) == 250
+    first = documented.items[0]
+    prompt = documented.prompt(first)
+    assert prompt.context == first.doc["narrative"] and "\nA) " in prompt.input
+    assert documented.instruction == shipped.instruction
+    # the same items, prompts and targets as the shipped task (only the default ids differ by name)
+    assert [(i.input, i.context, i.target, i.choices) for i in documented.items] == [
+        (i.input, i.context, i.target, i.choices) for i in shipped.items
+    ]
+    reply = documented.reference_reply(first)
+    assert documented.score(documented.extract(reply, first), first) == {"accuracy": 1.0}
+
+
+def test_contributing_group_example_parses(tmp_path):
+    example = next(block for block in contributing_yaml_blocks() if block.startswith("group:"))
+    (tmp_path / "group.yaml").write_text(example.replace("group: bbh", "group: doc_group", 1))
+    index = task_index(components(), [str(tmp_path)])
+    assert index.group_spec("doc_group").tasks == index.group_spec("bbh").tasks
+    assert index.group_spec("doc_group").aggregate_metric_list == index.group_spec("bbh").aggregate_metric_list
 
 
 def test_groups_and_tags_expand(task_folder):

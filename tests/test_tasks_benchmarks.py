@@ -8,6 +8,7 @@ unpublished), so its tasks read the synthetic fixture in tests/fixtures/gpqa/.
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -148,6 +149,29 @@ def test_task_squad_v2_answerable_and_unanswerable(tasks):
     assert task.score(task.extract("It is in France.\nFINAL SOLUTION: France", first), first)["HasAns_exact"] == 1.0
 
 
+def test_task_squad_v2_every_item_scores_its_own_first_gold_answer(tasks):
+    """The official rules give EM 1 and F1 1 to every dev item's first gold answer (the empty
+    answer for an unanswerable item), read from the mirror as the official script reads the file,
+    and again through the task (a reply stating the answer, or [UNKNOWN])."""
+    from madeval.metrics.squad import squad_v2_scores
+
+    with open(Path(DATA_DIR) / "squad_v2" / "validation.jsonl", encoding="utf-8") as handle:
+        rows = [json.loads(line) for line in handle if line.strip()]
+    assert len(rows) == 11873
+    by_id = {row["id"]: row["answers"]["text"] for row in rows}
+    assert by_id["571cac5d5efbb31900334dd3"][0] == "unknown"  # the first gold answer is the word itself
+    failures = []
+    for qid, texts in by_id.items():
+        scores = squad_v2_scores(texts[0] if texts else "", texts)
+        if (scores["exact"], scores["f1"]) != (1.0, 1.0):
+            failures.append(qid)
+    assert failures == []
+    task = tasks["squad_v2"]
+    failures = [item.id for item in task.items
+                if task.score(task.extract(task.reference_reply(item), item), item)["exact"] != 1.0]
+    assert failures == []
+
+
 def test_task_strategyqa_reads_letters_and_words(tasks):
     task = tasks["strategyqa"]
     item = next(i for i in task.items if i.target == "no")
@@ -195,15 +219,21 @@ def test_task_math_answers(tasks):
 
 def test_task_group_specs(tasks):
     index = task_index(components(), [])
-    knowledge = index.group_spec("knowledge")
-    assert knowledge.tasks == ("mmlu", "mmlu_pro", "gpqa_extended")
-    assert [(a.metric, a.aggregation, a.weight_by_size) for a in knowledge.aggregate_metric_list] == [
-        ("accuracy", "mean", False)
-    ]
+    members = {name: index.group_spec(name).tasks for name in index.groups}
+    # the issue's groups, and 001 Table 3's selection (GPQA's 546 items are gpqa_extended)
+    assert members["knowledge"] == ("mmlu", "mmlu_pro", "gpqa_main", "gpqa_diamond", "gpqa_extended")
+    assert members["reasoning"] == ("strategyqa", "musr_murder_mysteries", "musr_object_placements",
+                                    "musr_team_allocation", "squad_v2")
+    assert members["voc_knowledge"] == ("mmlu", "mmlu_pro", "gpqa_extended")
+    assert members["voc_reasoning"] == ("strategyqa", "musr_murder_mysteries", "squad_v2")
+    for name in index.groups:  # every group declares how its tasks combine
+        declared = [(a.metric, a.aggregation) for a in index.group_spec(name).aggregate_metric_list]
+        assert declared == [("accuracy", "mean")], name
+    knowledge = index.group_spec("knowledge").aggregate_metric_list[0]
+    assert not knowledge.weight_by_size and not index.group_spec("reasoning").aggregate_metric_list[0].weight_by_size
     bbh = index.group_spec("bbh").aggregate_metric_list[0]
     assert bbh.weight_by_size
     # micro (by size) and macro averages, hand-computed
     scores = {"a": (0.5, 100), "b": (1.0, 300)}
     assert bbh.combine(scores) == pytest.approx((50 + 300) / 400)
-    assert knowledge.aggregate_metric_list[0].combine(scores) == pytest.approx(0.75)
-    assert index.group_spec("reasoning").aggregate_metric_list == ()
+    assert knowledge.combine(scores) == pytest.approx(0.75)

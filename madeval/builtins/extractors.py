@@ -1,9 +1,23 @@
 """Built-in answer extractors, chained in a task's ``answer_extraction`` list.
 
 Each extractor is a factory (its keyword arguments are the YAML options) returning a function
-``(text, item) -> answer | None``. The chain tries extractors in order and keeps the first answer.
-Multiple-choice letters are limited to the item's options (A..D for four choices), and lower case
-is read correctly: ``"final solution: b"`` is ``B``.
+``(text, item) -> answer | None``. The chain tries extractors in order and keeps the first answer;
+an extractor returns :data:`madeval.task.AMBIGUOUS` to stop the chain without an answer.
+
+Multiple-choice letters (the rules, in order, for the text after "Final Solution:"):
+
+* only the item's options count (A..D for four choices, A..J for MMLU-Pro's ten);
+* several options give no answer, and stop the chain: a list of letters ("A or C", "A, C",
+  "(A) and (C)") or several options in option form ("A) 1 or B) 2", "(B), not (A)");
+* a leading letter ("B", "b.", "(B) ...", "D) 42", "option C") is the answer;
+* "the answer is X" inside the segment;
+* else a lone capital letter standing alone as a word ("a good choice is C"); two or more such
+  letters give no answer.
+
+"I" followed by a lower-case word ("I think B", "B, as I said") is the pronoun, never option I.
+Lower case is read where it cannot be an ordinary word: a leading letter followed by punctuation
+or the end ("final solution: b", "b."), a bracketed letter, and after "the answer is" a letter
+followed by punctuation or the end ("the answer is b", but not "the answer is a number").
 """
 
 from __future__ import annotations
@@ -12,20 +26,26 @@ import re
 from typing import Any, Callable
 
 from .. import hookimpl
+from ..task import AMBIGUOUS
 
-Extractor = Callable[[str, Any], "str | None"]
+Extractor = Callable[[str, Any], Any]
 
 MARKDOWN = re.compile(r"[*_`#]+")
 FINAL_MARKER = re.compile(r"final\s+(?:solution|answer)\s*[:：]\s*", re.IGNORECASE)
+NOT_PRONOUN = r"(?!(?<=I)\s+[a-z])"  # after a letter: not "I think", "I am"
 ANSWER_IS = re.compile(
-    r"answer(?:\s+is|\s+would\s+be|\s*:)\s*:?\s*(?:option\s+)?(\(?)([A-Za-z])(\)?)(?![A-Za-z])", re.IGNORECASE
+    r"answer(?:\s+is|\s+would\s+be|\s*:)\s*:?\s*(?:option\s+)?(\(?)([A-Za-z])(\)?)(?![A-Za-z])" + NOT_PRONOUN,
+    re.IGNORECASE,
 )
 LEADING_LETTER = re.compile(r"\s*(?:option\s+)?\(?([A-Za-z])\)?\s*(?:[).:\],;]|$)", re.IGNORECASE)
 PAREN_LETTER = re.compile(r"\(([A-Z])\)")
 LETTER_LIST = re.compile(
-    r"\s*\(?[A-Za-z]\)?\s*(?:,|;|/|&|\band\b|\bor\b)\s*\(?[A-Z]\)?(?![A-Za-z'])", re.IGNORECASE
+    r"\s*\(?[A-Za-z]\)?\s*(?:,|;|/|&|\band\b|\bor\b)\s*\(?(?!I\s+[a-z])[A-Z]\)?(?![A-Za-z'])", re.IGNORECASE
 )
-STANDALONE_UPPER = re.compile(r"(?<![A-Za-z])([A-Z])(?![A-Za-z'])")
+# An option named the way choices are rendered: "A)" or "(A)" at the start or after a space.
+OPTION_FORM = re.compile(r"(?:^|(?<=\s))\(?([A-Za-z])\)")
+STANDALONE_UPPER = re.compile(r"(?<![A-Za-z])([A-Z])(?![A-Za-z'])" + NOT_PRONOUN)
+AFTER_LOWER_CASE_LETTER = re.compile(r"\s*(?:[.,;:!?)\]]|$)")
 YES_NO = re.compile(r"\b(yes|no)\b", re.IGNORECASE)
 NUMBER = re.compile(r"-?\d[\d,]*(?:\.\d+)?|-?\.\d+")
 
@@ -54,26 +74,33 @@ def final_segments(text: str) -> list[str]:
     return segments[::-1]
 
 
-def letter_in(segment: str, letters: str) -> str | None:
-    """The option letter a short answer segment names, or ``None`` when absent or ambiguous."""
-    if LETTER_LIST.match(segment):
-        return None  # "A, C", "(A) and (C) ...": several options, no guess
+def letter_in(segment: str, letters: str) -> Any:
+    """The option letter a short answer segment names; ``None`` when it names none (or several
+    lone capitals); :data:`AMBIGUOUS` when it lists several options (module docstring: the rules)."""
+    in_option_form = {m.group(1).upper() for m in OPTION_FORM.finditer(segment)} & set(letters)
+    if LETTER_LIST.match(segment) or len(in_option_form) > 1:
+        return AMBIGUOUS
     match = LEADING_LETTER.match(segment)
     if match and match.group(1).upper() in letters:
         return match.group(1).upper()
     said = answer_is_letter(segment, letters)
-    if said:
+    if said is not None:
         return said
     found = {m.group(1) for m in STANDALONE_UPPER.finditer(segment) if m.group(1) in letters}
     return found.pop() if len(found) == 1 else None
 
 
-def answer_is_letter(text: str, letters: str) -> str | None:
-    """The letter after the last "answer is"; a lower-case letter counts only in parentheses."""
-    for match in reversed(list(ANSWER_IS.finditer(_plain(text)))):
+def answer_is_letter(text: str, letters: str) -> Any:
+    """The letter after the last "answer is" that names a valid option (lower case only in
+    brackets or before punctuation or the end); :data:`AMBIGUOUS` when it lists several letters."""
+    plain = _plain(text)
+    for match in reversed(list(ANSWER_IS.finditer(plain))):
+        if LETTER_LIST.match(plain, match.start(1)):
+            return AMBIGUOUS  # "the answer is A or B"
         letter = match.group(2)
         bracketed = match.group(1) and match.group(3)
-        if letter.upper() in letters and (letter.isupper() or bracketed):
+        ends = AFTER_LOWER_CASE_LETTER.match(plain, match.end())
+        if letter.upper() in letters and (letter.isupper() or bracketed or ends):
             return letter.upper()
     return None
 
@@ -85,7 +112,7 @@ def final_solution(**_: Any) -> Extractor:
         letters = valid_letters(item)
         for segment in final_segments(_plain(text)):
             letter = letter_in(segment, letters)
-            if letter:
+            if letter is not None:
                 return letter
         return None
 
@@ -93,7 +120,7 @@ def final_solution(**_: Any) -> Extractor:
 
 
 def answer_is(**_: Any) -> Extractor:
-    """The option letter in the last "the answer is (X)"."""
+    """The option letter in the last "the answer is (X)" (several letters: :data:`AMBIGUOUS`)."""
     return lambda text, item=None: answer_is_letter(text, valid_letters(item))
 
 
@@ -140,7 +167,9 @@ def yes_no(letters: str = "") -> Extractor:
                 return words[0].lower()
         if meaning:
             said = answer_is_letter(plain, "".join(meaning))
-            if said:
+            if said is AMBIGUOUS:
+                return AMBIGUOUS
+            if said is not None:
                 return meaning[said]
         words = YES_NO.findall(plain)
         return words[-1].lower() if words else None
@@ -254,12 +283,18 @@ def answer_is_expression(number: bool = False) -> Extractor:
 
 
 def final_text(**_: Any) -> Extractor:
-    """Free text: what follows the last "Final Solution:", else the whole reply, stripped."""
+    """Free text: the answer line after the last "Final Solution:", else the whole reply.
+
+    Only the line of the answer is kept ("FINAL SOLUTION: Paris.\\nBecause ..." is "Paris."); a
+    marker that ends its line takes the next line. Markdown emphasis (``*_`#``) is dropped. A
+    reply without a marker is kept whole (a one-sentence summary, a bare "[UNKNOWN]").
+    """
 
     def extract(text: str, item: Any = None) -> str | None:
-        markers = list(FINAL_MARKER.finditer(text))
-        answer = text[markers[-1].end():].strip() if markers else text.strip()
-        return answer or None
+        plain = _plain(text)
+        if FINAL_MARKER.search(plain):
+            return next((segment for segment in final_segments(plain) if segment), None)
+        return plain.strip() or None
 
     return extract
 

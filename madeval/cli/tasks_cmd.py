@@ -7,14 +7,19 @@ from pathlib import Path
 
 import click
 
-from ..datasources import mirror_row_count
+from ..datasources import DataUnavailable, mirror_row_count
 from ..errors import MadevalError
 from ..taskfiles import read_yaml
+
+#: Items ``--validate`` checks in every task: the first, the last and three evenly between.
+VALIDATE_ITEMS = 5
 
 
 def _row_count(spec: dict) -> int | None:
     """Rows of a generated task, of its local mirror (after ``filter``), else the declared size."""
     dataset = spec.get("dataset") or {}
+    if not isinstance(dataset, dict):
+        return None
     if "generator" in dataset:
         return int(dataset.get("size", 100))
     counted = mirror_row_count(dataset)
@@ -26,59 +31,107 @@ def _row_count(spec: dict) -> int | None:
 
 @click.command()
 @click.option("--include-path", multiple=True, help="Extra folder of task YAML files (repeatable).")
-@click.option("--validate", is_flag=True, help="Load every task, render a prompt and check its targets.")
+@click.option("--validate", is_flag=True,
+              help="Load every task and check that a gold answer scores right and a wrong one wrong.")
+@click.option("--strict", is_flag=True, help="With --validate: a task without data fails instead of being skipped.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
-def tasks(include_path: tuple[str, ...], validate: bool, as_json: bool) -> None:
-    """List tasks with their answer type and row count (when known)."""
+def tasks(include_path: tuple[str, ...], validate: bool, strict: bool, as_json: bool) -> None:
+    """List tasks with their answer type and row count (when known).
+
+    With --validate, every task is loaded and checked (exit status 1 if one fails). A task whose
+    data is not available (no hub, no mirror) is reported as skipped and does not fail unless
+    --strict is given.
+    """
     from ..plugins import components
     from ..run import task_index
     from ..task import task_loader
 
     built = components()
     index = task_index(built, list(include_path))
+    load = task_loader(index, built.extractors, built.metrics)
     rows = []
     for name, path in sorted(index.tasks.items()):
         spec = read_yaml(path)
         row = {"name": name, "kind": "task", "answer_type": spec.get("answer_type", "text"),
                "rows": _row_count(spec), "path": str(Path(path))}
         if validate:
-            row["status"] = _validate(task_loader(index, built.extractors, built.metrics), name)
+            row["status"] = validate_task(load, name)
         rows.append(row)
     for name in sorted(index.groups):
-        rows.append({"name": name, "kind": "group", "tasks": index.expand(name)})
+        if validate:
+            status = _validate_group(index, name)
+            members = index.expand(name) if status == "ok" else []
+            rows.append({"name": name, "kind": "group", "tasks": members, "status": status})
+        else:
+            rows.append({"name": name, "kind": "group", "tasks": index.expand(name)})
     for name in sorted(index.tags):
         rows.append({"name": name, "kind": "tag", "tasks": index.expand(name)})
     if as_json:
         click.echo(json.dumps(rows, indent=2))
-        return
-    for row in rows:
-        if row["kind"] == "task":
-            size = row["rows"] if row["rows"] is not None else "?"
-            status = f"  {row['status']}" if validate else ""
-            click.echo(f"{row['name']:<36} {row['answer_type']:<7} {size:>7}{status}")
-        else:
-            click.echo(f"{row['name']:<36} {row['kind']:<7} {', '.join(row['tasks'])}")
-    if validate and any(r.get("status", "ok") != "ok" for r in rows):
+    else:
+        for row in rows:
+            status = f"  {row['status']}" if "status" in row else ""
+            if row["kind"] == "task":
+                size = row["rows"] if row["rows"] is not None else "?"
+                click.echo(f"{row['name']:<36} {row['answer_type']:<7} {size:>7}{status}")
+            else:
+                click.echo(f"{row['name']:<36} {row['kind']:<7} {', '.join(row['tasks'])}{status}")
+    if validate and any(_fails(row.get("status", "ok"), strict) for row in rows):
         raise SystemExit(1)
 
 
-def _validate(load, name: str) -> str:
-    """"ok", or what is wrong with the task.
+def _fails(status: str, strict: bool) -> bool:
+    if status == "ok":
+        return False
+    return strict or not status.startswith("skipped")
 
-    Loads every item, renders the first item's prompt, and checks that a reply stating the gold
-    answer is extracted and scored as correct by the first metric.
+
+def _spread(count: int, wanted: int = VALIDATE_ITEMS) -> list[int]:
+    """Up to ``wanted`` indices from 0 to ``count - 1``: the first, the last and evenly between."""
+    if count <= wanted:
+        return list(range(count))
+    return sorted({round(i * (count - 1) / (wanted - 1)) for i in range(wanted)})
+
+
+def validate_task(load, name: str) -> str:
+    """``"ok"``, ``"skipped (no data: ...)"``, or what is wrong with the task.
+
+    Loads every item, and on :data:`VALIDATE_ITEMS` items spread over the task renders the prompt
+    and checks that a reply stating the gold answer scores as correct (first metric at least
+    0.999) and a reply stating a wrong one scores lower (0 for 0/1 metrics).
     """
     try:
         task = load(name)
         items = task.items
         if not items:
-            return "no items"
-        first = items[0]
-        task.prompt(first)
-        reply = task.reference_reply(first)
-        scores = task.score(task.extract(reply, first), first)
-        if not scores or next(iter(scores.values())) <= 0:
-            return "the gold answer does not score"
+            return "error: no items"
+        for index in _spread(len(items)):
+            item = items[index]
+            task.prompt(item)
+            gold = _primary(task.score(task.extract(task.reference_reply(item), item), item))
+            if gold is None or gold < 0.999:
+                return f"error: item {item.id} (#{index}): the gold answer scores {gold}"
+            wrong = _primary(task.score(task.extract(task.wrong_reply(item), item), item))
+            if wrong is None or wrong >= gold:
+                return f"error: item {item.id} (#{index}): a wrong answer scores {wrong}"
+    except DataUnavailable as error:
+        return f"skipped (no data: {error.hint}, or make the Hugging Face hub reachable)"
+    except MadevalError as error:
+        return f"error: {error}"
+    return "ok"
+
+
+def _primary(scores: dict[str, float]) -> float | None:
+    """The first score a task reports, or ``None`` when it reports none."""
+    return next(iter(scores.values()), None)
+
+
+def _validate_group(index, name: str) -> str:
+    """``"ok"`` or what is wrong with the group file (unknown keys, unknown members)."""
+    try:
+        spec = index.group_spec(name)
+        for member in spec.tasks:
+            index.expand(member)
     except MadevalError as error:
         return f"error: {error}"
     return "ok"

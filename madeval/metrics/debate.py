@@ -8,8 +8,12 @@
   the authors' code). 10 agents answering A x8, B x1, C x1 give 0.9219 bits.
 * **Gold log-likelihood** (MADC, Appendix, Eq. 4): ``log2 P(y = gold)`` in every turn, where
   ``P`` is the share of parsed answers equal to the gold answer (A x9, B x1 with gold A:
-  log2 0.9 = -0.152). A turn without any gold answer has no finite value and is left out, as in
-  the authors' code, which also sums the values over turns.
+  log2 0.9 = -0.152); MADC also sums the values over turns. When no agent holds the gold answer,
+  ``P = 0`` and the log is minus infinity; the paper describes no smoothing, and leaving such
+  turns out would drop exactly the worst debates and bias the mean upward. madeval records the
+  floor ``log2(1 / (2n))`` instead (n parsed answers in that turn): one bit below the lowest
+  value a turn with a gold answer can have, ``log2(1 / n)`` (4 agents: -3 where one holder gives
+  -2). It applies only at ``P = 0``; ``gold_share`` (P itself) is reported alongside.
 
 Every debate reports the value of its last turn and MADC's sum over turns. With the option
 ``per_turn: true`` the value of every turn is reported too, as ``<name>_turn<k>`` (k from 1); a
@@ -74,6 +78,11 @@ def entropy_bits(answers: list[str]) -> float:
 def gold_share(answers: list[str], is_gold: Callable[[str], bool]) -> float:
     """The share of ``answers`` that are the gold answer."""
     return sum(1 for a in answers if is_gold(a)) / len(answers)
+
+
+def floored_log2(share: float, answers: int) -> float:
+    """``log2 share``, or the floor ``log2(1 / (2 * answers))`` when ``share`` is 0 (module docstring)."""
+    return math.log2(share) if share > 0 else -1.0 - math.log2(answers)
 
 
 def mean_pairwise_cosine(vectors) -> float | None:
@@ -145,24 +154,25 @@ class GoldLikelihood(DebateMetric):
         self.per_turn = per_turn
 
     def score_debate(self, prediction, item, debate: DebateView) -> dict[str, float]:
-        """``gold_share`` and ``gold_log2_likelihood`` (last turn), ``gold_log2_likelihood_sum``
-        over the turns where the gold answer was held (MADC's sum), and per-turn values."""
+        """``gold_share`` and ``gold_log2_likelihood`` (last turn; floored when no agent holds the
+        gold answer), ``gold_log2_likelihood_sum`` over the turns (MADC's sum), and per-turn values."""
         shares: dict[int, float] = {}
+        values: dict[int, float] = {}
         for turn, answers in enumerate(debate.answer_rounds(), start=1):
             if answers:
                 shares[turn] = gold_share(answers, debate.is_gold)
+                values[turn] = floored_log2(shares[turn], len(answers))
         if not shares:
             return {}
-        scores: dict[str, float] = {}
         last = max(shares)
-        scores["gold_share"] = shares[last]
-        if shares[last] > 0:
-            scores["gold_log2_likelihood"] = math.log2(shares[last])
-        scores["gold_log2_likelihood_sum"] = sum(math.log2(p) for p in shares.values() if p > 0)
+        scores = {
+            "gold_share": shares[last],
+            "gold_log2_likelihood": values[last],
+            "gold_log2_likelihood_sum": sum(values.values()),
+        }
         if not self.per_turn:
             return scores
         for turn, share in shares.items():
             scores[f"gold_share_turn{turn}"] = share
-            if share > 0:
-                scores[f"gold_log2_likelihood_turn{turn}"] = math.log2(share)
+            scores[f"gold_log2_likelihood_turn{turn}"] = values[turn]
         return scores

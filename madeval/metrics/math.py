@@ -5,8 +5,10 @@ Lewkowycz et al.'s ``normalize_final_answer`` (Minerva, Appendix D): drop ``$``,
 ``\\right``, ``\\!`` and thin spaces, degree signs, percent signs, unit text, a leading ``x =``;
 ``\\tfrac`` / ``\\dfrac`` become ``\\frac``; ``\\frac12`` and ``\\sqrt3`` get their braces;
 ``a/b`` of integers becomes ``\\frac{a}{b}``; spaces and thousands separators are removed. When the
-normalised strings differ, both sides are parsed (sympy's LaTeX parser) and compared
-symbolically, element by element for tuples.
+normalised strings differ, both sides are parsed and compared symbolically, element by element
+for tuples. Parsing never evaluates the answer as Python: plain arithmetic ("3*sqrt(2)") goes to
+madeval's own parser (:mod:`madeval.metrics.plain_math`), everything else to sympy's LaTeX parser;
+an answer neither reads is not equal to anything it does not equal as a string.
 """
 
 from __future__ import annotations
@@ -14,8 +16,12 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+from .plain_math import parse_plain
+
 BOXED_COMMANDS = ("\\boxed", "\\fbox")
 MAX_SYMPY_CHARS = 120
+MAX_EXPONENT = 10_000  # a larger power of a number is not evaluated (see small_enough)
+MAX_FACTORIAL = 1_000
 
 _THOUSANDS = re.compile(r"^-?\d{1,3}(,\d{3})+(\.\d+)?$")
 _INTEGER = re.compile(r"^[-+]?\d+$")
@@ -23,6 +29,8 @@ _DECIMAL = re.compile(r"^[-+]?(\d+\.?\d*|\.\d+)$")
 _SIMPLE_FRACTION = re.compile(r"^(-?\d+)/(\d+)$")
 _TEXT_COMMAND = re.compile(r"\\(?:text|textbf|textrm|mathrm|mbox|mathbf)\{([^{}]*)\}")
 _UNIT_TEXT = re.compile(r"\\(?:text|mbox)\{\s[^{}]*\}")
+# Plain arithmetic: digits, letters, operators, parentheses; no "_", quotes, brackets or "\\".
+_PLAIN = re.compile(r"^[0-9A-Za-z+\-*/^()!.\s]+$")
 
 
 def last_boxed(text: str) -> str | None:
@@ -144,9 +152,45 @@ def _unwrap_brackets(text: str) -> tuple[str, str]:
     return "", text
 
 
+def small_enough(expression) -> bool:
+    """False when evaluating ``expression`` could take very long: a power of a number with an
+    exponent above ``MAX_EXPONENT`` in size (``9^{9^{9^9}}``), or a factorial above ``MAX_FACTORIAL``.
+
+    Nodes are checked children first, so an exponent is only evaluated once it is known to be small.
+    """
+    import sympy
+
+    for node in sympy.postorder_traversal(expression):
+        if isinstance(node, sympy.Pow) and node.base.is_number and node.exp.is_number:
+            if node.base in (0, 1, -1):
+                continue
+            if abs(complex(sympy.N(node.exp))) > MAX_EXPONENT:
+                return False
+        elif isinstance(node, sympy.factorial) and node.args[0].is_number:
+            if abs(complex(sympy.N(node.args[0]))) > MAX_FACTORIAL:
+                return False
+    return True
+
+
+def _parse(text: str):
+    """Plain arithmetic (:mod:`madeval.metrics.plain_math`) or else sympy's LaTeX parser; no ``eval``."""
+    if _PLAIN.match(text):
+        try:
+            return parse_plain(text)
+        except ValueError:
+            pass
+    from sympy.parsing.latex import parse_latex
+
+    return parse_latex(text)
+
+
 @lru_cache(maxsize=4096)
 def _to_sympy(text: str):
-    """A sympy expression for a normalised answer, or ``None`` when it cannot be parsed."""
+    """A sympy expression for a normalised answer, or ``None`` when it cannot be parsed.
+
+    Answers are model output, i.e. untrusted: nothing here calls ``eval`` (sympy's ``parse_expr``
+    and ``sympify`` do), and expressions too large to evaluate are refused.
+    """
     if not text or len(text) > MAX_SYMPY_CHARS:
         return None
     import sympy
@@ -154,16 +198,12 @@ def _to_sympy(text: str):
     try:
         if _DECIMAL.match(text):
             return sympy.Rational(text)
-        from sympy.parsing.latex import parse_latex
-
-        return parse_latex(text)
-    except Exception:  # noqa: BLE001 - any parse failure means "not comparable"
-        try:
-            from sympy.parsing.sympy_parser import parse_expr
-
-            return parse_expr(text.replace("^", "**"), evaluate=True)
-        except Exception:  # noqa: BLE001
+        expression = _parse(text)
+        if not small_enough(expression):
             return None
+        return expression.xreplace({sympy.Symbol("pi"): sympy.pi})  # the LaTeX parser reads \pi as a symbol
+    except Exception:  # noqa: BLE001 - any parse failure means "not comparable"
+        return None
 
 
 def _sympy_equal(left: str, right: str) -> bool:

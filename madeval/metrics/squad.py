@@ -13,9 +13,12 @@ The rules (Rajpurkar et al. 2018, ``evaluate-v2.0.py``), implemented here from t
 * Both scores take the maximum over the gold answers, and are averaged over all items, over the
   answerable items (``HasAns_``) and over the unanswerable ones (``NoAns_``).
 
-The prediction "[UNKNOWN]" (what the task instruction asks for, 001 Appendix G) is the empty
-answer, i.e. an abstention. A prediction of ``None`` (nothing could be extracted) scores 0 on
-every item, answerable or not: the denominator is always all items.
+The extracted answer ``[UNKNOWN]`` (exactly that marker, outer white space aside: what the task
+instruction asks for, 001 Appendix G) is the empty answer, i.e. an abstention. Nothing else is: a
+reply "unknown" is the answer "unknown" (gold answer of dev item 571cac5d5efbb31900334dd3), and a
+longer answer that mentions the marker is scored as the text it is. In a task's targets,
+``[UNKNOWN]`` stands for "no gold answer". A prediction of ``None`` (nothing could be extracted)
+scores 0 on every item, answerable or not: the denominator is always all items.
 """
 
 from __future__ import annotations
@@ -71,16 +74,15 @@ def gold_answers(texts: Sequence[str]) -> list[str]:
 
 
 def abstention_to_empty(prediction: str) -> str:
-    """``"[UNKNOWN]"`` anywhere in the reply, or a bare "unknown", means no answer: ``""``."""
-    if UNKNOWN_MARKER.lower() in prediction.lower() or normalize_answer(prediction) == "unknown":
-        return ""
-    return prediction
+    """The extracted answer ``[UNKNOWN]`` (outer white space aside) means no answer: ``""``."""
+    return "" if prediction.strip() == UNKNOWN_MARKER else prediction
 
 
 def squad_v2_scores(prediction: str | None, golds: Sequence[str]) -> dict[str, float]:
     """Exact and F1 of one prediction, also under ``HasAns_`` or ``NoAns_`` as the item is."""
     answers = gold_answers(golds)
-    answerable = any(gold != UNKNOWN_MARKER for gold in golds)  # the official script: bool(answers)
+    # the official script: bool(qa["answers"]), the raw list, before normalisation drops any
+    answerable = any(gold != UNKNOWN_MARKER for gold in golds)
     subset = "HasAns" if answerable else "NoAns"
     if prediction is None:
         exact, f1 = 0.0, 0.0
