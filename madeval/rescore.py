@@ -181,7 +181,8 @@ async def _replay_record(record, planned, new_id, described, spec, settings, com
         "chain": transcript.chain(),
         "new_calls": len(transcript.calls) - len(discussion_calls(recorded, transcript.turns_used)),
         "tokens": transcript.tokens(),
-        "wall_s": None,
+        "wall_s": None,  # the debate was not re-run
+        "llm_s": round(sum(call.latency_s for call in transcript.calls), 4),  # stored discussion + new calls
         "oracle": transcript.oracle,
         "transcript": transcript.to_dict(),
     }

@@ -1,10 +1,15 @@
 """A sweep over the seven protocols of seed 001 on the simulator produces every output; the HTML
-page works in headless Chromium; rows and comparisons are what the statistics say."""
+page works in headless Chromium; rows and comparisons are what the statistics say; group rows
+follow their declared aggregation; scaling charts plot the series they should; the time shown is
+the debates' own LLM time."""
 
 from __future__ import annotations
 
+import asyncio
 import csv
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -12,6 +17,8 @@ import pytest
 from madeval.config import build_settings, read_config_file
 from madeval.leaderboard import LeaderboardOptions, build_leaderboard
 from madeval.leaderboard.stats import mcnemar_exact, paired_permutation, holm
+from madeval.leaderboard.charts import chart_rows, scaling_data, scaling_series, turn_counts
+from madeval.leaderboard.render import test_name as shown_test
 from madeval.records import read_records
 from madeval.simulator import simulate
 from browser import run_chromium
@@ -20,6 +27,7 @@ from helpers import run_quietly
 ROOT = Path(__file__).resolve().parents[1]
 PROTOCOLS = ["majority_consensus", "supermajority_consensus", "unanimity_consensus", "simple_voting",
              "approval_voting", "ranked_voting", "cumulative_voting"]
+BASELINES = ["baseline_direct", "baseline_cot", "self_consistency"]
 
 
 @pytest.fixture(scope="module")
@@ -37,16 +45,18 @@ def test_protocol_sweep_produces_every_output(protocols_run):
     result, printed = protocols_run
     folder = result.folder
     labels = [c["label"] for c in json.loads((folder / "run.json").read_text())["configurations"].values()]
-    assert sorted(labels) == sorted(PROTOCOLS + ["baseline_cot", "self_consistency"])
-    for name in ("leaderboard.md", "leaderboard.csv", "leaderboard.json", "leaderboard.html"):
+    assert sorted(labels) == sorted(PROTOCOLS + BASELINES)
+    for name in ("leaderboard.md", "leaderboard.csv", "comparisons.csv", "leaderboard.json", "leaderboard.html"):
         assert (folder / name).stat().st_size > 0, name
-    for chart in ("score", "turns", "decisions", "wall"):
+    for chart in ("score", "turns", "decisions", "llm-time"):
         assert (folder / "charts" / f"{chart}.png").stat().st_size > 10_000
         assert (folder / "charts" / f"{chart}.svg").read_text().lstrip().startswith("<?xml")
     rows = result.rows
     assert {(r["label"], r["task"]) for r in rows} == {(l, t) for l in labels for t in ("arith_mc", "arith_yesno")}
     assert all(r["items"] == 8 and r["units"] == 24 and r["repeats"] == 3 for r in rows)
-    assert [r["label"] for r in rows[:9]] == PROTOCOLS + ["baseline_cot", "self_consistency"]  # run order
+    assert [r["label"] for r in rows[:10]] == PROTOCOLS + BASELINES  # run order
+    direct = next(r for r in rows if r["label"] == "baseline_direct")
+    assert direct["calls_per_item"] == 1.0 and direct["mean_turns"] == 1.0  # one agent, one answer
     with open(folder / "leaderboard.csv") as handle:
         assert len(list(csv.DictReader(handle))) == len(rows)
     assert printed.startswith("| configuration | task |") and "about the population of questions" in printed
@@ -77,10 +87,12 @@ def test_rows_average_repeats_within_items_and_compare_with_the_reference(protoc
             assert abs(row["p_value"] - expected) < 1e-12 and row["test"] == ("mcnemar" if binary else "permutation")
             p_values[row["config"]] = row["p_value"]
     adjusted = dict(zip(p_values, holm(list(p_values.values()))))
+    printed = protocols_run[1]
     for row in family:
         if row["config"] != reference:
             assert abs(row["p_adjusted"] - adjusted[row["config"]]) < 1e-12
             assert row["significant"] == (row["p_adjusted"] < 0.05)
+            assert f"{row['p_adjusted']:.3g}, {shown_test(row['test'])}) |" in printed  # each names its test
         assert 0.0 <= row["ci_low"] <= row["score"] <= row["ci_high"] <= 1.0
 
 
@@ -89,7 +101,7 @@ def test_all_pairs_benchmark_intervals_and_bh_on_the_same_run(protocols_run):
     options = LeaderboardOptions(compare="all", correction="bh", interval="benchmark")
     board = build_leaderboard(result.folder, options)
     family = [c for c in board["comparisons"] if c["task"] == "arith_yesno"]
-    assert len(family) == 9 * 8 // 2
+    assert len(family) == 10 * 9 // 2
     sizes = json.loads((result.folder / "run.json").read_text())["task_sizes"]
     assert all(r["population"] == sizes[r["task"]] and "FPC" in r["ci_method"] for r in board["rows"])
     assert "finite benchmark" in board["statement"] and "Benjamini-Hochberg" in board["statement"]
@@ -104,9 +116,13 @@ def test_html_page_sorts_and_renders_in_headless_chromium(protocols_run, tmp_pat
     text = page.read_text()
     assert "<script" in text and "src='http" not in text and "href='http" not in text  # self-contained
     assert "about the population of questions" in text
-    dom = run_chromium(page, tmp_path / "profile-dom", "--dump-dom")
+    from madeval.leaderboard.html import page as html_page
+
+    every_pair = tmp_path / "all-pairs.html"  # the default page's tables plus the sortable comparisons
+    every_pair.write_text(html_page(build_leaderboard(protocols_run[0].folder, LeaderboardOptions(compare="all")), []))
+    dom = run_chromium(every_pair, tmp_path / "profile-dom", "--dump-dom")
     assert dom.returncode == 0, dom.stderr[-2000:]
-    assert 'data-sortable="ready"' in dom.stdout
+    assert 'data-sortable="ready"' in dom.stdout and "sortable comparisons" in dom.stdout
     assert "Uncaught" not in dom.stderr
     shot = tmp_path / "leaderboard.png"
     taken = run_chromium(page, tmp_path / "profile-shot", f"--screenshot={shot}", "--window-size=1280,2000")
@@ -114,7 +130,7 @@ def test_html_page_sorts_and_renders_in_headless_chromium(protocols_run, tmp_pat
     assert shot.stat().st_size > 50_000
 
 
-def test_a_tag_gets_a_group_row_pooling_its_tasks(sim, tmp_path):
+def test_a_tag_gets_a_macro_group_row_of_its_tasks(sim, tmp_path):
     from helpers import settings_for
 
     settings = settings_for(sim.base_url, tmp_path, tasks=["generated"], limit=5, cache="off",
@@ -123,9 +139,10 @@ def test_a_tag_gets_a_group_row_pooling_its_tasks(sim, tmp_path):
     rows = {(r["scope"], r["task"]): r for r in result.rows}
     assert set(rows) == {("task", "arith_mc"), ("task", "arith_yesno"), ("group", "generated")}
     group = rows[("group", "generated")]
-    assert group["items"] == 10
+    assert group["items"] == 10 and group["aggregation"] == "macro" and group["aggregation_declared"] is False
     assert abs(group["score"] - (rows[("task", "arith_mc")]["score"] + rows[("task", "arith_yesno")]["score"]) / 2) < 1e-12
-    assert "| generated (group) |" in printed
+    assert group["ci_method"].startswith("stratified t")
+    assert "| generated (group, macro) |" in printed
 
 
 def test_leaderboard_show_rewrites_outputs_and_rejects_an_unknown_reference(protocols_run):
@@ -141,3 +158,178 @@ def test_leaderboard_show_rewrites_outputs_and_rejects_an_unknown_reference(prot
     bad = subprocess.run([sys.executable, "-m", "madeval", "leaderboard", "show", str(folder), "--reference", "nope"],
                          capture_output=True, text=True, timeout=120)
     assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "unknown reference configuration 'nope'" in bad.stderr
+    with open(folder / "comparisons.csv") as handle:
+        listed = list(csv.DictReader(handle))
+    assert len(listed) == 2 * 10 * 9 // 2 and {c["test"] for c in listed} <= {"mcnemar", "permutation"}
+    page = (folder / "leaderboard.html").read_text()
+    assert "<table class='sortable comparisons'>" in page and "<pre>" not in page
+    assert page.count("<tr><td>", page.index("sortable comparisons")) == 2 * 10 * 9 // 2
+
+
+# --- group rows follow the group's declared aggregation ---------------------------------------
+
+def _record(config, task, item, score, repeat=0, llm_s=0.5, wall_s=2.0):
+    return {"unit": {"key": f"{config}/{task}/{item}/{repeat}", "config": config, "task": task, "item": item,
+                     "repeat": repeat},
+            "metrics": {"accuracy": score}, "parse_failure": False, "decision_success": True, "turns": 1,
+            "calls": 1, "tokens": {"total": 10}, "wall_s": wall_s, "llm_s": llm_s, "oracle": False}
+
+
+def _group_run(weight_by_size: bool | None):
+    """Task A has 2 items, task B 4. X scores A: 1 1, B: 1 0 0 0; the reference Y scores A: 0 0, B: 0 0 0 1."""
+    from madeval.leaderboard.data import RunData
+    from madeval.taskfiles import AggregateMetric
+
+    scores = {"X": {"A": [1, 1], "B": [1, 0, 0, 0]}, "Y": {"A": [0, 0], "B": [0, 0, 0, 1]}}
+    records = [_record(c, t, f"i{n}", float(v)) for c, tasks in scores.items() for t, values in tasks.items()
+               for n, v in enumerate(values)]
+    declared = {}
+    if weight_by_size is not None:
+        declared = {"g": {"accuracy": AggregateMetric("accuracy", "mean", weight_by_size)}}
+    configs = {"Y": {"label": "ref", "source": "run"}, "X": {"label": "x", "source": "run"}}
+    return RunData(Path("hand"), {"tasks": {"A": {}, "B": {}}}, configs, records, {"g": ["A", "B"]}, declared)
+
+
+def test_macro_group_row_averages_task_scores_with_a_stratified_interval_and_test():
+    from madeval.leaderboard.table import build
+    from scipy import stats
+
+    board = build(_group_run(weight_by_size=False), LeaderboardOptions())
+    x = next(r for r in board["rows"] if r["scope"] == "group" and r["config"] == "X")
+    assert x["aggregation"] == "macro" and x["aggregation_declared"] is True
+    assert x["score"] == (1 + 0.25) / 2 and x["items"] == 6
+    # A has no spread; B: s^2 = 1/4 over 4 items. Variance (0 + 1/16) / 2^2, Satterthwaite df = 3.
+    half = stats.t.ppf(0.975, 3) * (1 / 8)
+    assert abs(x["ci_low"] - (0.625 - half)) < 1e-12 and x["ci_high"] == 1.0
+    # Weighted differences 1/4, 1/4 (A) and 1/8, -1/8 (B): 6 of 16 sign flips are as extreme.
+    assert x["test"] == "stratified permutation" and x["delta"] == 0.5 and abs(x["p_value"] - 6 / 16) < 1e-12
+
+
+def test_micro_group_row_pools_items_and_uses_the_item_paired_test():
+    from madeval.leaderboard.table import build
+
+    board = build(_group_run(weight_by_size=True), LeaderboardOptions())
+    x = next(r for r in board["rows"] if r["scope"] == "group" and r["config"] == "X")
+    assert x["aggregation"] == "micro" and x["score"] == 3 / 6 and x["ci_method"] == "Wilson"
+    # Pooled 0/1 scores: McNemar on 3 discordant pairs for X and 1 for Y, p = 2 * P(Bin(4, 1/2) <= 1).
+    assert x["test"] == "mcnemar" and abs(x["delta"] - 1 / 3) < 1e-12 and abs(x["p_value"] - 10 / 16) < 1e-12
+    undeclared = build(_group_run(weight_by_size=None), LeaderboardOptions())
+    row = next(r for r in undeclared["rows"] if r["scope"] == "group" and r["config"] == "X")
+    assert row["aggregation"] == "macro" and row["aggregation_declared"] is False and row["score"] == 0.625
+
+
+def test_group_declarations_come_from_the_task_files(tmp_path):
+    from madeval.leaderboard.data import load_run
+
+    groups = {"bbh": ["bbh_geometric_shapes"], "knowledge": ["mmlu"], "generated": ["arith_mc", "arith_yesno"]}
+    (tmp_path / "run.json").write_text(json.dumps({"configurations": {}, "tasks": {}, "groups": groups}))
+    data = load_run(tmp_path)
+    assert data.aggregations["bbh"]["accuracy"].weight_by_size is True  # tasks/bbh/bbh_group.yaml
+    assert data.aggregations["knowledge"]["accuracy"].weight_by_size is False
+    assert "generated" not in data.aggregations  # a tag declares nothing
+
+
+# --- time: the debates' own LLM time, not the queue ------------------------------------------
+
+def test_call_latency_is_the_time_holding_a_slot_not_the_wait_for_it(monkeypatch):
+    """Two calls share one slot; a fake clock moves 1 s per attempt (0.5 s for a failed one)."""
+    from madeval.llm import client as client_module
+    from madeval.llm.client import Endpoint, LLMClient, RetryPolicy
+    from madeval.llm.transports import RetryableError
+
+    clock = {"now": 100.0}
+    monkeypatch.setattr(client_module.time, "perf_counter", lambda: clock["now"])
+
+    class Transport:
+        failures = {"second": 1}
+
+        async def chat(self, model, messages, params):
+            await asyncio.sleep(0)  # the other call now waits for the slot
+            name = messages[0]["content"]
+            if self.failures.get(name):
+                self.failures[name] -= 1
+                clock["now"] += 0.5
+                raise RetryableError("HTTP 503")
+            clock["now"] += 1.0
+            return "reply", 1, 1
+
+        async def close(self):
+            pass
+
+    monkeypatch.setitem(client_module.TRANSPORTS, "fake", lambda base_url, api_key, timeout_s: Transport())
+
+    async def main():
+        endpoint = Endpoint("e", "http://127.0.0.1:9/v1", concurrency=1, transport="fake")
+        client = LLMClient({"e": endpoint}, concurrency=1, retry=RetryPolicy(base_delay_s=0.0))
+        done = await asyncio.gather(*(client.complete("e", "m", [{"role": "user", "content": name}], {}, (name,))
+                                      for name in ("first", "second")))
+        await client.aclose()
+        return done
+
+    first, second = asyncio.run(main())
+    assert first.latency_s == 1.0  # the second call's wait for the slot is not its latency
+    assert second.latency_s == 1.5 and second.attempts == 2  # both attempts, no backoff, no queue
+
+
+def test_records_carry_llm_time_and_rows_show_it_per_item(protocols_run):
+    result, printed = protocols_run
+    records = list(read_records(result.folder))
+    for record in records:
+        assert record["llm_s"] == round(sum(c["latency_s"] for c in record["transcript"]["calls"]), 4)
+        assert record["wall_s"] > 0
+    row = next(r for r in result.rows if r["label"] == "unanimity_consensus" and r["task"] == "arith_mc")
+    mine = [r for r in records if r["config_label"] == "unanimity_consensus" and r["unit"]["task"] == "arith_mc"]
+    per_item = {}
+    for record in mine:
+        per_item.setdefault(record["unit"]["item"], []).append(record["llm_s"])
+    expected = sum(sum(v) / len(v) for v in per_item.values()) / len(per_item)
+    assert abs(row["llm_s_per_item"] - expected) < 1e-12
+    assert "| LLM s/item |" in printed and "wall s/item" not in printed
+
+
+def test_turns_chart_splits_decided_and_undecided_debates(protocols_run):
+    result, _ = protocols_run
+    records = list(read_records(result.folder))
+    for row in chart_rows(result.board):
+        mine = [r for r in records if r["unit"]["config"] == row["config"] and r["unit"]["task"] == row["task"]]
+        expected = {}
+        for record in mine:
+            decided, undecided = expected.get(record["turns"], (0, 0))
+            success = record["decision_success"]
+            expected[record["turns"]] = (decided + success, undecided + (not success))
+        assert turn_counts(row) == expected
+
+
+# --- score against agents and turns (seed 001, Figures 4 and 5), with rescored rows ------------
+
+def test_scaling_charts_plot_one_series_per_setting_and_rescored_series_by_source(sim, tmp_path):
+    folder = tmp_path / "scaling"
+    options = {"tasks": ["arith_mc"], "limit": 3, "repeats": 1, "seed": 3, "cache": "off", "base_url": sim.base_url,
+               "output_path": str(folder), "common": {"persona": "none", "paradigm": "memory", "decider": "counting"},
+               "grid": {"agents": [2, 3, 4], "max_turns": [1, 2, 3]}}
+    run_quietly(build_settings(options))
+    done = subprocess.run([sys.executable, "-m", "madeval", "rescore", str(folder), "--decider",
+                           "counting:after_turns=1", "--base-url", sim.base_url, "--cache", "off"],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    board = build_leaderboard(folder)
+    rows = chart_rows(board)
+    score = {r["label"]: r["score"] for r in rows}
+    found = scaling_series(board)
+    assert set(found) == {"agents", "max_turns"}  # after_turns has one value only
+    values = {"agents": (2, 3, 4), "max_turns": (1, 2, 3)}
+    for variable, other in (("agents", "max_turns"), ("max_turns", "agents")):
+        plotted = scaling_data(board, rows, variable, found[variable])["arith_mc"]
+        legends = {entry["legend"] for entry in plotted}
+        run_legends = {f"{other}={v}" for v in values[other]}  # the one option that differs
+        rescored = {f"{other}={v} -> counting:after_turns=1" for v in values[other]}  # named by their sources
+        assert len(plotted) == 6 and legends == run_legends | rescored
+        for entry in plotted:
+            assert entry["x"] == [float(v) for v in values[variable]]
+            fixed, _, replayed = entry["legend"].partition(" -> ")
+            for x, value in zip(entry["x"], entry["score"]):
+                setting = dict(word.split("=") for word in (fixed, f"{variable}={int(x)}"))
+                label = f"agents={setting['agents']} max_turns={setting['max_turns']}"
+                assert value == score[label + (f" -> {replayed}" if replayed else "")]
+    assert (folder / "charts" / "scaling-agents.png").stat().st_size > 10_000
+    assert (folder / "charts" / "scaling-max_turns.png").stat().st_size > 10_000

@@ -41,10 +41,13 @@ def test_rescore_adds_deciders_with_zero_new_calls(sim, counted_run):
     rescored = [json.loads(line) for line in (counted_run / "rescored.jsonl").read_text().splitlines()]
     assert len(rescored) == 2 * 2 * 12 * 2
     assert all(r["new_calls"] == 0 and r["wall_s"] is None for r in rescored)
+    # LLM time: the stored discussion calls' latencies up to the decision (no new call here)
+    assert all(r["llm_s"] == round(sum(c["latency_s"] for c in r["transcript"]["calls"]), 4) for r in rescored)
     assert {r["turns"] for r in rescored if r["config_label"].endswith("after_turns=1")} == {1}
     assert {r["calls"] for r in rescored if r["config_label"].endswith("after_turns=1")} == {3}
     board = json.loads((counted_run / "leaderboard.json").read_text())
     labels = {r["label"] for r in board["rows"]}
+    assert all(r["llm_s_per_item"] > 0 and r["wall_s_per_item"] is None for r in board["rows"] if r["source"] == "rescored")
     assert labels == {"none/simple/memory/counting/3a", "none/simple/memory/counting/3a -> counting:after_turns=1",
                       "none/simple/memory/counting/3a -> counting:after_turns=2"}
     assert "-> counting:after_turns=2" in done.stdout and "96 debates rescored" in done.stdout

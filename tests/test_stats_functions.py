@@ -148,3 +148,58 @@ def test_stats_finite_population_correction_by_hand():
     part = S.mean_interval([1.0] * 8 + [0.0] * 2, population=50)
     low, high = S.wilson(0.8, 10 / S.fpc(10, 50))
     assert (part.low, part.high) == (low, high) and part.method == "Wilson with FPC"
+
+
+# A macro average over two tasks: task A has 2 items, task B 4; differences a - b per item.
+MACRO_A, MACRO_B = [1, 1, 1, 0, 0, 0], [0, 0, 0, 0, 0, 1]
+MACRO_STRATA = ["A", "A", "B", "B", "B", "B"]
+
+
+def test_stats_stratified_permutation_by_hand():
+    # Weights 1/(2*2) in A and 1/(2*4) in B: the weighted non-zero differences are 1/4, 1/4, 1/8, -1/8
+    # and their sum 1/2 is the macro difference (1 + 0) / 2. Of the 16 sign flips, 3 reach a sum
+    # >= 1/2 (+1/4 +1/4 with +1/8 +1/8, +1/8 -1/8 or -1/8 +1/8) and 15 stay <= 1/2.
+    result = S.stratified_permutation(MACRO_A, MACRO_B, MACRO_STRATA, "two-sided")
+    assert result.test == "stratified permutation" and abs(result.delta - 0.5) < TOLERANCE
+    assert abs(result.p_value - 6 / 16) < TOLERANCE
+    assert abs(S.stratified_permutation(MACRO_A, MACRO_B, MACRO_STRATA, "greater").p_value - 3 / 16) < TOLERANCE
+    assert abs(S.stratified_permutation(MACRO_A, MACRO_B, MACRO_STRATA, "less").p_value - 15 / 16) < TOLERANCE
+    # The pooled (micro) test weights every item equally and gives another answer: mean 1/3, p = 5/8.
+    pooled = S.paired_permutation(MACRO_A, MACRO_B)
+    assert abs(pooled.delta - 1 / 3) < TOLERANCE and abs(pooled.p_value - 10 / 16) < TOLERANCE
+
+
+@pytest.mark.parametrize("alternative", ALTERNATIVES)
+def test_stats_stratified_permutation_equals_scipy_on_weighted_differences(alternative):
+    rng = np.random.default_rng(11)
+    a, b = rng.integers(0, 4, size=14) / 3, rng.integers(0, 4, size=14) / 3
+    strata = ["x"] * 3 + ["y"] * 5 + ["z"] * 6
+    weights = np.array([14 / (3 * n) for n in [3] * 3 + [5] * 5 + [6] * 6])
+    expected = scipy_exact_permutation(a * weights, b * weights, alternative)
+    result = S.stratified_permutation(a, b, strata, alternative)
+    assert abs(result.p_value - expected) < TOLERANCE
+    macro = np.mean([np.mean((a - b)[[s == t for s in strata]]) for t in "xyz"])
+    assert abs(result.delta - macro) < TOLERANCE
+    even = S.stratified_permutation(a[:12], b[:12], ["x"] * 6 + ["y"] * 6, alternative)  # equal strata
+    assert abs(even.p_value - S.paired_permutation(a[:12], b[:12], alternative).p_value) < TOLERANCE
+
+
+def test_stats_stratified_interval_by_hand():
+    # Task means 3/4 and 1/2: macro 5/8. Variances s^2 = 1/4 and 1/4, so v = 1/16 and 1/12 and
+    # the variance of the macro mean is (1/16 + 1/12) / 4; Welch-Satterthwaite df as below.
+    strata = [[1.0, 0.0, 1.0, 1.0], [0.5, 0.0, 1.0]]
+    v1, v2 = 1 / 16, 1 / 12
+    df = (v1 + v2) ** 2 / (v1**2 / 3 + v2**2 / 2)
+    half = stats.t.ppf(0.975, df) * math.sqrt((v1 + v2) / 4)
+    interval = S.stratified_interval(strata)
+    assert abs(interval.low - (5 / 8 - half)) < TOLERANCE and abs(interval.high - min(1.0, 5 / 8 + half)) < TOLERANCE
+    assert interval.method == "stratified t (Welch-Satterthwaite df)"
+    # With the benchmark sizes N = 8 and 6: each v shrinks by (1 - n/N) (one repeat: no within term).
+    w1, w2 = (1 - 4 / 8) * 1 / 4 / 4, (1 - 3 / 6) * 1 / 4 / 3
+    df = (w1 + w2) ** 2 / (w1**2 / 3 + w2**2 / 2)
+    half = stats.t.ppf(0.975, df) * math.sqrt((w1 + w2) / 4)
+    finite = S.stratified_interval(strata, populations=[8, 6], within=[[0.0] * 4, [0.0] * 3],
+                                   repeats=[[1] * 4, [1] * 3])
+    assert abs(finite.low - (5 / 8 - half)) < TOLERANCE and finite.method.endswith("two-stage FPC")
+    single = S.stratified_interval([[1.0, 0.0], [1.0]])
+    assert single.low == single.high == 0.75  # a task with one item: no variance estimate

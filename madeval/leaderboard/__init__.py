@@ -7,6 +7,7 @@ self-contained HTML page. One module per job:
 * :mod:`.data` reads a run folder (records and rescored records);
 * :mod:`.stats` holds the tests, corrections and intervals (checked against scipy/statsmodels);
 * :mod:`.compare` pairs configurations on shared items and corrects each family;
+* :mod:`.groups` says how a group row combines its tasks;
 * :mod:`.table` builds the rows; :mod:`.render` prints them; :mod:`.charts` and :mod:`.html` draw;
 * :mod:`.regression` checks a run against a stored baseline leaderboard.
 """
@@ -21,7 +22,7 @@ from .data import load_run
 from .options import LeaderboardOptions
 from .table import build
 
-OUTPUT_FILES = ("leaderboard.md", "leaderboard.csv", "leaderboard.json", "leaderboard.html")
+OUTPUT_FILES = ("leaderboard.md", "leaderboard.csv", "comparisons.csv", "leaderboard.json", "leaderboard.html")
 
 
 def build_leaderboard(folder: str | Path, options: LeaderboardOptions | None = None) -> dict[str, Any]:
@@ -30,14 +31,15 @@ def build_leaderboard(folder: str | Path, options: LeaderboardOptions | None = N
 
 
 def write_outputs(board: dict[str, Any], folder: str | Path) -> list[Path]:
-    """Write the board into ``folder``: Markdown, CSV, JSON, ``charts/`` (PNG, SVG) and HTML."""
+    """Write the board into ``folder``: Markdown, CSV (rows; comparisons), JSON, ``charts/`` and HTML."""
     from .charts import draw_all
     from .html import page
-    from .render import csv_text, markdown
+    from .render import comparisons_csv, csv_text, markdown
 
     folder = Path(folder)
     (folder / "leaderboard.md").write_text(markdown(board), encoding="utf-8")
     (folder / "leaderboard.csv").write_text(csv_text(board), encoding="utf-8")
+    (folder / "comparisons.csv").write_text(comparisons_csv(board), encoding="utf-8")
     write_json_atomically(folder / "leaderboard.json", board)
     charts = draw_all(board, folder / "charts")
     (folder / "leaderboard.html").write_text(page(board, charts), encoding="utf-8")

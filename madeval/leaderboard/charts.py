@@ -2,14 +2,20 @@
 
 * ``score``: score per configuration with its 95% interval (seed 000, Figure 7); ``*`` marks a
   significant difference from the reference;
-* ``turns``: distribution of turns to decision, violins with the mean in red (Figure 8);
+* ``turns``: how many turns the debates took, per configuration: a histogram over the integer turn
+  counts (no smoothing between them), split into debates the protocol decided and debates it did
+  not (stopped at the turn limit with the fallback answer), with the mean of the decided ones
+  (Figure 8 shows violins; counts of a few integer values are shown as they are);
 * ``decisions``: decision success rate (Figure 9);
-* ``wall``: wall time per debate (Figure 10);
-* ``scaling-<option>``: score against the number of agents, the turn limit or a decider's turn
+* ``llm-time``: LLM seconds per item, the sum of one debate's calls' own latencies (Figure 10's
+  wall time without the waits for a free concurrency slot that a shared run adds);
+* ``scaling-<option>``: score against the number of agents, the turn limit or a decider's numeric
   option when a sweep varies it with everything else fixed (seed 001, Figures 4 and 5), with a
-  dotted least-squares line.
+  dotted least-squares line. Rescored configurations form their own series, named after the
+  configuration they were replayed on.
 
-One panel per task; configurations keep one colour across charts. Figures are drawn with the
+One panel per task. A configuration keeps one colour and hatch (bars) or marker (lines) across
+charts: ten colours, then the same colours with another hatch or marker. Figures are drawn with the
 object-oriented API (no pyplot state), so this is safe to call from any thread.
 """
 
@@ -23,24 +29,33 @@ from typing import Any
 import matplotlib
 import numpy as np
 from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
+from matplotlib.patches import Patch
 
-NOT_SWEEP_KEYS = {"label", "name", "source", "preset", "replayed_decider"}
+from .render import TIME_COLUMN
+
+#: Display-only or bookkeeping fields: never what tells two configurations of a sweep apart.
+NOT_SWEEP_KEYS = {"label", "name", "source", "preset", "replay_of", "replayed_decider"}
 #: A scaling chart needs at least this many values of the varied option.
 MIN_SWEEP_POINTS = 3
 PALETTE = matplotlib.colormaps["tab10"].colors
+HATCHES = ("", "///", "...", "xxx", "\\\\\\", "ooo")
+MARKERS = ("o", "s", "^", "D", "v", "P")
+#: Debates the protocol did not decide: white with a dark hatch (no configuration colour is white).
+UNDECIDED = {"facecolor": "white", "edgecolor": "#444444", "hatch": "////", "linewidth": 0.6}
 
 
 def draw_all(board: dict[str, Any], folder: Path) -> list[Path]:
     """Draw every chart the board supports into ``folder``; returns the PNG paths."""
     folder.mkdir(parents=True, exist_ok=True)
-    rows = [r for r in board["rows"] if r["scope"] == "task" and r["metric"] == _primary(board, r["task"])]
+    rows = chart_rows(board)
     if not rows:
         return []
     charts = {
         "score": _score,
         "turns": _turns,
         "decisions": _decisions,
-        "wall": _wall,
+        "llm-time": _llm_time,
     }
     written = []
     for name, draw in charts.items():
@@ -50,6 +65,11 @@ def draw_all(board: dict[str, Any], folder: Path) -> list[Path]:
     for variable, series in scaling_series(board).items():
         written.append(_save(_scaling(board, rows, variable, series), folder, f"scaling-{variable}"))
     return written
+
+
+def chart_rows(board: dict[str, Any]) -> list[dict[str, Any]]:
+    """The rows the charts draw: task rows of each task's first metric."""
+    return [r for r in board["rows"] if r["scope"] == "task" and r["metric"] == _primary(board, r["task"])]
 
 
 def _primary(board: dict[str, Any], task: str) -> str | None:
@@ -72,14 +92,22 @@ def _labels(board: dict[str, Any], rows: list[dict[str, Any]]) -> list[str]:
     return list(dict.fromkeys(r["config"] for r in rows))
 
 
-def _colour(board: dict[str, Any], config: str) -> Any:
-    return PALETTE[list(board["configurations"]).index(config) % len(PALETTE)]
+def style(index: int) -> dict[str, Any]:
+    """The look of the ``index``-th configuration or series: colour, hatch (bars) and marker (lines)."""
+    cycle = index // len(PALETTE)
+    return {"color": PALETTE[index % len(PALETTE)], "hatch": HATCHES[cycle % len(HATCHES)],
+            "marker": MARKERS[cycle % len(MARKERS)]}
 
 
-def _panels(board: dict[str, Any], rows: list[dict[str, Any]], title: str, xlabel: str):
+def _bar_style(board: dict[str, Any], config: str) -> dict[str, Any]:
+    look = style(list(board["configurations"]).index(config))
+    return {"color": look["color"], "hatch": look["hatch"], "edgecolor": "white" if look["hatch"] else None}
+
+
+def _panels(board: dict[str, Any], rows: list[dict[str, Any]], title: str, xlabel: str, row_height: float = 0.42):
     """A figure with one horizontal-bar panel per task, configurations top to bottom."""
     tasks, configs = _tasks(rows), _labels(board, rows)
-    height = 1.6 + 0.42 * len(configs)
+    height = 1.6 + row_height * len(configs)
     longest = max(len(board["configurations"][c]["label"]) for c in configs)
     figure = Figure(figsize=(1.2 + 0.07 * longest + 3.6 * len(tasks), height), layout="constrained")
     axes = figure.subplots(1, len(tasks), sharey=True, squeeze=False)[0]
@@ -99,7 +127,7 @@ def _score(board: dict[str, Any], rows: list[dict[str, Any]]) -> Figure:
     for row in rows:
         ax, y = axes[row["task"]], position[row["config"]]
         error = [[row["score"] - row["ci_low"]], [row["ci_high"] - row["score"]]]
-        ax.barh(y, row["score"], xerr=error, color=_colour(board, row["config"]), capsize=3, height=0.7)
+        ax.barh(y, row["score"], xerr=error, capsize=3, height=0.7, **_bar_style(board, row["config"]))
         mark = "ref" if row.get("reference") else ("*" if row.get("significant") else "")
         ax.text(row["ci_high"] + 0.01, y, f"{row['score']:.3f} {mark}".strip(), va="center", fontsize=8)
     for ax in axes.values():
@@ -107,24 +135,41 @@ def _score(board: dict[str, Any], rows: list[dict[str, Any]]) -> Figure:
     return figure
 
 
+def turn_counts(row: dict[str, Any]) -> dict[int, tuple[int, int]]:
+    """Per number of turns: (debates the protocol decided, debates it did not decide)."""
+    decided = {int(k): v for k, v in (row.get("turns_decided") or {}).items()}
+    return {int(k): (decided.get(int(k), 0), v - decided.get(int(k), 0)) for k, v in row["turns_histogram"].items()}
+
+
 def _turns(board: dict[str, Any], rows: list[dict[str, Any]]) -> Figure:
-    figure, axes, position = _panels(board, rows, "Turns to decision (red: mean)", "turns")
+    figure, axes, position = _panels(board, rows, "Turns per debate (bar height: share of the configuration's "
+                                     "debates)", "turns", row_height=0.55)
+    shares = [n / sum(sum(c) for c in turn_counts(r).values()) for r in rows for c in turn_counts(r).values()
+              for n in c]
+    scale = 0.8 / max(max(shares), 1e-9)  # the tallest bar fills most of its row
+    top = max(int(k) for r in rows for k in r["turns_histogram"])
     for row in rows:
         ax, y = axes[row["task"]], position[row["config"]]
-        values = np.repeat([float(k) for k in row["turns_histogram"]], list(row["turns_histogram"].values()))
-        if len(set(values)) > 1:
-            parts = ax.violinplot([values], positions=[y], orientation="horizontal", widths=0.8,
-                                  showextrema=False)
-            for body in parts["bodies"]:
-                body.set_facecolor(_colour(board, row["config"]))
-                body.set_alpha(0.6)
-        else:
-            ax.plot([values[0], values[0]], [y - 0.35, y + 0.35], color=_colour(board, row["config"]), lw=3)
-        ax.plot(values.mean(), y, "o", color="red", markersize=5)
-    top = max(float(k) for r in rows for k in r["turns_histogram"])
+        counts = turn_counts(row)
+        total = sum(d + u for d, u in counts.values())
+        base = y + 0.42  # rows run top to bottom: bars grow upwards from the row's bottom edge
+        for turns, (decided, undecided) in counts.items():
+            solid, open_ = scale * decided / total, scale * undecided / total
+            ax.bar(turns, -solid, bottom=base, width=0.8, **_bar_style(board, row["config"]))
+            ax.bar(turns, -open_, bottom=base - solid, width=0.8, **UNDECIDED)
+        decided_turns = [t for t, (d, _) in counts.items() for _ in range(d)]
+        if decided_turns:
+            ax.plot(np.mean(decided_turns), base, "^", color="red", markersize=6, clip_on=False)
+        undecided = sum(u for _, u in counts.values())
+        if undecided:
+            ax.text(top + 0.55, y, f"{100 * undecided / total:.0f}% not\ndecided", va="center", fontsize=7)
     for ax in axes.values():
-        ax.set_xlim(0.5, top + 0.5)
-        ax.xaxis.get_major_locator().set_params(integer=True)
+        ax.set_xlim(0.5, top + 1.9)
+        ax.set_xticks(range(1, top + 1))
+    handles = [Patch(facecolor=PALETTE[0], label="decided by the protocol (configuration's colour)"),
+               Patch(label="not decided: turn limit reached, fallback answer", **UNDECIDED),
+               Line2D([], [], marker="^", color="red", linestyle="", label="mean turns of the decided debates")]
+    figure.legend(handles=handles, loc="outside lower center", ncols=3, fontsize=8)
     return figure
 
 
@@ -132,7 +177,7 @@ def _decisions(board: dict[str, Any], rows: list[dict[str, Any]]) -> Figure:
     figure, axes, position = _panels(board, rows, "Decision success rate", "share of debates decided by the protocol")
     for row in rows:
         ax, y = axes[row["task"]], position[row["config"]]
-        ax.barh(y, row["decision_success_rate"], color=_colour(board, row["config"]), height=0.7)
+        ax.barh(y, row["decision_success_rate"], height=0.7, **_bar_style(board, row["config"]))
         ax.text(row["decision_success_rate"] + 0.01, y, f"{100 * row['decision_success_rate']:.0f}%",
                 va="center", fontsize=8)
     for ax in axes.values():
@@ -140,16 +185,18 @@ def _decisions(board: dict[str, Any], rows: list[dict[str, Any]]) -> Figure:
     return figure
 
 
-def _wall(board: dict[str, Any], rows: list[dict[str, Any]]) -> Figure | None:
-    timed = [r for r in rows if r["wall_s_per_item"] is not None]
+def _llm_time(board: dict[str, Any], rows: list[dict[str, Any]]) -> Figure | None:
+    timed = [r for r in rows if r.get("llm_s_per_item") is not None]
     if not timed:
         return None
-    figure, axes, position = _panels(board, timed, "Wall-clock time per debate", "seconds")
+    figure, axes, position = _panels(
+        board, timed, f"LLM time per item ({TIME_COLUMN}): one debate's calls' own latencies, summed",
+        "seconds (waits for a free concurrency slot excluded)")
     for row in timed:
         ax, y = axes[row["task"]], position[row["config"]]
-        ax.barh(y, row["wall_s_per_item"], color=_colour(board, row["config"]), height=0.7)
-        ax.text(row["wall_s_per_item"], y, f" {row['wall_s_per_item']:.2f}", va="center", fontsize=8)
-    top = max(r["wall_s_per_item"] for r in timed) or 1.0
+        ax.barh(y, row["llm_s_per_item"], height=0.7, **_bar_style(board, row["config"]))
+        ax.text(row["llm_s_per_item"], y, f" {row['llm_s_per_item']:.2f}", va="center", fontsize=8)
+    top = max(r["llm_s_per_item"] for r in timed) or 1.0
     for ax in axes.values():
         ax.set_xlim(0, top * 1.25)
     return figure
@@ -165,7 +212,14 @@ def sweep_variables(config: dict[str, Any]) -> dict[str, float]:
 
 
 def scaling_series(board: dict[str, Any]) -> dict[str, list[list[str]]]:
-    """For each varied numeric option: series of configurations equal in everything else."""
+    """For each varied numeric option: series of configurations equal in everything else.
+
+    A rescored configuration (a decider replayed on stored debates) is compared by its own options
+    and by its source configuration's options other than the varied one: rescored configurations
+    whose sources differ only in the varied option line up in one series (not in one-point series
+    split by source id), and a rescored series never mixes sources that differ otherwise or joins
+    a series of run configurations.
+    """
     configs = board["configurations"]
     variables = {v for c in configs.values() for v in sweep_variables(c)}
     found = {}
@@ -173,7 +227,7 @@ def scaling_series(board: dict[str, Any]) -> dict[str, list[list[str]]]:
         groups: dict[str, list[str]] = defaultdict(list)
         for cid, config in configs.items():
             if variable in sweep_variables(config):
-                groups[_rest(config, variable)].append(cid)
+                groups[_rest(configs, cid, variable)].append(cid)
         series = [ids for ids in groups.values()
                   if len({sweep_variables(configs[c])[variable] for c in ids}) >= MIN_SWEEP_POINTS]
         if series:
@@ -181,13 +235,28 @@ def scaling_series(board: dict[str, Any]) -> dict[str, list[list[str]]]:
     return found
 
 
-def _rest(config: dict[str, Any], variable: str) -> str:
-    """Everything about a configuration except ``variable`` (and display-only fields)."""
+def _rescored(config: dict[str, Any]) -> bool:
+    return config.get("source") == "rescored" or bool(config.get("replay_of"))
+
+
+def _options(config: dict[str, Any], variable: str) -> dict[str, Any]:
+    """A configuration's options less ``variable`` and the display-only fields."""
     rest = {k: v for k, v in config.items() if k not in NOT_SWEEP_KEYS and k != variable}
     if variable.startswith("decider_args."):
         args = dict(rest.get("decider_args") or {})
         args.pop(variable.split(".", 1)[1], None)
         rest["decider_args"] = args
+    return rest
+
+
+def _rest(configs: dict[str, Any], cid: str, variable: str) -> str:
+    """Everything that must be equal for two configurations to share a series over ``variable``."""
+    config = configs[cid]
+    rest = _options(config, variable)
+    rest["rescored"] = _rescored(config)
+    source = configs.get(config.get("replay_of") or "")
+    if rest["rescored"]:
+        rest["source_options"] = _options(source, variable) if source else config.get("replay_of")
     return json.dumps(rest, sort_keys=True, default=str)
 
 
@@ -197,45 +266,100 @@ def _dodge(index: int, count: int, x: np.ndarray) -> float:
     return (index - (count - 1) / 2) * 0.012 * spread
 
 
-def _legend(configs: dict[str, Any], series: list[list[str]], index: int, variable: str) -> str:
-    """What tells one series from the others: the options whose values differ between them."""
-    rests = [json.loads(_rest(configs[ids[0]], variable)) for ids in series]
-    differing = [k for k in rests[index] if len({json.dumps(r.get(k), sort_keys=True) for r in rests}) > 1]
-    return ", ".join(f"{k}={rests[index][k]}" for k in differing) or configs[series[index][0]]["label"]
+def _shown(value: Any) -> str:
+    if isinstance(value, dict):
+        return ",".join(f"{k}:{v}" for k, v in value.items()) or "none"
+    return str(value)
+
+
+def _common_words(labels: list[str]) -> str:
+    """The words every label has, in the first label's order (grid labels are ``key=value`` words)."""
+    words = [set(label.split()) for label in labels[1:]]
+    return " ".join(w for w in labels[0].split() if all(w in other for other in words))
+
+
+def series_legend(configs: dict[str, Any], series: list[list[str]], index: int, variable: str) -> str:
+    """What tells one series from the others in a scaling chart.
+
+    * a rescored series is named after its source configuration: ``<source label> -> <decider>``;
+      with several sources (the varied option differs between them), the words their labels share
+      stand for the source (``max_turns=2 -> simple_voting``);
+    * a run series by the options whose values differ between the run series, else by the words
+      its configurations' labels share, else by its first label.
+    """
+    ids = series[index]
+    first = configs[ids[0]]
+    if _rescored(first):
+        sources = list(dict.fromkeys(configs[c].get("replay_of") for c in ids))
+        labels = [configs[s]["label"] for s in sources if s in configs]
+        decided = {configs[c].get("replayed_decider") for c in ids}
+        decider = decided.pop() if len(decided) == 1 and None not in decided else first.get("decider")
+        source = labels[0] if len(labels) == 1 else (_common_words(labels) if labels else "")
+        return f"{source or 'rescored'} -> {decider}"
+    run = [s for s in series if not _rescored(configs[s[0]])]
+    rests = [_options(configs[s[0]], variable) for s in run]
+    own = _options(first, variable)
+    differing = [k for k in own if len({json.dumps(r.get(k), sort_keys=True, default=str) for r in rests}) > 1]
+    if differing:
+        return ", ".join(f"{k}={_shown(own[k])}" for k in differing)
+    return _common_words([configs[c]["label"] for c in ids]) or first["label"]
+
+
+def scaling_data(board: dict[str, Any], rows: list[dict[str, Any]], variable: str,
+                 series: list[list[str]]) -> dict[str, list[dict[str, Any]]]:
+    """What a scaling chart plots, per task: one entry per series with its legend, configurations,
+    x (the option's values, ascending), score and interval."""
+    configs = board["configurations"]
+    plotted: dict[str, list[dict[str, Any]]] = {}
+    for task in _tasks(rows):
+        plotted[task] = []
+        for index, ids in enumerate(series):
+            points = sorted(
+                ((sweep_variables(configs[r["config"]])[variable], r) for r in rows
+                 if r["task"] == task and r["config"] in ids),
+                key=lambda point: point[0],
+            )
+            if not points:
+                continue
+            plotted[task].append({
+                "index": index,
+                "legend": series_legend(configs, series, index, variable),
+                "configs": [p[1]["config"] for p in points],
+                "x": [p[0] for p in points],
+                "score": [p[1]["score"] for p in points],
+                "ci_low": [p[1]["ci_low"] for p in points],
+                "ci_high": [p[1]["ci_high"] for p in points],
+            })
+    return plotted
 
 
 def _scaling(board: dict[str, Any], rows: list[dict[str, Any]], variable: str, series: list[list[str]]) -> Figure:
     tasks = _tasks(rows)
     metric = rows[0]["metric"]
     name = variable.replace("decider_args.", "decider option ").replace("_", " ")
-    figure = Figure(figsize=(1.0 + 4.6 * len(tasks), 3.8), layout="constrained")
+    legend_shown = len(series) > 1 or any(_rescored(board["configurations"][s[0]]) for s in series)
+    figure = Figure(figsize=(1.0 + 4.6 * len(tasks), 3.8 + (0.25 * len(series) if legend_shown else 0)),
+                    layout="constrained")
     axes = figure.subplots(1, len(tasks), sharey=True, squeeze=False)[0]
-    configs = board["configurations"]
+    plotted = scaling_data(board, rows, variable, series)
     for ax, task in zip(axes, tasks):
-        for index, ids in enumerate(series):
-            points = sorted(
-                (sweep_variables(configs[r["config"]])[variable], r)
-                for r in rows if r["task"] == task and r["config"] in ids
-            )
-            if not points:
-                continue
-            x = np.array([p[0] for p in points])
-            y = np.array([p[1]["score"] for p in points])
-            low = y - np.array([p[1]["ci_low"] for p in points])
-            high = np.array([p[1]["ci_high"] for p in points]) - y
-            colour = PALETTE[index % len(PALETTE)]
-            x = x + _dodge(index, len(series), x)  # overlapping series stay visible
-            legend = _legend(configs, series, index, variable) if len(series) > 1 else None
-            ax.errorbar(x, y, yerr=[low, high], fmt="o-", color=colour, capsize=3, label=legend)
+        for entry in plotted[task]:
+            x, y = np.array(entry["x"]), np.array(entry["score"])
+            low, high = y - np.array(entry["ci_low"]), np.array(entry["ci_high"]) - y
+            look = style(entry["index"])
+            x = x + _dodge(entry["index"], len(series), x)  # overlapping series stay visible
+            ax.errorbar(x, y, yerr=[low, high], fmt="-", marker=look["marker"], color=look["color"], capsize=3,
+                        label=entry["legend"] if legend_shown else None)
             if len(x) >= 3:
                 slope, intercept = np.polyfit(x, y, 1)
-                ax.plot(x, slope * x + intercept, ":", color=colour)
+                ax.plot(x, slope * x + intercept, ":", color=look["color"])
         ax.set_title(task)
         ax.set_xlabel(name)
         ax.set_ylabel(metric)
         ax.grid(alpha=0.3)
         ax.xaxis.get_major_locator().set_params(integer=True)
-        if len(series) > 1:
-            ax.legend(fontsize=8)
+    if legend_shown:
+        handles, labels = axes[0].get_legend_handles_labels()
+        figure.legend(handles, labels, loc="outside lower center", ncols=min(3, len(labels)), fontsize=8)
     figure.suptitle(f"{metric} against {name} (error bars: 95% CI; dotted: linear fit)")
     return figure

@@ -17,6 +17,7 @@ from typing import Any, Iterable
 
 from ..errors import UsageError
 from ..records import RUN_FILE, read_records
+from .groups import declared_aggregations
 
 RESCORED_FILE = "rescored.jsonl"
 
@@ -30,6 +31,8 @@ class RunData:
     configurations: dict[str, dict[str, Any]]
     records: list[dict[str, Any]]
     groups: dict[str, list[str]] = field(default_factory=dict)
+    #: group -> metric -> its declared aggregation (see :mod:`.groups`); missing: macro, the default.
+    aggregations: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     @property
     def tasks(self) -> list[str]:
@@ -63,7 +66,8 @@ def load_run(folder: str | Path) -> RunData:
     for record in read_rescored(folder):
         configurations.setdefault(record["unit"]["config"], {**record["configuration"], "source": "rescored"})
         records.append(record)
-    return RunData(folder, run, configurations, records, dict(run.get("groups") or {}))
+    groups = dict(run.get("groups") or {})
+    return RunData(folder, run, configurations, records, groups, declared_aggregations(run, list(groups)))
 
 
 def _ordered(mapping: dict[str, Any], order: list[str] | None) -> list[str]:
@@ -113,3 +117,14 @@ def item_spread(records: list[dict[str, Any]], metric: str) -> tuple[list[float]
 def item_key(record: dict[str, Any]) -> str:
     """``task/item``: items of different tasks never collide in a group."""
     return f"{record['unit']['task']}/{record['unit']['item']}"
+
+
+def llm_seconds(record: dict[str, Any]) -> float:
+    """A debate's LLM time: the sum of its calls' own latencies (time holding a concurrency slot).
+
+    Unlike the elapsed ``wall_s`` it leaves out the waits for a free slot while other debates hold
+    them. Records written before ``llm_s`` existed get it from their transcript's calls.
+    """
+    if record.get("llm_s") is not None:
+        return float(record["llm_s"])
+    return float(sum(call.get("latency_s") or 0.0 for call in record.get("transcript", {}).get("calls", [])))

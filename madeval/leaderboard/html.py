@@ -1,4 +1,5 @@
-"""The leaderboard as one self-contained HTML page: sortable tables per task and the charts.
+"""The leaderboard as one self-contained HTML page: sortable tables per task, of all pairwise
+comparisons (with ``--compare all``) and the charts.
 
 CSS, JavaScript and the charts (PNG as data URIs) are inline, so the file can be mailed or
 archived alone. When the sorting script has initialised and passed its self-check it sets
@@ -12,7 +13,7 @@ import html
 from pathlib import Path
 from typing import Any
 
-from .render import comparisons_markdown, label_of, points, versus
+from .render import TIME_COLUMN, label_of, points, test_name, versus
 
 STYLE = """
 body{font-family:system-ui,-apple-system,'Segoe UI',sans-serif;margin:2em auto;max-width:1200px;color:#222;padding:0 1em}
@@ -20,6 +21,8 @@ h1{font-size:1.5em}h2{font-size:1.2em;margin-top:1.6em}
 table{border-collapse:collapse;margin:.6em 0;font-size:.9em}
 th,td{border-bottom:1px solid #ddd;padding:.3em .6em;text-align:right;white-space:nowrap}
 th:first-child,td:first-child{text-align:left}
+table.comparisons :is(th,td):is(:nth-child(-n+4),:nth-child(7)){text-align:left}
+.scroll{overflow-x:auto}
 th{cursor:pointer;background:#f3f3f3;user-select:none}
 th.asc::after{content:' \\25B2'}th.desc::after{content:' \\25BC'}
 tr.ref td{font-weight:600}td.sig{color:#b00020;font-weight:600}
@@ -77,7 +80,8 @@ SCRIPT = """
 """
 
 COLUMNS = ("configuration", "score", "95% CI", "std (repeats)", "items", "parse fail", "decided", "turns",
-           "calls/item", "tokens/item", "wall s/item", "vs reference")
+           "calls/item", "tokens/item", TIME_COLUMN, "vs reference")
+COMPARISON_COLUMNS = ("A", "B", "task", "metric", "items", "A − B", "test", "p", "p adjusted", "significant")
 
 
 def page(board: dict[str, Any], charts: list[Path]) -> str:
@@ -93,13 +97,12 @@ def page(board: dict[str, Any], charts: list[Path]) -> str:
     ]
     for scope, task, metric in dict.fromkeys((r["scope"], r["task"], r["metric"]) for r in board["rows"]):
         rows = [r for r in board["rows"] if (r["scope"], r["task"], r["metric"]) == (scope, task, metric)]
-        kind = "group" if scope == "group" else "task"
+        kind = f"group, {rows[0].get('aggregation') or 'micro'} average" if scope == "group" else "task"
         parts.append(f"<h2>{html.escape(task)} ({kind}) — {html.escape(metric)}</h2>")
         parts.append(_table(rows))
     if board["options"]["compare"] == "all" and board["comparisons"]:
-        parts.append("<h2>All pairwise comparisons</h2><pre>")
-        parts.append(html.escape(comparisons_markdown(board["comparisons"])))
-        parts.append("</pre>")
+        parts.append("<h2>All pairwise comparisons</h2><p>Also in <code>comparisons.csv</code>.</p>")
+        parts.append(_comparisons(board["comparisons"]))
     if charts:
         parts.append("<h2>Charts</h2><div class='charts'>")
         for chart in charts:
@@ -115,11 +118,37 @@ def _reference_label(board: dict[str, Any]) -> str:
     return board["configurations"].get(reference, {}).get("label", "none") if reference else "none"
 
 
+def _cells(cells: list[tuple[str, Any]], significant_column: int | None = None) -> str:
+    """Table cells; a cell's second element is its sort key (None: sort by its text)."""
+    tds = []
+    for index, (text, key) in enumerate(cells):
+        sort = "" if key is None else f" data-sort='{key!r}'"
+        cls = " class='sig'" if index == significant_column else ""
+        tds.append(f"<td{sort}{cls}>{html.escape(text)}</td>")
+    return "".join(tds)
+
+
+def _comparisons(comparisons: list[dict[str, Any]]) -> str:
+    """Every pairwise comparison as a sortable table, with its test."""
+    head = "".join(f"<th>{c}</th>" for c in COMPARISON_COLUMNS)
+    body = []
+    for c in comparisons:
+        cells = [
+            (c["label_a"], None), (c["label_b"], None), (c["task"], None), (c["metric"], None),
+            (str(c["items"]), c["items"]), (f"{100 * c['delta']:+.1f}", c["delta"]),
+            (test_name(c["test"]), None), (f"{c['p_value']:.3g}", c["p_value"]),
+            (f"{c['p_adjusted']:.3g}", c["p_adjusted"]), ("yes" if c["significant"] else "no", None),
+        ]
+        body.append(f"<tr>{_cells(cells, len(cells) - 1 if c['significant'] else None)}</tr>")
+    return (f"<div class='scroll'><table class='sortable comparisons'><thead><tr>{head}</tr></thead>"
+            f"<tbody>{''.join(body)}</tbody></table></div>")
+
+
 def _table(rows: list[dict[str, Any]]) -> str:
     head = "".join(f"<th>{c}</th>" for c in COLUMNS)
     body = []
     for r in rows:
-        wall = r["wall_s_per_item"]
+        seconds = r.get("llm_s_per_item")
         cells = [
             (label_of(r), None),
             (points(r, r["score"]), r["score"]),
@@ -131,13 +160,10 @@ def _table(rows: list[dict[str, Any]]) -> str:
             (f"{r['mean_turns']:.2f}", r["mean_turns"]),
             (f"{r['calls_per_item']:.1f}", r["calls_per_item"]),
             (f"{r['tokens_per_item']:.0f}", r["tokens_per_item"]),
-            ("–" if wall is None else f"{wall:.2f}", wall),
+            ("–" if seconds is None else f"{seconds:.2f}", seconds),
             (versus(r), r["delta"]),
         ]
-        tds = []
-        for index, (text, key) in enumerate(cells):
-            sort = "" if key is None else f" data-sort='{key!r}'"
-            cls = " class='sig'" if index == len(cells) - 1 and r.get("significant") else ""
-            tds.append(f"<td{sort}{cls}>{html.escape(text)}</td>")
-        body.append(f"<tr{' class=ref' if r.get('reference') else ''}>{''.join(tds)}</tr>")
-    return f"<table class='sortable'><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+        tds = _cells(cells, len(cells) - 1 if r.get("significant") else None)
+        body.append(f"<tr{' class=ref' if r.get('reference') else ''}>{tds}</tr>")
+    return (f"<div class='scroll'><table class='sortable'><thead><tr>{head}</tr></thead>"
+            f"<tbody>{''.join(body)}</tbody></table></div>")

@@ -71,11 +71,14 @@ class LeaderboardOptions:
 
     def statement(self) -> str:
         """What the intervals and the significance marks mean, for every output."""
-        tests = "exact McNemar for 0/1 scores, paired " + (
-            "permutation" if self.test == "permutation" else "bootstrap"
-        ) + " test otherwise"
+        other = "permutation" if self.test == "permutation" else "bootstrap"
         return (
-            f"{INTERVALS[self.interval]} Paired tests on shared items ({tests}); "
+            f"{INTERVALS[self.interval]} Paired tests on shared items: exact McNemar when both "
+            f"configurations' per-item scores are all 0 or 1 (one repeat, or repeats that agree on every "
+            f"item), otherwise the paired {other} test on per-item means; a macro group row (tasks "
+            f"weighted equally) with unequal task sizes uses a stratified sign-flip test. Each comparison "
+            f"names its test. Group rows combine their tasks as the group declares (micro: pooled items; "
+            f"macro: mean of task scores, stratified interval; macro when nothing is declared). "
             f"{CORRECTION_NAMES[self.correction]} correction per task; * = significant at "
             f"alpha {self.alpha:g} after correction."
         )

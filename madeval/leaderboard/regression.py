@@ -6,6 +6,12 @@ the two are compared on the items both scored: a one-sided paired test (exact Mc
 scores, else the paired permutation or bootstrap test) of "run < baseline", corrected across all
 rows together (Holm by default). A row regresses when its adjusted p-value is below alpha; a
 baseline row the run lacks is reported as missing. Either fails the check.
+
+What the check can see (:func:`detectable`): with the exact tests, a row whose items only move down
+has p = 2^-k for k items that score lower, so it is flagged once k reaches the smallest k with
+``m 2^-k < alpha`` (m rows under Holm or BH, 1 without correction). The smallest detectable drop
+of a row with n items and R repeats is then ``k / (R n)`` (k items, each lower in one repeat) to
+``k / n`` (k items lower in every repeat); items that also move up need larger drops.
 """
 
 from __future__ import annotations
@@ -36,7 +42,7 @@ def check(run: dict[str, Any], baseline: dict[str, Any], options: LeaderboardOpt
     deltas = []
     for row in (r for r in baseline["rows"] if r["scope"] == "task"):
         config = _match(run, baseline, row["config"])
-        entry = {"label": row["label"], "task": row["task"], "metric": row["metric"],
+        entry = {"label": row["label"], "task": row["task"], "metric": row["metric"], "repeats": row.get("repeats"),
                  "baseline": row["score"], "run": None, "delta": None, "items": 0, "test": None,
                  "p_value": None, "p_adjusted": None, "status": "missing", "bounded": row.get("bounded", True)}
         before = baseline["item_scores"].get(row["task"], {}).get(row["metric"], {}).get(row["config"])
@@ -76,11 +82,41 @@ def markdown(result: Check, options: LeaderboardOptions) -> str:
         adjusted = "–" if d["p_adjusted"] is None else f"{d['p_adjusted']:.3g}"
         lines.append(f"| {d['label']} | {d['task']} | {d['metric']} | {points(d, d['baseline'])} | {run} | {delta} "
                      f"| {d['items']} | {d['test'] or '–'} | {p} | {adjusted} | {d['status']} |")
+    detect = detectable(result, options)
     regressed = sum(d["status"] == "regressed" for d in result.deltas)
     missing = sum(d["status"] == "missing" for d in result.deltas)
     verdict = (f"FAIL: {regressed} regressed, {missing} missing" if result.failed
                else "PASS: no configuration is significantly worse than the baseline")
     return "\n".join(lines) + (
         f"\n\nOne-sided paired tests of run < baseline on shared items, {CORRECTION_NAMES[options.correction]} correction "
-        f"across all rows, alpha {options.alpha:g}.\n{verdict}\n"
+        f"across all rows, alpha {options.alpha:g}.\n{detect}{verdict}\n"
     )
+
+
+def items_needed(rows: int, alpha: float, correction: str) -> int:
+    """The fewest items that must all score lower (none higher) for an exact test to flag a row."""
+    m = 1 if correction == "none" else max(rows, 1)
+    k = 1
+    while m * 0.5**k >= alpha:
+        k += 1
+    return k
+
+
+def detectable(result: Check, options: LeaderboardOptions) -> str:
+    """One line per (items, repeats) of the tested rows: the smallest drop the check can flag."""
+    tested = [d for d in result.deltas if d["p_value"] is not None]
+    if not tested:
+        return ""
+    k = items_needed(len(tested), options.alpha, options.correction)
+    lines = []
+    for items, repeats in sorted({(d["items"], d.get("repeats") or 1) for d in tested}):
+        whole = f"{100 * k / items:.1f} points"
+        if repeats > 1:
+            whole = (f"{100 * k / (repeats * items):.1f} points (each lower in one of {repeats} repeats) "
+                     f"to {whole} (lower in every repeat)")
+        lines.append(
+            f"Detectable drop ({items} items, {repeats} repeat{'s' if repeats > 1 else ''}, exact tests): a row is "
+            f"flagged only when at least {k} items score lower and none higher, a drop of at least {whole}; "
+            "items that also move up need a larger drop.\n"
+        )
+    return "".join(lines)

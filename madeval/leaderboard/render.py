@@ -1,4 +1,11 @@
-"""The leaderboard as Markdown (printed at the end of a run), CSV and JSON."""
+"""The leaderboard as Markdown (printed at the end of a run), CSV and JSON.
+
+Costs and times are per item (one debate on an item, its repeats averaged). The time shown is the
+**LLM time** (``LLM s/item``): the sum of the debate's calls' own latencies, measured from the moment
+a call holds a concurrency slot. The elapsed wall time of a debate (``wall_s_per_item`` in the CSV
+and JSON) also counts the waits for a slot while other debates hold them, so it mostly measures
+how busy the run was, not the configuration.
+"""
 
 from __future__ import annotations
 
@@ -7,11 +14,20 @@ import io
 from typing import Any
 
 CSV_FIELDS = (
-    "config", "label", "source", "replay_of", "scope", "task", "metric", "score", "ci_low", "ci_high",
-    "ci_method", "population", "std_repeats", "items", "units", "repeats", "parse_failure_rate",
-    "decision_success_rate", "mean_turns", "calls_per_item", "tokens_per_item", "wall_s_per_item",
-    "oracle", "reference", "delta", "test", "p_value", "p_adjusted", "significant",
+    "config", "label", "source", "replay_of", "scope", "task", "aggregation", "metric", "score", "ci_low",
+    "ci_high", "ci_method", "population", "std_repeats", "items", "units", "repeats", "parse_failure_rate",
+    "decision_success_rate", "mean_turns", "calls_per_item", "tokens_per_item", "llm_s_per_item",
+    "wall_s_per_item", "oracle", "reference", "delta", "test", "p_value", "p_adjusted", "significant",
 )
+COMPARISON_FIELDS = (
+    "scope", "task", "metric", "a", "label_a", "b", "label_b", "items", "delta", "test", "method", "p_value",
+    "p_adjusted", "significant",
+)
+#: How each test is named in tables.
+TEST_NAMES = {"mcnemar": "McNemar", "permutation": "permutation", "bootstrap": "bootstrap",
+              "stratified permutation": "stratified permutation"}
+#: The column name of the time shown, everywhere.
+TIME_COLUMN = "LLM s/item"
 
 
 def label_of(row: dict[str, Any]) -> str:
@@ -19,14 +35,26 @@ def label_of(row: dict[str, Any]) -> str:
     return row["label"] + (" [oracle]" if row.get("oracle") else "")
 
 
+def task_of(row: dict[str, Any]) -> str:
+    """The row's task, or its group with the aggregation (``bbh (group, micro)``)."""
+    if row["scope"] != "group":
+        return row["task"]
+    return f"{row['task']} (group, {row.get('aggregation') or 'micro'})"
+
+
+def test_name(test: str | None) -> str:
+    """A test's name as shown."""
+    return TEST_NAMES.get(test or "", test or "")
+
+
 def versus(row: dict[str, Any]) -> str:
-    """The comparison with the reference: ``ref``, or the difference in points, p and a star."""
+    """The comparison with the reference: ``ref``, or the difference in points, p, the test and a star."""
     if row.get("reference"):
         return "ref"
     if row.get("delta") is None:
         return ""
     star = "*" if row["significant"] else ""
-    return f"{points(row, row['delta'], sign=True)}{star} (p={row['p_adjusted']:.3g})"
+    return f"{points(row, row['delta'], sign=True)}{star} (p={row['p_adjusted']:.3g}, {test_name(row.get('test'))})"
 
 
 def points(row: dict[str, Any], value: float, sign: bool = False) -> str:
@@ -43,15 +71,15 @@ def markdown(board: dict[str, Any]) -> str:
     """The rows as a Markdown table (scores in [0, 1] in percent), the statement, and comparisons."""
     header = (
         "| configuration | task | metric | score | 95% CI | std (repeats) | items | parse fail "
-        "| decided | turns | calls/item | tokens/item | wall s/item | vs ref |\n"
+        f"| decided | turns | calls/item | tokens/item | {TIME_COLUMN} | vs ref |\n"
         "|---|---|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---|\n"
     )
     lines = [
-        f"| {label_of(r)} | {r['task']}{' (group)' if r['scope'] == 'group' else ''} | {r['metric']} "
+        f"| {label_of(r)} | {task_of(r)} | {r['metric']} "
         f"| {points(r, r['score'])} | {points(r, r['ci_low'])}–{points(r, r['ci_high'])} "
         f"| {points(r, r['std_repeats'])} | {r['items']} | {100 * r['parse_failure_rate']:.1f}% "
         f"| {100 * r['decision_success_rate']:.0f}% | {r['mean_turns']:.2f} | {r['calls_per_item']:.1f} "
-        f"| {r['tokens_per_item']:.0f} | {_num(r['wall_s_per_item'], 2)} | {versus(r)} |"
+        f"| {r['tokens_per_item']:.0f} | {_num(r.get('llm_s_per_item'), 2)} | {versus(r)} |"
         for r in board["rows"]
     ]
     text = header + "\n".join(lines) + "\n\n" + board["statement"] + "\n"
@@ -69,17 +97,26 @@ def comparisons_markdown(comparisons: list[dict[str, Any]]) -> str:
     for c in comparisons:
         lines.append(
             f"| {c['task']} | {c['metric']} | {c['label_a']} | {c['label_b']} | {c['items']} "
-            f"| {100 * c['delta']:+.1f} | {c['test']} | {c['p_value']:.3g} | {c['p_adjusted']:.3g} "
+            f"| {100 * c['delta']:+.1f} | {test_name(c['test'])} | {c['p_value']:.3g} | {c['p_adjusted']:.3g} "
             f"| {'yes' if c['significant'] else 'no'} |"
         )
     return "\n".join(lines) + "\n"
 
 
+def _csv(rows: list[dict[str, Any]], fields: tuple[str, ...]) -> str:
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=fields, extrasaction="ignore", lineterminator="\n")
+    writer.writeheader()
+    for row in rows:
+        writer.writerow({k: ("" if row.get(k) is None else row.get(k)) for k in fields})
+    return buffer.getvalue()
+
+
 def csv_text(board: dict[str, Any]) -> str:
     """The rows as CSV (raw numbers, scores as fractions)."""
-    buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, fieldnames=CSV_FIELDS, extrasaction="ignore", lineterminator="\n")
-    writer.writeheader()
-    for row in board["rows"]:
-        writer.writerow({k: ("" if row.get(k) is None else row.get(k)) for k in CSV_FIELDS})
-    return buffer.getvalue()
+    return _csv(board["rows"], CSV_FIELDS)
+
+
+def comparisons_csv(board: dict[str, Any]) -> str:
+    """Every comparison of the board (against the reference or all pairs) as CSV, with its test."""
+    return _csv(board["comparisons"], COMPARISON_FIELDS)

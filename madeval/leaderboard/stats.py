@@ -294,3 +294,82 @@ def wilson(p: float, n: float, level: float = 0.95) -> tuple[float, float]:
     centre = (p + z * z / (2 * n)) / denominator
     half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denominator
     return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def stratified_permutation(
+    a: Sequence[float],
+    b: Sequence[float],
+    strata: Sequence[str],
+    alternative: str = "two-sided",
+    *,
+    resamples: int = 9999,
+    seed: int = 0,
+) -> TestResult:
+    """Paired sign-flip test of a macro average: the mean over strata of each stratum's mean difference.
+
+    Item ``i`` of stratum ``t`` (``n_t`` items, ``T`` strata) has the weight ``1 / (T n_t)``, so the
+    statistic ``sum_i w_i (a_i - b_i)`` is the difference of the macro averages. Under the null
+    hypothesis each item's two scores are exchangeable, so each weighted difference is equally
+    likely to have either sign, independently of the others: flipping signs item by item keeps
+    every stratum's size (a stratified permutation). It is :func:`paired_permutation` on the
+    weighted differences ``n w_i (a_i - b_i)``, exact or Monte Carlo by the same rules; with equal
+    strata it is the ordinary paired test.
+    """
+    x, y = _check_pair(a, b, alternative)
+    if len(strata) != len(x):
+        raise ValueError("every item needs a stratum")
+    sizes: dict[str, int] = {}
+    for stratum in strata:
+        sizes[stratum] = sizes.get(stratum, 0) + 1
+    scale = np.array([len(x) / (len(sizes) * sizes[s]) for s in strata]) if len(x) else np.zeros(0)
+    inner = paired_permutation(x * scale, y * scale, alternative, resamples=resamples, seed=seed)
+    return TestResult("stratified permutation", inner.delta, inner.p_value,
+                      f"sign flips within items, items weighted 1/(tasks x task items); {inner.method}")
+
+
+def stratified_interval(
+    strata: Sequence[Sequence[float]],
+    *,
+    level: float = 0.95,
+    populations: Sequence[int | None] | None = None,
+    within: Sequence[Sequence[float]] | None = None,
+    repeats: Sequence[Sequence[int]] | None = None,
+) -> Interval:
+    """The confidence interval of a macro average: the mean over strata of each stratum's mean.
+
+    The strata (a group's tasks) are fixed and items are sampled within each, so the variance is
+    ``sum_t v_t / T^2`` with ``v_t = s_t^2 / n_t`` (about the population of questions) or, with
+    ``populations`` N_t, the two-stage FPC variance of :func:`mean_interval` per stratum. The
+    interval is Student t with Welch-Satterthwaite degrees of freedom
+    ``(sum v_t)^2 / sum(v_t^2 / (n_t - 1))``; scores in [0, 1] are clipped to [0, 1]. A stratum
+    with one item has no variance estimate: the interval is then the point.
+    """
+    means = [float(np.mean(s)) for s in strata if len(s)]
+    if not means:
+        return Interval(float("nan"), float("nan"), "no items")
+    mean = float(np.mean(means))
+    if any(len(s) < 2 for s in strata):
+        return Interval(mean, mean, "stratified: a task with one item has no variance estimate")
+    variances = []
+    for index, values in enumerate(strata):
+        values = np.asarray(values, dtype=float)
+        n, between = len(values), float(np.var(values, ddof=1))
+        population = populations[index] if populations else None
+        if population:
+            f = n / population
+            own_within, own_repeats = (within[index], repeats[index]) if within and repeats else ((), ())
+            within_term = float(np.mean([w / k for w, k in zip(own_within, own_repeats)])) if own_within else 0.0
+            variances.append(((1 - f) * between + f * within_term) / n)
+        else:
+            variances.append(between / n)
+    count = len(strata)
+    variance = sum(variances) / count**2
+    method = "stratified t (Welch-Satterthwaite df)" + (", two-stage FPC" if populations else "")
+    if variance == 0.0:
+        return Interval(mean, mean, method + "; no spread")
+    df = sum(variances) ** 2 / sum(v * v / (len(s) - 1) for v, s in zip(variances, strata))
+    half = float(scipy_stats.t.ppf(0.5 + level / 2, df)) * math.sqrt(variance)
+    low, high = mean - half, mean + half
+    if all(0.0 <= v <= 1.0 for s in strata for v in s):
+        low, high = max(low, 0.0), min(high, 1.0)
+    return Interval(low, high, method)

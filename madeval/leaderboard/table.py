@@ -2,8 +2,10 @@
 
 Scores are averaged over an item's repeats first, then over items. The interval follows the
 options (population of questions, or this finite benchmark with the FPC); the standard deviation
-is across repeats (the spread of per-repeat means, as MALLM reports). A group row pools the items
-of its member tasks (micro average).
+is across repeats (the spread of per-repeat means, as MALLM reports). A group row combines its
+tasks as the group declares (:mod:`.groups`): micro (pooled items) or macro (mean of task scores),
+with its interval and tests to match. Costs and times are per item: the mean over items of the
+mean over the item's repeats, i.e. of one debate.
 """
 
 from __future__ import annotations
@@ -14,13 +16,14 @@ from typing import Any
 
 from ..errors import UsageError
 from .compare import compare_family, pairs
-from .data import RunData, item_scores, item_spread, metric_names
+from .data import RunData, item_scores, item_spread, llm_seconds, metric_names
+from .groups import is_declared, name as aggregation_name, rule, strata_of
 from .options import LeaderboardOptions
-from .stats import mean_interval
+from .stats import Interval, mean_interval, stratified_interval
 
 FORMAT = "madeval-leaderboard/1"
 #: Row keys that depend on timing, not on the debates (left out when comparing two runs).
-TIMING_KEYS = ("wall_s_per_item",)
+TIMING_KEYS = ("wall_s_per_item", "llm_s_per_item")
 
 
 def build(data: RunData, options: LeaderboardOptions) -> dict[str, Any]:
@@ -33,6 +36,7 @@ def build(data: RunData, options: LeaderboardOptions) -> dict[str, Any]:
     for scope, name, members in scopes:
         records = [r for r in data.records if r["unit"]["task"] in set(members)]
         for metric in _shared_metrics(records, members):
+            macro = scope == "group" and not rule(data.aggregations, name, metric).weight_by_size
             scores: dict[str, dict[str, float]] = {}
             family_rows = []
             for config in order:
@@ -40,12 +44,14 @@ def build(data: RunData, options: LeaderboardOptions) -> dict[str, Any]:
                 if not mine:
                     continue
                 scores[config] = item_scores(mine, metric)
-                population = _population(data, members) if options.interval == "benchmark" else None
-                row = _row(data, config, scope, name, metric, mine, scores[config], population)
-                if options.interval == "benchmark" and population is None:
-                    row["ci_method"] += " (benchmark size not recorded: about the population)"
+                benchmark = options.interval == "benchmark"
+                row = _row(data, config, scope, name, metric, mine, scores[config], benchmark, macro)
+                group = scope == "group"
+                row["aggregation"] = aggregation_name(rule(data.aggregations, name, metric)) if group else None
+                row["aggregation_declared"] = is_declared(data.aggregations, name, metric) if group else None
                 family_rows.append(row)
-            family = compare_family(scores, pairs(list(scores), reference, options.compare), options)
+            strata = strata_of(records) if macro else None
+            family = compare_family(scores, pairs(list(scores), reference, options.compare), options, strata)
             _mark(family_rows, family, reference, options)
             for comparison in family:
                 comparison.update(scope=scope, task=name, metric=metric,
@@ -94,18 +100,59 @@ def _population(data: RunData, members: list[str]) -> int | None:
     return sum(sizes) if sizes and all(sizes) else None
 
 
-def _row(data: RunData, config: str, scope: str, name: str, metric: str, records: list[dict[str, Any]],
-         scores: dict[str, float], population: int | None) -> dict[str, Any]:
-    described = data.configurations[config]
-    values = list(scores.values())
-    within, repeats = item_spread(records, metric)
-    interval = mean_interval(values, population=population, within=within, repeats=repeats)
-    by_repeat: dict[int, list[float]] = defaultdict(list)
+def _by_task(records: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+    grouped: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for record in records:
+        grouped[record["unit"]["task"]].append(record)
+    return grouped
+
+
+def _score_and_interval(data: RunData, records: list[dict[str, Any]], metric: str, scores: dict[str, float],
+                        benchmark: bool, macro: bool) -> tuple[float, Interval, int | None]:
+    """The row's score, its interval and the benchmark size used (macro: per task, then averaged)."""
+    if not macro:
+        tasks = sorted({r["unit"]["task"] for r in records})
+        population = _population(data, tasks) if benchmark else None
+        within, repeats = item_spread(records, metric)
+        interval = mean_interval(list(scores.values()), population=population, within=within, repeats=repeats)
+        return statistics.fmean(scores.values()), interval, population
+    tasks = _by_task(records)
+    strata = [list(item_scores(mine, metric).values()) for mine in tasks.values()]
+    spreads = [item_spread(mine, metric) for mine in tasks.values()]
+    sizes = [data.task_size(task) for task in tasks] if benchmark else []
+    populations = sizes if sizes and all(sizes) else None
+    interval = stratified_interval(strata, populations=populations, within=[w for w, _ in spreads],
+                                   repeats=[k for _, k in spreads])
+    score = statistics.fmean(statistics.fmean(s) for s in strata)
+    return score, interval, sum(populations) if populations else None
+
+
+def _repeat_scores(records: list[dict[str, Any]], metric: str, macro: bool) -> list[float]:
+    """One score per repeat (pooled, or the mean of the tasks' scores for a macro row)."""
+    by_repeat: dict[int, list[dict[str, Any]]] = defaultdict(list)
     for record in records:
         if metric in record["metrics"]:
-            by_repeat[record["unit"]["repeat"]].append(float(record["metrics"][metric]))
-    repeat_means = [statistics.fmean(v) for v in by_repeat.values()]
-    walls = [r["wall_s"] for r in records if r.get("wall_s") is not None]
+            by_repeat[record["unit"]["repeat"]].append(record)
+    found = []
+    for mine in by_repeat.values():
+        groups = list(_by_task(mine).values()) if macro else [mine]
+        found.append(statistics.fmean(
+            statistics.fmean(float(r["metrics"][metric]) for r in group) for group in groups))
+    return found
+
+
+def _row(data: RunData, config: str, scope: str, name: str, metric: str, records: list[dict[str, Any]],
+         scores: dict[str, float], benchmark: bool, macro: bool) -> dict[str, Any]:
+    described = data.configurations[config]
+    values = list(scores.values())
+    score, interval, population = _score_and_interval(data, records, metric, scores, benchmark, macro)
+    method = interval.method
+    if benchmark and population is None:
+        method += " (benchmark size not recorded: about the population)"
+    _, repeats = item_spread(records, metric)
+    repeat_scores = _repeat_scores(records, metric, macro)
+    timed = [r for r in records if r.get("wall_s") is not None]
+    decided = Counter(r["turns"] for r in records if r["decision_success"])
     return {
         "config": config,
         "label": described["label"],
@@ -114,13 +161,13 @@ def _row(data: RunData, config: str, scope: str, name: str, metric: str, records
         "scope": scope,
         "task": name,
         "metric": metric,
-        "score": statistics.fmean(values),
+        "score": score,
         "bounded": all(0.0 <= v <= 1.0 for v in values),
         "ci_low": interval.low,
         "ci_high": interval.high,
-        "ci_method": interval.method,
+        "ci_method": method,
         "population": population,
-        "std_repeats": statistics.stdev(repeat_means) if len(repeat_means) > 1 else 0.0,
+        "std_repeats": statistics.stdev(repeat_scores) if len(repeat_scores) > 1 else 0.0,
         "items": len(values),
         "units": len(records),
         "repeats": max(repeats) if repeats else 0,
@@ -129,9 +176,11 @@ def _row(data: RunData, config: str, scope: str, name: str, metric: str, records
         "mean_turns": statistics.fmean(r["turns"] for r in records),
         "calls_per_item": _per_item(records, lambda r: r["calls"]),
         "tokens_per_item": _per_item(records, lambda r: r["tokens"]["total"]),
-        "wall_s_per_item": statistics.fmean(walls) if walls else None,
+        "llm_s_per_item": _per_item(records, llm_seconds),
+        "wall_s_per_item": _per_item(timed, lambda r: r["wall_s"]) if timed else None,
         "oracle": any(r.get("oracle") for r in records),
         "turns_histogram": {str(k): v for k, v in sorted(Counter(r["turns"] for r in records).items())},
+        "turns_decided": {str(k): v for k, v in sorted(decided.items())},
     }
 
 

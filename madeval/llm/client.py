@@ -14,7 +14,7 @@ import asyncio
 import random
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 from ..errors import LLMError, UsageError
 from .cache import ResponseCache, request_key
@@ -60,7 +60,11 @@ class RetryPolicy:
 
 @dataclass
 class Completion:
-    """One finished call: the reply text and what it cost."""
+    """One finished call: the reply text and what it cost.
+
+    ``latency_s`` is the time the call held a concurrency slot, summed over its attempts: waiting
+    for a slot and the backoff between attempts are not part of it.
+    """
 
     text: str
     prompt_tokens: int
@@ -85,6 +89,8 @@ class ClientStats:
     peak_in_flight: int = 0
     in_flight_seconds: float = 0.0
     _since: float = field(default_factory=time.perf_counter)
+    #: Called after every attempt and cache hit (the progress bar redraws from it, throttled).
+    listener: Callable[[], None] | None = field(default=None, repr=False)
 
     def started(self) -> None:
         self._account()
@@ -94,6 +100,12 @@ class ClientStats:
     def finished(self) -> None:
         self._account()
         self.in_flight -= 1
+        self.changed()
+
+    def changed(self) -> None:
+        """Tell the listener, if any, that the counts moved."""
+        if self.listener is not None:
+            self.listener()
 
     def finished_accounting(self) -> None:
         """Bring ``in_flight_seconds`` up to now (call before reading it)."""
@@ -142,9 +154,10 @@ class LLMClient:
             hit = self.cache.get(key)
             if hit is not None:
                 self.stats.cached += 1
+                self.stats.changed()
                 return Completion(hit[0], hit[1], hit[2], 0.0, 0, True, [])
         completion = await self._call_with_retries(endpoint, model, messages, params)
-        if self.cache is not None:
+        if self.cache is not None and completion.text:  # an empty last reply is never reused
             self.cache.put(key, completion.text, completion.prompt_tokens, completion.completion_tokens)
         return completion
 
@@ -153,10 +166,13 @@ class LLMClient:
     ) -> Completion:
         transport = self._transports[endpoint]
         errors: list[str] = []
-        started = time.perf_counter()
+        in_slot = 0.0  # the latency: seconds holding a slot (queueing for it and backoff excluded)
         for attempt in range(1, self.retry.max_attempts + 1):
             retry_after = None
-            async with self._global, self._per_endpoint[endpoint]:
+            # The endpoint's slot first: a call queued behind a slow endpoint must not hold one
+            # of the global slots that calls to other endpoints could use meanwhile.
+            async with self._per_endpoint[endpoint], self._global:
+                acquired = time.perf_counter()
                 self.stats.started()
                 try:
                     text, prompt_tokens, completion_tokens = await transport.chat(model, messages, params)
@@ -173,12 +189,13 @@ class LLMClient:
                         self.stats.calls += 1
                         self.stats.prompt_tokens += prompt_tokens
                         self.stats.completion_tokens += completion_tokens
-                        elapsed = time.perf_counter() - started
+                        elapsed = in_slot + time.perf_counter() - acquired
                         return Completion(
                             text or "", prompt_tokens, completion_tokens, elapsed, attempt, False, errors
                         )
                     errors.append("empty reply" if text is not None else "malformed reply: no text")
                 finally:
+                    in_slot += time.perf_counter() - acquired
                     self.stats.finished()
             if attempt < self.retry.max_attempts:
                 self.stats.retries += 1

@@ -1,0 +1,77 @@
+"""How a group row combines its tasks: as the group declares in its ``aggregate_metric_list``.
+
+A group file declares, per metric, ``weight_by_size`` (lm-evaluation-harness' ``GroupConfig``):
+
+* ``true``: **micro** average. Every item counts once (tasks weighted by their number of items):
+  the row pools the tasks' per-item scores, its interval is that of the pooled mean and its
+  comparisons are the ordinary paired tests on the pooled items.
+* ``false`` (lm-eval's default, also used for tags and for metrics a group does not list):
+  **macro** average. Every task counts once: the row is the mean of the task scores, its interval
+  is the stratified one (:func:`.stats.stratified_interval`: items are sampled within each task)
+  and its comparisons are a stratified sign-flip test (:func:`.stats.stratified_permutation`):
+  each item's two scores may swap, items weighted ``1 / (tasks x task items)`` so that the test
+  statistic is the difference of the macro averages. When every task has the same number of
+  shared items the weights are equal and the ordinary paired test (McNemar for 0/1 scores) is
+  used, as for a micro row. The bootstrap option does not apply to unequal macro weights.
+
+The declarations are read from ``run.json`` (``group_aggregation``, when the run recorded them),
+else from the task files (the built-in and plugin task folders and the run's ``include_path``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..errors import MadevalError
+from ..taskfiles import AggregateMetric
+
+
+def declared_aggregations(run: dict[str, Any], groups: list[str]) -> dict[str, dict[str, AggregateMetric]]:
+    """Per group name: its declared aggregation per metric (tags and unknown groups: none)."""
+    recorded = run.get("group_aggregation")
+    if isinstance(recorded, dict):
+        return {
+            name: {m: AggregateMetric(m, e.get("aggregation", "mean"), bool(e.get("weight_by_size", False)))
+                   for m, e in (recorded.get(name) or {}).items()}
+            for name in groups
+        }
+    if not groups:
+        return {}
+    try:
+        from ..plugins import components
+        from ..run import task_index
+
+        index = task_index(components(), list((run.get("settings") or {}).get("include_path") or []))
+    except MadevalError:
+        return {}
+    found = {}
+    for name in groups:
+        if name in index.groups:
+            try:
+                spec = index.group_spec(name)
+            except MadevalError:
+                continue
+            found[name] = {entry.metric: entry for entry in spec.aggregate_metric_list}
+    return found
+
+
+def rule(aggregations: dict[str, dict[str, AggregateMetric]], group: str, metric: str) -> AggregateMetric:
+    """The aggregation of ``metric`` in ``group``: the declared one, else macro (lm-eval's default)."""
+    return aggregations.get(group, {}).get(metric) or AggregateMetric(metric)
+
+
+def is_declared(aggregations: dict[str, dict[str, AggregateMetric]], group: str, metric: str) -> bool:
+    """True when the group's file lists ``metric`` in its ``aggregate_metric_list``."""
+    return metric in aggregations.get(group, {})
+
+
+def name(aggregate: AggregateMetric) -> str:
+    """``micro`` (items weighted equally) or ``macro`` (tasks weighted equally)."""
+    return "micro" if aggregate.weight_by_size else "macro"
+
+
+def strata_of(records: list[dict[str, Any]]) -> dict[str, str]:
+    """Item key (``task/item``) -> task, for the stratified tests of macro rows."""
+    from .data import item_key
+
+    return {item_key(r): r["unit"]["task"] for r in records}
