@@ -31,7 +31,6 @@ import urllib.request
 from collections.abc import Callable
 from pathlib import Path
 from typing import BinaryIO
-from typing import BinaryIO
 
 from madeval.errors import MadevalError
 

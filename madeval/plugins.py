@@ -11,6 +11,8 @@ from __future__ import annotations
 import importlib
 import importlib.metadata
 import os
+import re
+import sys
 from dataclasses import dataclass
 from typing import Any
 
@@ -50,28 +52,71 @@ HOOK_KINDS = {
 pm = pluggy.PluginManager("madeval")
 pm.add_hookspecs(hookspecs)
 _loaded = False
+#: The distribution of every third-party plugin loaded, by plugin (entry-point) name.
+_distributions: dict[str, importlib.metadata.Distribution] = {}
+#: Third-party plugins that could not be loaded: name, package, version and the error, one line.
+failed: list[dict[str, str]] = []
 
 
 def load_plugins() -> pluggy.PluginManager:
-    """Register the built-in plugins and the allowed third-party ones (once per process)."""
+    """Register the built-in plugins and the allowed third-party ones (once per process).
+
+    A third-party plugin that fails to load (an import error, invalid hooks) is skipped with a
+    one-line warning on standard error, and so is a ``MADEVAL_LOAD_PLUGINS`` name that matches no
+    installed plugin; ``madeval plugins`` lists the failed ones.
+    """
     global _loaded
     if _loaded:
         return pm
     _loaded = True
     allow = os.environ.get("MADEVAL_LOAD_PLUGINS")
-    if allow is None:
-        pm.load_setuptools_entrypoints(ENTRY_POINT_GROUP)
-    elif allow.strip():
-        wanted = {name.strip() for name in allow.split(",") if name.strip()}
-        for dist in importlib.metadata.distributions():
+    wanted = None if allow is None else {_normal(name) for name in allow.split(",") if name.strip()}
+    if wanted != set():
+        matched: set[str] = set()
+        for dist in list(importlib.metadata.distributions()):
+            package = dist.metadata["name"] or "?"
             for ep in dist.entry_points:
-                if ep.group == ENTRY_POINT_GROUP and (ep.name in wanted or dist.metadata["name"] in wanted):
-                    pm.load_setuptools_entrypoints(ENTRY_POINT_GROUP, name=ep.name)
+                if ep.group != ENTRY_POINT_GROUP:
+                    continue
+                if wanted is not None:
+                    hits = wanted & {_normal(ep.name), _normal(package)}
+                    if not hits:
+                        continue
+                    matched |= hits
+                if not (pm.has_plugin(ep.name) or pm.is_blocked(ep.name)):
+                    _load_entry_point(ep, dist, package)
+        for name in sorted((wanted or set()) - matched):
+            _warn(f"MADEVAL_LOAD_PLUGINS names '{name}', but no installed plugin has that name")
     for module_name in DEFAULT_PLUGINS:
         if pm.get_plugin(module_name) is None:
             pm.register(importlib.import_module(module_name), name=module_name)
     pm.check_pending()
     return pm
+
+
+def _load_entry_point(ep: importlib.metadata.EntryPoint, dist: importlib.metadata.Distribution, package: str) -> None:
+    """Import and register one third-party plugin; on any error, warn and go on without it."""
+    try:
+        plugin = ep.load()
+        pm.register(plugin, name=ep.name)
+        pm.check_pending()
+    except Exception as error:  # a broken plugin must not break every command
+        if pm.get_plugin(ep.name) is not None:
+            pm.unregister(name=ep.name)
+        reason = " ".join(f"{type(error).__name__}: {error}".split())
+        failed.append({"name": ep.name, "package": package, "version": dist.version or "?", "error": reason})
+        _warn(f"plugin '{ep.name}' ({package}) failed to load and is skipped: {reason}")
+        return
+    _distributions[ep.name] = dist
+
+
+def _normal(name: str) -> str:
+    """A distribution or entry-point name compared as pip does (case, ``-``, ``_`` and ``.``)."""
+    return re.sub(r"[-_.]+", "-", name.strip()).lower()
+
+
+def _warn(message: str) -> None:
+    print(f"madeval: warning: {message}", file=sys.stderr)
 
 
 @dataclass
@@ -145,17 +190,17 @@ def _impls_in_load_order(hook_name: str):
 
 
 def plugin_info() -> list[dict[str, Any]]:
-    """What ``madeval plugins`` prints: name, version, hooks and components of every plugin."""
+    """What ``madeval plugins`` prints: name, package, version, status, hooks and components of
+    every plugin; plugins that failed to load follow with ``status: failed`` and their error."""
     load_plugins()
     built = components()
-    dists = {id(plugin): dist for plugin, dist in pm.list_plugin_distinfo()}
     rows = []
     for name, plugin in sorted(pm.list_name_plugin(), key=lambda item: item[0]):
         hooks = sorted(caller.name for caller in pm.get_hookcallers(plugin) or [])
-        dist = dists.get(id(plugin))
+        dist = _distributions.get(name)
         if dist is not None:
             version = dist.version
-            package = dist.project_name
+            package = dist.metadata["name"]
         else:
             from . import __version__
 
@@ -168,7 +213,10 @@ def plugin_info() -> list[dict[str, Any]]:
         sources = [str(path) for plugin_name, path in built.task_sources if plugin_name == name]
         if sources:
             found["task_sources"] = sources
-        rows.append(
-            {"name": name, "package": package, "version": version, "hooks": hooks, "components": found}
-        )
+        rows.append({
+            "name": name, "package": package, "version": version, "status": "loaded", "hooks": hooks,
+            "components": found,
+        })
+    for broken in failed:
+        rows.append({**broken, "status": "failed", "hooks": [], "components": {}})
     return rows

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import difflib
 import os
 import sys
 import time
@@ -81,13 +82,96 @@ class RunResult:
 
 
 def run(settings: RunSettings, *, show_progress: bool = True, out: TextIO = sys.stdout) -> RunResult:
-    """Validate everything, run the plan and print the leaderboard table."""
+    """Validate everything, start the endpoints, run the plan and print the leaderboard table."""
     components = get_components()
-    for config in settings.configurations:
-        canonicalize(config, components)
-    tasks = load_tasks(settings, components)
+    tasks = validate(settings, components)
     with _endpoints(settings) as (endpoints, default_model):
         return asyncio.run(_run(settings, components, tasks, endpoints, default_model, show_progress, out))
+
+
+def validate(settings: RunSettings, components: Components) -> dict[str, Task]:
+    """Check everything that needs no endpoint; return the loaded tasks.
+
+    Runs before any server is started or endpoint contacted: component names, their options and
+    the option types, the combinations (``DebateSetup.validate``), the tasks and their items,
+    sampling, the endpoint names models refer to, per-endpoint limits and, with the embedded
+    model, the model name. Every error is a one-line :class:`UsageError`.
+    """
+    for config in settings.configurations:
+        canonicalize(config, components)
+        check_option_types(config, components)
+    tasks = load_tasks(settings, components)
+    names, default = endpoint_names(settings)
+    limits = settings.endpoint_concurrency
+    if isinstance(limits, dict):
+        unknown = sorted(set(limits) - set(names))
+        if unknown:
+            raise UsageError(
+                f"endpoint_concurrency names unknown endpoint '{unknown[0]}' (endpoints: {', '.join(names)})"
+            )
+    if default == EMBEDDED_ENDPOINT and settings.model:
+        from .embedded import MODEL_NAME
+
+        if settings.model != MODEL_NAME:
+            raise UsageError(
+                f"unknown model '{settings.model}': the embedded endpoint serves only {MODEL_NAME} "
+                "(use --base-url for another model)"
+            )
+    # The plan itself needs the endpoint's model only for the records: a stand-in checks the rest.
+    build_plan(settings, tasks, components, default_model=ModelRef(settings.model or "?", default),
+               endpoints=set(names))
+    return tasks
+
+
+def check_option_types(config: DebateConfig, components: Components) -> None:
+    """Component options given with a type (a config file's YAML values) must have the type of
+    the option's default, as command-line text is converted to it: ``after_turns: 2.5`` is refused
+    where ``after_turns=2.5`` would be."""
+    given = [("persona", name, config.persona_args) for name in dict.fromkeys(config.personas())]
+    given += [
+        ("responder", config.responder, config.responder_args),
+        ("paradigm", config.paradigm, config.paradigm_args),
+        ("decider", config.decider, config.decider_args),
+    ]
+    for kind, name, options in given:
+        entry = components.registry(kind).resolve(name)
+        defaults = entry.options()
+        for key, value in options.items():
+            default = defaults.get(key, ...)
+            if isinstance(value, str) or default is ... or default is None:
+                continue  # text is converted (and checked) when the component is made
+            number = isinstance(value, (int, float)) and not isinstance(value, bool)
+            if isinstance(default, bool):
+                fits = isinstance(value, bool)
+            elif isinstance(default, int):
+                fits = number and isinstance(value, int)
+            elif isinstance(default, float):
+                fits = number
+            elif isinstance(default, str):
+                fits = False  # text options take text (quote it in YAML)
+            elif isinstance(default, (list, tuple)):
+                fits = isinstance(value, (list, tuple))
+            else:
+                continue
+            if not fits:
+                expected = "text" if isinstance(default, str) else type(default).__name__
+                raise UsageError(f"{kind} '{entry.name}' option {key} expects {expected}, got {value!r}")
+
+
+def endpoint_names(settings: RunSettings) -> tuple[list[str], str]:
+    """The names of the run's endpoints and the default one (known before any is started)."""
+    if settings.base_url or settings.endpoints:
+        names = list(dict.fromkeys([DEFAULT_ENDPOINT] * bool(settings.base_url) + list(settings.endpoints)))
+        return names, DEFAULT_ENDPOINT if settings.base_url else names[0]
+    return [EMBEDDED_ENDPOINT], EMBEDDED_ENDPOINT
+
+
+def endpoint_limit(settings: RunSettings, name: str, fallback: int) -> int:
+    """Calls in flight at most on endpoint ``name``: its own limit, the common one, or ``fallback``."""
+    limit = settings.endpoint_concurrency
+    if isinstance(limit, dict):
+        return limit.get(name, fallback)
+    return fallback if limit is None else limit
 
 
 def canonicalize(config: DebateConfig, components: Components) -> None:
@@ -103,21 +187,22 @@ def canonicalize(config: DebateConfig, components: Components) -> None:
 def _endpoints(settings: RunSettings):
     """The endpoint table; with no endpoint given, the embedded model is started and stopped."""
     key = settings.resolved_api_key()
-    per_endpoint = settings.endpoint_concurrency or settings.concurrency
     if settings.base_url or settings.endpoints:
         table = {}
         if settings.base_url:
-            table[DEFAULT_ENDPOINT] = Endpoint(DEFAULT_ENDPOINT, settings.base_url, key, per_endpoint, settings.timeout, settings.transport)
+            limit = endpoint_limit(settings, DEFAULT_ENDPOINT, settings.concurrency)
+            table[DEFAULT_ENDPOINT] = Endpoint(DEFAULT_ENDPOINT, settings.base_url, key, limit, settings.timeout, settings.transport)
         for name, url in settings.endpoints.items():
             own_key = os.environ.get(f"MADEVAL_API_KEY_{name.upper()}", key)
-            table[name] = Endpoint(name, url, own_key, per_endpoint, settings.timeout, settings.transport)
+            limit = endpoint_limit(settings, name, settings.concurrency)
+            table[name] = Endpoint(name, url, own_key, limit, settings.timeout, settings.transport)
         default = DEFAULT_ENDPOINT if settings.base_url else next(iter(table))
         yield table, ModelRef(settings.model or "", default)
         return
     from .embedded import MODEL_NAME, EmbeddedServer
 
     with EmbeddedServer() as server:
-        concurrency = settings.endpoint_concurrency or 1
+        concurrency = endpoint_limit(settings, EMBEDDED_ENDPOINT, 1)
         endpoint = Endpoint(
             EMBEDDED_ENDPOINT, server.base_url, "-", concurrency, max(settings.timeout, 600.0), settings.transport
         )
@@ -138,6 +223,8 @@ async def _run(settings, components, tasks, endpoints, default_model, show_progr
         await client.preflight()
         if not default_model.model:
             default_model = ModelRef(await _only_model(client, default_model.endpoint), default_model.endpoint)
+        elif settings.base_url or settings.endpoints:  # the embedded model's name is checked offline
+            await check_model(client, default_model)
         plan = build_plan(settings, tasks, components, default_model=default_model, endpoints=set(endpoints))
         folder = Path(settings.output_path) if settings.output_path else default_output_path()
         description = {
@@ -189,6 +276,22 @@ async def _only_model(client: LLMClient, endpoint: str) -> str:
     raise UsageError(f"endpoint '{endpoint}' serves {len(names) or 'no listed'} models; choose one with --model")
 
 
+async def check_model(client: LLMClient, ref: ModelRef) -> None:
+    """Refuse a model its endpoint does not list, naming the closest listed ones.
+
+    An endpoint that lists no models (or cannot list them) gets the benefit of the doubt.
+    """
+    listed = await client.list_models(ref.endpoint)
+    if not listed or ref.model in listed:
+        return
+    closest = difflib.get_close_matches(ref.model, listed, n=3, cutoff=0.0)
+    raise UsageError(
+        f"unknown model '{ref.model}': endpoint '{ref.endpoint}' lists {len(listed)} "
+        f"model{'s' if len(listed) != 1 else ''}; "
+        f"closest: {', '.join(closest)}"
+    )
+
+
 def versions() -> dict[str, Any]:
     """Versions of Python, madeval, key libraries and every loaded plugin."""
     import importlib.metadata
@@ -199,5 +302,5 @@ def versions() -> dict[str, Any]:
             found[package] = importlib.metadata.version(package)
         except importlib.metadata.PackageNotFoundError:
             pass
-    found["plugins"] = {p["name"]: p["version"] for p in plugin_info()}
+    found["plugins"] = {p["name"]: p["version"] for p in plugin_info() if p["status"] == "loaded"}
     return found

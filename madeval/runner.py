@@ -138,13 +138,15 @@ async def run_unit(plan: Plan, unit: Unit, item, components: Components, client:
         "target": item.target,
         "prediction": prediction,
         "parse_failure": prediction is None,
+        "parse_failures": transcript.parse_failures(),
         "metrics": task.score(prediction, item, transcript=transcript),
         "decision_success": decision.success,
         "turns": transcript.turns_used,
         "calls": len(transcript.calls),
         "chain": transcript.chain(),
         "tokens": transcript.tokens(),
-        "wall_s": round(wall, 4),
+        "wall_s": round(wall, 4),  # elapsed, including waits for a free concurrency slot
+        "llm_s": round(sum(call.latency_s for call in transcript.calls), 4),  # its calls' own latencies
         "oracle": transcript.oracle,
         "challenges": challenge_summary(transcript, task, item),
         "transcript": transcript.to_dict(),

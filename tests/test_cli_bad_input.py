@@ -58,3 +58,149 @@ def test_malformed_task_yaml_in_include_path(tmp_path):
     assert result.returncode == 2
     assert "malformed YAML" in result.stderr and "broken.yaml" in result.stderr
     assert not (tmp_path / "out").exists()
+
+
+# Every run below names an unused loopback port as the endpoint, so a check that came after the
+# endpoint check would fail as "cannot reach endpoint" (and none of them can start the embedded
+# model); output must stay absent.
+UNREACHABLE = ["--base-url", "http://127.0.0.1:9/v1"]
+
+
+def one_error_line(result, tmp_path) -> str:
+    assert result.returncode == 2, result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("madeval: error: "), result.stderr
+    assert not (tmp_path / "out").exists() and result.stdout == ""
+    return lines[0]
+
+
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        ("agents: three", "config bad.yaml: agents must be an integer, got 'three'"),
+        ("concurrency: lots", "config bad.yaml: concurrency must be an integer, got 'lots'"),
+        ("limit: 0", "config bad.yaml: limit must be at least 1, got 0"),
+        ("limit: 2.5", "config bad.yaml: limit must be an integer, got 2.5"),
+        ("decider_args: 5", "config bad.yaml: decider_args must be a mapping of options (key: value), got 5"),
+        ("max-turns: [1, 2]", "config bad.yaml: max_turns must be an integer, got [1, 2]"),
+        ("temperature: hot", "config bad.yaml: temperature must be a number, got 'hot'"),
+        ("temperature: 2.5", "config bad.yaml: temperature must be between 0 and 2, got 2.5"),
+        ("all_agents_draft_first: maybe", "config bad.yaml: all_agents_draft_first must be true or false, got 'maybe'"),
+        ("endpoint_concurrency: 0", "config bad.yaml: endpoint_concurrency must be at least 1, got 0"),
+        ("extract: regex", "config bad.yaml: extract must be one of task, llm, got 'regex'"),
+        ("transport: pigeon", "config bad.yaml: transport must be one of openai, aiohttp, got 'pigeon'"),
+        ("sample: some", "config bad.yaml: sample must be 'all', 'fpc' or a number of items, got 'some'"),
+        ("tasks: {arith_mc: 1}", "config bad.yaml: tasks must be a name, names separated by commas or a list"),
+        ("leaderboard: [bh]", "config bad.yaml: leaderboard must be a mapping of leaderboard options"),
+        ("temprature: 1", "config bad.yaml: unknown option temprature; did you mean temperature?"),
+        ("grid: {agents: [2, three]}", "config bad.yaml: grid agents must be an integer, got 'three'"),
+        ("runs: [{max_turns: 0}]", "config bad.yaml: runs[0] max_turns must be at least 1, got 0"),
+        ("common: {decider_args: [1]}", "config bad.yaml: common decider_args must be a mapping of options"),
+    ],
+)
+def test_bad_config_value_names_key_and_file(tmp_path, body, expected):
+    (tmp_path / "bad.yaml").write_text(f"tasks: arith_mc\n{body}\n")
+    result = madeval("--config", "bad.yaml", *UNREACHABLE, "--output-path", "out", "--cache", "off", cwd=tmp_path)
+    assert expected in one_error_line(result, tmp_path)
+
+
+def test_bad_api_key_type_is_refused_without_echoing_it(tmp_path):
+    (tmp_path / "bad.yaml").write_text("tasks: arith_mc\napi_key: [sk-do-not-print-me]\n")
+    result = madeval("--config", "bad.yaml", *UNREACHABLE, "--output-path", "out", cwd=tmp_path)
+    line = one_error_line(result, tmp_path)
+    assert "config bad.yaml: api_key must be text" in line and "sk-do-not-print" not in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (["--endpoint-concurrency", "0"], "endpoint_concurrency must be at least 1, got 0"),
+        (["--endpoint-concurrency", "many"], "endpoint_concurrency must be an integer or NAME=N,..., got 'many'"),
+        (["--endpoint-concurrency", "default=0"], "endpoint_concurrency of endpoint default must be at least 1"),
+        (["--endpoint-concurrency", "other=2"], "endpoint_concurrency names unknown endpoint 'other' (endpoints: default)"),
+        (["--concurrency", "0"], "concurrency must be at least 1, got 0"),
+        # Checked offline, before the (unreachable) endpoint is contacted:
+        (["--decider", "counting", "--decider-args", "rounds=2"], "has no option rounds"),
+        (["--decider", "counting", "--decider-args", "after_turns=x"], "expected int, got 'x'"),
+        (["--paradigm", "collective_refinement"], "counts agreement"),
+        (["--agent-models", "a,b,c@elsewhere"], "unknown endpoint 'elsewhere'"),
+        (["--sample", "0"], "sample must be at least 1 item"),
+    ],
+)
+def test_offline_checks_come_before_the_endpoint(tmp_path, args, expected):
+    result = madeval("--tasks", "arith_mc", *args, *UNREACHABLE, "--output-path", "out", cwd=tmp_path)
+    assert expected in one_error_line(result, tmp_path)
+
+
+def test_component_option_types_from_a_config_file(tmp_path):
+    (tmp_path / "bad.yaml").write_text("tasks: arith_mc\ndecider: counting\ndecider_args: {after_turns: 2.5}\n")
+    result = madeval("--config", "bad.yaml", *UNREACHABLE, "--output-path", "out", cwd=tmp_path)
+    assert "decider 'counting' option after_turns expects int, got 2.5" in one_error_line(result, tmp_path)
+
+
+def test_config_values_are_read_like_the_command_line(tmp_path):
+    from madeval.config import build_settings, read_config_file
+
+    (tmp_path / "ok.yaml").write_text(
+        'tasks: "arith_mc, arith_yesno"\nlimit: "2"\nagents: 4\nsample: 100\npersona: none,none,none,none\n'
+        "decider_args: after_turns=2\nendpoint_concurrency: {default: 3}\ntemperature: 1\n"
+    )
+    settings = build_settings(read_config_file(tmp_path / "ok.yaml"))
+    assert settings.tasks == ["arith_mc", "arith_yesno"] and settings.limit == 2 and settings.sample == "100"
+    assert settings.endpoint_concurrency == {"default": 3} and settings.temperature == 1.0
+    config = settings.configurations[0]
+    assert config.agents == 4 and config.persona == ["none"] * 4 and config.decider_args == {"after_turns": "2"}
+
+
+def test_offline_errors_never_start_the_embedded_model(monkeypatch, tmp_path):
+    """With no endpoint given, bad options fail before the embedded server would start."""
+    from madeval import embedded
+    from madeval.config import DebateConfig, RunSettings
+    from madeval.errors import UsageError
+    from madeval.run import run
+
+    class NoServer:
+        def __init__(self, *args, **kwargs):
+            raise AssertionError("the embedded model was started")
+
+    monkeypatch.setattr(embedded, "EmbeddedServer", NoServer)
+    for config, message in (
+        (DebateConfig(decider="counting", decider_args={"rounds": "2"}), "has no option rounds"),
+        (DebateConfig(paradigm="collective_refinement"), "counts agreement"),
+        (DebateConfig(decider="counting", decider_args={"after_turns": [1]}), "expects int"),
+    ):
+        settings = RunSettings(tasks=["arith_mc"], configurations=[config], output_path=str(tmp_path / "out"))
+        with pytest.raises(UsageError, match=message):
+            run(settings, show_progress=False)
+    settings = RunSettings(tasks=["arith_mc"], configurations=[DebateConfig()], model="gpt-4")
+    with pytest.raises(UsageError, match="unknown model 'gpt-4': the embedded endpoint serves only smollm2"):
+        run(settings, show_progress=False)
+    assert not (tmp_path / "out").exists()
+
+
+def test_unknown_model_names_the_closest_listed(sim, tmp_path):
+    # The simulator lists "simulator" and every model it has been asked for.
+    result = madeval("--tasks", "arith_mc", "--base-url", sim.base_url, "--model", "simulatr",
+                     "--output-path", "out", "--cache", "off", cwd=tmp_path)
+    line = one_error_line(result, tmp_path)
+    assert "unknown model 'simulatr': endpoint 'default' lists" in line and line.endswith("closest: simulator")
+
+
+def test_a_listed_model_passes_and_an_endpoint_without_a_list_gets_the_benefit_of_the_doubt():
+    import asyncio
+
+    from madeval.errors import UsageError
+    from madeval.llm.session import ModelRef
+    from madeval.run import check_model
+
+    class Listing:
+        def __init__(self, names):
+            self.names = names
+
+        async def list_models(self, endpoint):
+            return self.names
+
+    asyncio.run(check_model(Listing([]), ModelRef("anything", "default")))
+    asyncio.run(check_model(Listing(["gpt-4o", "gpt-4o-mini"]), ModelRef("gpt-4o", "default")))
+    with pytest.raises(UsageError, match=r"unknown model 'gpt4o': endpoint 'default' lists 3 models; closest: gpt-4o, "):
+        asyncio.run(check_model(Listing(["gpt-4o", "gpt-4o-mini", "llama"]), ModelRef("gpt4o", "default")))

@@ -55,3 +55,32 @@ def test_faults_exhausted_retries_fail_the_unit_not_the_run(generated_tasks, tmp
     lines = (result.folder / "errors.jsonl").read_text().splitlines()
     assert len(lines) == 3 and "gave up after 2 attempts (HTTP 500, HTTP 500)" in lines[0]
     assert "3 failed" in printed
+
+
+def test_faults_empty_last_reply_is_not_cached(tmp_path):
+    import asyncio
+
+    from madeval.llm.cache import ResponseCache
+    from madeval.llm.client import Endpoint, LLMClient, RetryPolicy
+
+    messages = [{"role": "user", "content": "Is the sky blue?"}]
+
+    async def twice(base_url, cache):
+        client = LLMClient({"e": Endpoint("e", base_url)}, cache=cache,
+                           retry=RetryPolicy(max_attempts=2, base_delay_s=0.0))
+        try:
+            return [await client.complete("e", "m", messages, {}, ("unit", 0)) for _ in range(2)]
+        finally:
+            await client.aclose()
+
+    cache = ResponseCache(tmp_path / "responses.sqlite")
+    with simulate(faults=Faults(empty=1.0)) as sim:
+        first, second = asyncio.run(twice(sim.base_url, cache))
+        asked = sim.server.stats.requests
+    # The last attempt's empty reply is returned (and recorded) but not stored: asked again, it is retried.
+    assert first.text == "" and first.errors == ["empty reply", "empty reply"]
+    assert not second.cached and asked == 4 and len(cache) == 0
+    with simulate() as sim:
+        first, second = asyncio.run(twice(sim.base_url, cache))
+    assert first.text and not first.cached and second.cached and len(cache) == 1
+    cache.close()

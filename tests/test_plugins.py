@@ -147,3 +147,44 @@ def test_third_party_plugin_allow_list(installed_plugin):
     assert "dictator" not in names("something-else")
     refused = cli(installed_plugin, "--tasks", "arith_mc", "--decider", "dictator", allow="")
     assert refused.returncode == 2 and "unknown decider 'dictator'" in refused.stderr
+
+
+@pytest.fixture(scope="module")
+def broken_plugin(tmp_path_factory):
+    """A site folder with an installed plugin whose module imports a package that is not there."""
+    site = tmp_path_factory.mktemp("broken-site")
+    info = site / "madeval_broken-0.3.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: madeval-broken\nVersion: 0.3\n")
+    (info / "entry_points.txt").write_text("[madeval]\nbroken = madeval_broken\n")
+    (site / "madeval_broken.py").write_text("import a_dependency_that_is_not_installed\n")
+    return site
+
+
+def test_broken_plugin_is_one_warning_and_listed_as_failed(broken_plugin):
+    listing = cli(broken_plugin, "plugins")
+    assert listing.returncode == 0, listing.stderr
+    assert listing.stderr.splitlines() == [
+        "madeval: warning: plugin 'broken' (madeval-broken) failed to load and is skipped: "
+        "ModuleNotFoundError: No module named 'a_dependency_that_is_not_installed'"
+    ]
+    rows = {p["name"]: p for p in json.loads(listing.stdout)}
+    assert rows["broken"]["status"] == "failed" and rows["broken"]["package"] == "madeval-broken"
+    assert rows["broken"]["version"] == "0.3" and "a_dependency_that_is_not_installed" in rows["broken"]["error"]
+    assert rows["madeval.builtins.consensus"]["status"] == "loaded"
+    # Other commands go on without it, with the same one-line warning.
+    tasks = cli(broken_plugin, "tasks")
+    assert tasks.returncode == 0 and "arith_mc" in tasks.stdout
+    assert tasks.stderr.count("\n") == 1 and "plugin 'broken' (madeval-broken) failed to load" in tasks.stderr
+
+
+def test_allow_list_name_matching_no_plugin_is_one_warning(broken_plugin):
+    listing = cli(broken_plugin, "plugins", allow="madeval-brokn")
+    assert listing.returncode == 0
+    assert listing.stderr.splitlines() == [
+        "madeval: warning: MADEVAL_LOAD_PLUGINS names 'madeval-brokn', but no installed plugin has that name"
+    ]
+    assert "broken" not in {p["name"] for p in json.loads(listing.stdout)}
+    # A name that matches (by distribution, spelt either way) gives no such warning.
+    allowed = cli(broken_plugin, "plugins", allow="Madeval_Broken")
+    assert "no installed plugin" not in allowed.stderr and "plugin 'broken' (madeval-broken) failed" in allowed.stderr

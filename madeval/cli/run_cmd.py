@@ -7,32 +7,16 @@ from typing import Any
 
 import click
 
-from ..config import build_settings, read_config_file
+from ..config import build_settings, key_values, parse_endpoints, read_config_file
 from ..errors import UsageError
 
 
-def key_values(text: str | None) -> dict[str, str]:
-    """``"a=1,b=x"`` -> ``{"a": "1", "b": "x"}`` (component options from the command line)."""
-    if not text:
-        return {}
-    options = {}
-    for part in text.split(","):
-        key, eq, value = part.partition("=")
-        if not eq or not key.strip():
-            raise UsageError(f"expected key=value, got '{part}'")
-        options[key.strip()] = value.strip()
-    return options
-
-
 def endpoint_table(values: tuple[str, ...]) -> dict[str, str]:
-    """``("local=http://...",)`` -> ``{"local": "http://..."}``."""
-    table = {}
-    for value in values:
-        name, eq, url = value.partition("=")
-        if not eq or not name or not url:
-            raise UsageError(f"--endpoint expects NAME=URL, got '{value}'")
-        table[name] = url
-    return table
+    """``("local=http://...",)`` -> ``{"local": "http://..."}`` (``--endpoint``, repeatable)."""
+    try:
+        return parse_endpoints(list(values))
+    except ValueError as error:
+        raise UsageError(f"--endpoint {error}") from None
 
 
 @click.command()
@@ -67,7 +51,8 @@ def endpoint_table(values: tuple[str, ...]) -> dict[str, str]:
 @click.option("--base-url", help="OpenAI-compatible endpoint (default: start the embedded model).")
 @click.option("--endpoint", "endpoints", multiple=True, help="Extra endpoint NAME=URL (repeatable).")
 @click.option("--concurrency", type=int, help="LLM calls in flight at most [64].")
-@click.option("--endpoint-concurrency", type=int, help="LLM calls in flight per endpoint at most.")
+@click.option("--endpoint-concurrency", help="LLM calls in flight per endpoint at most: N for every endpoint, "
+              "or NAME=N,... per endpoint ('default' is --base-url) [--concurrency; the embedded model: 1].")
 @click.option("--timeout", type=float, help="Seconds before a call is retried [120].")
 @click.option("--max-attempts", type=int, help="Attempts per call before the unit fails [8].")
 @click.option("--transport", help="How calls travel: 'openai' (the official client) or 'aiohttp' (leaner) [openai].")

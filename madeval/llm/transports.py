@@ -80,7 +80,12 @@ class OpenAITransport:
             raise FatalError(f"HTTP {error.status_code}") from None
         except (openai.APIConnectionError, openai.APITimeoutError):
             raise RetryableError("connection") from None
-        return [model.id for model in listed.data]
+        except (openai.APIResponseValidationError, ValueError):
+            raise FatalError("malformed model list") from None
+        try:
+            return [str(model.id) for model in listed.data]
+        except (AttributeError, TypeError):
+            raise FatalError("malformed model list") from None
 
     async def close(self) -> None:
         """Close the connections."""
@@ -137,10 +142,13 @@ class AiohttpTransport:
             ) as response:
                 if response.status != 200:
                     raise FatalError(f"HTTP {response.status}")
-                data = json.loads(await response.read())
+                raw = await response.read()
         except (TimeoutError, aiohttp.ClientError):
             raise RetryableError("connection") from None
-        return [str(m.get("id")) for m in data.get("data", [])]
+        try:
+            return [str(m["id"]) for m in json.loads(raw).get("data", [])]
+        except (ValueError, AttributeError, KeyError, TypeError):
+            raise FatalError("malformed model list") from None
 
     async def close(self) -> None:
         """Close the connections."""
