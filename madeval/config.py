@@ -48,6 +48,9 @@ class DebateConfig:
     all_agents_draft_first: bool = False
     collective_improvement: bool = False
     challenge: list[str] = field(default_factory=list)
+    #: Extra metrics (registered names) scored on every debate besides the task's ``metric_list``:
+    #: a debate metric such as Free-MAD's ``token_cost`` reads the transcript.
+    metrics: list[str] = field(default_factory=list)
     preset: str | None = None
     name: str | None = None
 
@@ -60,9 +63,13 @@ class DebateConfig:
         return list(self.persona)
 
     def identity(self) -> dict[str, Any]:
-        """Everything that changes the debate (not the display name), for ids and records."""
+        """Everything that changes the debate or its scores (not the display name), for ids and
+        records. ``metrics`` appears only when it names a metric, so configurations without extra
+        metrics keep the ids they had before the option existed."""
         data = asdict(self)
         data.pop("name")
+        if not data["metrics"]:
+            data.pop("metrics")
         return data
 
     def config_id(self) -> str:
@@ -211,6 +218,18 @@ def _names(value: Any) -> list[str]:
     if isinstance(value, (list, tuple)) and all(isinstance(v, str) and v.strip() for v in value):
         return [v.strip() for v in value]
     raise ValueError(f"must be a name, names separated by commas or a list of names, got {_shown(value)}")
+
+
+def _registered_metrics(names: list[str]) -> str | None:
+    """Every name must be a registered metric (``madeval plugins`` lists them)."""
+    from .plugins import components
+
+    for name in names:
+        try:
+            components().metrics.resolve(name)
+        except UsageError as error:
+            return f"must name registered metrics: {error}"
+    return None
 
 
 def _persona(value: Any) -> str | list[str]:
@@ -403,6 +422,7 @@ RULES: dict[str, Rule] = {
     "all_agents_draft_first": Rule(_flag),
     "collective_improvement": Rule(_flag),
     "challenge": Rule(_names),
+    "metrics": Rule(_names, _registered_metrics),
     "preset": Rule(_text, nullable=True),
     "name": Rule(_text, nullable=True),
 }
@@ -537,8 +557,9 @@ def build_settings(options: dict[str, Any]) -> RunSettings:
 def debate_config(options: dict[str, Any]) -> DebateConfig:
     """One :class:`DebateConfig` from component options (presets applied, lists parsed)."""
     debate = collective_improvement(apply_preset(dict(options)))
-    if isinstance(debate.get("challenge"), str):
-        debate["challenge"] = [c.strip() for c in debate["challenge"].split(",") if c.strip()]
+    for key in ("challenge", "metrics"):
+        if isinstance(debate.get(key), str):
+            debate[key] = [c.strip() for c in debate[key].split(",") if c.strip()]
     if isinstance(debate.get("agent_models"), str):
         debate["agent_models"] = [m.strip() for m in debate["agent_models"].split(",") if m.strip()]
     return DebateConfig(**debate)

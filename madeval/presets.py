@@ -1,7 +1,10 @@
 """Presets: named bundles of configuration options (``--preset NAME``).
 
 A preset fills in the options a user did not give; anything given explicitly wins. Plugins add
-presets with the ``register_presets`` hook; the built-in ones are the single-model baselines.
+presets with the ``register_presets`` hook; the built-in ones are the single-model baselines. A
+preset is a dict of configuration keys (:class:`madeval.config.DebateConfig`), so besides the
+components it may list extra ``metrics`` its runs always score (Free-MAD's presets add
+``token_cost``).
 """
 
 from __future__ import annotations

@@ -53,6 +53,8 @@ async def execute(
     show_progress: bool = True,
 ) -> RunOutcome:
     """Run every unfinished unit of ``plan``; return when all are recorded or failed."""
+    for planned in plan.configs.values():  # an unknown extra metric fails before any debate
+        extra_metrics(planned.config.metrics, components)
     started, cpu_started = time.perf_counter(), time.process_time()
     pending = (u for u in plan.units() if u.key() not in sink.finished)
     skipped = len(sink.finished)
@@ -139,7 +141,10 @@ async def run_unit(plan: Plan, unit: Unit, item, components: Components, client:
         "prediction": prediction,
         "parse_failure": prediction is None,
         "parse_failures": transcript.parse_failures(),
-        "metrics": task.score(prediction, item, transcript=transcript),
+        "metrics": {
+            **task.score(prediction, item, transcript=transcript),
+            **score_extra_metrics(planned.config.metrics, components, task, prediction, item, transcript),
+        },
         "decision_success": decision.success,
         "turns": transcript.turns_used,
         "calls": len(transcript.calls),
@@ -151,6 +156,35 @@ async def run_unit(plan: Plan, unit: Unit, item, components: Components, client:
         "challenges": challenge_summary(transcript, task, item),
         "transcript": transcript.to_dict(),
     }
+
+
+def extra_metrics(names: list[str], components: Components) -> list[tuple[str, Any]]:
+    """The configuration's extra metrics (``DebateConfig.metrics``) as (registered name, metric);
+    an unknown name raises a one-line UsageError."""
+    return [(components.metrics.resolve(name).name, components.metrics.create(name)) for name in names]
+
+
+def score_extra_metrics(names: list[str], components: Components, task, prediction: str | None, item,
+                        transcript: Transcript) -> dict[str, float]:
+    """The scores of the configuration's extra metrics on one finished debate, flattened as
+    :meth:`madeval.task.Task.score` flattens the task's own (a debate metric reads ``transcript``).
+    A metric the task's ``metric_list`` already names is left to the task."""
+    from .metrics.base import DebateMetric
+    from .metrics.debate import DebateView
+
+    scores: dict[str, float] = {}
+    for name, metric in extra_metrics([n for n in names if n not in task.metric_names], components):
+        if name in task.metric_names:
+            continue
+        if isinstance(metric, DebateMetric):
+            value = metric.score_debate(prediction, item, DebateView(transcript, task.answer_type, item.target))
+        else:
+            value = metric.score(prediction, item)
+        if isinstance(value, dict):
+            scores.update({key: float(v) for key, v in value.items()})
+        else:
+            scores[name] = float(value)
+    return scores
 
 
 def challenge_summary(transcript: Transcript, task, item) -> list[dict[str, Any]]:

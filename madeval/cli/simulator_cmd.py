@@ -13,7 +13,16 @@ from ..errors import UsageError
 @click.option("--include-path", multiple=True, help="Extra folder of task YAML files (repeatable).")
 @click.option("--port", type=int, default=8765, show_default=True)
 @click.option("--accuracy", type=float, default=0.6, show_default=True, help="Chance an agent's own answer is right.")
-@click.option("--conformity", type=float, default=0.0, show_default=True, help="Chance an agent adopts its peers' most common answer.")
+@click.option("--conformity", type=float, default=0.0, show_default=True,
+              help="Chance an agent adopts the most common answer shown to it (blind to the truth).")
+@click.option("--persuasion", type=float, default=0.0, show_default=True,
+              help="Chance an agent whose own answer is wrong adopts the gold answer when a peer shown "
+                   "to it holds it (applied before conformity).")
+@click.option("--self-doubt", type=float, default=0.0, show_default=True,
+              help="Chance an agent asked to double-check its answer with no peer answer shown (the "
+                   "self-check prompt of an agent cut off by a communication attack) abandons its "
+                   "current answer for a different one (self-correction without feedback degrades "
+                   "answers: Huang et al., ICLR 2024).")
 @click.option("--latency", type=float, default=0.0, show_default=True, help="Seconds before each reply.")
 @click.option("--rate-limit", type=float, default=0.0, help="Share of requests answered with HTTP 429.")
 @click.option("--server-error", type=float, default=0.0, help="Share of requests answered with HTTP 500.")
@@ -21,9 +30,22 @@ from ..errors import UsageError
 @click.option("--empty", type=float, default=0.0, help="Share of replies with empty content.")
 @click.option("--malformed", type=float, default=0.0, help="Share of replies that are not valid JSON.")
 @click.option("--seed", type=int, default=0, show_default=True)
-def simulator(tasks, gold, include_path, port, accuracy, conformity, latency, rate_limit,
+def simulator(tasks, gold, include_path, port, accuracy, conformity, persuasion, self_doubt, latency, rate_limit,
               server_error, timeout_rate, empty, malformed, seed) -> None:
-    """Serve synthetic agents with known accuracy, conformity, latency and faults."""
+    """Serve synthetic agents with known accuracy, conformity, persuasion, self-doubt, latency and faults.
+
+    \b
+    Each agent has a private answer per question, right with probability --accuracy. Shown other
+    answers (peers' solutions, a discussion, ballot candidates), an agent whose private answer is
+    wrong first adopts a shown gold answer with probability --persuasion; otherwise it adopts the
+    most common shown answer with probability --conformity; otherwise it keeps its private answer.
+    An agent shown no other answer keeps its own, except that asked to double-check its answer
+    without seeing any peer (Society-of-Minds' self-check prompt, which an agent cut off by a
+    communication attack gets) it abandons its current answer for a different one with
+    probability --self-doubt: self-correction without external feedback often turns right answers
+    wrong (Huang et al., "Large Language Models Cannot Self-Correct Reasoning Yet", ICLR 2024).
+    With --persuasion 0 debate only spreads the most common answers, blind to the truth.
+    """
     from ..config import RunSettings
     from ..plugins import components
     from ..run import load_tasks
@@ -31,7 +53,8 @@ def simulator(tasks, gold, include_path, port, accuracy, conformity, latency, ra
     from ..simulator.http import Faults, SimulatorServer, serve_forever
     from ..simulator.truth import GoldIndex
 
-    for name, value in (("accuracy", accuracy), ("conformity", conformity)):
+    for name, value in (("accuracy", accuracy), ("conformity", conformity), ("persuasion", persuasion),
+                        ("self-doubt", self_doubt)):
         if not 0 <= value <= 1:
             raise UsageError(f"--{name} must be between 0 and 1, got {value}")
     settings = RunSettings(tasks=[t for t in tasks.split(",") if t], include_path=list(include_path))
@@ -41,7 +64,8 @@ def simulator(tasks, gold, include_path, port, accuracy, conformity, latency, ra
         index.update(GoldIndex.from_jsonl(gold))
     faults = Faults(rate_limit=rate_limit, server_error=server_error, timeout=timeout_rate,
                     empty=empty, malformed=malformed, seed=seed)
-    agents = SyntheticAgents(index, default=AgentProfile(accuracy, conformity), seed=seed)
+    agents = SyntheticAgents(index, default=AgentProfile(accuracy, conformity, persuasion, self_doubt),
+                             seed=seed)
     server = SimulatorServer(agents, port=port, latency_s=latency, faults=faults)
     click.echo(f"simulator: {len(index)} questions known; serving on http://127.0.0.1:{port}/v1", err=True)
     serve_forever(server)

@@ -43,7 +43,10 @@ def build(data: RunData, options: LeaderboardOptions) -> dict[str, Any]:
                 mine = [r for r in records if r["unit"]["config"] == config]
                 if not mine:
                     continue
-                scores[config] = item_scores(mine, metric)
+                found = item_scores(mine, metric)
+                if not found:  # a metric only some configurations score (DebateConfig.metrics): no row
+                    continue
+                scores[config] = found
                 benchmark = options.interval == "benchmark"
                 row = _row(data, config, scope, name, metric, mine, scores[config], benchmark, macro)
                 group = scope == "group"

@@ -41,6 +41,8 @@ def simulate(
     truth: GoldIndex | None = None,
     accuracy: float = 0.6,
     conformity: float = 0.0,
+    persuasion: float = 0.0,
+    self_doubt: float = 0.0,
     profiles: dict[str, AgentProfile] | None = None,
     latency_s: float = 0.0,
     faults: Faults | None = None,
@@ -51,14 +53,21 @@ def simulate(
     """Run a simulator in a background thread for the duration of the ``with`` block.
 
     The agents know the gold answers of every item of ``tasks`` (madeval Task objects) and of
-    ``truth``; ``profiles`` maps model names to their own accuracy and conformity.
+    ``truth``; ``accuracy``, ``conformity``, ``persuasion`` and ``self_doubt`` are the default
+    :class:`AgentProfile` (the model is in :mod:`madeval.simulator.agents`), and ``profiles`` maps
+    model names to their own profiles. ``self_doubt`` is the chance that an agent asked to
+    double-check its answer with no peer answer shown (Society-of-Minds' self-check prompt, which
+    an agent cut off by a communication attack gets) abandons its current answer for a different
+    one: self-correction without external feedback degrades answers (Huang et al., "Large Language
+    Models Cannot Self-Correct Reasoning Yet", ICLR 2024). The default 0 never doubts.
     """
     index = GoldIndex()
     if truth is not None:
         index.update(truth)
     index.update(GoldIndex.from_tasks(tasks))
     agents = SyntheticAgents(
-        index, default=AgentProfile(accuracy, conformity), profiles=profiles, seed=seed
+        index, default=AgentProfile(accuracy, conformity, persuasion, self_doubt), profiles=profiles,
+        seed=seed
     )
     server = SimulatorServer(agents, port=port, latency_s=latency_s, faults=faults, api_key=api_key)
     with run_in_thread(server) as running:

@@ -1,12 +1,39 @@
 """Synthetic agents: what the simulator answers to each kind of prompt.
 
 Each simulated agent holds a *private answer* per question: correct with probability
-``accuracy``, otherwise a uniformly chosen wrong answer. When a prompt shows peers' answers, the
-agent adopts their most common answer with probability ``conformity`` (ties go to the current
-solution); otherwise it keeps its private answer. Randomness comes from a hash of the request's
-``seed`` (madeval derives one per agent, item and repeat), the question and the prompt, so the
-simulator is deterministic: the same request always gets the same reply, and agents with
-different seeds answer independently.
+``accuracy``, otherwise a uniformly chosen wrong answer. When a prompt shows other answers (the
+peers' solutions, a discussion, the ballot's candidates, a challenged answer), the agent's answer
+to it is decided in two steps (:meth:`SyntheticAgents._belief`):
+
+1. **persuasion** (correct arguments persuade): if the private answer is wrong and at least one
+   shown answer is the gold answer, the agent adopts the gold answer with probability
+   ``persuasion``;
+2. otherwise **conformity** (blind to the truth): with probability ``conformity`` the agent adopts
+   the most common shown answer (a tie goes to its current solution when that is among the
+   leaders, else to the first leader shown); otherwise it keeps its private answer.
+
+An agent shown no other answer keeps its private answer: in an independent draft, and in
+Society-of-Minds' self-check prompt ("Can you double check that your answer is correct", which an
+agent cut off by a communication attack gets) unless it doubts itself:
+
+3. **self-doubt** (self-correction without external feedback): asked to double-check its answer
+   with no peer answer shown, the agent abandons its current answer (its latest one in the
+   conversation) for a different answer with probability ``self_doubt``: another option chosen
+   uniformly (a choice item), the other answer (yes/no), a number 1 to 9 away (a number), or
+   another stock text; otherwise it gives its private answer. This models Huang et al., "Large
+   Language Models Cannot Self-Correct Reasoning Yet" (ICLR 2024): asked to review its answer
+   without external feedback, a model often changes a correct answer to a wrong one, so intrinsic
+   self-correction lowers accuracy. ``self_doubt`` 0 (the default) never doubts.
+
+Debate prompts are read through their "Final Solution:" markers; a discussion without any marker
+is read as Collective Improvement shows it, bare solutions ("Current Solution: C",
+"Participant 2: C"). The draws are made afresh for every prompt, so the agents have no memory
+beyond what the prompt shows. With ``persuasion`` 0 (the default) debate only spreads the most
+common answers, blind to the truth; real debate helps because correct arguments persuade more than
+wrong ones, which ``persuasion`` models. Randomness comes from a hash of the request's ``seed``
+(madeval derives one per agent, item and repeat), the question and the prompt, so the simulator is
+deterministic: the same request always gets the same reply, and agents with different seeds answer
+independently.
 
 The request kind is recognised from the wording of madeval's own prompts (imported from
 :mod:`madeval.prompts`, so the two cannot drift apart): persona generation, debate turns with
@@ -37,10 +64,18 @@ NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
 
 @dataclass(frozen=True)
 class AgentProfile:
-    """How a synthetic agent behaves: its accuracy and its conformity to peers."""
+    """How a synthetic agent behaves (see the module docstring for the model).
+
+    ``accuracy``: chance its private answer is right. ``persuasion``: chance an agent whose
+    private answer is wrong adopts the gold answer when a shown answer holds it. ``conformity``:
+    chance it otherwise adopts the most common shown answer. ``self_doubt``: chance an agent asked
+    to double-check its answer with no peer answer shown abandons its current answer for another.
+    """
 
     accuracy: float = 0.6
     conformity: float = 0.0
+    persuasion: float = 0.0
+    self_doubt: float = 0.0
 
 
 @dataclass
@@ -84,9 +119,12 @@ class SyntheticAgents:
         private = self._private_answer(gold, profile, draw)
 
         def believe(peers: list[str], anchor: str | None) -> str:
-            return self._belief(private, peers, anchor, profile, draw)
+            return self._belief(private, peers, anchor, profile, draw, gold)
 
-        plugin = _plugin_reply(messages, contents, gold, private, believe)
+        def recheck(current: str | None) -> str:
+            return self._recheck(private, current, profile, draw, gold)
+
+        plugin = _plugin_reply(messages, contents, gold, private, believe, recheck)
         kind, text = plugin or self._reply(user, prompt, gold, profile, private, draw)
         self.stats.kinds[kind] += 1
         return text, max(1, len(prompt) // 4), max(1, len(text) // 4)
@@ -97,14 +135,35 @@ class SyntheticAgents:
             return gold.answer
         return _wrong_answer(gold, rng)
 
-    def _belief(self, private: str, peers: list[str], anchor: str | None, profile: AgentProfile, draw: _Draws) -> str:
-        """The private answer, or with probability ``conformity`` the peers' most common one."""
-        if not peers or draw.rng("conform").random() >= profile.conformity:
+    def _belief(self, private: str, peers: list[str], anchor: str | None, profile: AgentProfile, draw: _Draws,
+                gold: Gold) -> str:
+        """The answer an agent gives when shown ``peers``' answers (``anchor``: its current solution).
+
+        Persuasion first: a wrong private answer gives way to the gold answer shown by a peer with
+        probability ``persuasion``. Then conformity: with probability ``conformity`` the peers' most
+        common answer. Otherwise the private answer.
+        """
+        if not peers:
+            return private
+        if (profile.persuasion > 0 and gold.answer and not _same(private, gold) and any(_same(p, gold) for p in peers)
+                and draw.rng("persuade").random() < profile.persuasion):
+            return gold.answer
+        if draw.rng("conform").random() >= profile.conformity:
             return private
         counts = Counter(peers)
         best = max(counts.values())
         leaders = [a for a in counts if counts[a] == best]
         return anchor if anchor in leaders else leaders[0]
+
+    def _recheck(self, private: str, current: str | None, profile: AgentProfile, draw: _Draws, gold: Gold) -> str:
+        """The answer to a self-check prompt that shows no peer answer (``current``: the agent's latest).
+
+        With probability ``self_doubt`` a different answer than ``current`` (the private answer when
+        there is none yet), chosen by :func:`_other_answer`; otherwise the private answer.
+        """
+        if profile.self_doubt > 0 and draw.rng("doubt").random() < profile.self_doubt:
+            return _other_answer(current if current is not None else private, gold, draw.rng("doubt-answer"))
+        return private
 
     def _reply(self, user: str, prompt: str, gold: Gold, profile: AgentProfile, private: str, draw: _Draws) -> tuple[str, str]:
         lowered = user.lower()
@@ -120,10 +179,10 @@ class SyntheticAgents:
         solutions = [(int(n), _answer_of(text, gold)) for n, text in SOLUTION_LINE.findall(user)]
         if solutions:
             listed = [a for _, a in solutions if a is not None]
-            belief = self._belief(private, listed, None, profile, draw)
+            belief = self._belief(private, listed, None, profile, draw, gold)
             return _ballot(lowered, solutions, belief, gold)
         anchor, peers = _debate_answers(prompt, gold)
-        belief = self._belief(private, peers, anchor, profile, draw)
+        belief = self._belief(private, peers, anchor, profile, draw, gold)
         if "answer only with [agree] or [disagree]" in lowered:
             return "agreement", "[AGREE]" if anchor is not None and belief == anchor else "[DISAGREE]"
         if anchor is None or "the discussion is over" in lowered:
@@ -138,7 +197,7 @@ class SyntheticAgents:
         shown_text = user.split("final answer generated by the discussion:", 1)[1]
         shown_text = re.split(r"\. (?:Please critically evaluate|You dont agree)", shown_text)[0]
         shown = _answer_of(shown_text, gold)
-        belief = self._belief(private, [shown] if shown else [], shown, profile, draw)
+        belief = self._belief(private, [shown] if shown else [], shown, profile, draw, gold)
         if "you dont agree" in user.lower():
             return "challenge_answer", f"Final Solution: {_say(belief, gold)}"
         return "challenge", "AGREE" if belief == shown else "DISAGREE"
@@ -173,6 +232,38 @@ def _wrong_answer(gold: Gold, rng: random.Random) -> str:
     return rng.choice(["[UNKNOWN]", "I am not sure.", "None of the above."])
 
 
+def _other_answer(current: str, gold: Gold, rng: random.Random) -> str:
+    """An answer other than ``current``: another option chosen uniformly (``choice``), the other
+    answer (``yes_no``), a number 1 to 9 away (``number``) or another stock text (``text``)."""
+    if gold.kind == "choice":
+        return rng.choice([letter for letter in LETTERS[: gold.options or 4] if letter != current])
+    if gold.kind == "yes_no":
+        return "no" if current == "yes" else "yes"
+    if gold.kind == "number":
+        try:
+            value = float(current)
+        except ValueError:
+            value = 0.0
+        other = value + rng.choice([-1, 1]) * rng.randint(1, 9)
+        return str(int(other)) if other == int(other) else str(other)
+    texts = [gold.answer, "[UNKNOWN]", "I am not sure.", "None of the above."]
+    return rng.choice([t for t in dict.fromkeys(texts) if t and t.strip().casefold() != current.strip().casefold()])
+
+
+def _same(answer: str | None, gold: Gold) -> bool:
+    """Whether ``answer`` (as the simulator reads answers) is ``gold``'s answer."""
+    if answer is None or not gold.answer:
+        return False
+    if gold.kind == "number":
+        try:
+            return float(answer) == float(gold.answer)
+        except ValueError:
+            return False
+    if gold.kind == "choice":
+        return answer == gold.answer
+    return answer.strip().casefold() == gold.answer.strip().casefold()
+
+
 def _say(answer: str, gold: Gold) -> str:
     """An answer as an agent writes it."""
     if gold.kind == "yes_no":
@@ -202,16 +293,43 @@ def _answers_in(text: str, gold: Gold) -> list[str]:
 
 
 def _debate_answers(prompt: str, gold: Gold) -> tuple[str | None, list[str]]:
-    """The current solution's answer and every answer in the discussion shown in a debate prompt."""
+    """The current solution's answer and every answer in the discussion shown in a debate prompt.
+
+    Answers are read from "Final Solution:" markers. A discussion without any marker is read as
+    Collective Improvement shows it, bare solutions: "Current Solution: C" and one
+    "Participant 2: C" line per message (:func:`_bare_answers`).
+    """
     current, _, discussion = prompt.partition("Current Solution:")
     if not discussion:
         return None, []
     solution, _, memory = discussion.partition("Discussion so far:")
     anchor = _answers_in(solution, gold)
     peers = _answers_in(memory, gold)
+    if not anchor and not peers and not FINAL.search(discussion):
+        anchor = [a for a in [_bare_answer(solution, gold)] if a is not None]
+        peers = _bare_answers(memory, gold)
     if not anchor and not peers:
         return None, []
     return (anchor[-1] if anchor else None), peers or anchor
+
+
+MEMORY_LINE = re.compile(r"^[^:\n]{1,80}:[ \t]*(\S[^\n]*)$", re.MULTILINE)
+
+
+def _bare_answer(text: str, gold: Gold) -> str | None:
+    """An answer that is the whole of ``text`` (a choice item's letter must be one of its options)."""
+    text = text.strip()
+    if not text:
+        return None
+    answer = _answer_of(text, gold)
+    if gold.kind == "choice" and answer is not None and answer not in LETTERS[: gold.options or 4]:
+        return None
+    return answer
+
+
+def _bare_answers(memory: str, gold: Gold) -> list[str]:
+    """The answers of a discussion of bare solutions, one "Name: solution" line each."""
+    return [a for a in (_bare_answer(text, gold) for text in MEMORY_LINE.findall(memory)) if a is not None]
 
 
 def _ballot(lowered: str, solutions: list[tuple[int, str | None]], belief: str, gold: Gold) -> tuple[str, str]:
@@ -245,8 +363,10 @@ def _persona(draw: _Draws, ipip: bool = False) -> str:
 
 
 # --- Prompts of the plugin packages in plugins/ (Du et al.'s Society of Minds, Free-MAD, MADC and the
-# published frameworks), each recognised by a phrase of its prompt. Agents answer with their belief:
-# the private answer or, with probability ``conformity``, the most common answer of the peers shown.
+# published frameworks), each recognised by a phrase of its prompt. Agents answer with their belief
+# (``SyntheticAgents._belief``): persuaded by a shown gold answer, conforming to the most common
+# answer shown, or keeping the private answer; Society of Minds' self-check prompt, which shows no
+# peer, gets the private answer unless the agent doubts itself (``SyntheticAgents._recheck``).
 
 DU_PEER = re.compile(r"One agent solution: ```(.*?)```", re.DOTALL)
 EOT_FRIEND = re.compile(r"^(\w+)'s Solution: (.*)$", re.MULTILINE)
@@ -255,11 +375,13 @@ RECONCILE_GROUP = re.compile(r"There are (\d+) agents think the answer is (.*?)\
 RECRUIT = re.compile(r"You can recruit (\d+) expert")
 
 
-def _plugin_reply(messages: list[Any], contents: list[str], gold: Gold, private: str, believe) -> tuple[str, str] | None:
+def _plugin_reply(messages: list[Any], contents: list[str], gold: Gold, private: str, believe,
+                  recheck) -> tuple[str, str] | None:
     """The reply to a plugin package's prompt, or ``None`` for every other prompt.
 
     ``believe(peers, anchor)`` is the agent's belief given the peers' answers shown and its own
-    current answer (which wins ties when conforming).
+    current answer (which wins ties when conforming); ``recheck(current)`` its answer to a
+    self-check prompt that shows no peer (``SyntheticAgents._recheck``: self-doubt).
     """
     user, lowered = contents[-1], contents[-1].lower()
     before = "\n".join(contents[:-1])
@@ -275,7 +397,7 @@ def _plugin_reply(messages: list[Any], contents: list[str], gold: Gold, private:
     if "these are the solutions to the problem from other agents" in lowered:  # Du et al. / Free-MAD / MADC
         return final("som_update", believe(answers(DU_PEER.findall(user)), own))
     if "can you double check that your answer is correct" in lowered:
-        return final("som_double_check", believe([], own))
+        return final("som_double_check", recheck(own))
     if "here is a solution process from your friend" in lowered:  # Exchange-of-Thought
         friends = [text for name, text in EOT_FRIEND.findall(user) if name != "Your"]
         mine = answers(EOT_OWN.findall(user))

@@ -3,8 +3,11 @@
 Questions are found in a request by their first line: the index maps the first line of each
 item's input (whitespace collapsed, at most 80 characters) to the items starting with it, and a
 request is searched line by line, also after a "Label: " or "question? " prefix on the line, so it
-works with every prompt layout that quotes the input. Items sharing a first line are told apart by
-checking that their whole input occurs in the request.
+works with every prompt layout that quotes the input. When no line matches, a second pass accepts
+a key that is a prefix of such a line ending at a word boundary (the longest first), for layouts
+that continue the line after a one-line question, e.g. Du et al.'s "Can you answer the following
+question as accurately as possible? {question} Explain your answer." Items sharing a first line
+are told apart by checking that their whole input occurs in the request.
 """
 
 from __future__ import annotations
@@ -30,6 +33,17 @@ def fingerprint(text: str) -> str:
     return _norm(first)[:FINGERPRINT_CHARS]
 
 
+def _candidates(text: str) -> Iterable[str]:
+    """Each non-empty line of ``text``, normalised, then its parts after a "Label: " or
+    "question? " prefix; lazily, because the question is usually found within the first lines."""
+    for line in text.split("\n"):
+        if not line or line.isspace():
+            continue
+        yield _norm(line)
+        for match in _SPLIT_AFTER.finditer(line):
+            yield _norm(line[match.end():])
+
+
 @dataclass(frozen=True)
 class Gold:
     """The truth about one question.
@@ -50,6 +64,7 @@ class GoldIndex:
 
     def __init__(self) -> None:
         self._by_print: dict[str, list[Gold]] = {}
+        self._short_lengths: list[int] | None = None  # lengths of keys under FINGERPRINT_CHARS, longest first
 
     def __len__(self) -> int:
         return sum(len(golds) for golds in self._by_print.values())
@@ -60,29 +75,40 @@ class GoldIndex:
             answer = answer[0] if answer else ""
         gold = Gold(kind, str(answer), options, _norm(question))
         self._by_print.setdefault(fingerprint(question), []).append(gold)
+        self._short_lengths = None
 
     def update(self, other: GoldIndex) -> None:
         """Add every question of ``other``."""
         for print_, golds in other._by_print.items():
             self._by_print.setdefault(print_, []).extend(golds)
+        self._short_lengths = None
 
     def lookup(self, text: str) -> Gold | None:
         """The gold of the question quoted in ``text``, or ``None``."""
-        normalised = None
-        for line in text.split("\n"):
-            candidates = [line]
-            candidates.extend(line[m.end():] for m in _SPLIT_AFTER.finditer(line))
-            for candidate in candidates:
-                golds = self._by_print.get(_norm(candidate)[:FINGERPRINT_CHARS])
-                if not golds:
-                    continue
-                if len(golds) == 1:
-                    return golds[0]
-                normalised = normalised or _norm(text)
-                for gold in golds:
-                    if gold.input in normalised:
-                        return gold
+        candidates = []  # the lines looked at so far, kept for the second pass
+        for candidate in _candidates(text):
+            found = self._pick(self._by_print.get(candidate[:FINGERPRINT_CHARS]), text)
+            if found:
+                return found
+            candidates.append(candidate)
+        if self._short_lengths is None:
+            self._short_lengths = sorted({len(k) for k in self._by_print if len(k) < FINGERPRINT_CHARS}, reverse=True)
+        for candidate in candidates:  # a one-line question followed by more text on its line
+            for length in self._short_lengths:
+                if length < len(candidate) and not candidate[length].isalnum():
+                    found = self._pick(self._by_print.get(candidate[:length]), text)
+                    if found:
+                        return found
         return None
+
+    def _pick(self, golds: list[Gold] | None, text: str) -> Gold | None:
+        """The one of ``golds`` whose whole input occurs in ``text`` (the only one needs no check)."""
+        if not golds:
+            return None
+        if len(golds) == 1:
+            return golds[0]
+        normalised = _norm(text)
+        return next((gold for gold in golds if gold.input in normalised), None)
 
     @classmethod
     def from_tasks(cls, tasks: Iterable[Any]) -> GoldIndex:

@@ -26,9 +26,18 @@ Protocol (methods.md 4.2):
   ``max_round`` = 5 communication rounds (``max_turns`` 6); the final answer is the most frequent
   non-empty answer.
 
-The variant that stops when the agents' texts are alike (``eot_consistency`` with ``similarity``)
-follows the seed-004 benchmark description: ``difflib.SequenceMatcher`` ratio of the lower-cased
-texts >= 0.85 for every pair of agents. Its code was not found (methods.md 4.2, [INF]).
+The variant that stops when the agents' answers are alike (``eot_consistency`` with ``similarity``)
+follows the seed-004 benchmark description: "The EoT process terminates when the semantic
+similarity between Kitty's and Peter's answers exceeds a predefined threshold (e.g., 0.85) [...]
+Semantic similarity is computed using Python's *difflib.SequenceMatcher*, which calculates the
+ratio of matching characters in the lowercase text of the answers." In that description every
+round has the agents "independently generate solutions, critique each other's outputs, and refine
+their answers", so the check comes after an exchange: madeval compares the lower-cased extracted
+answers (``compare=answers``) from the first communication round on (``min_exchanges=1``). Its code
+was not found (methods.md 4.2, [INF]): madeval compares every pair of voting agents (methods.md's
+reading; seed 004 names Kitty and Peter, with Ben as a synthesizer madeval does not reproduce), and
+``compare=responses`` compares whole replies instead. Seed 004's rule that an agent exits once its
+answers stay alike across rounds is not reproduced.
 """
 
 from __future__ import annotations
@@ -164,21 +173,34 @@ class EotConsistency(Decider):
 
     With ``similarity`` > 0 it stops instead when every pair of agents' texts has a
     ``difflib.SequenceMatcher`` ratio >= ``similarity`` (the seed-004 variant uses 0.85);
-    ``compare`` chooses the texts: ``responses`` (whole replies, lower-cased) or ``answers``
-    (the extracted answers). The decided answer is the most frequent non-empty answer of the latest
-    turn (ties: the earliest agent's). At ``max_turns`` the same rule gives the recorded fallback.
+    ``compare`` chooses the texts, lower-cased: ``answers`` (the extracted answers, seed 004's
+    "lowercase text of the answers", the default) or ``responses`` (whole replies).
+    ``min_exchanges``: communication rounds before the first check; by default 0 for EoT's own
+    rule (its code stops right after the independent answers) and 1 with ``similarity`` (seed
+    004's rounds include an exchange). The decided answer is the most frequent non-empty answer of
+    the latest turn (ties: the earliest agent's). At ``max_turns`` the same rule gives the
+    recorded fallback.
     """
 
     name = "eot_consistency"
     transcript_only = True
 
-    def __init__(self, similarity: float = 0.0, compare: str = "responses"):
+    def __init__(self, similarity: float = 0.0, compare: str = "answers", min_exchanges: int | None = None):
         if not 0 <= similarity <= 1:
             raise ValueError(f"similarity must be between 0 and 1, got {similarity}")
         if compare not in ("responses", "answers"):
             raise ValueError(f"compare must be 'responses' or 'answers', got '{compare}'")
+        if min_exchanges is None or min_exchanges == "":
+            min_exchanges = 1 if similarity > 0 else 0
+        try:
+            min_exchanges = int(min_exchanges)
+        except ValueError:
+            raise ValueError(f"min_exchanges must be a whole number, got {min_exchanges!r}") from None
+        if min_exchanges < 0:
+            raise ValueError(f"min_exchanges must be >= 0, got {min_exchanges}")
         self.similarity = similarity
         self.compare = compare
+        self.min_exchanges = min_exchanges
 
     @staticmethod
     def _latest(state: DebateState) -> list[Message]:
@@ -197,6 +219,8 @@ class EotConsistency(Decider):
         return all(r >= self.similarity for r in ratios), ratios
 
     async def after_turn(self, state: DebateState, llm) -> Decision | None:
+        if state.turn - 1 < self.min_exchanges:  # turn 1 is the independent answers
+            return None
         messages = self._latest(state)
         agreed, ratios = self.agreed(messages)
         state.transcript.events.append({"kind": "eot_check", "turn": state.turn, "agreed": agreed,

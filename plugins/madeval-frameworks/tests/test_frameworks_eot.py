@@ -62,7 +62,7 @@ def test_frameworks_eot_stops_when_all_agree_even_after_the_first_turn():
     assert len(llm.requests) == 3
 
 
-def test_frameworks_eot_similarity_variant_uses_difflib_ratios():
+def test_frameworks_eot_similarity_variant_uses_difflib_ratios_of_replies_when_asked():
     replies = {0: "the answer is b because two and two make four", 1: "the answer is b because 2 and 2 make four",
                2: "i think it is c"}
 
@@ -70,9 +70,70 @@ def test_frameworks_eot_similarity_variant_uses_difflib_ratios():
         return replies[agent] if turn == 1 else replies[0]
 
     transcript, _ = scripted_debate(script, responder="eot", paradigm="eot", decider="eot_consistency", persona="eot",
-                                    agents=3, max_turns=3, decider_args={"similarity": 0.85},
+                                    agents=3, max_turns=3,
+                                    decider_args={"similarity": 0.85, "compare": "responses", "min_exchanges": 0},
                                     extract=lambda text: text.split("is ")[1][0].upper() if "is " in text else None)
     checks = [e for e in transcript.events if e["kind"] == "eot_check"]
     assert checks[0]["agreed"] is False and min(checks[0]["ratios"]) < 0.85
     assert checks[1]["agreed"] is True and checks[1]["ratios"] == [1.0, 1.0, 1.0]
     assert transcript.decision.turn == 2 and transcript.decision.details["answer"] == "B"
+
+
+# Replies worded alike whatever the answer (as the simulator's): C, C, D, then C, C, D again, then C, C, C.
+ALIKE = {1: "CCD", 2: "CCD", 3: "CCC"}
+
+
+def alike(turn, agent, purpose, messages):
+    return f"Here is my updated solution. Final Solution: {ALIKE[turn][agent]}"
+
+
+def test_frameworks_eot_similarity_compares_answers_after_an_exchange():
+    transcript, llm = scripted_debate(alike, responder="eot", paradigm="eot", decider="eot_consistency", persona="eot",
+                                      agents=3, max_turns=3, decider_args={"similarity": 0.85})
+    checks = [(e["turn"], e["agreed"], e["ratios"]) for e in transcript.events if e["kind"] == "eot_check"]
+    # No check after the independent answers; then the lower-cased answers "c", "c", "d" are compared.
+    assert checks == [(2, False, [1.0, 0.0, 0.0]), (3, True, [1.0, 1.0, 1.0])]
+    assert (transcript.decision.success, transcript.decision.turn, transcript.decision.details["answer"]) == (True, 3, "C")
+    assert "Peter's Solution: Here is my updated solution. Final Solution: D" in llm.prompts(0, turn=2)[0][1]["content"]
+    # Whole replies, checked from turn 1, would have stopped before any exchange: C, C and D look alike.
+    early, _ = scripted_debate(alike, responder="eot", paradigm="eot", decider="eot_consistency", persona="eot",
+                               agents=3, max_turns=3,
+                               decider_args={"similarity": 0.85, "compare": "responses", "min_exchanges": 0})
+    assert early.decision.turn == 1 and min(early.events[-1]["ratios"]) > 0.85
+
+
+def test_frameworks_eot_similarity_checks_after_an_exchange_even_when_all_agree_at_once():
+    transcript, llm = scripted_debate(lambda t, a, p, m: "Final Solution: B", responder="eot", paradigm="eot",
+                                      decider="eot_consistency", persona="eot", agents=3, max_turns=3,
+                                      decider_args={"similarity": 0.85})
+    assert (transcript.decision.success, transcript.decision.turn) == (True, 2)
+    assert len(llm.requests) == 6
+
+
+def test_frameworks_eot_similarity_preset_exchanges_on_the_simulator(arith_tasks, tmp_path):
+    """On the simulator the preset holds a communication round, and agents that disagree keep talking."""
+    import io
+
+    from madeval.config import RunSettings, debate_config
+    from madeval.records import read_records
+    from madeval.run import run
+    from madeval.simulator import simulate
+
+    with simulate(tasks=arith_tasks.values(), accuracy=0.5, conformity=0.5) as sim:
+        settings = RunSettings(tasks=["arith_mc"], configurations=[debate_config({"preset": "eot_similarity"})],
+                               limit=20, base_url=sim.base_url, output_path=str(tmp_path / "run"), cache="off",
+                               transport="aiohttp")
+        result = run(settings, show_progress=False, out=io.StringIO())
+        kinds = dict(sim.agents.stats.kinds)
+    assert result.outcome.finished == 20 and result.outcome.failed == 0
+    assert kinds["eot_update"] >= 20 * 3  # every debate has at least one communication round
+    disagreeing = 0
+    for record in read_records(result.folder):
+        transcript = record["transcript"]
+        first = [m["answer"] for m in transcript["messages"] if m["turn"] == 1]
+        checks = [e for e in transcript["events"] if e["kind"] == "eot_check"]
+        assert record["turns"] >= 2 and checks[0]["turn"] == 2
+        for check in checks:  # a check passes exactly when all answers are the same letter
+            assert check["agreed"] == (len(set(check["answers"])) == 1)
+        disagreeing += len(set(first)) > 1
+    assert disagreeing >= 5  # debates whose agents disagreed at first, then exchanged their solutions

@@ -5,7 +5,6 @@ from __future__ import annotations
 import io
 import json
 import sys
-import textwrap
 from pathlib import Path
 
 import pytest
@@ -19,6 +18,7 @@ from madeval_frameworks.plugin import PRESETS
 from madeval_madc.testing import registered
 
 PLUGINS = Path(__file__).resolve().parents[2]
+SWEEP = PLUGINS.parent / "leaderboards" / "presets.yaml"
 
 FRAMEWORKS = list(PRESETS)
 ALL = ["som", "madc", "freemad_n", "freemad_c", *[p for p in FRAMEWORKS if p != "som"]]
@@ -52,19 +52,25 @@ def test_frameworks_presets_bundle_components():
     assert debate_config({"preset": "som", "max_turns": 2}).max_turns == 2  # explicit options win
 
 
+def _package_presets() -> set[str]:
+    """The presets the three plugin packages register."""
+    import madeval_freemad.plugin as freemad_plugin
+    from madeval_madc import plugin as madc_plugin
+
+    names: set[str] = set(PRESETS)
+    for module in (madc_plugin, freemad_plugin):
+        module.register_presets(lambda name, factory, **_: names.add(name))
+    return names
+
+
 def test_frameworks_every_preset_runs_and_a_sweep_makes_a_leaderboard(freemad, arith_tasks, tmp_path):
-    sweep = tmp_path / "sweep.yaml"
-    sweep.write_text(textwrap.dedent(f"""
-        name: MAD frameworks on arith_mc
-        tasks: arith_mc
-        limit: 12
-        cache: "off"
-        transport: aiohttp
-        output_path: {tmp_path / "run"}
-        runs:
-    """) + "".join(f"  - {{preset: {name}}}\n" for name in ALL))
-    with simulate(tasks=arith_tasks.values(), accuracy=0.6, conformity=0.6) as sim:
-        settings = build_settings({**read_config_file(sweep), "base_url": sim.base_url})
+    """leaderboards/presets.yaml names every preset of the three packages; run with limit 12 on the simulator."""
+    options = read_config_file(SWEEP)
+    assert [run["preset"] for run in options["runs"]] == ALL and set(ALL) == _package_presets()
+    assert options["tasks"] == ["arith_mc"]
+    with simulate(tasks=arith_tasks.values(), accuracy=0.6, conformity=0.6, persuasion=0.3) as sim:
+        settings = build_settings({**options, "limit": 12, "cache": "off", "transport": "aiohttp",
+                                   "output_path": str(tmp_path / "run"), "base_url": sim.base_url})
         result = run(settings, show_progress=False, out=io.StringIO())
         kinds = dict(sim.agents.stats.kinds)
     assert result.outcome.finished == 12 * len(ALL) and result.outcome.failed == 0
@@ -74,6 +80,8 @@ def test_frameworks_every_preset_runs_and_a_sweep_makes_a_leaderboard(freemad, a
     board = json.loads((result.folder / "leaderboard.json").read_text())
     assert (result.folder / "leaderboard.md").read_text().count("| arith_mc |") >= len(ALL)
     assert board  # the leaderboard files exist and parse
+    assert board["title"] == "MAD frameworks, every plugin preset (arith_mc)"
+    assert [r["label"] for r in board["rows"] if r.get("reference")] == ["som"]  # the sweep's reference row
     # Every framework's own prompts reached the simulator.
     for kind in ("som_update", "moderator", "eot_update", "chateval", "summary", "role_assigner", "critic_agree",
                  "evaluator", "reconcile"):

@@ -11,17 +11,20 @@ from .responders import AntiConformity, Conformity
 
 #: Free-MAD's setting (seed 002, Section 5.1 and 1.2 of methods.md): a Society-of-Minds debate
 #: with N = 4 agents (3 for AIME) and a single debate round (R = 1: turn 1 answers, turn 2 debates).
-FREEMAD = {"persona": "none", "paradigm": "som", "decider": "freemad_score", "agents": 4, "max_turns": 2}
+#: The paper reports the token cost (Eq. 6) next to accuracy, so its runs score ``token_cost`` too.
+FREEMAD = {"persona": "none", "paradigm": "som", "decider": "freemad_score", "agents": 4, "max_turns": 2,
+           "metrics": ["token_cost"]}
 
 
 def freemad_n() -> dict:
-    """Free-MAD-n: anti-conformity debate, score-based decision, 4 agents, one debate round."""
-    return {**FREEMAD, "responder": "anti_conformity"}
+    """Free-MAD-n: anti-conformity debate, score-based decision, 4 agents, one debate round, token cost."""
+    return {**FREEMAD, "metrics": list(FREEMAD["metrics"]), "responder": "anti_conformity"}
 
 
 def freemad_c() -> dict:
-    """Free-MAD-c: conformity (Society-of-Minds) debate, score-based decision, 4 agents, one debate round."""
-    return {**FREEMAD, "responder": "conformity"}
+    """Free-MAD-c: conformity (Society-of-Minds) debate, score-based decision, 4 agents, one debate round,
+    token cost."""
+    return {**FREEMAD, "metrics": list(FREEMAD["metrics"]), "responder": "conformity"}
 
 
 @hookimpl
