@@ -55,6 +55,21 @@ def bound(result: dict, latency: float, concurrency: int) -> dict:
             "ratio": result["wall_s"] / best if best else float("nan")}
 
 
+def environment() -> dict:
+    """Where the numbers come from: commit, versions, cores and load (compare like with like)."""
+    import os
+    import platform
+
+    from madeval import __version__
+
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
+                            text=True, check=False).stdout.strip()
+    dirty = bool(subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT,
+                                capture_output=True, text=True, check=False).stdout.strip())
+    return {"commit": commit + ("+dirty" if dirty else ""), "madeval": __version__,
+            "python": platform.python_version(), "cpus": os.cpu_count(), "load_before": os.getloadavg()[0]}
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
     parser.add_argument("--items", type=int, default=100)
@@ -65,65 +80,90 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--persona", default="none")
     parser.add_argument("--latency", type=float, default=0.05)
     parser.add_argument("--concurrency", type=int, default=100)
-    parser.add_argument("--transport", default="aiohttp", help="aiohttp or openai")
+    parser.add_argument("--transports", default="openai,aiohttp",
+                        help="transports to measure, comma-separated (the first is madeval's default)")
     parser.add_argument("--scaling", default="1000,10000", help="item counts for the memory/output check")
     parser.add_argument("--out", default="bench-results.json")
     parser.add_argument("--smoke", action="store_true", help="a tiny run for CI: 10 items, scaling 20,40")
     args = parser.parse_args(argv)
     if args.smoke:
         args.items, args.scaling = 10, "20,40"
+    transports = [t for t in args.transports.split(",") if t]
     sizes = [int(s) for s in args.scaling.split(",") if s]
     largest = max([args.items, *sizes])
     tasks = task_folder(largest)
     work = Path(tempfile.mkdtemp(prefix="madeval-bench-runs-"))
     base = {"task": "bench_arith", "include_path": str(tasks), "paradigm": args.paradigm, "decider": args.decider,
             "decider_args": {"vote_after_turns": args.vote_after_turns} if "voting" in args.decider else {},
-            "agents": args.agents, "persona": args.persona, "concurrency": args.concurrency,
-            "transport": args.transport}
-    report: dict = {"workload": {**base, "items": args.items, "latency_s": args.latency}, "time": time.time()}
-    with simulator_process(latency=args.latency, tasks="bench_arith", include_path=tasks) as url:
-        target = measure({**base, "items": args.items, "base_url": url, "output_path": str(work / "target"),
-                          "cache": str(work / "cache.sqlite")})
-        rerun = measure({**base, "items": args.items, "base_url": url, "output_path": str(work / "rerun"),
-                         "cache": str(work / "cache.sqlite")})
-    report["target"] = {**target, **bound(target, args.latency, args.concurrency),
-                        "calls_per_s": target["calls"] / target["wall_s"]}
-    report["cache_rerun"] = {"calls": rerun["calls"], "cached_calls": rerun["cached_calls"], "wall_s": rerun["wall_s"]}
-    with simulator_process(latency=0.0, tasks="bench_arith", include_path=tasks) as url:
-        zero = measure({**base, "items": args.items, "base_url": url, "output_path": str(work / "zero")})
-        report["cpu_per_call_ms"] = 1000 * zero["cpu_s"] / max(zero["calls"], 1)
-        report["scaling"] = []
-        for size in sizes:
-            result = measure({**base, "items": size, "base_url": url, "output_path": str(work / f"scale-{size}")})
-            report["scaling"].append({"items": size, "peak_rss_mb": result["peak_rss_mb"],
-                                      "output_bytes_per_item": result["output_bytes"] / size,
-                                      "wall_s": result["wall_s"], "calls": result["calls"]})
-        report["simulator_requests_per_s"] = asyncio.run(requests_per_second(url, seconds=2 if args.smoke else 5))
+            "agents": args.agents, "persona": args.persona, "concurrency": args.concurrency}
+    report: dict = {"workload": {**base, "items": args.items, "latency_s": args.latency},
+                    "environment": environment(), "time": time.time(), "target": {}, "cpu_per_call_ms": {}}
+    try:
+        with simulator_process(latency=args.latency, tasks="bench_arith", include_path=tasks) as url:
+            for transport in transports:
+                target = measure({**base, "transport": transport, "items": args.items, "base_url": url,
+                                  "output_path": str(work / f"target-{transport}"),
+                                  "cache": str(work / f"cache-{transport}.sqlite")})
+                report["target"][transport] = {**target, **bound(target, args.latency, args.concurrency),
+                                               "calls_per_s": target["calls"] / target["wall_s"]}
+            rerun = measure({**base, "transport": transports[0], "items": args.items, "base_url": url,
+                             "output_path": str(work / "rerun"), "cache": str(work / f"cache-{transports[0]}.sqlite")})
+        report["cache_rerun"] = {"calls": rerun["calls"], "cached_calls": rerun["cached_calls"],
+                                 "wall_s": rerun["wall_s"]}
+        with simulator_process(latency=0.0, tasks="bench_arith", include_path=tasks) as url:
+            for transport in transports:
+                for cache in ("off", "on"):
+                    zero = measure({**base, "transport": transport, "items": args.items, "base_url": url,
+                                    "output_path": str(work / f"zero-{transport}-{cache}"),
+                                    "cache": "off" if cache == "off" else str(work / f"zero-{transport}.sqlite")})
+                    report["cpu_per_call_ms"][f"{transport}, cache {cache}"] = 1000 * zero["cpu_s"] / max(zero["calls"], 1)
+            report["scaling"] = []
+            for size in sizes:
+                result = measure({**base, "transport": transports[-1], "items": size, "base_url": url,
+                                  "output_path": str(work / f"scale-{size}")})
+                report["scaling"].append({"items": size, "peak_rss_mb": result["peak_rss_mb"],
+                                          "output_bytes_per_item": result["output_bytes"] / size,
+                                          "wall_s": result["wall_s"], "calls": result["calls"],
+                                          "failed": result["failed"]})
+            report["simulator_requests_per_s"] = asyncio.run(requests_per_second(url, seconds=2 if args.smoke else 5))
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+        shutil.rmtree(tasks, ignore_errors=True)
+    import os
+
+    report["environment"]["load_after"] = os.getloadavg()[0]
     Path(args.out).write_text(json.dumps(report, indent=2))
     print_table(report)
-    shutil.rmtree(work, ignore_errors=True)
-    shutil.rmtree(tasks, ignore_errors=True)
 
 
 def print_table(report: dict) -> None:
-    """The measurements as a plain table."""
-    t = report["target"]
+    """The measurements as a plain table, with the targets of issue 7 beside them."""
     w = report["workload"]
+    e = report["environment"]
     rows = [
         ("workload", f"{w['items']} items, {w['agents']} agents, {w['paradigm']} + {w['decider']}, "
-                     f"latency {1000 * w['latency_s']:.0f} ms, concurrency {w['concurrency']}, {w['transport']}"),
-        ("wall time", f"{t['wall_s']:.3f} s ({t['total_s']:.2f} s with start-up and summary)"),
-        ("calls", f"{t['calls']} ({t['calls_per_s']:.0f} calls/s)"),
-        ("calls in flight", f"mean {t['mean_in_flight']:.1f}, peak {t['peak_in_flight']}"),
-        ("longest chain", f"{t['max_chain']} calls = {t['chain_s']:.3f} s"),
-        ("throughput bound", f"{t['total_calls_recorded']} calls x latency / concurrency = {t['throughput_s']:.3f} s"),
-        ("bound", f"{t['bound_s']:.3f} s; wall / bound = {t['ratio']:.2f}"),
-        ("harness CPU per call", f"{report['cpu_per_call_ms']:.3f} ms (latency 0)"),
+                     f"latency {1000 * w['latency_s']:.0f} ms, concurrency {w['concurrency']}"),
+        ("environment", f"commit {e['commit']}, {e['cpus']} cpus, load {e['load_before']:.2f} -> {e['load_after']:.2f}"),
+    ]
+    for transport, t in report["target"].items():
+        rows += [
+            (f"[{transport}] wall time", f"{t['wall_s']:.3f} s ({t['total_s']:.2f} s with start-up and summary); "
+                                         f"{t['failed']} failed"),
+            (f"[{transport}] calls", f"{t['calls']} ({t['calls_per_s']:.0f} calls/s); in flight mean "
+                                     f"{t['mean_in_flight']:.1f}, peak {t['peak_in_flight']}"),
+            (f"[{transport}] bound", f"max(longest chain {t['max_chain']} x latency = {t['chain_s']:.3f} s, "
+                                     f"{t['total_calls_recorded']} calls x latency / concurrency = "
+                                     f"{t['throughput_s']:.3f} s) = {t['bound_s']:.3f} s"),
+            (f"[{transport}] wall / bound", f"{t['ratio']:.2f} (target <= 1.3)"),
+        ]
+    for name, value in report["cpu_per_call_ms"].items():
+        rows.append((f"CPU per call [{name}]", f"{value:.3f} ms at latency 0 (target <= 1)"))
+    rows += [
         ("identical re-run", f"{report['cache_rerun']['calls']} calls, {report['cache_rerun']['wall_s']:.3f} s"),
-        ("simulator capacity", f"{report['simulator_requests_per_s']:.0f} requests/s"),
+        ("simulator capacity", f"{report['simulator_requests_per_s']:.0f} requests/s (target >= 2000)"),
     ]
     for row in report["scaling"]:
-        rows.append((f"{row['items']} items", f"peak RSS {row['peak_rss_mb']:.0f} MB, "
+        rows.append((f"{row['items']} items", f"peak RSS {row['peak_rss_mb']:.0f} MB (target < 500 at 10k), "
                                               f"{row['output_bytes_per_item']:.0f} output bytes/item"))
     width = max(len(name) for name, _ in rows)
     for name, value in rows:

@@ -27,7 +27,7 @@ OUTPUT_FILES = ("leaderboard.md", "leaderboard.csv", "comparisons.csv", "leaderb
 
 def build_leaderboard(folder: str | Path, options: LeaderboardOptions | None = None) -> dict[str, Any]:
     """The leaderboard of the run in ``folder``."""
-    return build(load_run(folder), options or LeaderboardOptions())
+    return build(load_run(folder, transcripts=False), options or LeaderboardOptions())
 
 
 def write_outputs(board: dict[str, Any], folder: str | Path) -> list[Path]:

@@ -49,8 +49,13 @@ class RunData:
         return [r for r in self.records if r["unit"]["config"] == config and r["unit"]["task"] in wanted]
 
 
-def load_run(folder: str | Path) -> RunData:
-    """Read a run folder; a folder without ``run.json`` is a one-line UsageError."""
+def load_run(folder: str | Path, *, transcripts: bool = True) -> RunData:
+    """Read a run folder; a folder without ``run.json`` is a one-line UsageError.
+
+    With ``transcripts=False`` each record is kept without its transcript (its LLM time is
+    taken first), so building a leaderboard needs memory for the scores, not the debates: the
+    transcripts are about 97% of a record.
+    """
     folder = Path(folder)
     run_file = folder / RUN_FILE
     if not run_file.is_file():
@@ -62,12 +67,21 @@ def load_run(folder: str | Path) -> RunData:
     stored = run.get("configurations", {})
     order = _ordered(stored, run.get("order", {}).get("configurations"))
     configurations = {cid: {**stored[cid], "source": "run"} for cid in order}
-    records = list(read_records(folder))
+    keep = (lambda record: record) if transcripts else _without_transcript
+    records = [keep(record) for record in read_records(folder)]
     for record in read_rescored(folder):
+        record = keep(record)
         configurations.setdefault(record["unit"]["config"], {**record["configuration"], "source": "rescored"})
         records.append(record)
     groups = dict(run.get("groups") or {})
     return RunData(folder, run, configurations, records, groups, declared_aggregations(run, list(groups)))
+
+
+def _without_transcript(record: dict[str, Any]) -> dict[str, Any]:
+    """``record`` with its LLM time filled in and its transcript dropped."""
+    record["llm_s"] = llm_seconds(record)
+    record.pop("transcript", None)
+    return record
 
 
 def _ordered(mapping: dict[str, Any], order: list[str] | None) -> list[str]:
