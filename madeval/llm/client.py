@@ -147,17 +147,17 @@ class LLMClient:
         scope: tuple[Any, ...],
     ) -> Completion:
         """Return the reply to ``messages``, from the cache when the same request was made before."""
-        target = self.endpoints[endpoint]
-        request = {"base_url": target.base_url, "model": model, "messages": messages, **params}
-        key = request_key(request, scope)
+        key = None
         if self.cache is not None:
+            request = {"base_url": self.endpoints[endpoint].base_url, "model": model, "messages": messages, **params}
+            key = request_key(request, scope)
             hit = self.cache.get(key)
             if hit is not None:
                 self.stats.cached += 1
                 self.stats.changed()
                 return Completion(hit[0], hit[1], hit[2], 0.0, 0, True, [])
         completion = await self._call_with_retries(endpoint, model, messages, params)
-        if self.cache is not None and completion.text:  # an empty last reply is never reused
+        if key is not None and completion.text:  # an empty last reply is never reused
             self.cache.put(key, completion.text, completion.prompt_tokens, completion.completion_tokens)
         return completion
 
