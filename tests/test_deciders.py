@@ -51,13 +51,26 @@ def test_decider_simple_voting_clear_winner():
 
 
 def test_decider_simple_voting_tie_means_another_turn_then_a_new_vote():
-    ballots = {(1, 0): "1", (1, 1): "2", (2, 0): "3", (2, 1): "3", (2, 2): "1", (1, 2): "3"}
-    # Turn 1: A, B and B get one vote each -> a tie between different answers.
+    ballots = {(1, 0): "1", (1, 1): "2", (1, 2): ["no idea"] * 3, (2, 0): "3", (2, 1): "3", (2, 2): "1"}
+    # Turn 1: A one vote, B one vote, one abstention -> a tie between different answers.
     transcript, _ = run_vote("simple_voting", ballots, max_turns=3)
     first, second = votes(transcript)
     assert first["tie"] is True and first["winner"] is None and first["turn"] == 1
+    assert first["answer_totals"] == {"a": 1.0, "b": 1.0}
+    # Turn 2: solution 3 (B) two votes, solution 1 (A) one: B wins, as its first solution (2).
     assert second["totals"] == {"1": 1.0, "2": 0.0, "3": 2.0} and second["turn"] == 2
+    assert second["answer_totals"] == {"a": 1.0, "b": 2.0} and second["winner"] == 2
     assert transcript.decision.turn == 2 and transcript.decision.answer == "B"
+
+
+def test_decider_simple_voting_votes_split_between_same_answer_solutions_still_win():
+    # Solutions A, B, B. Agents 2 and 3 each vote for their own B solution, agent 1 for A:
+    # per solution 1 : 1 : 1, per answer A 1, B 2 -> B wins in turn 1 (no tie).
+    transcript, _ = run_vote("simple_voting", {(1, 0): "1", (1, 1): "2", (1, 2): "3"})
+    event = votes(transcript)[0]
+    assert event["totals"] == {"1": 1.0, "2": 1.0, "3": 1.0} and event["answer_totals"] == {"a": 1.0, "b": 2.0}
+    assert event["winner"] == 2 and not event["tie"]
+    assert (transcript.decision.turn, transcript.decision.answer) == (1, "B")
 
 
 def test_decider_tie_between_solutions_with_the_same_answer_is_no_tie():
@@ -267,12 +280,15 @@ def test_decider_approval_voting_tie_means_another_turn_then_a_new_vote():
 
 
 def test_decider_ranked_voting_tie_means_another_turn_then_a_new_vote():
-    ballots = {(1, 0): "1 2 3", (1, 1): "2 1 3", (1, 2): "3",  # 1: 3+2, 2: 2+3, 3: 1+1+3 -> all 5
-               (2, 0): "1 2 3", (2, 1): "2 3 1", (2, 2): "3 2 1"}  # 1: 3+1+1, 2: 2+3+2, 3: 1+2+3
+    # Borda with 3 solutions: first place 3 points, second 2, third 1. Solutions: 1 = A, 2 and 3 = B.
+    ballots = {(1, 0): "1 2 3", (1, 1): "1 3 2", (1, 2): "1 2 3",  # 1: 9, 2: 2+1+2, 3: 1+2+1 -> A 9, B 9
+               (2, 0): "1 2 3", (2, 1): "2 3 1", (2, 2): "3 2 1"}  # 1: 3+1+1, 2: 2+3+2, 3: 1+2+3 -> A 5, B 13
     transcript, llm = run_vote("ranked_voting", ballots, max_turns=3)
     first, second = votes(transcript)
-    assert first["totals"] == {"1": 5.0, "2": 5.0, "3": 5.0} and first["tie"] and first["winner"] is None
-    assert second["totals"] == {"1": 5.0, "2": 7.0, "3": 6.0} and second["winner"] == 2
+    assert first["totals"] == {"1": 9.0, "2": 5.0, "3": 4.0} and first["answer_totals"] == {"a": 9.0, "b": 9.0}
+    assert first["tie"] and first["winner"] is None
+    assert second["totals"] == {"1": 5.0, "2": 7.0, "3": 6.0} and second["answer_totals"] == {"a": 5.0, "b": 13.0}
+    assert second["winner"] == 2
     assert transcript.turns_used == 2 and transcript.decision.turn == 2 and transcript.decision.answer == "B"
     assert sorted(vote_calls(llm)) == EVERY_AGENT_TWICE
 
@@ -282,10 +298,13 @@ def test_decider_cumulative_voting_tie_means_another_turn_then_a_new_vote():
                (2, 0): '{"1": 10}', (2, 1): '{"2": 6, "3": 4}', (2, 2): '{"3": 10}'}  # 10 : 6 : 14
     transcript, llm = run_vote("cumulative_voting", ballots, max_turns=3)
     first, second = votes(transcript)
-    assert first["totals"] == {"1": 15.0, "2": 15.0, "3": 0.0} and first["tie"] and first["winner"] is None
-    assert second["totals"] == {"1": 10.0, "2": 6.0, "3": 14.0} and second["winner"] == 3
+    assert first["totals"] == {"1": 15.0, "2": 15.0, "3": 0.0} and first["answer_totals"] == {"a": 15.0, "b": 15.0}
+    assert first["tie"] and first["winner"] is None
+    # Turn 2: A 10, B 6 + 14 = 20 -> B, returned as its first solution (2, agent 2's).
+    assert second["totals"] == {"1": 10.0, "2": 6.0, "3": 14.0} and second["answer_totals"] == {"a": 10.0, "b": 20.0}
+    assert second["winner"] == 2
     assert transcript.turns_used == 2 and transcript.decision.turn == 2
-    assert transcript.decision.answer == "B" and transcript.decision.details["agents"] == [2]
+    assert transcript.decision.answer == "B" and transcript.decision.details["agents"] == [1]
     assert sorted(vote_calls(llm)) == EVERY_AGENT_TWICE
 
 

@@ -12,9 +12,11 @@ Rules shared by every voting decider:
   ``vote`` event.
 * Numbers in a ballot are whole numbers (see :func:`numbers_in`): "Solution 2." is 2, "2.5" is
   no solution number, and list markers ("1. Solution 3") are not votes.
-* The solution with the highest total wins. Solutions tied at the top that give the same
-  answer (same extracted answer, or the same text) are one answer, and the first of them wins;
-  a tie between different answers (or no readable ballot) means one more turn and a new vote.
+* Solutions that give the same answer (same extracted answer, or the same text) are one answer:
+  their totals are added up, and the answer with the highest sum wins, returned as its first
+  solution on the ballot. So two agents who split their points between two solutions with
+  answer B outvote one agent who gives all of them to answer C. A tie between different
+  answers (or no readable ballot) means one more turn and a new vote.
   At ``max_turns`` without a winner the first agent's solution is returned with
   ``success = False``.
 
@@ -122,10 +124,15 @@ class Voting(Decider):
             if not ballot["abstained"]:
                 for number, points in self.scores(ballot["ballot"], len(solutions)).items():
                     totals[number] += points
-        best = max(totals.values())
-        leaders = [number for number, total in totals.items() if total == best]
-        same_answer = len({self._answer_key(state, solutions[n - 1]) for n in leaders}) == 1
-        winner = leaders[0] if best > 0 and same_answer else None
+        by_answer: dict[str, float] = {}
+        first_of: dict[str, int] = {}
+        for number, total in totals.items():
+            key = self._answer_key(state, solutions[number - 1])
+            by_answer[key] = by_answer.get(key, 0.0) + total
+            first_of.setdefault(key, number)
+        best = max(by_answer.values())
+        leaders = [key for key, total in by_answer.items() if total == best]
+        winner = first_of[leaders[0]] if best > 0 and len(leaders) == 1 else None
         state.transcript.events.append({
             "kind": "vote",
             "decider": self.name,
@@ -133,6 +140,7 @@ class Voting(Decider):
             "solutions": [{"number": i, "agents": agents, "text": text} for i, (agents, text) in enumerate(candidates, 1)],
             "ballots": ballots,
             "totals": {str(k): v for k, v in totals.items()},
+            "answer_totals": by_answer,
             "winner": winner,
             "tie": winner is None and best > 0,
         })
