@@ -81,7 +81,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--persona", default="none")
     parser.add_argument("--latency", type=float, default=0.05)
     parser.add_argument("--concurrency", type=int, default=100)
-    parser.add_argument("--transports", default="openai,aiohttp",
+    parser.add_argument("--transports", default="openai,direct",
                         help="transports to measure, comma-separated (the first is madeval's default)")
     parser.add_argument("--scaling", default="1000,10000", help="item counts for the memory/output check")
     parser.add_argument("--out", default="bench-results.json")

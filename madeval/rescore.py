@@ -21,6 +21,7 @@ from typing import Any
 
 import yaml
 
+from . import aio
 from .config import DebateConfig, RunSettings
 from .errors import MadevalError, UsageError
 from .leaderboard.data import RESCORED_FILE, load_run, read_rescored
@@ -76,7 +77,7 @@ class RescoreOutcome:
 def rescore(folder: Path, specs: list[DeciderSpec], settings: RunSettings, components: Components,
             endpoints: dict[str, Any], tasks: dict[str, Any]) -> RescoreOutcome:
     """Replay every spec on every run configuration of ``folder``; append to ``rescored.jsonl``."""
-    return asyncio.run(_rescore(folder, specs, settings, components, endpoints, tasks))
+    return aio.run(_rescore(folder, specs, settings, components, endpoints, tasks))
 
 
 async def _rescore(folder, specs, settings, components, endpoints, tasks) -> RescoreOutcome:

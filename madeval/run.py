@@ -6,7 +6,6 @@ bad input leaves nothing behind.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import difflib
 import os
@@ -16,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
-from . import __version__
+from . import __version__, aio
 from .config import DebateConfig, RunSettings
 from .errors import UsageError
 from .llm.cache import ResponseCache
@@ -86,7 +85,7 @@ def run(settings: RunSettings, *, show_progress: bool = True, out: TextIO = sys.
     components = get_components()
     tasks = validate(settings, components)
     with _endpoints(settings) as (endpoints, default_model):
-        return asyncio.run(_run(settings, components, tasks, endpoints, default_model, show_progress, out))
+        return aio.run(_run(settings, components, tasks, endpoints, default_model, show_progress, out))
 
 
 def validate(settings: RunSettings, components: Components) -> dict[str, Task]:

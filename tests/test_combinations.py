@@ -50,7 +50,7 @@ def test_every_combination_runs_and_decides_when_agents_agree(generated_tasks, t
             config.paradigm == "collective_improvement" and (config.decider not in VOTING or config.responder == "reasoning"))
     with simulate(tasks=generated_tasks.values(), accuracy=0.6, conformity=1.0) as sim:
         settings = RunSettings(tasks=["arith_mc"], configurations=valid, limit=2, base_url=sim.base_url,
-                               output_path=str(tmp_path / "sweep"), cache="off", transport="aiohttp")
+                               output_path=str(tmp_path / "sweep"), cache="off", transport="direct")
         result, _ = run_quietly(settings)
     assert result.outcome.failed == 0 and result.outcome.finished == 1620
     assert len(result.rows) == 810
@@ -114,7 +114,7 @@ def test_turns_consensus_vs_voting(generated_tasks, tmp_path):
     configs = [DebateConfig(decider=d, max_turns=5) for d in CONSENSUS[:3] + VOTING[:4]]
     with simulate(tasks=generated_tasks.values(), accuracy=0.6, conformity=0.8) as sim:
         settings = RunSettings(tasks=["arith_mc"], configurations=configs, limit=30, base_url=sim.base_url,
-                               output_path=str(tmp_path / "turns"), cache="off", transport="aiohttp")
+                               output_path=str(tmp_path / "turns"), cache="off", transport="direct")
         result, _ = run_quietly(settings)
     turns = {r["config"]: r["mean_turns"] for r in result.rows}
     by_decider = {c.decider: turns[c.config_id()] for c in configs}

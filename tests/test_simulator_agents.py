@@ -100,7 +100,7 @@ def _collective_improvement(generated_tasks, tmp_path, conformity: float):
                           decider_args={"vote_after_turns": 2}, agents=3, max_turns=2)
     with simulate(tasks=generated_tasks.values(), accuracy=0.4, conformity=conformity) as sim:
         settings = RunSettings(tasks=["arith_mc"], configurations=[config], limit=40, base_url=sim.base_url,
-                               output_path=str(tmp_path / f"c{conformity}"), cache="off", transport="aiohttp")
+                               output_path=str(tmp_path / f"c{conformity}"), cache="off", transport="direct")
         result, _ = run_quietly(settings)
         kinds = dict(sim.agents.stats.kinds)
     assert result.outcome.finished == 40 and result.outcome.failed == 0

@@ -24,6 +24,8 @@ from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
+from .. import aio
+
 Behaviour = Callable[[dict], tuple[str, int, int]]
 """Request JSON -> (reply text, prompt_tokens, completion_tokens); raises ValueError -> HTTP 400."""
 
@@ -416,7 +418,7 @@ def run_in_thread(server: SimulatorServer) -> Iterator[SimulatorServer]:
 
     For synchronous tests, and for async code that must not share the server's loop.
     """
-    loop = asyncio.new_event_loop()
+    loop = aio.new_event_loop()
     started = threading.Event()
     failure: list[BaseException] = []
 
@@ -460,4 +462,4 @@ def serve_forever(server: SimulatorServer) -> None:
         finally:
             await server.stop()
 
-    asyncio.run(main())
+    aio.run(main())

@@ -122,7 +122,7 @@ def test_frameworks_eot_similarity_preset_exchanges_on_the_simulator(arith_tasks
     with simulate(tasks=arith_tasks.values(), accuracy=0.5, conformity=0.5) as sim:
         settings = RunSettings(tasks=["arith_mc"], configurations=[debate_config({"preset": "eot_similarity"})],
                                limit=20, base_url=sim.base_url, output_path=str(tmp_path / "run"), cache="off",
-                               transport="aiohttp")
+                               transport="direct")
         result = run(settings, show_progress=False, out=io.StringIO())
         kinds = dict(sim.agents.stats.kinds)
     assert result.outcome.finished == 20 and result.outcome.failed == 0

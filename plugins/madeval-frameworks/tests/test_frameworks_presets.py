@@ -69,7 +69,7 @@ def test_frameworks_every_preset_runs_and_a_sweep_makes_a_leaderboard(freemad, a
     assert [run["preset"] for run in options["runs"]] == ALL and set(ALL) == _package_presets()
     assert options["tasks"] == ["arith_mc"]
     with simulate(tasks=arith_tasks.values(), accuracy=0.6, conformity=0.6, persuasion=0.3) as sim:
-        settings = build_settings({**options, "limit": 12, "cache": "off", "transport": "aiohttp",
+        settings = build_settings({**options, "limit": 12, "cache": "off", "transport": "direct",
                                    "output_path": str(tmp_path / "run"), "base_url": sim.base_url})
         result = run(settings, show_progress=False, out=io.StringIO())
         kinds = dict(sim.agents.stats.kinds)

@@ -105,7 +105,7 @@ def test_freemad_presets_report_the_token_cost_of_every_run(arith_tasks, tmp_pat
     with simulate(tasks=arith_tasks.values()) as sim:
         settings = RunSettings(tasks=["arith_mc"], limit=4, base_url=sim.base_url,
                                configurations=[debate_config({"preset": "freemad_n"})],
-                               output_path=str(tmp_path / "run"), cache="off", transport="aiohttp")
+                               output_path=str(tmp_path / "run"), cache="off", transport="direct")
         result = run(settings, show_progress=False, out=io.StringIO())
     records = list(read_records(result.folder))
     assert len(records) == 4
@@ -132,7 +132,7 @@ def test_freemad_presets_run_on_the_simulator(arith_tasks, tmp_path):
         "anti_conformity", "som", "freemad_score", 4, 2)
     with simulate(tasks=arith_tasks.values(), accuracy=0.6, conformity=0.5) as sim:
         settings = RunSettings(tasks=["arith_mc"], configurations=configs, limit=15, base_url=sim.base_url,
-                               output_path=str(tmp_path / "run"), cache="off", transport="aiohttp")
+                               output_path=str(tmp_path / "run"), cache="off", transport="direct")
         result = run(settings, show_progress=False, out=io.StringIO())
         kinds = dict(sim.agents.stats.kinds)
     assert result.outcome.finished == 30 and result.outcome.failed == 0
@@ -159,7 +159,7 @@ def _attack_run(tasks, tmp_path, items, *, task="arith_yesno", max_turns=2, repe
     with simulate(tasks=tasks.values(), accuracy=accuracy, **profile) as sim:
         settings = RunSettings(tasks=[task], configurations=configs, limit=items, repeats=repeats,
                                base_url=sim.base_url, output_path=str(tmp_path / "run"), cache="off",
-                               transport="aiohttp")
+                               transport="direct")
         result = run(settings, show_progress=False, out=io.StringIO())
         kinds = dict(sim.agents.stats.kinds)
         assert sim.agents.stats.unknown_questions == 0  # the simulator finds the question in Du et al.'s prompt
