@@ -273,6 +273,10 @@ class Decider(Component):
     needs_agreement = False
     #: True when the decider only reads the finished transcript (replayable on stored debates).
     transcript_only = False
+    #: The fewest non-neutral agents it needs: 2 for deciders that weigh several agents' positions
+    #: (consensus, voting, the judge); 1 for those that also read a lone agent's answer
+    #: (``counting``, as the single-model baselines do).
+    min_voters = 1
 
     async def after_step(self, state: DebateState, llm: DebateLLM) -> Decision | None:
         """Called after every speaking step (after every message in sequential paradigms)."""
@@ -294,21 +298,43 @@ class Decider(Component):
                 f"decider '{self.name}' counts agreement, but paradigm '{setup.paradigm.name}' with "
                 f"responder '{setup.responder.name}' gives no [AGREE]/[DISAGREE] stance to count"
             )
-        if setup.voters() < 2 and decides_between_agents(self):
+        if setup.voters() < self.min_voters:
             raise UsageError(
                 f"decider '{self.name}' decides between several agents, but only {setup.voters()} "
                 "agent votes (neutral agents do not): use at least 2 non-neutral agents"
             )
 
 
-def decides_between_agents(decider: Decider) -> bool:
-    """True for deciders that weigh several agents' positions: consensus (agreement), voting and
-    the judge. ``counting`` is not one: it also reads a lone agent's answer, as the single-model
-    baselines do."""
-    from .builtins.judge import Judge  # imported here: the built-ins import this module
-    from .builtins.voting import Voting
+class AnswerDecider(Decider):
+    """Base of deciders that read nothing but the answers in the agents' messages, with no LLM
+    call (``counting``, Free-MAD's score): they decide after turn ``after_turns`` (0: at
+    ``max_turns``) by :meth:`decide`, and refuse responders that share no solutions."""
 
-    return decider.needs_agreement or isinstance(decider, (Voting, Judge))
+    transcript_only = True
+
+    def __init__(self, after_turns: int = 0):
+        if after_turns < 0:
+            raise ValueError("after_turns must be >= 0 (0 = at max_turns)")
+        self.after_turns = after_turns
+
+    def validate(self, setup: DebateSetup) -> None:
+        super().validate(setup)
+        if not setup.responder.shares_solutions:
+            raise UsageError(
+                f"decider '{self.name}' reads the answers in messages, but responder "
+                f"'{setup.responder.name}' shares no solutions"
+            )
+
+    async def after_turn(self, state: DebateState, llm: DebateLLM) -> Decision | None:
+        last = self.after_turns or state.max_turns
+        return self.decide(state) if state.turn >= last else None
+
+    async def at_max_turns(self, state: DebateState, llm: DebateLLM) -> Decision:
+        return self.decide(state)
+
+    def decide(self, state: DebateState) -> Decision:
+        """The decision on the answers in ``state`` now."""
+        raise NotImplementedError
 
 
 def fallback_first_agent(state: DebateState, decider: str) -> Decision:

@@ -36,6 +36,7 @@ class Consensus(Decider):
     name = "consensus"
     needs_agreement = True
     transcript_only = True  # reads the transcript; replay can apply it to stored debates
+    min_voters = 2
     threshold = Fraction(1, 2)
     strict = True  # True: share must exceed the threshold; False: reach it
 

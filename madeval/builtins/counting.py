@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections import Counter
 
 from .. import hookimpl
-from ..components import DebateState, Decider
+from ..components import AnswerDecider, DebateState
 from ..transcript import Decision
 
 
@@ -23,7 +23,7 @@ def plurality(answers: list[str | None]) -> tuple[str | None, dict[str, int], bo
     return leaders[0], dict(tally), len(set(leaders)) > 1
 
 
-class Counting(Decider):
+class Counting(AnswerDecider):
     """The most frequent extracted answer among the agents' latest messages.
 
     It decides after turn ``after_turns`` (default: at ``max_turns``). A tie goes to the answer of
@@ -32,29 +32,6 @@ class Counting(Decider):
     """
 
     name = "counting"
-    transcript_only = True
-
-    def validate(self, setup) -> None:
-        from ..errors import UsageError
-
-        super().validate(setup)
-        if not setup.responder.shares_solutions:
-            raise UsageError(
-                f"decider 'counting' counts the answers in messages, but responder "
-                f"'{setup.responder.name}' shares no solutions"
-            )
-
-    def __init__(self, after_turns: int = 0):
-        if after_turns < 0:
-            raise ValueError("after_turns must be >= 0 (0 = at max_turns)")
-        self.after_turns = after_turns
-
-    async def after_turn(self, state: DebateState, llm) -> Decision | None:
-        last = self.after_turns or state.max_turns
-        return self.decide(state) if state.turn >= last else None
-
-    async def at_max_turns(self, state: DebateState, llm) -> Decision:
-        return self.decide(state)
 
     def decide(self, state: DebateState) -> Decision:
         """Count the voting agents' current answers."""

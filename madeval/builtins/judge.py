@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .. import hookimpl
-from ..components import DebateLLM, DebateState, Decider, fallback_first_agent
+from ..components import DebateLLM, DebateState, Decider
 from ..errors import UsageError
 from ..finals import final_solutions
 from ..prompts import mallm
@@ -22,6 +22,7 @@ class Judge(Decider):
 
     name = "judge"
     transcript_only = True  # reads the transcript; replay can apply it to stored debates
+    min_voters = 2
 
     def __init__(self, after_turns: int = 3):
         if after_turns < 1:
@@ -51,9 +52,6 @@ class Judge(Decider):
         if not verdict.strip():
             return None
         return Decision(verdict, True, state.turn, self.name, "judge", {"solutions": len(solutions)})
-
-    async def at_max_turns(self, state: DebateState, llm: DebateLLM) -> Decision:
-        return fallback_first_agent(state, self.name)
 
 
 @hookimpl

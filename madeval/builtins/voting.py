@@ -35,7 +35,7 @@ import re
 from typing import Any
 
 from .. import hookimpl
-from ..components import DebateLLM, DebateState, Decider, fallback_first_agent
+from ..components import DebateLLM, DebateState, Decider
 from ..errors import UsageError
 from ..finals import final_solutions
 from ..prompts import madeval as own
@@ -68,6 +68,7 @@ class Voting(Decider):
     name = "voting"
     template = mallm.VOTE_SIMPLE
     transcript_only = True  # reads the transcript; replay can apply it to stored debates
+    min_voters = 2
 
     def __init__(self, vote_after_turns: int = 3, max_reasks: int = 2):
         if vote_after_turns < 1:
@@ -185,9 +186,6 @@ class Voting(Decider):
                     "note": note}
         return {"agent": voter, "replies": replies, "ballot": None, "abstained": True, "problems": problems,
                 "note": None}
-
-    async def at_max_turns(self, state: DebateState, llm: DebateLLM) -> Decision:
-        return fallback_first_agent(state, self.name)
 
 
 class SimpleVoting(Voting):

@@ -10,8 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from madeval.components import DebateState, Decider
-from madeval.errors import UsageError
+from madeval.components import AnswerDecider, DebateState
 from madeval.transcript import Decision, Transcript
 
 from madeval_madc.randomness import substream
@@ -19,7 +18,7 @@ from madeval_madc.randomness import substream
 from .score import DEFAULT_WEIGHTS, parse_factor, parse_weights, score_trajectory
 
 
-class FreeMadScore(Decider):
+class FreeMadScore(AnswerDecider):
     """Free-MAD's score over the whole answer trajectory (seed 002, Algorithm 1).
 
     Initial answers gain ``w1*f``, an abandoned answer loses ``w2*f``, a newly adopted answer gains
@@ -32,30 +31,11 @@ class FreeMadScore(Decider):
     """
 
     name = "freemad_score"
-    transcript_only = True
 
     def __init__(self, weights: Any = DEFAULT_WEIGHTS, factor: Any = "inverse", after_turns: int = 0):
-        if after_turns < 0:
-            raise ValueError("after_turns must be >= 0 (0 = at max_turns)")
+        super().__init__(after_turns)
         self.weights = parse_weights(weights)
-        self.factor_spec = factor
         self.factor = parse_factor(factor)
-        self.after_turns = after_turns
-
-    def validate(self, setup) -> None:
-        super().validate(setup)
-        if not setup.responder.shares_solutions:
-            raise UsageError(
-                f"decider 'freemad_score' scores the answers in messages, but responder "
-                f"'{setup.responder.name}' shares no solutions"
-            )
-
-    async def after_turn(self, state: DebateState, llm) -> Decision | None:
-        last = self.after_turns or state.max_turns
-        return self.decide(state) if state.turn >= last else None
-
-    async def at_max_turns(self, state: DebateState, llm) -> Decision:
-        return self.decide(state)
 
     def decide(self, state: DebateState) -> Decision:
         """Score the trajectory so far and pick the winner (a seeded draw among tied leaders)."""
