@@ -231,7 +231,7 @@ async def _run(settings, components, tasks, endpoints, default_model, show_progr
             "versions": versions(),
             "default_model": default_model.model,
             "order": {"configurations": list(plan.configs), "tasks": list(plan.items)},
-            "groups": task_groups(settings, components),
+            **task_groups(settings, components),
             "task_sizes": {name: len(task.items) for name, task in tasks.items()},
             "leaderboard": settings.leaderboard,
         }
@@ -260,11 +260,15 @@ def finish(folder: Path, settings: RunSettings) -> dict[str, Any]:
     return board
 
 
-def task_groups(settings: RunSettings, components: Components) -> dict[str, list[str]]:
-    """The groups and tags the user named, with their tasks (each gets leaderboard rows)."""
+def task_groups(settings: RunSettings, components: Components) -> dict[str, Any]:
+    """For ``run.json``: the groups and tags the user named, with their tasks (each gets
+    leaderboard rows), and how each group combines its tasks (``group_aggregation``)."""
+    from .leaderboard.groups import declared_in, recordable
+
     index = task_index(components, settings.include_path)
-    groups = {name: index.expand(name) for name in settings.tasks if name not in index.tasks}
-    return {name: members for name, members in groups.items() if len(members) > 1}
+    expanded = {name: index.expand(name) for name in settings.tasks if name not in index.tasks}
+    groups = {name: members for name, members in expanded.items() if len(members) > 1}
+    return {"groups": groups, "group_aggregation": recordable(declared_in(index, list(groups)))}
 
 
 async def _only_model(client: LLMClient, endpoint: str) -> str:

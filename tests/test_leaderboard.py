@@ -229,6 +229,23 @@ def test_group_declarations_come_from_the_task_files(tmp_path):
     assert "generated" not in data.aggregations  # a tag declares nothing
 
 
+def test_run_json_records_group_aggregation_and_the_board_reads_it(tmp_path):
+    """What the run recorded wins over today's task files (they may have changed since)."""
+    from madeval.config import RunSettings
+    from madeval.leaderboard.data import load_run
+    from madeval.plugins import components
+    from madeval.run import task_groups
+
+    described = task_groups(RunSettings(tasks=["bbh", "knowledge", "generated"]), components())
+    assert described["group_aggregation"]["bbh"] == {"accuracy": {"aggregation": "mean", "weight_by_size": True}}
+    assert described["group_aggregation"]["knowledge"] == {"accuracy": {"aggregation": "mean", "weight_by_size": False}}
+    assert "generated" in described["groups"] and "generated" not in described["group_aggregation"]
+    recorded = {"bbh": {"accuracy": {"aggregation": "mean", "weight_by_size": False}}}
+    (tmp_path / "run.json").write_text(json.dumps(
+        {"configurations": {}, "tasks": {}, "groups": {"bbh": ["bbh_geometric_shapes"]}, "group_aggregation": recorded}))
+    assert load_run(tmp_path).aggregations["bbh"]["accuracy"].weight_by_size is False
+
+
 # --- time: the debates' own LLM time, not the queue ------------------------------------------
 
 def test_call_latency_is_the_time_holding_a_slot_not_the_wait_for_it(monkeypatch):

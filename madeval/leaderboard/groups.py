@@ -37,13 +37,19 @@ def declared_aggregations(run: dict[str, Any], groups: list[str]) -> dict[str, d
         }
     if not groups:
         return {}
-    try:
+    try:  # a run folder written before run.json recorded them
         from ..plugins import components
         from ..run import task_index
 
         index = task_index(components(), list((run.get("settings") or {}).get("include_path") or []))
     except MadevalError:
         return {}
+    return declared_in(index, groups)
+
+
+def declared_in(index: Any, groups: list[str]) -> dict[str, dict[str, AggregateMetric]]:
+    """Per group of ``groups`` that ``index`` (a :class:`madeval.taskfiles.TaskIndex`) knows:
+    its ``aggregate_metric_list`` by metric."""
     found = {}
     for name in groups:
         if name in index.groups:
@@ -53,6 +59,14 @@ def declared_aggregations(run: dict[str, Any], groups: list[str]) -> dict[str, d
                 continue
             found[name] = {entry.metric: entry for entry in spec.aggregate_metric_list}
     return found
+
+
+def recordable(declared: dict[str, dict[str, AggregateMetric]]) -> dict[str, dict[str, dict[str, Any]]]:
+    """``declared`` as ``run.json`` stores it (``group_aggregation``)."""
+    return {
+        name: {m: {"aggregation": e.aggregation, "weight_by_size": e.weight_by_size} for m, e in entries.items()}
+        for name, entries in declared.items()
+    }
 
 
 def rule(aggregations: dict[str, dict[str, AggregateMetric]], group: str, metric: str) -> AggregateMetric:
