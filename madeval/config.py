@@ -566,12 +566,15 @@ def debate_config(options: dict[str, Any]) -> DebateConfig:
 
 
 def collective_improvement(debate: dict[str, Any]) -> dict[str, Any]:
-    """``--collective-improvement`` selects the collective_improvement paradigm (seed 001, 4.3)."""
+    """``--collective-improvement`` selects the collective_improvement paradigm (seed 001, 4.3).
+
+    The flag is then cleared, so that the configuration (and its id, its cached calls and its
+    leaderboard row) is the same as one written ``--paradigm collective_improvement``."""
     if not debate.get("collective_improvement"):
         return debate
     if (debate.get("paradigm") or "collective_improvement") not in ("collective_improvement", "ci"):
         raise UsageError("collective improvement replaces the paradigm; leave out --paradigm")
-    return {**debate, "paradigm": "collective_improvement"}
+    return {**debate, "paradigm": "collective_improvement", "collective_improvement": False}
 
 
 def check_settings(settings: RunSettings) -> None:

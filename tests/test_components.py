@@ -203,6 +203,9 @@ def test_presets_and_collective_improvement_options():
     assert build_settings({"tasks": "x", "preset": "self_consistency", "agents": 9}).configurations[0].agents == 9
     improved = build_settings({"tasks": "x", "collective_improvement": True, "decider": "simple_voting"})
     assert improved.configurations[0].paradigm == "collective_improvement"
+    # the flag and the paradigm name are one configuration: same id, so same cache and same row
+    named = build_settings({"tasks": "x", "paradigm": "collective_improvement", "decider": "simple_voting"})
+    assert improved.configurations[0].config_id() == named.configurations[0].config_id()
     with pytest.raises(UsageError, match="collective improvement replaces the paradigm"):
         build_settings({"tasks": "x", "collective_improvement": True, "paradigm": "collective_refinement"})
     with pytest.raises(UsageError, match="collective improvement replaces the paradigm"):
