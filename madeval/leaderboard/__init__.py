@@ -20,13 +20,14 @@ from typing import Any
 from ..records import write_json_atomically
 from .data import load_run
 from .options import LeaderboardOptions
-from .table import build
 
 OUTPUT_FILES = ("leaderboard.md", "leaderboard.csv", "comparisons.csv", "leaderboard.json", "leaderboard.html")
 
 
 def build_leaderboard(folder: str | Path, options: LeaderboardOptions | None = None) -> dict[str, Any]:
     """The leaderboard of the run in ``folder``."""
+    from .table import build  # scipy, behind it, takes seconds to import: only when a board is built
+
     return build(load_run(folder, transcripts=False), options or LeaderboardOptions())
 
 
