@@ -16,6 +16,7 @@ import traceback
 from dataclasses import dataclass
 from typing import Any
 
+from .components import Metric
 from .debate import run_debate
 from .errors import LLMError
 from .llm.client import LLMClient
@@ -24,6 +25,7 @@ from .plan import Plan, Unit
 from .plugins import Components
 from .progress import Progress
 from .records import RecordSink
+from .task import score_metrics
 from .transcript import Agent, Persona, Transcript
 
 
@@ -53,8 +55,8 @@ async def execute(
     show_progress: bool = True,
 ) -> RunOutcome:
     """Run every unfinished unit of ``plan``; return when all are recorded or failed."""
-    for planned in plan.configs.values():  # an unknown extra metric fails before any debate
-        extra_metrics(planned.config.metrics, components)
+    # built once per configuration; an unknown extra metric fails before any debate
+    extras = {cid: extra_metrics(planned.config.metrics, components) for cid, planned in plan.configs.items()}
     started, cpu_started = time.perf_counter(), time.process_time()
     pending = (u for u in plan.units() if u.key() not in sink.finished)
     skipped = len(sink.finished)
@@ -65,7 +67,8 @@ async def execute(
     async def worker() -> None:
         for unit in pending:
             try:
-                record = await run_unit(plan, unit, items[unit.task][unit.item], components, client)
+                record = await run_unit(plan, unit, items[unit.task][unit.item], components, client,
+                                        extras[unit.config])
             except LLMError as error:
                 counts["failed"] += 1
                 sink.write_error(_unit_dict(unit), str(error))
@@ -97,8 +100,12 @@ async def execute(
     )
 
 
-async def run_unit(plan: Plan, unit: Unit, item, components: Components, client: LLMClient) -> dict[str, Any]:
-    """Debate one unit and return its record (decision, score, transcript, costs)."""
+async def run_unit(plan: Plan, unit: Unit, item, components: Components, client: LLMClient,
+                   extras: list[tuple[str, Metric]] = ()) -> dict[str, Any]:
+    """Debate one unit and return its record (decision, score, transcript, costs).
+
+    ``extras`` are the configuration's extra metrics (:func:`extra_metrics`); one the task's
+    ``metric_list`` already names is left to the task."""
     planned = plan.configs[unit.config]
     task = plan.tasks[unit.task]
     setup = planned.setup(components)
@@ -143,7 +150,8 @@ async def run_unit(plan: Plan, unit: Unit, item, components: Components, client:
         "parse_failures": transcript.parse_failures(),
         "metrics": {
             **task.score(prediction, item, transcript=transcript),
-            **score_extra_metrics(planned.config.metrics, components, task, prediction, item, transcript),
+            **score_metrics([(n, m) for n, m in extras if n not in task.metric_names], prediction, item,
+                            task.answer_type, transcript),
         },
         "decision_success": decision.success,
         "turns": transcript.turns_used,
@@ -158,33 +166,10 @@ async def run_unit(plan: Plan, unit: Unit, item, components: Components, client:
     }
 
 
-def extra_metrics(names: list[str], components: Components) -> list[tuple[str, Any]]:
+def extra_metrics(names: list[str], components: Components) -> list[tuple[str, Metric]]:
     """The configuration's extra metrics (``DebateConfig.metrics``) as (registered name, metric);
     an unknown name raises a one-line UsageError."""
     return [(components.metrics.resolve(name).name, components.metrics.create(name)) for name in names]
-
-
-def score_extra_metrics(names: list[str], components: Components, task, prediction: str | None, item,
-                        transcript: Transcript) -> dict[str, float]:
-    """The scores of the configuration's extra metrics on one finished debate, flattened as
-    :meth:`madeval.task.Task.score` flattens the task's own (a debate metric reads ``transcript``).
-    A metric the task's ``metric_list`` already names is left to the task."""
-    from .metrics.base import DebateMetric
-    from .metrics.debate import DebateView
-
-    scores: dict[str, float] = {}
-    for name, metric in extra_metrics([n for n in names if n not in task.metric_names], components):
-        if name in task.metric_names:
-            continue
-        if isinstance(metric, DebateMetric):
-            value = metric.score_debate(prediction, item, DebateView(transcript, task.answer_type, item.target))
-        else:
-            value = metric.score(prediction, item)
-        if isinstance(value, dict):
-            scores.update({key: float(v) for key, v in value.items()})
-        else:
-            scores[name] = float(value)
-    return scores
 
 
 def challenge_summary(transcript: Transcript, task, item) -> list[dict[str, Any]]:

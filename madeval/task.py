@@ -16,7 +16,7 @@ import functools
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterable
 
 import jinja2
 
@@ -177,22 +177,7 @@ class Task:
         Debate metrics (:class:`madeval.metrics.base.DebateMetric`) read ``transcript``; without
         one they report nothing.
         """
-        from .metrics.base import DebateMetric
-        from .metrics.debate import DebateView
-
-        scores: dict[str, float] = {}
-        for name, metric in zip(self.metric_names, self.metrics):
-            if isinstance(metric, DebateMetric):
-                if transcript is None:
-                    continue
-                value = metric.score_debate(prediction, item, DebateView(transcript, self.answer_type, item.target))
-            else:
-                value = metric.score(prediction, item)
-            if isinstance(value, dict):
-                scores.update({key: float(v) for key, v in value.items()})
-            else:
-                scores[name] = float(value)
-        return scores
+        return score_metrics(zip(self.metric_names, self.metrics), prediction, item, self.answer_type, transcript)
 
     def reference_reply(self, item: Item) -> str:
         """A reply that states the gold answer the way the task's instruction asks for it.
@@ -279,3 +264,26 @@ def task_loader(index, extractors, metrics) -> Callable[[str], Task]:
         return Task(read_yaml(path), path, extractors, metrics)
 
     return load
+
+
+def score_metrics(named: Iterable[tuple[str, Metric]], prediction: str | None, item: Item, answer_type: str,
+                  transcript: Transcript | None = None) -> dict[str, float]:
+    """The scores of ``(name, metric)`` pairs on one prediction, flattened into one mapping (a
+    metric that reports a mapping contributes each of its numbers under its own name). Debate
+    metrics read ``transcript`` and report nothing without one."""
+    from .metrics.base import DebateMetric
+    from .metrics.debate import DebateView
+
+    scores: dict[str, float] = {}
+    for name, metric in named:
+        if isinstance(metric, DebateMetric):
+            if transcript is None:
+                continue
+            value = metric.score_debate(prediction, item, DebateView(transcript, answer_type, item.target))
+        else:
+            value = metric.score(prediction, item)
+        if isinstance(value, dict):
+            scores.update({key: float(v) for key, v in value.items()})
+        else:
+            scores[name] = float(value)
+    return scores
