@@ -24,7 +24,7 @@ import yaml
 from . import aio
 from .config import DebateConfig, RunSettings
 from .errors import MadevalError, UsageError
-from .leaderboard.data import RESCORED_FILE, load_run, read_rescored
+from .leaderboard.data import RESCORED_FILE, RunData, load_run, read_rescored
 from .llm.cache import ResponseCache
 from .llm.client import LLMClient, RetryPolicy
 from .llm.session import DebateSession, ModelRef, derive_seed
@@ -75,13 +75,15 @@ class RescoreOutcome:
 
 
 def rescore(folder: Path, specs: list[DeciderSpec], settings: RunSettings, components: Components,
-            endpoints: dict[str, Any], tasks: dict[str, Any]) -> RescoreOutcome:
-    """Replay every spec on every run configuration of ``folder``; append to ``rescored.jsonl``."""
-    return aio.run(_rescore(folder, specs, settings, components, endpoints, tasks))
+            endpoints: dict[str, Any], tasks: dict[str, Any], *, data: RunData | None = None) -> RescoreOutcome:
+    """Replay every spec on every run configuration of ``folder``; append to ``rescored.jsonl``.
+
+    ``data`` is the folder already read with its transcripts (:func:`load_run`), if the caller has it."""
+    return aio.run(_rescore(folder, specs, settings, components, endpoints, tasks, data))
 
 
-async def _rescore(folder, specs, settings, components, endpoints, tasks) -> RescoreOutcome:
-    data = load_run(folder)
+async def _rescore(folder, specs, settings, components, endpoints, tasks, data) -> RescoreOutcome:
+    data = data or load_run(folder)
     done = {r["unit"]["key"] for r in read_rescored(folder)}
     items = {name: {item.id: item for item in task.items} for name, task in tasks.items()}
     cache = ResponseCache(settings.cache or _default_cache()) if settings.cache != "off" else None

@@ -45,7 +45,7 @@ def rescore(run: Path, deciders: str, base_url, endpoints, concurrency, cache) -
         settings.cache = cache
     tasks = load_tasks(RunSettings(tasks=data.tasks, include_path=settings.include_path), built)
     with _endpoints(settings) as (table, _model):
-        outcome = run_rescore(run, specs, settings, built, table, tasks)
+        outcome = run_rescore(run, specs, settings, built, table, tasks, data=data)
     for name, why in outcome.skipped.items():
         click.echo(f"madeval: skipped {name}: {why}", err=True)
     if outcome.skipped and not outcome.added and len(outcome.skipped) == len(specs) * _run_configs(data):
