@@ -229,6 +229,14 @@ def test_group_declarations_come_from_the_task_files(tmp_path):
     assert "generated" not in data.aggregations  # a tag declares nothing
 
 
+def test_a_group_row_without_a_recorded_aggregation_is_labelled_macro_the_default():
+    from madeval.leaderboard.render import task_of
+
+    assert task_of({"scope": "group", "task": "bbh", "aggregation": "micro"}) == "bbh (group, micro)"
+    assert task_of({"scope": "group", "task": "knowledge"}) == "knowledge (group, macro)"
+    assert task_of({"scope": "task", "task": "mmlu"}) == "mmlu"
+
+
 def test_run_json_records_group_aggregation_and_the_board_reads_it(tmp_path):
     """What the run recorded wins over today's task files (they may have changed since)."""
     from madeval.config import RunSettings

@@ -88,7 +88,7 @@ def _tasks(rows: list[dict[str, Any]]) -> list[str]:
     return list(dict.fromkeys(r["task"] for r in rows))
 
 
-def _labels(board: dict[str, Any], rows: list[dict[str, Any]]) -> list[str]:
+def _labels(rows: list[dict[str, Any]]) -> list[str]:
     return list(dict.fromkeys(r["config"] for r in rows))
 
 
@@ -106,7 +106,7 @@ def _bar_style(board: dict[str, Any], config: str) -> dict[str, Any]:
 
 def _panels(board: dict[str, Any], rows: list[dict[str, Any]], title: str, xlabel: str, row_height: float = 0.42):
     """A figure with one horizontal-bar panel per task, configurations top to bottom."""
-    tasks, configs = _tasks(rows), _labels(board, rows)
+    tasks, configs = _tasks(rows), _labels(rows)
     height = 1.6 + row_height * len(configs)
     longest = max(len(board["configurations"][c]["label"]) for c in configs)
     figure = Figure(figsize=(1.2 + 0.07 * longest + 3.6 * len(tasks), height), layout="constrained")

@@ -97,7 +97,7 @@ def page(board: dict[str, Any], charts: list[Path]) -> str:
     ]
     for scope, task, metric in dict.fromkeys((r["scope"], r["task"], r["metric"]) for r in board["rows"]):
         rows = [r for r in board["rows"] if (r["scope"], r["task"], r["metric"]) == (scope, task, metric)]
-        kind = f"group, {rows[0].get('aggregation') or 'micro'} average" if scope == "group" else "task"
+        kind = f"group, {rows[0].get('aggregation') or 'macro'} average" if scope == "group" else "task"
         parts.append(f"<h2>{html.escape(task)} ({kind}) — {html.escape(metric)}</h2>")
         parts.append(_table(rows))
     if board["options"]["compare"] == "all" and board["comparisons"]:

@@ -39,7 +39,7 @@ def task_of(row: dict[str, Any]) -> str:
     """The row's task, or its group with the aggregation (``bbh (group, micro)``)."""
     if row["scope"] != "group":
         return row["task"]
-    return f"{row['task']} (group, {row.get('aggregation') or 'micro'})"
+    return f"{row['task']} (group, {row.get('aggregation') or 'macro'})"
 
 
 def test_name(test: str | None) -> str:
