@@ -37,11 +37,6 @@ class DataUnavailable(UsageError):
         self.hint = hint
 
 
-def load_docs(task: str, dataset: dict[str, Any], task_path: Path) -> list[dict[str, Any]]:
-    """The rows of ``task`` as plain dictionaries, in dataset order."""
-    return load_docs_with_source(task, dataset, task_path)[0]
-
-
 def load_docs_with_source(task: str, dataset: dict[str, Any], task_path: Path) -> tuple[list[dict[str, Any]], str]:
     """The rows of ``task`` and where they came from (``generator``, ``hub ...`` or ``mirror ...``)."""
     generator = dataset.get("generator")

@@ -15,8 +15,6 @@ from .builtins.extractors import FINAL_MARKER
 from .components import DebateLLM, DebateState, SpeakContext
 from .prompts import mallm
 
-EXTRACT_MODES = ("task", "llm")
-
 
 def solution_text(solution: str | None) -> str | None:
     """The text after the last "Final Solution:" marker, else the whole solution."""

@@ -13,7 +13,7 @@ import statistics
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from ..errors import UsageError
 from ..records import RUN_FILE, read_records
@@ -42,11 +42,6 @@ class RunData:
     def task_size(self, task: str) -> int | None:
         """How many items the task has in full (the benchmark size N), when recorded."""
         return (self.run.get("task_sizes") or {}).get(task)
-
-    def records_of(self, config: str, tasks: Iterable[str]) -> list[dict[str, Any]]:
-        """The records of one configuration on the given tasks."""
-        wanted = set(tasks)
-        return [r for r in self.records if r["unit"]["config"] == config and r["unit"]["task"] in wanted]
 
 
 def load_run(folder: str | Path, *, transcripts: bool = True) -> RunData:

@@ -29,6 +29,7 @@ import string
 from typing import Any, Sequence
 
 from ..components import Metric
+from .text import references
 
 UNKNOWN_MARKER = "[UNKNOWN]"
 _ARTICLES = re.compile(r"\b(a|an|the)\b", re.UNICODE)
@@ -93,14 +94,6 @@ def squad_v2_scores(prediction: str | None, golds: Sequence[str]) -> dict[str, f
     return {"exact": exact, "f1": f1, f"{subset}_exact": exact, f"{subset}_f1": f1}
 
 
-def item_golds(item: Any) -> list[str]:
-    """The gold texts of an item: its target (a text or a list of texts)."""
-    target = item.target
-    if target is None:
-        return []
-    return [str(t) for t in target] if isinstance(target, (list, tuple)) else [str(target)]
-
-
 class SquadV2(Metric):
     """SQuAD 2.0 exact match and F1 (official v2 rules), overall, answerable (HasAns_) and not (NoAns_)."""
 
@@ -108,4 +101,4 @@ class SquadV2(Metric):
 
     def score(self, prediction: str | None, item: Any) -> dict[str, float]:
         """``exact``, ``f1`` and the same two under the item's subset prefix."""
-        return squad_v2_scores(prediction, item_golds(item))
+        return squad_v2_scores(prediction, references(item))

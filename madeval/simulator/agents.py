@@ -217,19 +217,8 @@ class _Draws:
 
 
 def _wrong_answer(gold: Gold, rng: random.Random) -> str:
-    if gold.kind == "choice":
-        options = [l for l in LETTERS[: gold.options or 4] if l != gold.answer]
-        return rng.choice(options)
-    if gold.kind == "yes_no":
-        return "no" if gold.answer == "yes" else "yes"
-    if gold.kind == "number":
-        try:
-            value = float(gold.answer)
-        except ValueError:
-            value = 0.0
-        wrong = value + rng.choice([-1, 1]) * rng.randint(1, 9)
-        return str(int(wrong)) if wrong == int(wrong) else str(wrong)
-    return rng.choice(["[UNKNOWN]", "I am not sure.", "None of the above."])
+    """An answer other than the gold one (see :func:`_other_answer`)."""
+    return _other_answer(gold.answer, gold, rng)
 
 
 def _other_answer(current: str, gold: Gold, rng: random.Random) -> str:

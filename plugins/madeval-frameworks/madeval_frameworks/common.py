@@ -6,7 +6,7 @@ import ast
 import re
 from typing import Any
 
-from madeval.components import DebateSetup, SpeakContext, TaskPrompt
+from madeval.components import DebateSetup, TaskPrompt
 from madeval.errors import UsageError
 from madeval.transcript import Message, Transcript
 
@@ -67,7 +67,3 @@ def require_layout(setup: DebateSetup, component: str, voters: tuple[int, int] |
         raise UsageError(f"{component} needs {wanted} debating agents besides the neutral ones, got {count}")
 
 
-def agent_name(ctx: SpeakContext, index: int) -> str:
-    """The persona name of agent ``index``."""
-    persona = ctx.agents[index].persona
-    return persona.name if persona and persona.name else f"Agent {index + 1}"
