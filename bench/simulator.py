@@ -3,26 +3,19 @@
 from __future__ import annotations
 
 import contextlib
-import socket
 import subprocess
 import sys
 import time
-import urllib.request
 from pathlib import Path
 from typing import Iterator
 
-
-def free_port() -> int:
-    """A free TCP port on loopback."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+from madeval.embedded import NO_PROXY_OPENER, free_loopback_port
 
 
 @contextlib.contextmanager
 def simulator_process(*, latency: float, tasks: str, include_path: Path | None = None) -> Iterator[str]:
     """Run ``madeval simulator`` with ``latency`` seconds per reply; yield its base URL."""
-    port = free_port()
+    port = free_loopback_port()
     command = [sys.executable, "-m", "madeval", "simulator", "--port", str(port), "--latency", str(latency),
                "--tasks", tasks, "--conformity", "0.5"]
     if include_path is not None:
@@ -33,7 +26,7 @@ def simulator_process(*, latency: float, tasks: str, include_path: Path | None =
         deadline = time.time() + 120
         while True:
             try:
-                with urllib.request.urlopen(base_url + "/models", timeout=1):
+                with NO_PROXY_OPENER.open(base_url + "/models", timeout=1):
                     break
             except OSError:
                 if process.poll() is not None or time.time() > deadline:

@@ -43,7 +43,10 @@ def measure(workload: dict) -> dict:
     total = time.perf_counter() - started
     outcome = result.outcome
     records = result.folder / "records.jsonl"
-    chains = [r["chain"] for r in read_records(result.folder)]
+    chains, recorded_calls = [], 0
+    for record in read_records(result.folder):
+        chains.append(record["chain"])
+        recorded_calls += record["calls"]
     return {
         "units": outcome.finished + outcome.skipped,
         "failed": outcome.failed,
@@ -55,7 +58,7 @@ def measure(workload: dict) -> dict:
         "peak_in_flight": outcome.peak_in_flight,
         "mean_in_flight": outcome.mean_in_flight,
         "max_chain": max(chains, default=0),
-        "total_calls_recorded": sum(r["calls"] for r in read_records(result.folder)),
+        "total_calls_recorded": recorded_calls,
         "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
         "output_bytes": Path(records).stat().st_size,
     }

@@ -76,7 +76,7 @@ _STOP_TIMEOUT_S = 10.0
 _LOG_TAIL_BYTES = 4000
 _PR_SET_PDEATHSIG = 1
 # Loopback requests must not go through an HTTP proxy configured in the environment.
-_NO_PROXY_OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+NO_PROXY_OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 
 
 class EmbeddedModelUnavailable(MadevalError):
@@ -113,7 +113,7 @@ def _usable_cpus() -> int:
     return os.cpu_count() or 1
 
 
-def _free_loopback_port() -> int:
+def free_loopback_port() -> int:
     """A TCP port on 127.0.0.1 that is free right now."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind(("127.0.0.1", 0))
@@ -225,7 +225,7 @@ class EmbeddedServer:
         """Launch the server process with its output going to the log file."""
         _require_server()
         model = gguf_path()
-        port = _free_loopback_port()
+        port = free_loopback_port()
         # An unnamed temporary file leaves nothing behind, even when madeval is killed.
         self._log = open(self.log_path, "ab") if self.log_path else tempfile.TemporaryFile()
         command = [
@@ -256,7 +256,7 @@ class EmbeddedServer:
     def _ready(self) -> bool:
         """Whether the server answers yet; stop it and raise if it died or the deadline passed."""
         try:
-            with _NO_PROXY_OPENER.open(f"{self.base_url}/models", timeout=2) as response:
+            with NO_PROXY_OPENER.open(f"{self.base_url}/models", timeout=2) as response:
                 if response.status == 200:
                     return True
         except (OSError, http.client.HTTPException):  # URLError is an OSError
