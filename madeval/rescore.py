@@ -31,6 +31,7 @@ from .llm.session import DebateSession, ModelRef, derive_seed
 from .plan import PlannedConfig, parse_model_ref
 from .plugins import Components
 from .replay import discussion_calls, replay
+from .runner import extra_metrics, unit_metrics
 from .transcript import Transcript
 
 
@@ -103,11 +104,12 @@ async def _rescore(folder, specs, settings, components, endpoints, tasks, data) 
                 try:
                     planned = PlannedConfig(config, new_id, [], ModelRef("", ""))  # models: from each record
                     planned.setup(components).validate()
+                    extras = extra_metrics(config.metrics, components)
 
-                    async def one(record, planned=planned, new_id=new_id):
+                    async def one(record, planned=planned, new_id=new_id, extras=extras):
                         async with limit:
                             return await _replay_record(record, planned, new_id, described, spec, settings,
-                                                        components, client, tasks, items)
+                                                        components, client, tasks, items, extras)
 
                     todo = [r for r in sources if _key(new_id, r) not in done]
                     records = await asyncio.gather(*(one(r) for r in todo), return_exceptions=True)
@@ -148,8 +150,10 @@ def _key(config_id: str, record: dict[str, Any]) -> str:
     return json.dumps([config_id, unit["task"], unit["item"], unit["repeat"]])
 
 
-async def _replay_record(record, planned, new_id, described, spec, settings, components, client, tasks, items):
-    """Replay one stored debate and return its rescored record."""
+async def _replay_record(record, planned, new_id, described, spec, settings, components, client, tasks, items,
+                         extras):
+    """Replay one stored debate and return its rescored record, scored like a live one (the task's
+    metrics and the configuration's extra ``metrics``)."""
     unit = record["unit"]
     task = tasks[unit["task"]]
     item = items[unit["task"]].get(unit["item"])
@@ -177,7 +181,8 @@ async def _replay_record(record, planned, new_id, described, spec, settings, com
         "target": item.target,
         "prediction": prediction,
         "parse_failure": prediction is None,
-        "metrics": task.score(prediction, item, transcript=transcript),
+        "parse_failures": transcript.parse_failures(),
+        "metrics": unit_metrics(task, extras, prediction, item, transcript),
         "decision_success": transcript.decision.success,
         "turns": transcript.turns_used,
         "calls": len(transcript.calls),

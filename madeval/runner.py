@@ -104,8 +104,7 @@ async def run_unit(plan: Plan, unit: Unit, item, components: Components, client:
                    extras: list[tuple[str, Metric]] = ()) -> dict[str, Any]:
     """Debate one unit and return its record (decision, score, transcript, costs).
 
-    ``extras`` are the configuration's extra metrics (:func:`extra_metrics`); one the task's
-    ``metric_list`` already names is left to the task."""
+    ``extras`` are the configuration's extra metrics (:func:`extra_metrics`)."""
     planned = plan.configs[unit.config]
     task = plan.tasks[unit.task]
     setup = planned.setup(components)
@@ -148,11 +147,7 @@ async def run_unit(plan: Plan, unit: Unit, item, components: Components, client:
         "prediction": prediction,
         "parse_failure": prediction is None,
         "parse_failures": transcript.parse_failures(),
-        "metrics": {
-            **task.score(prediction, item, transcript=transcript),
-            **score_metrics([(n, m) for n, m in extras if n not in task.metric_names], prediction, item,
-                            task.answer_type, transcript),
-        },
+        "metrics": unit_metrics(task, extras, prediction, item, transcript),
         "decision_success": decision.success,
         "turns": transcript.turns_used,
         "calls": len(transcript.calls),
@@ -163,6 +158,17 @@ async def run_unit(plan: Plan, unit: Unit, item, components: Components, client:
         "oracle": transcript.oracle,
         "challenges": challenge_summary(transcript, task, item),
         "transcript": transcript.to_dict(),
+    }
+
+
+def unit_metrics(task, extras: list[tuple[str, Metric]], prediction: str | None, item,
+                 transcript: Transcript) -> dict[str, float]:
+    """A finished debate's scores: the task's metrics, then the configuration's extra metrics
+    (:func:`extra_metrics`; one the task's ``metric_list`` already names is left to the task)."""
+    return {
+        **task.score(prediction, item, transcript=transcript),
+        **score_metrics([(n, m) for n, m in extras if n not in task.metric_names], prediction, item,
+                        task.answer_type, transcript),
     }
 
 

@@ -68,6 +68,32 @@ def test_rescored_decisions_equal_a_live_run_with_that_decider(sim, counted_run,
     assert replayed == expected
 
 
+def test_rescored_records_are_scored_with_the_configurations_extra_metrics(sim, tmp_path):
+    """A run that scores answer_entropy gets it on its rescored rows too, over the answers held at
+    the replayed decision's turn (entropy in bits by hand: 3 alike 0, 2+1 0.918296, 1+1+1 log2 3)."""
+    from collections import Counter
+
+    from madeval.config import DebateConfig, RunSettings
+    from madeval.transcript import Transcript
+
+    entropy = {(3,): 0.0, (1, 2): 0.9182958340544896, (1, 1, 1): 1.584962500721156}
+    folder = tmp_path / "scored"
+    run_quietly(RunSettings(tasks=["arith_mc"], limit=8, base_url=sim.base_url, cache="off", output_path=str(folder),
+                            configurations=[DebateConfig(decider="counting", max_turns=3, metrics=["answer_entropy"])]))
+    done = rescore(folder, "counting:after_turns=2", sim.base_url)
+    assert done.returncode == 0, done.stderr
+    rescored = [json.loads(line) for line in (folder / "rescored.jsonl").read_text().splitlines()]
+    assert len(rescored) == 8
+    for record in rescored:
+        held = Transcript.from_dict(record["transcript"]).trajectory()[1]  # turn 2
+        counts = tuple(sorted(Counter(held).values()))
+        assert record["metrics"]["answer_entropy"] == pytest.approx(entropy[counts])
+        assert set(record["metrics"]) == {"accuracy", "answer_entropy", "answer_entropy_sum"}
+        assert record["parse_failures"] == Transcript.from_dict(record["transcript"]).parse_failures()
+    board = json.loads((folder / "leaderboard.json").read_text())
+    assert any(r["metric"] == "answer_entropy" and r["source"] == "rescored" for r in board["rows"])
+
+
 def test_rescore_skips_debates_that_stopped_before_the_decider(sim, tmp_path):
     folder = tmp_path / "consensus"
     run_quietly(settings_for(sim.base_url, tmp_path, limit=10, cache="off", decider="majority_consensus",
