@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from . import __version__, aio
-from .config import DebateConfig, RunSettings
+from .config import DebateConfig, RunSettings, check_settings
 from .errors import UsageError
 from .llm.cache import ResponseCache
 from .llm.client import Endpoint, LLMClient, RetryPolicy
@@ -96,6 +96,7 @@ def validate(settings: RunSettings, components: Components) -> dict[str, Task]:
     sampling, the endpoint names models refer to, per-endpoint limits and, with the embedded
     model, the model name. Every error is a one-line :class:`UsageError`.
     """
+    check_settings(settings)  # as the CLI does: settings built in Python get the same checks
     for config in settings.configurations:
         canonicalize(config, components)
         check_option_types(config, components)
@@ -220,11 +221,19 @@ async def _run(settings, components, tasks, endpoints, default_model, show_progr
     )
     try:
         await client.preflight()
-        if not default_model.model:
-            default_model = ModelRef(await _only_model(client, default_model.endpoint), default_model.endpoint)
-        elif settings.base_url or settings.endpoints:  # the embedded model's name is checked offline
-            await check_model(client, default_model)
+        listed_default = None
+        if not default_model.model:  # the endpoint's only model, if it serves one
+            listed_default = await client.list_models(default_model.endpoint)
+            if len(listed_default) == 1:
+                default_model = ModelRef(listed_default[0], default_model.endpoint)
         plan = build_plan(settings, tasks, components, default_model=default_model, endpoints=set(endpoints))
+        refs = dict.fromkeys(ref for p in plan.configs.values() for ref in (*p.agent_models, p.judge_model))
+        if any(not ref.model for ref in refs):  # some agent needs the default model, and there is none
+            raise UsageError(f"endpoint '{default_model.endpoint}' serves {len(listed_default or ()) or 'no listed'} "
+                             "models; choose one with --model")
+        if settings.base_url or settings.endpoints:  # the embedded model's name is checked offline
+            for ref in refs:  # every agent's and judge's model, the default's included
+                await check_model(client, ref)
         folder = Path(settings.output_path) if settings.output_path else default_output_path()
         description = {
             **plan.describe(),
@@ -269,14 +278,6 @@ def task_groups(settings: RunSettings, components: Components) -> dict[str, Any]
     expanded = {name: index.expand(name) for name in settings.tasks if name not in index.tasks}
     groups = {name: members for name, members in expanded.items() if len(members) > 1}
     return {"groups": groups, "group_aggregation": recordable(declared_in(index, list(groups)))}
-
-
-async def _only_model(client: LLMClient, endpoint: str) -> str:
-    """The endpoint's model when it serves exactly one; otherwise ask for ``--model``."""
-    names = await client.list_models(endpoint)
-    if len(names) == 1:
-        return names[0]
-    raise UsageError(f"endpoint '{endpoint}' serves {len(names) or 'no listed'} models; choose one with --model")
 
 
 async def check_model(client: LLMClient, ref: ModelRef) -> None:

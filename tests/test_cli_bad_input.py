@@ -186,6 +186,34 @@ def test_unknown_model_names_the_closest_listed(sim, tmp_path):
     assert "unknown model 'simulatr': endpoint 'default' lists" in line and line.endswith("closest: simulator")
 
 
+@pytest.mark.parametrize("option", [("--agent-models", "simulator,simulatro,simulator"), ("--judge-model", "simulatro")])
+def test_unknown_agent_or_judge_model_is_refused_before_anything_is_written(sim, tmp_path, option):
+    result = madeval("--tasks", "arith_mc", "--base-url", sim.base_url, "--model", "simulator", *option,
+                     "--decider", "judge", "--output-path", "out", "--cache", "off", cwd=tmp_path)
+    line = one_error_line(result, tmp_path)
+    assert "unknown model 'simulatro': endpoint 'default' lists" in line and "closest: simulator" in line
+
+
+def test_an_endpoint_of_several_models_needs_model_only_when_an_agent_uses_the_default(generated_tasks, tmp_path):
+    from helpers import run_quietly, settings_for
+    from madeval.errors import UsageError
+    from madeval.run import run
+    from madeval.simulator import AgentProfile, simulate
+
+    profiles = {"oracle": AgentProfile(accuracy=1.0), "fool": AgentProfile(accuracy=0.0)}
+    with simulate(tasks=generated_tasks.values(), profiles=profiles) as sim:  # lists simulator, oracle, fool
+        with pytest.raises(UsageError, match="^endpoint 'default' serves 3 models; choose one with --model$"):
+            run(settings_for(sim.base_url, tmp_path, limit=2, cache="off"), show_progress=False)
+        with pytest.raises(UsageError, match="^agent_models lists 1 models for 2 agents$"):  # checked in Python too
+            run(settings_for(sim.base_url, tmp_path, limit=2, cache="off", agents=2, agent_models=["oracle"]),
+                show_progress=False)
+        assert not (tmp_path / "run").exists()
+        result, _ = run_quietly(settings_for(sim.base_url, tmp_path, limit=2, cache="off", agents=2,
+                                             agent_models=["oracle", "fool"], decider="counting", max_turns=1,
+                                             paradigm="collective_refinement"))
+        assert result.outcome.finished == 2
+
+
 def test_a_listed_model_passes_and_an_endpoint_without_a_list_gets_the_benefit_of_the_doubt():
     import asyncio
 

@@ -69,7 +69,8 @@ def simulate(
         index, default=AgentProfile(accuracy, conformity, persuasion, self_doubt), profiles=profiles,
         seed=seed
     )
-    server = SimulatorServer(agents, port=port, latency_s=latency_s, faults=faults, api_key=api_key)
+    server = SimulatorServer(agents, port=port, latency_s=latency_s, faults=faults, api_key=api_key,
+                             models=profiles or ())
     with run_in_thread(server) as running:
         yield Simulation(running, agents)
 

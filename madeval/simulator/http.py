@@ -21,7 +21,7 @@ import socket
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
 from .. import aio
@@ -102,6 +102,7 @@ class SimulatorServer:
         latency_s: float = 0.0,
         faults: Faults | None = None,
         api_key: str | None = None,
+        models: Iterable[str] = (),
     ):
         self.behaviour = behaviour
         self.host = host
@@ -114,7 +115,7 @@ class SimulatorServer:
         self._rng = random.Random(self.faults.seed)
         rates = [getattr(self.faults, kind) for kind in FAULT_KINDS]
         self._thresholds = list(zip(FAULT_KINDS, itertools.accumulate(rates), strict=True))
-        self._models = {"simulator"}
+        self._models = {"simulator", *models}  # ``models``: names with their own agent profiles
         self._ids = itertools.count(1)
         self._server: asyncio.Server | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -241,7 +242,8 @@ class SimulatorServer:
         }).encode()
 
     def _model_list(self) -> tuple[int, bytes, str]:
-        """The ``GET /v1/models`` response: "simulator" and every model name seen so far."""
+        """The ``GET /v1/models`` response: "simulator", the names given as ``models`` and every
+        model name seen so far."""
         data = [{"id": model, "object": "model", "created": 0, "owned_by": "madeval"}
                 for model in sorted(self._models)]
         return 200, json.dumps({"object": "list", "data": data}).encode(), ""
