@@ -19,6 +19,7 @@ from typing import Any
 import pluggy
 
 from . import hookspecs
+from .errors import MadevalError
 from .registry import Registry
 
 DEFAULT_PLUGINS = (
@@ -63,7 +64,8 @@ def load_plugins() -> pluggy.PluginManager:
 
     A third-party plugin that fails to load (an import error, invalid hooks) is skipped with a
     one-line warning on standard error, and so is a ``MADEVAL_LOAD_PLUGINS`` name that matches no
-    installed plugin; ``madeval plugins`` lists the failed ones.
+    installed plugin; ``madeval plugins`` lists the failed ones. One whose register hook raises is
+    skipped the same way when :func:`components` calls it.
     """
     global _loaded
     if _loaded:
@@ -169,16 +171,33 @@ def components() -> Components:
         for impl in _impls_in_load_order(hook_name):
             plugin_name = impl.plugin_name
             if kind == "task source":
-                impl.function(register=lambda path, _p=plugin_name: built.task_sources.append((_p, path)))
+                def register(path, _p=plugin_name):
+                    built.task_sources.append((_p, path))
             else:
-                registry = built.registry(kind)
-
-                def register(name, factory, *, aliases=(), description="", _p=plugin_name, _r=registry):
+                def register(name, factory, *, aliases=(), description="", _p=plugin_name, _r=built.registry(kind)):
                     _r.add(name, factory, plugin=_p, aliases=aliases, description=description)
-
+            try:
                 impl.function(register=register)
+            except MadevalError:  # a name clash between plugins: one line, the user must choose
+                raise
+            except Exception as error:  # a third-party hook that fails must not break every command
+                if plugin_name in DEFAULT_PLUGINS:
+                    raise
+                _skip_failed_hook(plugin_name, hook_name, error)
+                return components()  # built again without it: none of its components half-registered
     _cache = (key, built)
     return built
+
+
+def _skip_failed_hook(plugin_name: str, hook_name: str, error: Exception) -> None:
+    """Unregister a plugin whose ``hook_name`` raised; warn once and list it as failed."""
+    pm.unregister(name=plugin_name)
+    dist = _distributions.pop(plugin_name, None)
+    package = dist.metadata["name"] if dist is not None else plugin_name
+    reason = " ".join(f"{type(error).__name__}: {error}".split())
+    failed.append({"name": plugin_name, "package": package, "version": (dist.version if dist else None) or "?",
+                   "error": f"{hook_name}: {reason}"})
+    _warn(f"plugin '{plugin_name}' ({package}) failed in {hook_name} and is skipped: {reason}")
 
 
 def _impls_in_load_order(hook_name: str):

@@ -178,6 +178,36 @@ def test_broken_plugin_is_one_warning_and_listed_as_failed(broken_plugin):
     assert tasks.stderr.count("\n") == 1 and "plugin 'broken' (madeval-broken) failed to load" in tasks.stderr
 
 
+@pytest.fixture(scope="module")
+def failing_hook_plugin(tmp_path_factory):
+    """An installed plugin that registers a persona, then raises in its register_deciders hook."""
+    site = tmp_path_factory.mktemp("failing-site")
+    info = site / "madeval_failing-1.2.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: madeval-failing\nVersion: 1.2\n")
+    (info / "entry_points.txt").write_text("[madeval]\nfailing = madeval_failing\n")
+    (site / "madeval_failing.py").write_text(
+        "from madeval import hookimpl\n"
+        "from madeval.builtins.personas import NoPersona\n\n"
+        "@hookimpl\ndef register_personas(register):\n    register('half_registered', NoPersona)\n\n"
+        "@hookimpl\ndef register_deciders(register):\n    raise RuntimeError('no deciders today')\n")
+    return site
+
+
+def test_plugin_whose_register_hook_raises_is_one_warning_and_leaves_nothing_behind(failing_hook_plugin):
+    listing = cli(failing_hook_plugin, "plugins")
+    assert listing.returncode == 0, listing.stderr
+    assert listing.stderr.splitlines() == [
+        "madeval: warning: plugin 'failing' (madeval-failing) failed in register_deciders and is skipped: "
+        "RuntimeError: no deciders today"
+    ]
+    rows = {p["name"]: p for p in json.loads(listing.stdout)}
+    assert rows["failing"]["status"] == "failed" and rows["failing"]["version"] == "1.2"
+    assert not any("half_registered" in str(p["components"]) for p in rows.values())
+    run = cli(failing_hook_plugin, "--tasks", "arith_mc", "--persona", "half_registered")
+    assert run.returncode == 2 and "unknown persona 'half_registered'" in run.stderr
+
+
 def test_allow_list_name_matching_no_plugin_is_one_warning(broken_plugin):
     listing = cli(broken_plugin, "plugins", allow="madeval-brokn")
     assert listing.returncode == 0
