@@ -149,29 +149,42 @@ def test_third_party_plugin_allow_list(installed_plugin):
     assert refused.returncode == 2 and "unknown decider 'dictator'" in refused.stderr
 
 
-@pytest.fixture(scope="module")
-def broken_plugin(tmp_path_factory):
-    """A site folder with an installed plugin whose module imports a package that is not there."""
-    site = tmp_path_factory.mktemp("broken-site")
-    info = site / "madeval_broken-0.3.dist-info"
+def site_with_plugin(site, name: str, version: str, source: str):
+    """``site`` as if ``madeval-<name>`` (entry point ``name``, module ``madeval_<name>`` with
+    ``source``) were installed in it; put it on PYTHONPATH to use it."""
+    info = site / f"madeval_{name}-{version}.dist-info"
     info.mkdir()
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: madeval-broken\nVersion: 0.3\n")
-    (info / "entry_points.txt").write_text("[madeval]\nbroken = madeval_broken\n")
-    (site / "madeval_broken.py").write_text("import a_dependency_that_is_not_installed\n")
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: madeval-{name}\nVersion: {version}\n")
+    (info / "entry_points.txt").write_text(f"[madeval]\n{name} = madeval_{name}\n")
+    (site / f"madeval_{name}.py").write_text(source)
     return site
 
 
-def test_broken_plugin_is_one_warning_and_listed_as_failed(broken_plugin):
-    listing = cli(broken_plugin, "plugins")
+@pytest.fixture(scope="module")
+def broken_plugin(tmp_path_factory):
+    """A site folder with an installed plugin whose module imports a package that is not there."""
+    return site_with_plugin(tmp_path_factory.mktemp("broken-site"), "broken", "0.3",
+                            "import a_dependency_that_is_not_installed\n")
+
+
+def listed_as_failed(site, name: str, version: str, warning: str) -> dict:
+    """``madeval plugins`` with ``site``: exit 0, exactly ``warning`` on stderr, and ``name`` listed
+    as failed with its package and version next to the loaded built-ins; returns the rows by name."""
+    listing = cli(site, "plugins")
     assert listing.returncode == 0, listing.stderr
-    assert listing.stderr.splitlines() == [
-        "madeval: warning: plugin 'broken' (madeval-broken) failed to load and is skipped: "
-        "ModuleNotFoundError: No module named 'a_dependency_that_is_not_installed'"
-    ]
+    assert listing.stderr.splitlines() == [warning]
     rows = {p["name"]: p for p in json.loads(listing.stdout)}
-    assert rows["broken"]["status"] == "failed" and rows["broken"]["package"] == "madeval-broken"
-    assert rows["broken"]["version"] == "0.3" and "a_dependency_that_is_not_installed" in rows["broken"]["error"]
+    assert rows[name]["status"] == "failed" and rows[name]["package"] == f"madeval-{name}"
+    assert rows[name]["version"] == version
     assert rows["madeval.builtins.consensus"]["status"] == "loaded"
+    return rows
+
+
+def test_broken_plugin_is_one_warning_and_listed_as_failed(broken_plugin):
+    rows = listed_as_failed(broken_plugin, "broken", "0.3",
+                            "madeval: warning: plugin 'broken' (madeval-broken) failed to load and is skipped: "
+                            "ModuleNotFoundError: No module named 'a_dependency_that_is_not_installed'")
+    assert "a_dependency_that_is_not_installed" in rows["broken"]["error"]
     # Other commands go on without it, with the same one-line warning.
     tasks = cli(broken_plugin, "tasks")
     assert tasks.returncode == 0 and "arith_mc" in tasks.stdout
@@ -181,28 +194,18 @@ def test_broken_plugin_is_one_warning_and_listed_as_failed(broken_plugin):
 @pytest.fixture(scope="module")
 def failing_hook_plugin(tmp_path_factory):
     """An installed plugin that registers a persona, then raises in its register_deciders hook."""
-    site = tmp_path_factory.mktemp("failing-site")
-    info = site / "madeval_failing-1.2.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: madeval-failing\nVersion: 1.2\n")
-    (info / "entry_points.txt").write_text("[madeval]\nfailing = madeval_failing\n")
-    (site / "madeval_failing.py").write_text(
+    return site_with_plugin(
+        tmp_path_factory.mktemp("failing-site"), "failing", "1.2",
         "from madeval import hookimpl\n"
         "from madeval.builtins.personas import NoPersona\n\n"
         "@hookimpl\ndef register_personas(register):\n    register('half_registered', NoPersona)\n\n"
         "@hookimpl\ndef register_deciders(register):\n    raise RuntimeError('no deciders today')\n")
-    return site
 
 
 def test_plugin_whose_register_hook_raises_is_one_warning_and_leaves_nothing_behind(failing_hook_plugin):
-    listing = cli(failing_hook_plugin, "plugins")
-    assert listing.returncode == 0, listing.stderr
-    assert listing.stderr.splitlines() == [
-        "madeval: warning: plugin 'failing' (madeval-failing) failed in register_deciders and is skipped: "
-        "RuntimeError: no deciders today"
-    ]
-    rows = {p["name"]: p for p in json.loads(listing.stdout)}
-    assert rows["failing"]["status"] == "failed" and rows["failing"]["version"] == "1.2"
+    rows = listed_as_failed(failing_hook_plugin, "failing", "1.2",
+                            "madeval: warning: plugin 'failing' (madeval-failing) failed in register_deciders and "
+                            "is skipped: RuntimeError: no deciders today")
     assert not any("half_registered" in str(p["components"]) for p in rows.values())
     run = cli(failing_hook_plugin, "--tasks", "arith_mc", "--persona", "half_registered")
     assert run.returncode == 2 and "unknown persona 'half_registered'" in run.stderr
