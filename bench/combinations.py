@@ -20,8 +20,7 @@ import tempfile
 from collections import defaultdict
 
 from madeval.config import DebateConfig, RunSettings
-from madeval.errors import UsageError
-from madeval.plan import PlannedConfig
+from madeval.plan import split_valid
 from madeval.plugins import components
 from madeval.run import load_tasks, run
 from madeval.simulator import simulate
@@ -39,18 +38,11 @@ def builtin_names(kind: str) -> list[str]:
 def configurations(max_turns: int) -> tuple[list[DebateConfig], list[tuple[DebateConfig, str]]]:
     """(valid, refused with the one-line reason) over the built-in cross product."""
     responders = [r for r in builtin_names("responder") if r not in BASELINE_RESPONDERS]
-    valid, refused = [], []
-    for persona, responder, paradigm, decider in itertools.product(
-        builtin_names("persona"), responders, builtin_names("paradigm"), builtin_names("decider")
-    ):
-        config = DebateConfig(persona=persona, responder=responder, paradigm=paradigm, decider=decider,
-                              max_turns=max_turns)
-        try:
-            PlannedConfig(config, config.config_id(), [], None).setup(components()).validate()
-            valid.append(config)
-        except UsageError as error:
-            refused.append((config, str(error)))
-    return valid, refused
+    configs = [DebateConfig(persona=persona, responder=responder, paradigm=paradigm, decider=decider,
+                            max_turns=max_turns)
+               for persona, responder, paradigm, decider in itertools.product(
+                   builtin_names("persona"), responders, builtin_names("paradigm"), builtin_names("decider"))]
+    return split_valid(configs, components())
 
 
 def main(argv: list[str] | None = None) -> None:

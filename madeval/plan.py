@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass, field
-from typing import Any, Iterator
+from typing import Any, Iterable, Iterator
 
 from .challenge import check_variants
 from .components import DebateSetup
@@ -48,22 +48,42 @@ class PlannedConfig:
 
     def setup(self, components: Components) -> DebateSetup:
         """Fresh components for one debate (components may keep per-debate state)."""
-        config = self.config
-        neutral = [i < config.neutral_agents for i in range(config.agents)]
-        return DebateSetup(
-            personas=[
-                components.personas.create(name, config.persona_args) for name in config.personas()
-            ],
-            responder=components.responders.create(config.responder, config.responder_args),
-            paradigm=components.paradigms.create(config.paradigm, config.paradigm_args),
-            decider=components.deciders.create(config.decider, config.decider_args),
-            agents=config.agents,
-            max_turns=config.max_turns,
-            neutral=neutral,
-            all_agents_draft_first=config.all_agents_draft_first,
-            extract=config.extract,
-            challenges=check_variants(config.challenge),
-        )
+        return debate_setup(self.config, components)
+
+
+def debate_setup(config: DebateConfig, components: Components) -> DebateSetup:
+    """Fresh components for one debate of ``config``; ``.validate()`` on the result checks that they
+    accept each other, with no endpoint, model or task needed."""
+    neutral = [i < config.neutral_agents for i in range(config.agents)]
+    return DebateSetup(
+        personas=[
+            components.personas.create(name, config.persona_args) for name in config.personas()
+        ],
+        responder=components.responders.create(config.responder, config.responder_args),
+        paradigm=components.paradigms.create(config.paradigm, config.paradigm_args),
+        decider=components.deciders.create(config.decider, config.decider_args),
+        agents=config.agents,
+        max_turns=config.max_turns,
+        neutral=neutral,
+        all_agents_draft_first=config.all_agents_draft_first,
+        extract=config.extract,
+        challenges=check_variants(config.challenge),
+    )
+
+
+def split_valid(
+    configs: Iterable[DebateConfig], components: Components
+) -> tuple[list[DebateConfig], list[tuple[DebateConfig, str]]]:
+    """The configurations whose components accept each other, and the refused ones with their
+    one-line reason (:meth:`DebateSetup.validate`)."""
+    valid, refused = [], []
+    for config in configs:
+        try:
+            debate_setup(config, components).validate()
+            valid.append(config)
+        except UsageError as error:
+            refused.append((config, str(error)))
+    return valid, refused
 
 
 @dataclass
