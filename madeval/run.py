@@ -221,19 +221,19 @@ async def _run(settings, components, tasks, endpoints, default_model, show_progr
     )
     try:
         await client.preflight()
-        listed_default = None
+        listings: dict[str, list[str]] = {}  # each endpoint's /models, asked once
         if not default_model.model:  # the endpoint's only model, if it serves one
-            listed_default = await client.list_models(default_model.endpoint)
-            if len(listed_default) == 1:
-                default_model = ModelRef(listed_default[0], default_model.endpoint)
+            listed = listings[default_model.endpoint] = await client.list_models(default_model.endpoint)
+            if len(listed) == 1:
+                default_model = ModelRef(listed[0], default_model.endpoint)
         plan = build_plan(settings, tasks, components, default_model=default_model, endpoints=set(endpoints))
-        refs = dict.fromkeys(ref for p in plan.configs.values() for ref in (*p.agent_models, p.judge_model))
+        refs = list(dict.fromkeys(ref for p in plan.configs.values() for ref in (*p.agent_models, p.judge_model)))
         if any(not ref.model for ref in refs):  # some agent needs the default model, and there is none
-            raise UsageError(f"endpoint '{default_model.endpoint}' serves {len(listed_default or ()) or 'no listed'} "
+            count = len(listings.get(default_model.endpoint) or ())
+            raise UsageError(f"endpoint '{default_model.endpoint}' serves {count or 'no listed'} "
                              "models; choose one with --model")
         if settings.base_url or settings.endpoints:  # the embedded model's name is checked offline
-            for ref in refs:  # every agent's and judge's model, the default's included
-                await check_model(client, ref)
+            await check_models(client, refs, listings)  # every agent's and judge's, the default's included
         folder = Path(settings.output_path) if settings.output_path else default_output_path()
         description = {
             **plan.describe(),
@@ -280,20 +280,25 @@ def task_groups(settings: RunSettings, components: Components) -> dict[str, Any]
     return {"groups": groups, "group_aggregation": recordable(declared_in(index, list(groups)))}
 
 
-async def check_model(client: LLMClient, ref: ModelRef) -> None:
+async def check_models(client: LLMClient, refs: list[ModelRef], listings: dict[str, list[str]] | None = None) -> None:
     """Refuse a model its endpoint does not list, naming the closest listed ones.
 
-    An endpoint that lists no models (or cannot list them) gets the benefit of the doubt.
+    Each endpoint's list is asked for once (``listings`` holds those already known and is filled
+    in). An endpoint that lists no models (or cannot list them) gets the benefit of the doubt.
     """
-    listed = await client.list_models(ref.endpoint)
-    if not listed or ref.model in listed:
-        return
-    closest = difflib.get_close_matches(ref.model, listed, n=3, cutoff=0.0)
-    raise UsageError(
-        f"unknown model '{ref.model}': endpoint '{ref.endpoint}' lists {len(listed)} "
-        f"model{'s' if len(listed) != 1 else ''}; "
-        f"closest: {', '.join(closest)}"
-    )
+    listings = {} if listings is None else listings
+    for ref in refs:
+        if ref.endpoint not in listings:
+            listings[ref.endpoint] = await client.list_models(ref.endpoint)
+        listed = listings[ref.endpoint]
+        if not listed or ref.model in listed:
+            continue
+        closest = difflib.get_close_matches(ref.model, listed, n=3, cutoff=0.0)
+        raise UsageError(
+            f"unknown model '{ref.model}': endpoint '{ref.endpoint}' lists {len(listed)} "
+            f"model{'s' if len(listed) != 1 else ''}; "
+            f"closest: {', '.join(closest)}"
+        )
 
 
 def versions() -> dict[str, Any]:

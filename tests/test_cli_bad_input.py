@@ -219,16 +219,20 @@ def test_a_listed_model_passes_and_an_endpoint_without_a_list_gets_the_benefit_o
 
     from madeval.errors import UsageError
     from madeval.llm.session import ModelRef
-    from madeval.run import check_model
+    from madeval.run import check_models
 
     class Listing:
         def __init__(self, names):
             self.names = names
+            self.asked = 0
 
         async def list_models(self, endpoint):
+            self.asked += 1
             return self.names
 
-    asyncio.run(check_model(Listing([]), ModelRef("anything", "default")))
-    asyncio.run(check_model(Listing(["gpt-4o", "gpt-4o-mini"]), ModelRef("gpt-4o", "default")))
+    asyncio.run(check_models(Listing([]), [ModelRef("anything", "default")]))
+    listing = Listing(["gpt-4o", "gpt-4o-mini"])
+    asyncio.run(check_models(listing, [ModelRef("gpt-4o", "default"), ModelRef("gpt-4o-mini", "default")]))
+    assert listing.asked == 1  # one /models request per endpoint, however many models use it
     with pytest.raises(UsageError, match=r"unknown model 'gpt4o': endpoint 'default' lists 3 models; closest: gpt-4o, "):
-        asyncio.run(check_model(Listing(["gpt-4o", "gpt-4o-mini", "llama"]), ModelRef("gpt4o", "default")))
+        asyncio.run(check_models(Listing(["gpt-4o", "gpt-4o-mini", "llama"]), [ModelRef("gpt4o", "default")]))
