@@ -301,7 +301,7 @@ class Decider(Component):
         if setup.voters() < self.min_voters:
             raise UsageError(
                 f"decider '{self.name}' decides between several agents, but only {setup.voters()} "
-                "agent votes (neutral agents do not): use at least 2 non-neutral agents"
+                f"agent votes (neutral agents do not): use at least {self.min_voters} non-neutral agents"
             )
 
 

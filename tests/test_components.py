@@ -281,3 +281,28 @@ def test_reasoning_agents_in_collective_refinement_are_never_asked_for_a_solutio
     assert first == "You take part in a discussion to solve a task.\n\nYour role: Participant 1\n" + QUESTION
     assert "Current Solution: Step t1a1: 2 + 2 is 4." in seen[(2, 1)][0][1][0]["content"]
     assert transcript.decision.answer == "B"  # solutions only from the final_solution calls
+
+
+def test_a_decider_declares_how_many_voting_agents_it_needs():
+    """min_voters is the decider's own: a plugin decider that needs three voters is refused with two
+    agents and accepted with three; built-in counting accepts even a lone agent."""
+    from madeval.components import Decider
+    from madeval.config import DebateConfig
+    from madeval.plan import debate_setup
+    from madeval.plugins import components
+
+    class ThreeWay(Decider):
+        name = "three_way"
+        min_voters = 3
+
+    setup = debate_setup(DebateConfig(agents=2, decider="counting"), components())
+    setup.validate()
+    setup.decider = ThreeWay()
+    with pytest.raises(UsageError, match="^decider 'three_way' decides between several agents, but only 2 agent "
+                                         r"votes \(neutral agents do not\): use at least 3 non-neutral agents$"):
+        setup.validate()
+    three = debate_setup(DebateConfig(agents=3, decider="counting"), components())
+    three.decider = ThreeWay()
+    three.validate()
+    lone = debate_setup(DebateConfig(agents=1, decider="counting", paradigm="memory"), components())
+    lone.validate()
