@@ -121,12 +121,25 @@ def _panels(board: dict[str, Any], rows: list[dict[str, Any]], title: str, xlabe
     return figure, dict(zip(tasks, axes)), {c: i for i, c in enumerate(configs)}
 
 
+def error_bars(score: Any, low: Any, high: Any) -> tuple[np.ndarray, np.ndarray]:
+    """The error bar lengths below and above ``score`` for an interval ``[low, high]``, never negative.
+
+    matplotlib refuses a negative error bar (a score a rounding error outside its interval ended a
+    run with a traceback); a length that rounding made negative is drawn as 0.
+    """
+    score = np.asarray(score, dtype=float)
+    below = np.maximum(0.0, score - np.asarray(low, dtype=float))
+    above = np.maximum(0.0, np.asarray(high, dtype=float) - score)
+    return below, above
+
+
 def _score(board: dict[str, Any], rows: list[dict[str, Any]]) -> Figure:
     metric = rows[0]["metric"]
     figure, axes, position = _panels(board, rows, f"{metric} per configuration (error bars: 95% CI)", metric)
     for row in rows:
         ax, y = axes[row["task"]], position[row["config"]]
-        error = [[row["score"] - row["ci_low"]], [row["ci_high"] - row["score"]]]
+        below, above = error_bars([row["score"]], [row["ci_low"]], [row["ci_high"]])
+        error = [below, above]
         ax.barh(y, row["score"], xerr=error, capsize=3, height=0.7, **_bar_style(board, row["config"]))
         mark = "ref" if row.get("reference") else ("*" if row.get("significant") else "")
         ax.text(row["ci_high"] + 0.01, y, f"{row['score']:.3f} {mark}".strip(), va="center", fontsize=8)
@@ -345,7 +358,7 @@ def _scaling(board: dict[str, Any], rows: list[dict[str, Any]], variable: str, s
     for ax, task in zip(axes, tasks):
         for entry in plotted[task]:
             x, y = np.array(entry["x"]), np.array(entry["score"])
-            low, high = y - np.array(entry["ci_low"]), np.array(entry["ci_high"]) - y
+            low, high = error_bars(y, entry["ci_low"], entry["ci_high"])
             look = style(entry["index"])
             x = x + _dodge(entry["index"], len(series), x)  # overlapping series stay visible
             ax.errorbar(x, y, yerr=[low, high], fmt="-", marker=look["marker"], color=look["color"], capsize=3,

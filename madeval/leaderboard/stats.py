@@ -9,6 +9,7 @@ scores (repeats already averaged within each item) and test the mean difference 
 from __future__ import annotations
 
 import math
+import statistics
 from dataclasses import dataclass
 from typing import Sequence
 
@@ -229,6 +230,19 @@ class Interval:
     method: str
 
 
+def enclose(point: float, low: float, high: float, bounded: bool) -> tuple[float, float]:
+    """An interval's ends made consistent: ``low <= point <= high``, and inside [0, 1] when ``bounded``.
+
+    Every interval here contains its point estimate in exact arithmetic (Wilson's lower end is 0
+    at a score of 0 and its upper end 1 at a score of 1), but rounding can leave an end a few ulps
+    on the wrong side (Wilson at 0 of 3 gave a lower end of 5.6e-17): a chart then gets a negative
+    error bar, which matplotlib refuses. A score bounded in [0, 1] gets an interval inside [0, 1].
+    """
+    if bounded:
+        low, high = max(low, 0.0), min(high, 1.0)
+    return min(low, point), max(high, point)
+
+
 def fpc(n: int, population: int) -> float:
     """The finite-population correction factor for the variance, ``(N - n) / (N - 1)``."""
     if population <= 1 or n >= population:
@@ -254,11 +268,13 @@ def mean_interval(
     from one repeat, and is then left out).
 
     Binary per-item means (0 or 1) get a Wilson score interval, with the effective sample size
-    ``n / (1 - f)`` under the FPC; other scores in [0, 1] are clipped to [0, 1].
+    ``n / (1 - f)`` under the FPC; other scores in [0, 1] are clipped to [0, 1]. Every interval
+    contains the mean (:func:`enclose`). The mean is ``statistics.fmean`` (correctly rounded), the
+    same number the leaderboard row shows.
     """
     values = np.asarray(item_means, dtype=float)
     n = len(values)
-    mean = float(values.mean()) if n else float("nan")
+    mean = statistics.fmean(values.tolist()) if n else float("nan")
     if n == 0:
         return Interval(mean, mean, "no items")
     f = n / population if population else 0.0
@@ -268,7 +284,7 @@ def mean_interval(
         if population and shrink == 0.0:
             return Interval(mean, mean, "exact (every item of the benchmark, 1 outcome each)")
         n_eff = n / shrink if population else n
-        low, high = wilson(mean, n_eff, level)
+        low, high = wilson(mean, n_eff, level)  # already enclosed in [0, 1] around the mean
         return Interval(low, high, "Wilson" + (" with FPC" if population else ""))
     if n < 2:
         return Interval(mean, mean, "single item")
@@ -281,19 +297,22 @@ def mean_interval(
         variance = between / n
         method = "t"
     half = float(scipy_stats.t.ppf(0.5 + level / 2, n - 1)) * math.sqrt(variance)
-    low, high = mean - half, mean + half
-    if bounded:
-        low, high = max(low, 0.0), min(high, 1.0)
+    low, high = enclose(mean, mean - half, mean + half, bounded)
     return Interval(low, high, method)
 
 
 def wilson(p: float, n: float, level: float = 0.95) -> tuple[float, float]:
-    """Wilson score interval for a proportion ``p`` observed on ``n`` (possibly effective) trials."""
+    """Wilson score interval for a proportion ``p`` observed on ``n`` (possibly effective) trials.
+
+    The closed form (the numbers of statsmodels' ``proportion_confint(method='wilson')``, which
+    takes integer-like counts and rounds the same way) with its ends enclosed: exactly 0 at
+    ``p = 0``, exactly 1 at ``p = 1``, always ``low <= p <= high`` (:func:`enclose`).
+    """
     z = float(scipy_stats.norm.ppf(0.5 + level / 2))
     denominator = 1 + z * z / n
     centre = (p + z * z / (2 * n)) / denominator
     half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denominator
-    return max(0.0, centre - half), min(1.0, centre + half)
+    return enclose(p, centre - half, centre + half, bounded=True)
 
 
 def stratified_permutation(
@@ -344,10 +363,10 @@ def stratified_interval(
     ``(sum v_t)^2 / sum(v_t^2 / (n_t - 1))``; scores in [0, 1] are clipped to [0, 1]. A stratum
     with one item has no variance estimate: the interval is then the point.
     """
-    means = [float(np.mean(s)) for s in strata if len(s)]
+    means = [statistics.fmean(s) for s in strata if len(s)]
     if not means:
         return Interval(float("nan"), float("nan"), "no items")
-    mean = float(np.mean(means))
+    mean = statistics.fmean(means)
     if any(len(s) < 2 for s in strata):
         return Interval(mean, mean, "stratified: a task with one item has no variance estimate")
     variances = []
@@ -369,7 +388,6 @@ def stratified_interval(
         return Interval(mean, mean, method + "; no spread")
     df = sum(variances) ** 2 / sum(v * v / (len(s) - 1) for v, s in zip(variances, strata))
     half = float(scipy_stats.t.ppf(0.5 + level / 2, df)) * math.sqrt(variance)
-    low, high = mean - half, mean + half
-    if all(0.0 <= v <= 1.0 for s in strata for v in s):
-        low, high = max(low, 0.0), min(high, 1.0)
+    bounded = all(0.0 <= v <= 1.0 for s in strata for v in s)
+    low, high = enclose(mean, mean - half, mean + half, bounded)
     return Interval(low, high, method)

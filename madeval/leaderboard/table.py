@@ -19,7 +19,7 @@ from .compare import compare_family, pairs
 from .data import RunData, item_scores, item_spread, llm_seconds, metric_names
 from .groups import is_declared, name as aggregation_name, rule, strata_of
 from .options import LeaderboardOptions
-from .stats import Interval, mean_interval, stratified_interval
+from .stats import Interval, enclose, mean_interval, stratified_interval
 
 FORMAT = "madeval-leaderboard/1"
 #: Row keys that depend on timing, not on the debates (left out when comparing two runs).
@@ -149,6 +149,9 @@ def _row(data: RunData, config: str, scope: str, name: str, metric: str, records
     described = data.configurations[config]
     values = list(scores.values())
     score, interval, population = _score_and_interval(data, records, metric, scores, benchmark, macro)
+    bounded = all(0.0 <= v <= 1.0 for v in values)
+    # The row's score and interval must agree to the last bit: charts draw score - ci_low as an error bar.
+    ci_low, ci_high = enclose(score, interval.low, interval.high, bounded)
     method = interval.method
     if benchmark and population is None:
         method += " (benchmark size not recorded: about the population)"
@@ -165,9 +168,9 @@ def _row(data: RunData, config: str, scope: str, name: str, metric: str, records
         "task": name,
         "metric": metric,
         "score": score,
-        "bounded": all(0.0 <= v <= 1.0 for v in values),
-        "ci_low": interval.low,
-        "ci_high": interval.high,
+        "bounded": bounded,
+        "ci_low": ci_low,
+        "ci_high": ci_high,
         "ci_method": method,
         "population": population,
         "std_repeats": statistics.stdev(repeat_scores) if len(repeat_scores) > 1 else 0.0,
