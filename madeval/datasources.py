@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import UsageError
-from .taskfiles import FunctionRef
+from .taskfiles import FunctionRef, task_code
 
 DATA_DIR_VARIABLE = "MADEVAL_DATA_DIR"
 
@@ -43,7 +43,9 @@ def load_docs_with_source(task: str, dataset: dict[str, Any], task_path: Path) -
     if generator is not None:
         if not isinstance(generator, FunctionRef):
             raise UsageError(f"task {task}: dataset.generator must be a !function ({task_path})")
-        rows = list(generator.resolve()(size=int(dataset.get("size", 100)), seed=int(dataset.get("seed", 0))))
+        size, seed = int(dataset.get("size", 100)), int(dataset.get("seed", 0))
+        with task_code(f"task {task}: dataset.generator !function {generator.ref}"):
+            rows = list(generator.resolve()(size=size, seed=seed))
         return rows, "generator"
     if "path" not in dataset:
         raise UsageError(f"task {task}: dataset needs 'generator' or 'path' ({task_path})")

@@ -22,7 +22,7 @@ from .llm.cache import ResponseCache
 from .llm.client import Endpoint, LLMClient, RetryPolicy
 from .llm.session import ModelRef
 from .plan import build_plan
-from .plugins import Components, components as get_components, plugin_info
+from .plugins import DEFAULT_PLUGINS, Components, components as get_components, plugin_info
 from .records import RecordSink
 from .leaderboard import LeaderboardOptions, build_leaderboard, write_outputs
 from .leaderboard.render import markdown
@@ -32,15 +32,22 @@ from .taskfiles import TaskIndex
 
 DEFAULT_ENDPOINT = "default"
 EMBEDDED_ENDPOINT = "embedded"
+#: Task and group replacements already warned about (the index is built several times per command).
+_WARNED: set = set()
 
 
 def task_index(components: Components, include_paths: list[str]) -> TaskIndex:
-    """Index the plugins' task folders, then ``--include-path`` folders (later ones win)."""
+    """Index the plugins' task folders, then ``--include-path`` folders (later ones win); a task or
+    group that replaces one of the same name is one warning line on stderr, once per process."""
     index = TaskIndex()
-    for _plugin, folder in components.task_sources:
-        index.add_source(Path(str(folder)))
+    for plugin, folder in components.task_sources:
+        index.add_source(Path(str(folder)), "built-in" if plugin in DEFAULT_PLUGINS else f"plugin {plugin}")
     for folder in include_paths:
         index.add_source(Path(folder))
+    for replaced in index.replaced:
+        if replaced not in _WARNED:
+            _WARNED.add(replaced)
+            print(f"madeval: warning: {index.describe(replaced)}", file=sys.stderr)
     return index
 
 

@@ -5,7 +5,9 @@ at once. Fields that build an item (``doc_to_id``, ``doc_to_text``, ``doc_to_con
 ``doc_to_choice``, ``doc_to_target``) accept a column name, a Jinja2 template
 (``"{{ question }}"``), a ``!function``, or literal text. A string that is no column and no
 template is literal text only if it cannot be a misspelt column: a single word (``questoin``) or a
-string close to a column name fails with the closest column.
+string close to a column name fails with the closest column. An exception raised by a
+``!function`` is reported as one line naming the task, the field and where it raised
+(:class:`madeval.taskfiles.TaskCodeError`).
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ import jinja2
 from .components import Metric, TaskPrompt
 from .datasources import load_docs_with_source
 from .errors import UsageError
-from .taskfiles import DATASET_KEYS, TASK_KEYS, FunctionRef, check_keys, closest
+from .taskfiles import DATASET_KEYS, TASK_KEYS, FunctionRef, check_keys, closest, task_code
 from .transcript import Transcript
 
 ANSWER_TYPES = ("choice", "yes_no", "number", "math", "text")
@@ -104,7 +106,8 @@ class Task:
         docs, self.source = load_docs_with_source(self.name, self.spec.get("dataset") or {}, self.path)
         process = self.spec.get("process_docs")
         if isinstance(process, FunctionRef):
-            docs = list(process.resolve()(docs))
+            with task_code(f"task {self.name}: process_docs !function {process.ref}"):
+                docs = list(process.resolve()(docs))
         items = [self._item(index, doc) for index, doc in enumerate(docs)]
         ids = [item.id for item in items]
         if len(set(ids)) != len(ids):
@@ -238,7 +241,8 @@ def _render(spec: Any, doc: dict[str, Any]) -> Any:
     if spec is None:
         return None
     if isinstance(spec, FunctionRef):
-        return spec.resolve()(doc)
+        with task_code(f"!function {spec.ref}"):
+            return spec.resolve()(doc)
     if isinstance(spec, str):
         if spec in doc:
             return doc[spec]

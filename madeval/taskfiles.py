@@ -4,10 +4,13 @@ Task files follow lm-evaluation-harness conventions. A file with a ``task`` key 
 file with a ``group`` key defines a group of tasks (``task: [names]``). ``include: other.yaml``
 (or a list) merges a shared template underneath the file's own keys, resolved relative to the
 including file. ``!function module.attr`` names a Python function in a ``module.py`` next to the
-YAML file (or an importable module).
+YAML file (or an importable module). That code runs with the user's rights, as lm-eval's does; an
+exception it raises becomes a one-line :class:`TaskCodeError` naming the function and where it
+raised (:func:`task_code`).
 
 The index maps names to files. Sources are indexed in order (built-ins first, then plugins, then
-``--include-path`` folders); a later source overrides an earlier one with the same name.
+``--include-path`` folders); a later source overrides an earlier one with the same name, and the
+index lists every such replacement (:attr:`TaskIndex.replaced`) for the commands to warn about.
 
 Keys are checked: a task, its ``dataset`` or a group with a key madeval does not know (a typo such
 as ``metrc_list``) fails with the closest known key (:func:`check_keys`).
@@ -15,16 +18,18 @@ as ``metrc_list``) fails with the closest known key (:func:`check_keys`).
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import importlib.util
 import sys
+import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from .errors import UsageError
+from .errors import MadevalError, UsageError
 
 
 #: Every key a task file may hold (after ``include`` is merged), its dataset, and a group file.
@@ -52,6 +57,30 @@ def check_keys(data: dict[str, Any], known: tuple[str, ...], what: str, path: Pa
             raise UsageError(f"{what}: unknown key '{key}'{closest(key, known)} ({path})")
 
 
+class TaskCodeError(UsageError):
+    """A task's own code (a ``!function``, or a module it imports) raised: one line, exit status 2."""
+
+
+def describe_error(error: BaseException) -> str:
+    """``Type: message (file:line)`` on one line, the line being where the error was raised."""
+    frames = traceback.extract_tb(error.__traceback__)
+    where = f" ({frames[-1].filename}:{frames[-1].lineno})" if frames else ""
+    message = " ".join(str(error).split())
+    return f"{type(error).__name__}: {message}{where}" if message else f"{type(error).__name__}{where}"
+
+
+@contextlib.contextmanager
+def task_code(label: str):
+    """Run a task's own code: whatever it raises (``SystemExit`` too) becomes a :class:`TaskCodeError`
+    ``"<label> raised Type: message (file:line)"``; madeval's own errors pass through unchanged."""
+    try:
+        yield
+    except MadevalError:
+        raise
+    except (Exception, SystemExit) as error:  # the code is the task author's: anything may come out of it
+        raise TaskCodeError(f"{label} raised {describe_error(error)}") from error
+
+
 @dataclass(frozen=True)
 class FunctionRef:
     """A ``!function module.attr`` reference, resolved lazily relative to its YAML file."""
@@ -60,7 +89,8 @@ class FunctionRef:
     base: Path
 
     def resolve(self) -> Any:
-        """Import the module and return the attribute."""
+        """Import the module and return the attribute (call it inside :func:`task_code`: importing
+        runs the module's code). A module that raises on import is not kept half-imported."""
         module_name, _, attr = self.ref.rpartition(".")
         if not module_name:
             raise UsageError(f"!function '{self.ref}' must look like module.function ({self.base})")
@@ -72,7 +102,11 @@ class FunctionRef:
                 spec = importlib.util.spec_from_file_location(unique, local)
                 module = importlib.util.module_from_spec(spec)
                 sys.modules[unique] = module
-                spec.loader.exec_module(module)
+                try:
+                    spec.loader.exec_module(module)
+                except BaseException:
+                    del sys.modules[unique]  # the next resolve raises the same error, not "has no attr"
+                    raise
         else:
             try:
                 module = importlib.import_module(module_name)
@@ -176,6 +210,19 @@ def _aggregate_entries(group: str, entries: Any, path: Path) -> tuple[AggregateM
     return tuple(parsed)
 
 
+@dataclass(frozen=True)
+class Replacement:
+    """A task or group name defined again by a later file, which wins (``old_source`` and
+    ``new_source`` say where each file came from: ``built-in``, ``plugin X``, ``--include-path``)."""
+
+    kind: str  # "task" or "group"
+    name: str
+    old: Path
+    old_source: str
+    new: Path
+    new_source: str
+
+
 @dataclass
 class TaskIndex:
     """Task and group names mapped to the files that define them."""
@@ -183,24 +230,55 @@ class TaskIndex:
     tasks: dict[str, Path] = field(default_factory=dict)
     groups: dict[str, Path] = field(default_factory=dict)
     tags: dict[str, list[str]] = field(default_factory=dict)
+    #: Every name a later file took over from an earlier one, in indexing order.
+    replaced: list[Replacement] = field(default_factory=list)
+    _sources: dict[Path, str] = field(default_factory=dict, repr=False)
 
-    def add_source(self, folder: Path) -> None:
-        """Index every ``*.yaml`` under ``folder`` (names defined here override earlier ones)."""
+    def add_source(self, folder: Path, source: str = "--include-path") -> None:
+        """Index every ``*.yaml`` under ``folder`` (names defined here override earlier ones, and
+        each override is listed in :attr:`replaced`); ``source`` says where the folder comes from."""
         folder = Path(folder)
         if not folder.is_dir():
             raise UsageError(f"task folder not found: {folder}")
         for path in sorted(folder.rglob("*.yaml")):
             data = read_yaml(path)
+            self._sources[path] = source
             if "group" in data:
+                self._note("group", self.groups, str(data["group"]), path)
                 self.groups[str(data["group"])] = path
             elif "task" in data:
                 name = str(data["task"])
+                self._note("task", self.tasks, name, path)
                 self.tasks[name] = path
                 tags = data.get("tag") or []
                 for tag in [tags] if isinstance(tags, str) else tags:
                     members = self.tags.setdefault(str(tag), [])
                     if name not in members:
                         members.append(name)
+
+    def _note(self, kind: str, known: dict[str, Path], name: str, path: Path) -> None:
+        old = known.get(name)
+        if old is not None and old != path:
+            self.replaced.append(Replacement(kind, name, old, self._sources[old], path, self._sources[path]))
+
+    def describe(self, replaced: Replacement) -> str:
+        """One line saying which file replaced which, and which groups and tags now get the new task."""
+        users = self.users_of(replaced.name) if replaced.kind == "task" else []
+        also = f"; groups and tags that name it now get the new one: {', '.join(users)}" if users else ""
+        return (f"{replaced.new_source} {replaced.kind} {replaced.name} ({replaced.new}) replaces the "
+                f"{replaced.old_source} {replaced.kind} of that name ({replaced.old}){also}")
+
+    def users_of(self, name: str) -> list[str]:
+        """The groups and tags whose tasks include ``name`` (directly or through a group); a group
+        file that cannot be read is left out (``madeval tasks --validate`` reports it)."""
+        found = []
+        for group in sorted(self.groups):
+            try:
+                if group != name and name in self.expand(group):
+                    found.append(group)
+            except (MadevalError, RecursionError):
+                continue
+        return found + sorted(tag for tag, members in self.tags.items() if name in members)
 
     def group_spec(self, name: str) -> GroupSpec:
         """The group ``name`` as data: its direct members and its ``aggregate_metric_list``."""

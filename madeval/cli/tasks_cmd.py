@@ -9,7 +9,7 @@ import click
 
 from ..datasources import DataUnavailable, mirror_row_count
 from ..errors import MadevalError
-from ..taskfiles import read_yaml
+from ..taskfiles import describe_error, read_yaml
 
 #: Items ``--validate`` checks in every task: the first, the last and three evenly between.
 VALIDATE_ITEMS = 5
@@ -98,8 +98,10 @@ def validate_task(load, name: str) -> str:
 
     Loads every item, and on :data:`VALIDATE_ITEMS` items spread over the task renders the prompt
     and checks that a reply stating the gold answer scores as correct (first metric at least
-    0.999) and a reply stating a wrong one scores lower (0 for 0/1 metrics).
+    0.999) and a reply stating a wrong one scores lower (0 for 0/1 metrics). Whatever a task's
+    own code (``!function``) raises is reported as this task's error, and the listing goes on.
     """
+    stage = "loading the task"
     try:
         task = load(name)
         items = task.items
@@ -107,10 +109,13 @@ def validate_task(load, name: str) -> str:
             return "error: no items"
         for index in _spread(len(items)):
             item = items[index]
+            stage = f"item {item.id} (#{index}): rendering the prompt"
             task.prompt(item)
+            stage = f"item {item.id} (#{index}): scoring the gold answer"
             gold = _primary(task.score(task.extract(task.reference_reply(item), item), item))
             if gold is None or gold < 0.999:
                 return f"error: item {item.id} (#{index}): the gold answer scores {gold}"
+            stage = f"item {item.id} (#{index}): scoring a wrong answer"
             wrong = _primary(task.score(task.extract(task.wrong_reply(item), item), item))
             if wrong is None or wrong >= gold:
                 return f"error: item {item.id} (#{index}): a wrong answer scores {wrong}"
@@ -118,6 +123,8 @@ def validate_task(load, name: str) -> str:
         return f"skipped (no data: {error.hint}, or make the Hugging Face hub reachable)"
     except MadevalError as error:
         return f"error: {error}"
+    except (Exception, SystemExit) as error:  # a task's code is the task author's: report it, check the next task
+        return f"error: {stage} raised {describe_error(error)}"
     return "ok"
 
 
