@@ -129,3 +129,14 @@ def test_hostile_math_reply_does_not_block_the_run(short_deadline, tmp_path, mon
         assert any("(x+1)^{9999}" in reason and "exceeded" in reason for reason in record["scoring_errors"])
     assert max(gaps) < 0.5, max(gaps)  # the checker never held the event loop
     assert elapsed < 4 * (DEADLINE_S + SLACK_S)  # each hostile answer costs its deadline at most once
+
+
+def test_hostile_math_extraction_is_linear_in_the_reply_length():
+    """A 4 MB reply of repeated "Final Answer:" markers: the math extractors read it on the event
+    loop, so they must stay linear (copying the rest of the reply per marker took 24 s)."""
+    extract = components().extractors.create("final_expression")
+    reply = "Final Answer: " * (4_000_000 // 14)
+    started = time.perf_counter()
+    assert extract(reply + "Final Answer: 42", None) == "42"
+    assert time.perf_counter() - started < 5.0
+

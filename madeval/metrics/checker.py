@@ -24,7 +24,9 @@ the worker checks: call :func:`math_equivalent` from a worker thread (the runner
 
 from __future__ import annotations
 
+import atexit
 import multiprocessing
+import re
 import threading
 from collections import OrderedDict
 from concurrent.futures import TimeoutError as FutureTimeout
@@ -47,9 +49,12 @@ class Verdict:
     reason: str | None = None
 
 
+_MATH_DELIMITER = re.compile(r"(?<!\\)\$|\\boxed")  # "$" but not the currency sign "\$"
+
+
 def _wrap(text: str) -> str:
     """The answer as math-verify expects to find it: inside ``$...$`` unless already delimited."""
-    return text if "$" in text or "\\boxed" in text else f"${text}$"
+    return text if _MATH_DELIMITER.search(text) else f"${text}$"
 
 
 def _parse(text: str) -> list:
@@ -193,6 +198,7 @@ class MathChecker:
 
 
 _checker = MathChecker()
+atexit.register(lambda: _checker.shutdown())  # a script that never called shutdown_checker
 
 
 def configure(deadline_s: float | None = None, memory_bytes: int | None = None,
