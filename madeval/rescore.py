@@ -30,8 +30,9 @@ from .llm.client import LLMClient, RetryPolicy
 from .llm.session import DebateSession, ModelRef, derive_seed
 from .plan import PlannedConfig, parse_model_ref
 from .plugins import Components
+from .metrics.checker import shutdown_checker
 from .replay import discussion_calls, replay
-from .runner import extra_metrics, unit_metrics
+from .runner import extra_metrics, score_unit
 from .transcript import Transcript
 
 
@@ -127,6 +128,7 @@ async def _rescore(folder, specs, settings, components, endpoints, tasks, data) 
         await client.aclose()
         if cache is not None:
             cache.close()
+        await asyncio.to_thread(shutdown_checker)
     return outcome
 
 
@@ -172,6 +174,7 @@ async def _replay_record(record, planned, new_id, described, spec, settings, com
                               extract=lambda text: task.extract(text, item), rng=rng, item_id=item.id,
                               gold=item.target)
     prediction = task.extract(transcript.decision.answer, item)
+    scores = await score_unit(task, extras, prediction, item, transcript)
     return {
         "unit": {"key": _key(new_id, record), "config": new_id, "task": unit["task"], "item": unit["item"],
                  "repeat": unit["repeat"]},
@@ -182,7 +185,8 @@ async def _replay_record(record, planned, new_id, described, spec, settings, com
         "prediction": prediction,
         "parse_failure": prediction is None,
         "parse_failures": transcript.parse_failures(),
-        "metrics": unit_metrics(task, extras, prediction, item, transcript),
+        "metrics": scores.metrics,
+        "scoring_errors": scores.errors,
         "decision_success": transcript.decision.success,
         "turns": transcript.turns_used,
         "calls": len(transcript.calls),

@@ -4,7 +4,9 @@ A fixed pool of workers pulls units from the plan, so many debates are in flight
 endpoint stays busy across items) while memory stays bounded however many units there are. The
 LLM client's semaphores bound the calls in flight. Each finished unit is scored and appended to
 ``records.jsonl`` at once; a unit whose calls fail for good goes to ``errors.jsonl`` and the run
-goes on.
+goes on. Scoring runs in worker threads (:func:`score_unit`), so a reply that is slow to score
+never stops the other debates; a score that cannot be decided in time is 0, and the record's
+``scoring_errors`` says why.
 """
 
 from __future__ import annotations
@@ -21,6 +23,8 @@ from .debate import run_debate
 from .errors import LLMError
 from .llm.client import LLMClient
 from .llm.session import DebateSession, derive_seed
+from .metrics.checker import shutdown_checker
+from .metrics.notes import collecting_scoring_errors
 from .plan import Plan, Unit
 from .plugins import Components
 from .progress import Progress
@@ -90,6 +94,7 @@ async def execute(
         await asyncio.gather(*(worker() for _ in range(size)))
     finally:
         progress.close()
+        await asyncio.to_thread(shutdown_checker)
     wall = time.perf_counter() - started
     stats = client.stats
     stats.finished_accounting()
@@ -140,6 +145,7 @@ async def run_unit(plan: Plan, unit: Unit, item, components: Components, client:
     wall = time.perf_counter() - started
     decision = transcript.decision
     prediction = task.extract(decision.answer, item)
+    scores = await score_unit(task, extras, prediction, item, transcript)
     return {
         "unit": _unit_dict(unit),
         "config_label": planned.config.label(),
@@ -147,7 +153,8 @@ async def run_unit(plan: Plan, unit: Unit, item, components: Components, client:
         "prediction": prediction,
         "parse_failure": prediction is None,
         "parse_failures": transcript.parse_failures(),
-        "metrics": unit_metrics(task, extras, prediction, item, transcript),
+        "metrics": scores.metrics,
+        "scoring_errors": scores.errors,
         "decision_success": decision.success,
         "turns": transcript.turns_used,
         "calls": len(transcript.calls),
@@ -156,9 +163,34 @@ async def run_unit(plan: Plan, unit: Unit, item, components: Components, client:
         "wall_s": round(wall, 4),  # elapsed, including waits for a free concurrency slot
         "llm_s": round(sum(call.latency_s for call in transcript.calls), 4),  # its calls' own latencies
         "oracle": transcript.oracle,
-        "challenges": challenge_summary(transcript, task, item),
+        "challenges": scores.challenges,
         "transcript": transcript.to_dict(),
     }
+
+
+@dataclass
+class UnitScores:
+    """A finished debate's scores (:func:`unit_metrics`), its challenge summary, and the reasons
+    why any score could not be decided (``scoring_errors`` in the record; such a score is 0)."""
+
+    metrics: dict[str, float]
+    challenges: list[dict[str, Any]]
+    errors: list[str]
+
+
+async def score_unit(task, extras: list[tuple[str, Metric]], prediction: str | None, item,
+                     transcript: Transcript) -> UnitScores:
+    """Score a finished debate in a worker thread, never on the event loop: scoring reads
+    untrusted replies (the math checker is bounded by its own deadline, see
+    :mod:`madeval.metrics.checker`), and other debates go on meanwhile."""
+
+    def score() -> UnitScores:
+        with collecting_scoring_errors() as errors:
+            metrics = unit_metrics(task, extras, prediction, item, transcript)
+            challenges = challenge_summary(transcript, task, item)
+        return UnitScores(metrics, challenges, errors)
+
+    return await asyncio.to_thread(score)
 
 
 def unit_metrics(task, extras: list[tuple[str, Metric]], prediction: str | None, item,

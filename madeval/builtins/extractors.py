@@ -66,11 +66,10 @@ def final_segments(text: str) -> list[str]:
 
     An answer on the line after the marker ("Final Solution:\\nB") counts as following it.
     """
-    segments = []
-    for marker in FINAL_MARKER.finditer(text):
-        rest = text[marker.end():]
-        following = FINAL_MARKER.search(rest)
-        segments.append((rest[: following.start()] if following else rest).lstrip().split("\n")[0].strip())
+    markers = list(FINAL_MARKER.finditer(text))
+    ends = [following.start() for following in markers[1:]] + [len(text)]
+    # slices between markers, never the whole rest per marker: linear in the reply's length
+    segments = [text[marker.end():end].lstrip().split("\n", 1)[0].strip() for marker, end in zip(markers, ends)]
     return segments[::-1]
 
 

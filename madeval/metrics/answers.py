@@ -7,15 +7,18 @@ Used by the debate metrics (grouping agents' answers into viewpoints, finding th
 | choice | the letter, upper case | letters are equal |
 | yes_no | "yes" / "no" | equal |
 | number | the number, without trailing zeros or separators | numerically equal |
-| math | :func:`madeval.metrics.math.normalize_math` | :func:`madeval.metrics.math.math_equal` |
+| math | the text without white space | :func:`madeval.metrics.math.math_equal` (math-verify) |
 | text | SQuAD's ``normalize_answer`` | canonical forms are equal |
+
+Math answers are grouped by :func:`answers_match`, not by their canonical form
+(:meth:`madeval.metrics.debate.DebateView.answer_rounds`): ``\frac12`` and ``0.5`` are one answer.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from .math import math_equal, normalize_math
+from .math import math_equal
 from .squad import normalize_answer
 
 
@@ -41,7 +44,7 @@ def canonical_answer(answer_type: str, answer: Any) -> str | None:
             return text
         return str(int(value)) if value.is_integer() else repr(value)
     if answer_type == "math":
-        return normalize_math(text)
+        return "".join(text.split())
     return normalize_answer(text)
 
 
