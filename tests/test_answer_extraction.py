@@ -260,6 +260,9 @@ def test_hostile_restated_option_with_sub_labels(reply, item, expected):
         ("Option A looks right and (B) is close, but (C) fails.\nFINAL SOLUTION: H", "H"),
         ("(A) is wrong, (C) is wrong. The answer is (J).", "J"),
         ("FINAL SOLUTION: I think it is H", "H"),
+        ("Checking each one, the correct option is E.", "E"),
+        ("My choice: (E)", "E"),
+        ("Each option is a trap, except E", None),  # "a" is the article; a bare E outside a marker: no guess
     ],
 )
 def test_letter_reply_forms_on_ten_options(reply, expected):

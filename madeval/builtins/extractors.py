@@ -10,7 +10,7 @@ Multiple-choice letters (the rules, in order, for the text after "Final Solution
 * several options give no answer, and stop the chain: a list of letters ("A or C", "A, C",
   "(A) and (C)") or several options in option form ("A) 1 or B) 2", "(B), not (A)");
 * a leading letter ("B", "b.", "(B) ...", "D) 42", "option C") is the answer;
-* "the answer is X" inside the segment;
+* "the answer is X" (or "the option is X", "choice: X") inside the segment;
 * else a lone capital letter standing alone as a word ("a good choice is C"); two or more such
   letters give no answer.
 
@@ -49,11 +49,13 @@ MARKDOWN = re.compile(r"[*_`#]+")
 FINAL_MARKER = re.compile(r"final\s++(?:solution|answer)\s*+[:：]\s*+", re.IGNORECASE)
 NOT_PRONOUN = r"(?!(?<=I)\s++[a-z])"  # after a letter: not "I think", "I am"
 ANSWER_IS = re.compile(
-    r"answer(?:\s++is|\s++would\s++be|\s*+:)\s*+:?+\s*+(?:option\s++)?+(\(?)([A-Za-z])(\)?)(?![A-Za-z])"
-    + NOT_PRONOUN,
+    r"(?:answer|option|choice)(?:\s++is|\s++would\s++be|\s*+:)\s*+:?+\s*+(?:option\s++)?+"
+    r"(\(?)([A-Za-z])(\)?)(?![A-Za-z])" + NOT_PRONOUN,
     re.IGNORECASE,
 )
 LEADING_LETTER = re.compile(r"\s*+(?:option\s++)?+\(?([A-Za-z])\)?\s*+(?:[).:\],;]|$)", re.IGNORECASE)
+# The label that starts a restated option: "(E) ", "E) ", "E. ", "E: ", "E ", "option E ".
+OPTION_LABEL = re.compile(r"\s*+(?:option\s++)?+(?:\(([A-Za-z])\)|([A-Za-z])(?:[).:]|(?=\s)))", re.IGNORECASE)
 PAREN_LETTER = re.compile(r"\(([A-Z])\)")
 LETTER_LIST = re.compile(
     r"\s*+\(?[A-Za-z]\)?\s*+(?:,|;|/|&|\band\b|\bor\b)\s*+\(?(?!I\s++[a-z])[A-Z]\)?(?![A-Za-z'])", re.IGNORECASE
@@ -68,7 +70,7 @@ SPACE = re.compile(r"\s*+")
 WHITE_SPACE_RUN = re.compile(r"\s++")
 
 NUMBER = re.compile(r"-?\d[\d,]*+(?:\.\d+)?+|-?\.\d+")
-MINUS_SIGNS = str.maketrans({"\u2212": "-", "\u2013": "-"})  # "−5", "–5"
+MINUS_SIGNS = str.maketrans({"\u2212": "-"})  # "−5" (not the dash of a range, "5–7")
 LAST_EQUALS = re.compile(r"=|≈|\\approx")
 # GSM8K's own answer line "#### 18"; not a markdown heading such as "#### 2. Add the costs".
 HASH_ANSWER = re.compile(r"####[ \t]*+(?:\*\*)?+[ \t]*+([^\n]*+)")
@@ -149,15 +151,15 @@ def _normal(text: str) -> str:
 
 def restated_option(segment: str, letters: str, choices: Any) -> str | None:
     """The leading option letter of ``segment`` when the rest of it starts with that option's own
-    text ("(E) (a) 2.1 eV, (b) 48 kcal" for option E "(a) 2.1 eV, (b) 48 kcal") and names no other
-    option after it, else ``None``."""
-    match = LEADING_LETTER.match(segment)
+    text ("(E) (a) 2.1 eV, (b) 48 kcal" for option E "(a) 2.1 eV, (b) 48 kcal"; the first line of
+    a text of several lines) and names no other option after it, else ``None``."""
+    match = OPTION_LABEL.match(segment)
     if not choices or not match:
         return None
-    letter = match.group(1).upper()
+    letter = (match.group(1) or match.group(2)).upper()
     if letter not in letters or letters.index(letter) >= len(choices):
         return None
-    option = _normal(str(choices[letters.index(letter)]))
+    option = _normal(str(choices[letters.index(letter)]).strip().split("\n")[0])  # a segment is one line
     rest = _normal(segment[match.end():])
     if not option or not rest.startswith(option):
         return None
