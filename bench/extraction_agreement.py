@@ -65,7 +65,7 @@ def gsm8k_forms() -> dict[str, Callable[[int, random.Random], str]]:
         "The answer is N. Then a double check": lambda n, r: (
             lambda k: f"The answer is {n}. Double-check: {n} - {k} = {n - k}."
         )(r.randint(1, 9)),
-        "The answer is N (= A + B). (madeval reads B)": lambda n, r: (
+        "The answer is N (= A + B).": lambda n, r: (
             lambda k: f"The answer is {n} (= {n - k} + {k})."
         )(r.randint(1, 9)),
         "#### $N": lambda n, r: f"#### ${n}",

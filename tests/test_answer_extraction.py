@@ -160,6 +160,9 @@ def test_squad_answer_line_scores_like_the_answer():
         ("The answer is 3 * $4 = $12.", "12"),
         ("The answer is 2.5 + 2.5 \\approx 5.0", "5.0"),
         ("FINAL SOLUTION: \\frac{36}{2} = 18", "18"),
+        ("The answer is 18 (= 17 + 1).", "18"),  # a bracketed aside is not the answer
+        ("The answer is (17 + 1) * 2 = 36.", "36"),
+        ("The answer is (-5).", "-5"),
     ],
 )
 def test_hostile_number_of_an_expression_is_its_result(reply, expected):

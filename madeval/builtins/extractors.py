@@ -25,8 +25,9 @@ or the end ("final solution: b", "b."), a bracketed letter, and after "the answe
 followed by punctuation or the end ("the answer is b", but not "the answer is a number").
 
 Numbers (``number: true``, ``hash_number``, ``last_number``): the number of an answer such as
-"17 + 1 = 18" or "x = 7" is the first number after its last "=" (or "\\approx"); thousands
-separators and "$" are dropped ("$1,200" is 1200).
+"17 + 1 = 18" or "x = 7" is the first number after its last "=" (or "\\approx"), bracketed
+asides left out ("18 (= 17 + 1)" is 18); thousands separators and "$" are dropped ("$1,200" is
+1200).
 
 Every extractor runs in time linear in the reply: no pattern backtracks over a run of white space
 (possessive quantifiers), "Final Solution:" segments are cut between consecutive markers, and a
@@ -72,6 +73,7 @@ WHITE_SPACE_RUN = re.compile(r"\s++")
 NUMBER = re.compile(r"-?\d[\d,]*+(?:\.\d+)?+|-?\.\d+")
 MINUS_SIGNS = str.maketrans({"\u2212": "-"})  # "−5" (not the dash of a range, "5–7")
 LAST_EQUALS = re.compile(r"=|≈|\\approx")
+ASIDE = re.compile(r"\([^()]*+\)")  # "18 (= 17 + 1)": the aside is not the answer
 # GSM8K's own answer line "#### 18"; not a markdown heading such as "#### 2. Add the costs".
 HASH_ANSWER = re.compile(r"####[ \t]*+(?:\*\*)?+[ \t]*+([^\n]*+)")
 HASH_NUMBER_START = re.compile(r"\$?[ \t]*+[-\u2212]?\.?\d")
@@ -327,17 +329,20 @@ def _first_number(text: str) -> str | None:
     return match.group().replace(",", "") if match else None
 
 
-def number_of(expression: str) -> str | None:
-    """The number an answer expression comes to: the first number after its last "=" (or
-    "\\approx"), else its first number ("17 + 1 = 18" -> "18", "x = 7" -> "7", "$1,200" -> "1200")."""
+def _result(expression: str) -> str | None:
+    """The first number after the last "=" of ``expression``, else its first number."""
     equals = None
     for equals in LAST_EQUALS.finditer(expression):
         pass
-    if equals is not None:
-        after = _first_number(expression[equals.end():])
-        if after is not None:
-            return after
-    return _first_number(expression)
+    after = _first_number(expression[equals.end():]) if equals is not None else None
+    return after if after is not None else _first_number(expression)
+
+
+def number_of(expression: str) -> str | None:
+    """The number an answer expression comes to: the first number after its last "=" (or
+    "\\approx"), else its first number, bracketed asides left out when a number remains
+    ("17 + 1 = 18" -> "18", "18 (= 17 + 1)" -> "18", "x = 7" -> "7", "$1,200" -> "1200")."""
+    return _result(ASIDE.sub(" ", expression)) or _result(expression)
 
 
 def last_number(**_: Any) -> Extractor:
