@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 
-from .builtins.extractors import FINAL_MARKER
+from .builtins.extractors import last_final_marker
 from .components import DebateLLM, DebateState, SpeakContext
 from .prompts import mallm
 
@@ -20,8 +20,8 @@ def solution_text(solution: str | None) -> str | None:
     """The text after the last "Final Solution:" marker, else the whole solution."""
     if not solution:
         return None
-    markers = list(FINAL_MARKER.finditer(solution))
-    text = solution[markers[-1].end():].strip() if markers else solution.strip()
+    marker = last_final_marker(solution)
+    text = solution[marker.end():].strip() if marker else solution.strip()
     return text or solution.strip()
 
 

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
+import signal
+
 import pytest
 
 from madeval.plugins import components
@@ -143,3 +146,167 @@ def test_squad_answer_line_scores_like_the_answer():
     assert SQUAD.score(SQUAD.extract(reply, item), item) == {
         "exact": 1.0, "f1": 1.0, "HasAns_exact": 1.0, "HasAns_f1": 1.0
     }
+
+
+# Issue 12, defect 10: reply forms that madeval misread, found by scoring gsm8k and mmlu_pro
+# replies with madeval and with lm-eval's own filters (bench/extraction_agreement.py measures it).
+@pytest.mark.parametrize(
+    ("reply", "expected"),
+    [
+        ("The answer is 17 + 1 = 18.", "18"),  # main read 17, the first number of the expression
+        ("FINAL SOLUTION: 17 + 1 = 18", "18"),
+        ("So she has \\boxed{17 + 1 = 18} apples.", "18"),
+        ("The answer is x = 7.", "7"),
+        ("The answer is 3 * $4 = $12.", "12"),
+        ("The answer is 2.5 + 2.5 \\approx 5.0", "5.0"),
+        ("FINAL SOLUTION: \\frac{36}{2} = 18", "18"),
+        ("The answer is 18 (= 17 + 1).", "18"),  # a bracketed aside is not the answer
+        ("The answer is (17 + 1) * 2 = 36.", "36"),
+        ("The answer is (-5).", "-5"),
+    ],
+)
+def test_hostile_number_of_an_expression_is_its_result(reply, expected):
+    assert GSM8K.extract(reply, None) == expected
+
+
+@pytest.mark.parametrize(
+    ("reply", "expected"),
+    [
+        ("She buys 3 packs.\n#### 18\nCheck: 18 + 7 = 25, which matches the 25 she had.", "18"),
+        ("#### 1,000\nThat is 10 boxes of 100.", "1000"),
+        ("#### $18.00\nShe paid in cash, 2 notes.", "18.00"),
+        ("#### **42**\nDone in 3 steps.", "42"),
+        ("#### -5\nThe temperature fell by 5 from 0.", "-5"),
+        ("#### 5\nWait, I forgot the 2 extra.\n#### 7\nThat is 2 more.", "7"),  # the last answer line
+        ("She pays 18 in all.\n#### 17 + 1 = 18\n(1 for the bag)", "18"),
+    ],
+)
+def test_hostile_gsm8k_reads_its_own_hash_line(reply, expected):
+    assert GSM8K.extract(reply, None) == expected
+
+
+@pytest.mark.parametrize(
+    ("reply", "expected"),
+    [
+        # markdown headings of four "#" are not answer lines; the chain goes on to the last number
+        ("#### Step 1: add\n5 + 13 = 18", "18"),
+        ("#### 2. Add the costs\nShe pays 5 + 13 = 18.", "18"),
+        # the polite forms
+        ("The answer is $18.00", "18.00"),
+        ("FINAL SOLUTION: 18 apples", "18"),
+        ("The answer is 1,234.", "1234"),
+        ("The answer is \u22125.", "-5"),  # a Unicode minus sign
+        ("The answer is -5.", "-5"),
+        ("x = 7", "7"),
+        ("18", "18"),
+    ],
+)
+def test_number_reply_forms(reply, expected):
+    assert GSM8K.extract(reply, None) == expected
+
+
+def test_hash_line_scores_against_the_gold_number():
+    item = Item("g", "q", "18")
+    assert GSM8K.score(GSM8K.extract("#### $18.00\nCheck: 18 + 7 = 25", item), item)["math_equivalence"] == 1.0
+
+
+# MMLU-Pro options whose text carries sub-labels (question 556 and two options written after the
+# kinds found in the test split: "(a) ... (b) ...", "(i) ... (ii) ...", "(A) ... (B) ...").
+SUB_LABELLED = Item("p", "q", "G", choices=(
+    "(i) 600, (ii) Yes", "(i) 585, (ii) No", "(i) 600, (ii) No", "(i) 720, (ii) Yes", "(i) 450, (ii) Yes",
+    "(i) 720, (ii) No", "(i) 585, (ii) Yes", "(i) 570, (ii) No", "(i) 570, (ii) Yes", "(i) 450, (ii) No",
+))
+VELOCITY = Item("v", "q", "E", choices=tuple(
+    f"(a) Average velocity = ({n}/7) u_m, beta = 1.{n}8. (b) Average velocity = 7.{n} m/s" for n in range(10)
+))
+SECTIONS = Item("s", "q", "J", choices=tuple(
+    f"(A) Liability section, (B) Asset side, (C) Income Statement {n}" for n in range(9)
+) + ("(A) Liability section, (B) Owner's Equity section, (C) Owner's Equity section",))
+
+
+@pytest.mark.parametrize(
+    ("reply", "item", "expected"),
+    [
+        ("FINAL SOLUTION: (E) (a) Average velocity = (4/7) u_m, beta = 1.48. (b) Average velocity = 7.4 m/s",
+         VELOCITY, "E"),
+        ("FINAL SOLUTION: E) (a) Average velocity = (4/7) u_m, beta = 1.48. (b) Average velocity = 7.4 m/s",
+         VELOCITY, "E"),
+        ("FINAL SOLUTION: **(G) (i) 585, (ii) Yes**", SUB_LABELLED, "G"),
+        ("FINAL SOLUTION: G. (i) 585, (ii) Yes", SUB_LABELLED, "G"),
+        # restated in upper-case sub-labels: read as one option only when it is that option's text
+        ("FINAL SOLUTION: (J) (A) Liability section, (B) Owner's Equity section, (C) Owner's Equity section",
+         SECTIONS, "J"),
+        # a vote's winning solution reaches the task without its "FINAL SOLUTION:" marker
+        ("(J) (A) Liability section, (B) Owner's Equity section, (C) Owner's Equity section\nIt balances.",
+         SECTIONS, "J"),
+        # lower-case sub-labels right after an upper-case option are its text, even reworded
+        ("FINAL SOLUTION: G) (i) 585 struts, (ii) yes, it is enough", SUB_LABELLED, "G"),
+        # a restated option followed by a second option still names two
+        ("FINAL SOLUTION: (J) (A) Liability section, (B) Owner's Equity section, (C) Owner's Equity section, "
+         "or (H)", SECTIONS, None),
+        ("FINAL SOLUTION: (G) (i) 585, (ii) Yes or (B)", SUB_LABELLED, None),
+    ],
+)
+def test_hostile_restated_option_with_sub_labels(reply, item, expected):
+    assert MMLU_PRO.extract(reply, item) == expected
+
+
+@pytest.mark.parametrize(
+    ("reply", "expected"),
+    [
+        ("Answer: E.", "E"),
+        ("**E**", "E"),
+        ("E) 4", "E"),
+        ("e", "E"),
+        ("final solution: e", "E"),
+        ("The answer is (E).", "E"),
+        ("Option A looks right and (B) is close, but (C) fails.\nFINAL SOLUTION: H", "H"),
+        ("(A) is wrong, (C) is wrong. The answer is (J).", "J"),
+        ("FINAL SOLUTION: I think it is H", "H"),
+        ("Checking each one, the correct option is E.", "E"),
+        ("My choice: (E)", "E"),
+        ("Each option is a trap, except E", None),  # "a" is the article; a bare E outside a marker: no guess
+    ],
+)
+def test_letter_reply_forms_on_ten_options(reply, expected):
+    assert MMLU_PRO.extract(reply, TEN) == expected
+
+
+HOSTILE_REPLIES = {  # about 10 MB each
+    "answer: then spaces": "answer:" + " " * 10_000_000 + "1",
+    "answer is then spaces": "the answer is x" + " " * 10_000_000 + "y",
+    "a million markers": "Final Solution: " * 625_000,
+    "a million marked lines": "FINAL SOLUTION: A\n" * 555_000,
+    "parentheses and digits": "(1) ((2)) (A) 3,4. (b) \\boxed{{5} " * 300_000,
+    "an open box": "\\boxed{" + "{" * 10_000_000,
+    "hash lines": "#### 5 = 5 = 5\n" * 650_000,
+    "digits and commas": "1," * 5_000_000,
+}
+LOADED = [MMLU_PRO, GSM8K, MATH500, STRATEGYQA, MUSR, SQUAD]
+
+
+@pytest.mark.parametrize("name", sorted(HOSTILE_REPLIES))
+def test_hostile_replies_extract_without_backtracking(name):
+    """No extractor of the shipped tasks hangs on a 10 MB hostile reply (a quadratic regex or a
+    segment copied per "Final Solution:" marker took minutes). 20 s is a guard against a hang, not
+    a speed target: ``python bench/extraction_agreement.py`` prints the times (about 0.1 s)."""
+    reply = HOSTILE_REPLIES[name]
+    with deadline(20.0):
+        for task in LOADED:
+            task.extract(reply, TEN)
+
+
+@contextlib.contextmanager
+def deadline(seconds: float):
+    """Fail the test when its body runs longer than ``seconds`` (SIGALRM interrupts a regex too)."""
+
+    def expire(*_):
+        pytest.fail(f"extraction still running after {seconds} s")
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)

@@ -49,3 +49,28 @@ def test_ten_option_letters(generated_tasks):
 )
 def test_yes_no_chain(generated_tasks, reply, expected):
     assert generated_tasks["arith_yesno"].extract(reply, None) == expected
+
+
+@pytest.mark.parametrize(
+    ("reply", "expected"),
+    [
+        ("FINAL SOLUTION: B) (a) 2 apples, (b) 3 pears", "B"),  # main: "A" and "B" in option form
+        ("Final Solution: (C) (i) 3, (ii) yes", "C"),
+        ("FINAL SOLUTION: d) (a) 4", None),  # a lower-case leading option: "(a)" may be option A
+        ("FINAL SOLUTION: B) (a) 2, or (C)", None),  # still two options
+    ],
+)
+def test_hostile_lower_case_sub_labels_after_an_option(generated_tasks, reply, expected):
+    assert generated_tasks["arith_mc"].extract(reply, FOUR) == expected
+
+
+@pytest.mark.parametrize(
+    ("reply", "expected"),
+    [
+        ("FINAL SOLUTION: B) 2", "B"),  # the option restated, as the prompt lists it
+        ("B) 2", "B"),  # a vote's winner, marker stripped: restates option B exactly
+        ("A) 1 or B) 2", None),  # not one restated option: no letter read
+    ],
+)
+def test_restated_option_is_one_answer(generated_tasks, reply, expected):
+    assert generated_tasks["arith_mc"].extract(reply, FOUR) == expected

@@ -19,6 +19,8 @@ import re
 from .checker import math_equivalent
 
 BOXED_COMMANDS = ("\\boxed", "\\fbox")
+BRACE = re.compile(r"[{}]")
+MAX_BOXED_CHARS = 10_000  # a longer \boxed{...} is not an answer; stops an endless "{{{{..." scan
 
 _INTEGER = re.compile(r"^[-+]?\d+$")
 _THOUSANDS = re.compile(r"^-?\d{1,3}(,\d{3})+(\.\d+)?$")
@@ -26,25 +28,23 @@ _INTEGER_NOISE = re.compile(r"\\[!,;: ]|\{,\}|[\s$~]")  # spaces, thin spaces, "
 
 
 def last_boxed(text: str) -> str | None:
-    """The content of the last ``\\boxed{...}`` (or ``\\fbox{...}``), braces balanced; ``\\boxed 5`` too."""
+    """The content of the last ``\\boxed{...}`` (or ``\\fbox{...}``), braces balanced; ``\\boxed 5``
+    too. ``None`` when its braces do not close within :data:`MAX_BOXED_CHARS` characters."""
     start = max(text.rfind(command) for command in BOXED_COMMANDS)
     if start < 0:
         return None
     command = next(c for c in BOXED_COMMANDS if text.startswith(c, start))
-    rest = text[start + len(command):]
-    if rest.startswith(" "):  # "\boxed 5": up to the next space or "$"
-        return re.split(r"[\s$]", rest.strip(), maxsplit=1)[0] or None
-    if not rest.startswith("{"):
+    begin = start + len(command)
+    if text.startswith(" ", begin):  # "\boxed 5": up to the next space or "$"
+        return re.split(r"[\s$]", text[begin: begin + MAX_BOXED_CHARS].strip(), maxsplit=1)[0] or None
+    if not text.startswith("{", begin):
         return None
     depth = 0
-    for index, char in enumerate(rest):
-        if char == "{":
-            depth += 1
-        elif char == "}":
-            depth -= 1
-            if depth == 0:
-                return rest[1:index].strip()
-    return None  # unbalanced
+    for brace in BRACE.finditer(text, begin, begin + MAX_BOXED_CHARS):
+        depth += 1 if brace.group() == "{" else -1
+        if depth == 0:
+            return text[begin + 1: brace.start()].strip()
+    return None  # unbalanced, or too long to be an answer
 
 
 def integer_value(answer: str | None) -> int | None:
