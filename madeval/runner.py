@@ -4,7 +4,9 @@ A fixed pool of workers pulls units from the plan, so many debates are in flight
 endpoint stays busy across items) while memory stays bounded however many units there are. The
 LLM client's semaphores bound the calls in flight. Each finished unit is scored and appended to
 ``records.jsonl`` at once; a unit whose calls fail for good goes to ``errors.jsonl`` and the run
-goes on.
+goes on. A record that cannot be written (disk full, read-only folder) ends the run at once with
+one line: the other debates in flight are cancelled, and the records written so far stay whole for
+a resume.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from typing import Any
 
 from .components import Metric
 from .debate import run_debate
-from .errors import LLMError
+from .errors import LLMError, StorageError
 from .llm.client import LLMClient
 from .llm.session import DebateSession, derive_seed
 from .plan import Plan, Unit
@@ -86,8 +88,14 @@ async def execute(
             progress.finished()
 
     size = workers or plan.settings.concurrency + 8
+    running = [asyncio.ensure_future(worker()) for _ in range(size)]
     try:
-        await asyncio.gather(*(worker() for _ in range(size)))
+        await asyncio.gather(*running)
+    except StorageError:  # every later write would fail too: stop the debates in flight
+        for task in running:
+            task.cancel()
+        await asyncio.gather(*running, return_exceptions=True)
+        raise
     finally:
         progress.close()
     wall = time.perf_counter() - started
