@@ -86,7 +86,8 @@ def disk_full(base_url: str, folder: Path, limit_bytes: int) -> tuple[str, str, 
         resource.setrlimit(resource.RLIMIT_FSIZE, (limit_bytes, limit_bytes))
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
 
-    first = subprocess.run(run_command(base_url, folder, 30, 1), capture_output=True, text=True, preexec_fn=limited)
+    first = subprocess.run(run_command(base_url, folder, 30, 1), capture_output=True, text=True,
+                           preexec_fn=limited)
     resumed = subprocess.run(run_command(base_url, folder, 30, 1), capture_output=True, text=True)
     finished = [(first.returncode, first.stderr), (resumed.returncode, resumed.stderr)]
     return f"{first.returncode} {resumed.returncode}", error_lines(*finished), 30

@@ -81,13 +81,8 @@ def read_jsonl_records(path: str | Path, report: ReadReport | None = None,
         for number, line in enumerate(handle, 1):
             if not line.endswith(b"\n"):
                 return
-            key = None
-            try:
-                record = json.loads(line)
-                key = record["unit"]["key"] if isinstance(record, dict) and isinstance(record.get("unit"), dict) else None
-            except (ValueError, RecursionError):  # not JSON, not UTF-8, or nested past the parser's depth
-                pass
-            if not isinstance(key, str):
+            record, key = _parse(line)
+            if key is None:
                 report.broken.append(f"{path.name}:{number}")
                 continue
             if key in seen:
@@ -95,6 +90,17 @@ def read_jsonl_records(path: str | Path, report: ReadReport | None = None,
                 continue
             seen.add(key)
             yield record
+
+
+def _parse(line: bytes) -> tuple[Any, str | None]:
+    """A line's record and unit key; the key is None when the line is not a record."""
+    try:
+        record = json.loads(line)
+    except (ValueError, RecursionError):  # not JSON, not UTF-8, or nested past the parser's depth
+        return None, None
+    unit = record.get("unit") if isinstance(record, dict) else None
+    key = unit.get("key") if isinstance(unit, dict) else None
+    return record, key if isinstance(key, str) else None
 
 
 def read_records(folder: str | Path, report: ReadReport | None = None) -> Iterator[dict[str, Any]]:

@@ -189,3 +189,18 @@ def test_crash_full_then_read_only_tmpfs_one_line_each_and_nothing_lost(generate
         assert done.returncode != 0 and len(done.stderr.splitlines()) == 1, done.stderr
         assert "Read-only file system" in done.stderr and "Traceback" not in done.stderr
     assert Counter(keys_on_disk(folder).values()) == {1: 20}
+
+
+def test_crash_lines_that_are_not_records_are_skipped_and_counted_and_a_torn_tail_is_left(tmp_path):
+    from madeval.records import ReadReport
+
+    record = {"unit": {"key": "k1"}, "metrics": {}}
+    lines = [json.dumps(record), "[1, 2]", '{"unit": 3}', '{"unit": {"key": 7}}', "[" * 200_000 + "]" * 200_000,
+             "\x00" * 64, json.dumps({**record, "metrics": {"accuracy": 1}}), json.dumps({"unit": {"key": "k2"}})]
+    (tmp_path / "records.jsonl").write_text("\n".join(lines) + "\n" + '{"unit": {"key": "k3"', encoding="utf-8")
+    report = ReadReport()
+    records = list(read_records(tmp_path, report))
+    assert [r["unit"]["key"] for r in records] == ["k1", "k2"] and records[0]["metrics"] == {}
+    assert report.broken == [f"records.jsonl:{n}" for n in (2, 3, 4, 5, 6)] and report.duplicates == 1
+    assert report.summary() == ("5 broken lines skipped (records.jsonl:2, records.jsonl:3, records.jsonl:4, ...), "
+                                "1 duplicate record ignored")
