@@ -2,6 +2,7 @@
 
 :class:`UsageError` is bad input (unknown names, malformed files, invalid values, an unreachable
 endpoint): the CLI prints its one-line message and exits with status 2 before writing anything.
+:class:`StorageError` is a run folder that cannot be written (one line, status 1).
 """
 
 from __future__ import annotations
@@ -17,3 +18,8 @@ class UsageError(MadevalError):
 
 class LLMError(MadevalError):
     """An LLM call failed for good (retries exhausted or a non-retryable HTTP error)."""
+
+
+class StorageError(MadevalError):
+    """The run folder cannot be written (disk full, read-only, too large a file): reported as one
+    line, exit status 1; what was written before is kept whole, so the same command resumes."""

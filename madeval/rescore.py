@@ -6,7 +6,8 @@ must be ``transcript_only``) to every stored debate of every configuration of RU
 its records go to ``rescored.jsonl`` in the run folder, keyed by the new configuration's id, and
 the leaderboard shows them as rows next to the run's own. A configuration whose debates stopped
 before the new decider decides is skipped with a note (all of its debates or none are added).
-Re-running skips what is already rescored.
+Re-running skips what is already rescored. Rescoring holds the run folder's write lock
+(:mod:`madeval.folder_lock`): a run or another rescore of the same folder is refused meanwhile.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from typing import Any
 
 import yaml
 
-from . import aio
+from . import aio, folder_lock
 from .config import DebateConfig, RunSettings
 from .errors import MadevalError, UsageError
 from .leaderboard.data import RESCORED_FILE, RunData, load_run, read_rescored
@@ -31,6 +32,7 @@ from .llm.session import DebateSession, ModelRef, derive_seed
 from .plan import PlannedConfig, parse_model_ref
 from .plugins import Components
 from .metrics.checker import shutdown_checker
+from .records import LineAppender, encode_line
 from .replay import discussion_calls, replay
 from .runner import extra_metrics, score_unit
 from .transcript import Transcript
@@ -81,7 +83,8 @@ def rescore(folder: Path, specs: list[DeciderSpec], settings: RunSettings, compo
     """Replay every spec on every run configuration of ``folder``; append to ``rescored.jsonl``.
 
     ``data`` is the folder already read with its transcripts (:func:`load_run`), if the caller has it."""
-    return aio.run(_rescore(folder, specs, settings, components, endpoints, tasks, data))
+    with folder_lock.hold(folder):
+        return aio.run(_rescore(folder, specs, settings, components, endpoints, tasks, data))
 
 
 async def _rescore(folder, specs, settings, components, endpoints, tasks, data) -> RescoreOutcome:
@@ -120,9 +123,11 @@ async def _rescore(folder, specs, settings, components, endpoints, tasks, data) 
                 except MadevalError as error:
                     outcome.skipped[name] = str(error)
                     continue
-                with open(Path(folder) / RESCORED_FILE, "a", encoding="utf-8") as handle:
-                    for record in records:
-                        handle.write(json.dumps(record, ensure_ascii=False, default=str) + "\n")
+                appender = LineAppender(Path(folder) / RESCORED_FILE)
+                try:  # all of a configuration's records or none: a failed write is cut back
+                    appender.append(b"".join(encode_line(record) for record in records))
+                finally:
+                    appender.close()
                 outcome.added += len(records)
     finally:
         await client.aclose()

@@ -23,7 +23,7 @@ from .llm.client import Endpoint, LLMClient, RetryPolicy
 from .llm.session import ModelRef
 from .plan import build_plan
 from .plugins import DEFAULT_PLUGINS, Components, components as get_components, plugin_info
-from .records import RecordSink
+from .records import RecordSink, writing
 from .leaderboard import LeaderboardOptions, build_leaderboard, write_outputs
 from .leaderboard.render import markdown
 from .runner import RunOutcome, execute
@@ -251,20 +251,21 @@ async def _run(settings, components, tasks, endpoints, default_model, show_progr
             "task_sizes": {name: len(task.items) for name, task in tasks.items()},
             "leaderboard": settings.leaderboard,
         }
-        sink = RecordSink(folder, description, plan.fingerprint())
+        sink = RecordSink(folder, description, plan.fingerprint())  # holds the folder's lock until closed
         try:
             outcome = await execute(plan, components, client, sink, show_progress=show_progress)
+            board = finish(folder, settings)
         finally:
             sink.close()
     finally:
         await client.aclose()
         if cache is not None:
             cache.close()
-    board = finish(folder, settings)
     out.write(markdown(board))
+    skipped = board["records_read"]["summary"]  # broken lines and duplicates, each unit counted once
     out.write(
         f"\n{outcome.finished} units run, {outcome.skipped} already done, {outcome.failed} failed; "
-        f"results in {folder}\n"
+        f"{skipped + '; ' if skipped else ''}results in {folder}\n"
     )
     return RunResult(folder, outcome, board["rows"], board)
 
@@ -272,7 +273,9 @@ async def _run(settings, components, tasks, endpoints, default_model, show_progr
 def finish(folder: Path, settings: RunSettings) -> dict[str, Any]:
     """Build the run's leaderboard and write it (Markdown, CSV, JSON, charts, HTML) into ``folder``."""
     board = build_leaderboard(folder, LeaderboardOptions.from_dict(settings.leaderboard))
-    write_outputs(board, folder)
+    with writing(f"the leaderboard into {folder}",
+                 f"every record is kept: run 'madeval leaderboard show {folder}' when there is room"):
+        write_outputs(board, folder)
     return board
 
 

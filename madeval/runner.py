@@ -6,7 +6,9 @@ LLM client's semaphores bound the calls in flight. Each finished unit is scored 
 ``records.jsonl`` at once; a unit whose calls fail for good goes to ``errors.jsonl`` and the run
 goes on. Scoring runs in worker threads (:func:`score_unit`), so a reply that is slow to score
 never stops the other debates; a score that cannot be decided in time is 0, and the record's
-``scoring_errors`` says why.
+``scoring_errors`` says why. A record that cannot be written (disk full, read-only folder) ends
+the run at once with one line: the other debates in flight are cancelled, and the records written
+so far stay whole for a resume.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from typing import Any
 
 from .components import Metric
 from .debate import run_debate
-from .errors import LLMError
+from .errors import LLMError, StorageError
 from .llm.client import LLMClient
 from .llm.session import DebateSession, derive_seed
 from .metrics.checker import shutdown_checker
@@ -90,8 +92,14 @@ async def execute(
             progress.finished()
 
     size = workers or plan.settings.concurrency + 8
+    running = [asyncio.ensure_future(worker()) for _ in range(size)]
     try:
-        await asyncio.gather(*(worker() for _ in range(size)))
+        await asyncio.gather(*running)
+    except StorageError:  # every later write would fail too: stop the debates in flight
+        for task in running:
+            task.cancel()
+        await asyncio.gather(*running, return_exceptions=True)
+        raise
     finally:
         progress.close()
         await asyncio.to_thread(shutdown_checker)

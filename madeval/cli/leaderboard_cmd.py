@@ -53,11 +53,13 @@ def show(run: Path, reference, compare, interval, title, correction, test_name, 
     """Rebuild RUN's leaderboard (Markdown, CSV, JSON, charts, HTML) and print the table."""
     from ..leaderboard import build_leaderboard, write_outputs
     from ..leaderboard.render import markdown
+    from ..records import writing
 
     options = _options(run, reference=reference, compare=compare, interval=interval, title=title,
                        correction=correction, test=test_name, alpha=alpha)
     board = build_leaderboard(run, options)
-    write_outputs(board, run)
+    with writing(f"the leaderboard into {run}"):
+        write_outputs(board, run)
     click.echo(markdown(board), nl=False)
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import fields
 from pathlib import Path
 
@@ -21,11 +22,22 @@ from .run_cmd import endpoint_table
 @click.option("--cache", help="Response cache file, or 'off' [the run's].")
 def rescore(run: Path, deciders: str, base_url, endpoints, concurrency, cache) -> None:
     """Apply transcript-only deciders to RUN's debates without new discussion calls."""
+    from ..folder_lock import hold
+    from ..records import RUN_FILE
+
+    # The folder's write lock first (a run still writing it is refused with one line); a folder
+    # that is no run is left untouched for load_run to refuse.
+    with hold(run) if (run / RUN_FILE).is_file() else contextlib.nullcontext():
+        _rescore(run, deciders, base_url, endpoints, concurrency, cache)
+
+
+def _rescore(run: Path, deciders: str, base_url, endpoints, concurrency, cache) -> None:
     from ..config import RunSettings
     from ..leaderboard import LeaderboardOptions, build_leaderboard, write_outputs
     from ..leaderboard.data import load_run
     from ..leaderboard.render import markdown
     from ..plugins import components as get_components
+    from ..records import writing
     from ..rescore import parse_deciders, rescore as run_rescore
     from ..run import _endpoints, load_tasks
 
@@ -51,7 +63,8 @@ def rescore(run: Path, deciders: str, base_url, endpoints, concurrency, cache) -
     if outcome.skipped and not outcome.added and len(outcome.skipped) == len(specs) * _run_configs(data):
         raise UsageError(f"nothing could be rescored: {next(iter(outcome.skipped.values()))}")
     board = build_leaderboard(run, LeaderboardOptions.from_dict(data.run.get("leaderboard")))
-    write_outputs(board, run)
+    with writing(f"the leaderboard into {run}", f"the rescored records are kept: run 'madeval leaderboard show {run}'"):
+        write_outputs(board, run)
     click.echo(markdown(board), nl=False)
     click.echo(f"\n{outcome.added} debates rescored; results in {run}")
 

@@ -3,7 +3,8 @@
 A run folder holds ``run.json`` (configurations, tasks with their chosen items, groups, task sizes),
 ``records.jsonl`` (one line per debate) and, after ``madeval rescore``, ``rescored.jsonl`` (records
 of deciders replayed on the stored debates; each carries its configuration). Per-item scores
-average the repeats of an item first.
+average the repeats of an item first. Each unit counts once: broken lines are skipped and duplicate
+records ignored, and both are counted in ``RunData.reading`` (see :mod:`madeval.records`).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import UsageError
-from ..records import RUN_FILE, read_records
+from ..records import RUN_FILE, ReadReport, read_jsonl_records, read_records
 from .groups import declared_aggregations
 
 RESCORED_FILE = "rescored.jsonl"
@@ -33,6 +34,8 @@ class RunData:
     groups: dict[str, list[str]] = field(default_factory=dict)
     #: group -> metric -> its declared aggregation (see :mod:`.groups`); missing: macro, the default.
     aggregations: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: broken lines skipped and duplicate records ignored in ``records.jsonl`` and ``rescored.jsonl``
+    reading: ReadReport = field(default_factory=ReadReport)
 
     @property
     def tasks(self) -> list[str]:
@@ -63,13 +66,15 @@ def load_run(folder: str | Path, *, transcripts: bool = True) -> RunData:
     order = _ordered(stored, run.get("order", {}).get("configurations"))
     configurations = {cid: {**stored[cid], "source": "run"} for cid in order}
     keep = (lambda record: record) if transcripts else _without_transcript
-    records = [keep(record) for record in read_records(folder)]
-    for record in read_rescored(folder):
+    reading = ReadReport()
+    records = [keep(record) for record in read_records(folder, reading)]
+    seen = {record["unit"]["key"] for record in records}
+    for record in read_rescored(folder, reading, seen):
         record = keep(record)
         configurations.setdefault(record["unit"]["config"], {**record["configuration"], "source": "rescored"})
         records.append(record)
     groups = dict(run.get("groups") or {})
-    return RunData(folder, run, configurations, records, groups, declared_aggregations(run, list(groups)))
+    return RunData(folder, run, configurations, records, groups, declared_aggregations(run, list(groups)), reading)
 
 
 def _without_transcript(record: dict[str, Any]) -> dict[str, Any]:
@@ -85,13 +90,11 @@ def _ordered(mapping: dict[str, Any], order: list[str] | None) -> list[str]:
     return listed + [key for key in mapping if key not in listed]
 
 
-def read_rescored(folder: str | Path) -> list[dict[str, Any]]:
-    """The rescored records of a run folder (complete lines only)."""
-    path = Path(folder) / RESCORED_FILE
-    if not path.exists():
-        return []
-    with open(path, encoding="utf-8") as handle:
-        return [json.loads(line) for line in handle if line.endswith("\n")]
+def read_rescored(folder: str | Path, report: ReadReport | None = None,
+                  seen: set[str] | None = None) -> list[dict[str, Any]]:
+    """The rescored records of a run folder, each unit once (see
+    :func:`madeval.records.read_jsonl_records`; ``report`` counts what was left out)."""
+    return list(read_jsonl_records(Path(folder) / RESCORED_FILE, report, seen))
 
 
 def metric_names(records: list[dict[str, Any]]) -> list[str]:

@@ -83,6 +83,8 @@ def markdown(board: dict[str, Any]) -> str:
         for r in board["rows"]
     ]
     text = header + "\n".join(lines) + "\n\n" + board["statement"] + "\n"
+    if (board.get("records_read") or {}).get("summary"):  # each unit counted once, whatever is on disk
+        text += f"\nRecords: {board['records_read']['summary']}; each unit counts once.\n"
     if board["options"]["compare"] == "all" and board["comparisons"]:
         text += "\n" + comparisons_markdown(board["comparisons"])
     return text

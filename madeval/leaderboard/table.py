@@ -75,6 +75,7 @@ def build(data: RunData, options: LeaderboardOptions) -> dict[str, Any]:
         "rows": rows,
         "comparisons": comparisons,
         "item_scores": per_item,
+        "records_read": {**data.reading.to_dict(), "summary": data.reading.summary()},
     }
 
 
