@@ -194,6 +194,7 @@ def test_hostile_endpoint_mode(mode, truth, planned, tmp_path):
         first = run_madeval(server.base_url, folder)
         check_finished(first, f"{mode}: the first run")
         asked_first = server.stats.requests
+        sabotaged_first = server.stats.sabotaged.get(mode, 0)
         recorded, failed_lines = unit_outcomes(folder)
         failed = set(failed_lines)
         wrong = misrecorded_replies(folder, server)
@@ -207,10 +208,11 @@ def test_hostile_endpoint_mode(mode, truth, planned, tmp_path):
 
     # One line per mode for the report (shown with pytest -s).
     print(f"\nhostile {mode}: exit {first.exit_code}, {len(recorded)} recorded, {len(failed)} failed, "
-          f"{server.stats.sabotaged.get(mode, 0)} sabotaged of {asked_first} requests, peak RSS "
+          f"{sabotaged_first} sabotaged of {asked_first} requests, peak RSS "
           f"{first.peak_rss_mb:.0f} MB, {first.seconds:.1f} s; re-run: exit {rerun.exit_code}, "
           f"{len(rerun_seeds)} requests, {len(rerecorded)} recorded, {len(refailed)} failed, "
           f"peak RSS {rerun.peak_rss_mb:.0f} MB, {rerun.seconds:.1f} s")
+    assert not server.stats.crashes, server.stats.crashes
     assert server.stats.sabotaged.get(mode, 0) > 0, "the mode never struck: choose another seed"
     # Every unit recorded exactly once or failed, never both; the exit status says which.
     assert len(failed_lines) == len(failed), f"units failed twice: {failed_lines}"

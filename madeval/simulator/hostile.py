@@ -90,6 +90,7 @@ class HostileStats:
     requests: int = 0
     sabotaged: dict[str, int] = field(default_factory=dict)
     seeds: list[object] = field(default_factory=list)  # the ``seed`` of each chat request, in order
+    crashes: list[str] = field(default_factory=list)  # the server's own unexpected errors (a bug)
 
 
 class HostileServer:
@@ -131,7 +132,7 @@ class HostileServer:
         self.stats = HostileStats()
         self.sent: dict[str, Sent] = {}
         self._models = {"simulator", *models}
-        self._smuggled = itertools.count(1)
+        self._smuggled_ids = itertools.count(1)
         self._server: asyncio.Server | None = None
         self._tasks: set[asyncio.Task] = set()
 
@@ -180,6 +181,8 @@ class HostileServer:
             pass  # a client that went away or sent garbage: close the connection
         except asyncio.CancelledError:
             pass  # stop(): end quietly (asyncio logs a connection task that ends cancelled)
+        except Exception as exc:  # a bug here: kept for the tests to see, and the connection closed
+            self.stats.crashes.append(f"{type(exc).__name__}: {exc}")
         finally:
             self._tasks.discard(task)
             if not writer.transport.is_closing():
@@ -260,7 +263,7 @@ class HostileServer:
         return False
 
     async def _smuggled(self, writer, body, model, text) -> bool:
-        tag = f"smuggled-{next(self._smuggled)}"
+        tag = f"smuggled-{next(self._smuggled_ids)}"
         smuggled_text = f"[AGREE] Final Solution: A\n[hostile reply {tag}]"
         self._note(tag, None, "smuggled", smuggled_text, False)
         second = _completion(model, smuggled_text, 1, 1)
