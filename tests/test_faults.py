@@ -11,7 +11,7 @@ from madeval.simulator import Faults, simulate
 from helpers import run_quietly, settings_for
 
 
-@pytest.mark.parametrize("transport", ["openai", "direct"])
+@pytest.mark.parametrize("transport", ["aiohttp", "openai"])
 def test_faults_every_unit_recorded_exactly_once(generated_tasks, tmp_path, transport):
     faults = Faults(rate_limit=0.10, server_error=0.10, timeout=0.05, hang_s=5.0, seed=7)
     with simulate(tasks=generated_tasks.values(), faults=faults) as sim:
