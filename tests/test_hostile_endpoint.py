@@ -46,10 +46,10 @@ RUN_SEED = 1234
 # The share of chat requests sabotaged, and the seed choosing them: with these, 3 of the 49
 # requests of a clean run are hit, in 3 of the 8 units, so a run has recorded and failed units.
 RATE = 0.1
-SERVER_SEED = 26
+SERVER_SEED = 3
 #: 10 MB replies make every later prompt of their debate 10 MB longer: one is enough (this rate
 #: hits the first of the three requests above only).
-RATE_OF = {"10mb-reply": 0.006}
+RATE_OF = {"10mb-reply": 0.05}
 TIMEOUT_S = 0.5  # madeval --timeout: every request's deadline
 RUN_DEADLINE_S = 25.0  # a run still going after this is a hang
 RSS_LIMIT_MB = 500

@@ -11,7 +11,7 @@ The bytes on the socket are written by hand (an asyncio stream server, not an HT
 because the faults are framing errors that an HTTP library would refuse to produce.
 
 Which requests are sabotaged is deterministic: a request's *fingerprint* is the SHA-256 of its
-body, and it is sabotaged when a hash of (seed, fingerprint) falls under ``rate``;
+JSON in a canonical form (so it does not depend on how a client lays the JSON out), and it is sabotaged when a hash of (seed, fingerprint) falls under ``rate``;
 the mode, when several are given, is chosen by the same hash. A retry of a sabotaged request is
 therefore sabotaged again, and a re-run of the same evaluation meets the same faults.
 
@@ -206,7 +206,7 @@ class HostileServer:
         except ValueError as exc:
             await _respond(writer, 400, _error_body(f"Invalid request: {exc}"))
             return True
-        fingerprint = hashlib.sha256(body).hexdigest()[:16]
+        fingerprint = _fingerprint(request)
         mode = self.mode_for(fingerprint)
         self.stats.requests += 1
         self.stats.seeds.append(request.get("seed"))
@@ -282,7 +282,8 @@ class HostileServer:
         return True
 
     async def _wrong_shape(self, writer, body, model, text) -> bool:
-        shape = WRONG_SHAPES[int(hashlib.sha256(body).hexdigest(), 16) % len(WRONG_SHAPES)]
+        # ``text`` ends with the request's fingerprint: the same request always gets the same shape.
+        shape = WRONG_SHAPES[int(hashlib.sha256(text.encode()).hexdigest(), 16) % len(WRONG_SHAPES)]
         await _respond(writer, 200, json.dumps(shape(text)).encode())
         return True
 
@@ -340,6 +341,12 @@ async def _stream(writer: asyncio.StreamWriter, chunk: bytes) -> None:
     for _ in range(MAX_STREAM_BYTES // len(chunk)):
         writer.write(chunk)
         await writer.drain()
+
+
+def _fingerprint(request: dict) -> str:
+    """16 hex digits of the SHA-256 of ``request`` as canonical JSON (sorted keys, no spaces)."""
+    canonical = json.dumps(request, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(canonical.encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
 def _up_to_content(body: bytes) -> bytes:
