@@ -74,9 +74,14 @@ class AiohttpTransport:
         else:
             self._headers["Authorization"] = f"Bearer {api_key}"
         proxy = env_proxy(self._url)
-        self._proxy = str(URL(proxy).with_user(None)) if proxy else None
+        self._proxy = URL(proxy).with_user(None) if proxy else None
         self._proxy_auth = aiohttp.BasicAuth.from_url(URL(proxy)) if proxy else None
         self._session: aiohttp.ClientSession | None = None
+        try:  # parsed once: yarl parses a URL given as text on every request
+            self._targets: dict[str, URL] | None = {path: URL(self._url.base + path)
+                                                     for path in ("/chat/completions", "/models")}
+        except ValueError:
+            self._targets = None  # refused on the first request, as a client-side error
 
     async def chat(self, model: str, messages: list[dict[str, str]], params: dict[str, Any]) -> Reply:
         """One chat completion; returns ``(text, prompt_tokens, completion_tokens)``."""
@@ -100,6 +105,8 @@ class AiohttpTransport:
         within the same deadline, without counting as a failure (aiohttp does this itself only
         for idempotent methods; resending a chat request is what the retry would do anyway).
         """
+        if self._targets is None:
+            raise ClientSideError(f"invalid URL {self._url.public!r}")
         session = self._session or self._open()
         try:
             async with asyncio.timeout(timeout_s):
@@ -123,7 +130,7 @@ class AiohttpTransport:
             raise ClientSideError(f"invalid request: {short(self._url.redact(str(error)))}") from None
 
     async def _exchange(self, session: aiohttp.ClientSession, method: str, path: str, body: bytes | None):
-        async with session.request(method, self._url.base + path, data=body, params=self._params,
+        async with session.request(method, self._targets[path], data=body, params=self._params,
                                    proxy=self._proxy, proxy_auth=self._proxy_auth,
                                    allow_redirects=False) as response:
             raw = await _read_capped(response, self._limit)
@@ -136,8 +143,10 @@ class AiohttpTransport:
         # SSL_CERT_FILE / SSL_CERT_DIR set before the run are honoured.
         tls = ssl.create_default_context() if self._url.base.startswith("https:") else True
         connector = CleanConnector(limit=0, ttl_dns_cache=300, ssl=tls)
+        # No cookies: an API client has no use for them, and a hostile server cannot set any.
         self._session = aiohttp.ClientSession(connector=connector, headers=self._headers,
-                                              timeout=aiohttp.ClientTimeout(), auto_decompress=False)
+                                              timeout=aiohttp.ClientTimeout(), auto_decompress=False,
+                                              cookie_jar=aiohttp.DummyCookieJar())
         return self._session
 
     async def close(self) -> None:
