@@ -87,7 +87,7 @@ def simulator(tasks, gold, include_path, port, accuracy, conformity, persuasion,
         from ..simulator.hostile import HostileServer
 
         server = HostileServer(agents, modes, rate=hostile_rate, seed=seed, interval_s=hostile_interval,
-                               port=port)
+                               port=port, keep_log=False)
     else:
         server = SimulatorServer(agents, port=port, latency_s=latency, faults=faults)
     click.echo(f"simulator: {len(index)} questions known; serving on http://127.0.0.1:{port}/v1", err=True)

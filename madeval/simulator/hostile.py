@@ -4,16 +4,17 @@
 :class:`~madeval.simulator.http.SimulatorServer`, but sabotages a chosen share of chat requests
 with one of :data:`MODES`: replies that never end, lie about their length, smuggle a second
 response onto the connection, are not JSON or not the right JSON, or break off mid-body. It is a
-test device for HTTP clients and for madeval's retry and record keeping (``tests/
-test_hostile_endpoint.py``), and ``madeval simulator --hostile MODE`` serves it.
+test device for HTTP clients and for madeval's retry and record keeping
+(``tests/test_hostile_endpoint.py``), and ``madeval simulator --hostile MODE`` serves it.
 
 The bytes on the socket are written by hand (an asyncio stream server, not an HTTP library)
 because the faults are framing errors that an HTTP library would refuse to produce.
 
 Which requests are sabotaged is deterministic: a request's *fingerprint* is the SHA-256 of its
-JSON in a canonical form (so it does not depend on how a client lays the JSON out), and it is sabotaged when a hash of (seed, fingerprint) falls under ``rate``;
-the mode, when several are given, is chosen by the same hash. A retry of a sabotaged request is
-therefore sabotaged again, and a re-run of the same evaluation meets the same faults.
+JSON in a canonical form (so it does not depend on how a client lays the JSON out), and it is
+sabotaged when a hash of (seed, fingerprint) falls under ``rate``; the mode, when several are
+given, is chosen by the same hash. A retry of a sabotaged request is therefore sabotaged again,
+and a re-run of the same evaluation meets the same faults.
 
 Every reply text the server sends ends with a tag line ``[hostile reply <fingerprint>]`` (a
 smuggled reply: ``[hostile reply smuggled-N]``), and :attr:`HostileServer.sent` keeps, per tag,
@@ -97,7 +98,9 @@ class HostileServer:
     """The simulator's agents on loopback, with ``rate`` of chat requests sabotaged by ``modes``.
 
     ``behaviour`` answers a request as in :class:`~madeval.simulator.http.SimulatorServer`.
-    ``interval_s`` paces ``trickle`` and ``endless-continue``. ``start``/``stop`` and ``base_url``
+    ``interval_s`` paces ``trickle`` and ``endless-continue``. ``keep_log`` keeps :attr:`sent` and
+    the request seeds in :attr:`stats` (for tests; a long-running server turns it off so memory
+    does not grow with the requests served). ``start``/``stop`` and ``base_url``
     match the simulator's server, so :func:`~madeval.simulator.http.run_in_thread` and
     :func:`~madeval.simulator.http.serve_forever` run either.
     """
@@ -113,6 +116,7 @@ class HostileServer:
         host: str = "127.0.0.1",
         port: int = 0,
         models: Iterable[str] = (),
+        keep_log: bool = True,
     ):
         self.modes = tuple(modes)
         unknown = [mode for mode in self.modes if mode not in MODES]
@@ -126,6 +130,7 @@ class HostileServer:
         self.behaviour = behaviour
         self.rate = rate
         self.seed = seed
+        self.keep_log = keep_log
         self.interval_s = interval_s
         self.host = host
         self.port = port
@@ -209,7 +214,8 @@ class HostileServer:
         fingerprint = _fingerprint(request)
         mode = self.mode_for(fingerprint)
         self.stats.requests += 1
-        self.stats.seeds.append(request.get("seed"))
+        if self.keep_log:
+            self.stats.seeds.append(request.get("seed"))
         if mode is not None:
             self.stats.sabotaged[mode] = self.stats.sabotaged.get(mode, 0) + 1
         model = str(request.get("model") or "simulator")
@@ -230,6 +236,8 @@ class HostileServer:
 
     def _note(self, tag: str, seed: object, mode: str | None, text: str, proper: bool) -> None:
         """Keep what was sent under ``tag`` (a proper send is never downgraded by a later one)."""
+        if not self.keep_log:
+            return
         known = self.sent.get(tag)
         digest = hashlib.sha256(text.strip().encode()).hexdigest()
         self.sent[tag] = Sent(seed, mode, digest, len(text), proper or bool(known and known.proper))
