@@ -380,3 +380,15 @@ def test_https_verifies_the_server_certificate(name, tmp_path, monkeypatch):
         assert server.requests[-1][0].startswith(b"GET /v1/models HTTP/1.1\r\n")
 
     asyncio.run(main())
+
+
+def test_direct_is_an_old_name_of_the_aiohttp_transport(tmp_path):
+    """Config files and stored run.json settings that name 'direct' (the former home-made client)
+    keep working, and new run.json files record 'aiohttp'."""
+    from madeval.config import build_settings
+    from madeval.llm.aiohttp_transport import AiohttpTransport
+
+    assert transport_class("direct") is transport_class("aiohttp") is AiohttpTransport
+    settings = build_settings({"tasks": "arith_mc", "transport": "direct"})
+    assert settings.transport == "aiohttp" and settings.public()["transport"] == "aiohttp"
+    assert build_settings({"tasks": "arith_mc"}).transport == "aiohttp"  # the default
