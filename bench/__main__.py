@@ -81,7 +81,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--persona", default="none")
     parser.add_argument("--latency", type=float, default=0.05)
     parser.add_argument("--concurrency", type=int, default=100)
-    parser.add_argument("--transports", default="openai,direct",
+    parser.add_argument("--transports", default="aiohttp,openai",
                         help="transports to measure, comma-separated (the first is madeval's default)")
     parser.add_argument("--scaling", default="1000,10000", help="item counts for the memory/output check")
     parser.add_argument("--out", default="bench-results.json")
@@ -132,7 +132,7 @@ def main(argv: list[str] | None = None) -> None:
                         "best": min(costs), "median": statistics.median(costs), "all": costs}
             report["scaling"] = []
             for size in sizes:
-                result = measure({**base, "transport": transports[-1], "items": size, "base_url": url,
+                result = measure({**base, "transport": transports[0], "items": size, "base_url": url,
                                   "output_path": str(work / f"scale-{size}")})
                 report["scaling"].append({"items": size, "peak_rss_mb": result["peak_rss_mb"],
                                           "output_bytes_per_item": result["output_bytes"] / size,

@@ -64,7 +64,7 @@ def main(argv: list[str] | None = None) -> None:
     with simulate(tasks=tasks.values(), accuracy=args.accuracy, conformity=args.conformity) as sim, \
             tempfile.TemporaryDirectory() as folder:
         settings = RunSettings(tasks=["arith_mc"], configurations=valid, limit=args.items, base_url=sim.base_url,
-                               output_path=folder, cache="off", transport="direct")
+                               output_path=folder, cache="off", transport="aiohttp")
         result = run(settings, show_progress=False, out=io.StringIO())
     rows = [r for r in result.rows if r["scope"] == "task" and r["metric"] == "accuracy"]
     table = [{"configuration": r["label"], "calls_per_item": r["calls_per_item"], "turns": r["mean_turns"],

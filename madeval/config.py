@@ -105,7 +105,8 @@ class RunSettings:
     timeout: float = 120.0
     max_attempts: int = 8
     retry_delay: float = 0.5
-    transport: str = "openai"
+    transport: str = "aiohttp"
+    max_response_mb: float = 16.0  # the largest response body accepted, in MiB
     temperature: float = 1.0
     top_p: float = 1.0
     max_tokens: int = 1024
@@ -140,8 +141,13 @@ class RunSettings:
 
     def public(self) -> dict[str, Any]:
         """The settings as stored with results: no API key, configurations listed separately."""
+        from .llm.endpoint_url import public_url
+
         data = asdict(self)
         data.pop("api_key")
+        # A base URL may carry credentials (user info, ?api-key=): never stored.
+        data["base_url"] = public_url(self.base_url) if self.base_url else self.base_url
+        data["endpoints"] = {name: public_url(url) for name, url in self.endpoints.items()}
         data.pop("configurations")
         data.pop("leaderboard")  # how results are shown, not what was run (stored apart)
         return data
@@ -352,6 +358,13 @@ def _one_of(*allowed: str) -> Callable[[Any], str | None]:
     )
 
 
+def _transport_name(value: Any) -> str:
+    """A transport name, its old alias replaced (``direct`` is now ``aiohttp``)."""
+    from .llm.transports import canonical_transport
+
+    return canonical_transport(_text(value))
+
+
 def _transport(value: str) -> str | None:
     from .llm.transports import TRANSPORTS
 
@@ -396,7 +409,8 @@ RULES: dict[str, Rule] = {
     "timeout": Rule(_number, _positive),
     "max_attempts": Rule(_integer, _at_least(1)),
     "retry_delay": Rule(_number, _at_least(0)),
-    "transport": Rule(_text, _transport),
+    "transport": Rule(_transport_name, _transport),
+    "max_response_mb": Rule(_number, _positive),
     "temperature": Rule(_number, _between(0, 2)),
     "top_p": Rule(_number, _top_p),
     "max_tokens": Rule(_integer, _at_least(1)),

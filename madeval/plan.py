@@ -132,7 +132,7 @@ class Plan:
         settings = described["settings"]
         for volatile in (
             "concurrency", "endpoint_concurrency", "timeout", "max_attempts", "retry_delay", "transport",
-            "output_path", "cache",
+            "max_response_mb", "output_path", "cache",
         ):
             settings.pop(volatile, None)
         for task in described["tasks"].values():

@@ -194,15 +194,17 @@ def canonicalize(config: DebateConfig, components: Components) -> None:
 def _endpoints(settings: RunSettings):
     """The endpoint table; with no endpoint given, the embedded model is started and stopped."""
     key = settings.resolved_api_key()
+    cap = int(settings.max_response_mb * (1 << 20))
     if settings.base_url or settings.endpoints:
         table = {}
         if settings.base_url:
             limit = endpoint_limit(settings, DEFAULT_ENDPOINT, settings.concurrency)
-            table[DEFAULT_ENDPOINT] = Endpoint(DEFAULT_ENDPOINT, settings.base_url, key, limit, settings.timeout, settings.transport)
+            table[DEFAULT_ENDPOINT] = Endpoint(DEFAULT_ENDPOINT, settings.base_url, key, limit, settings.timeout,
+                                               settings.transport, cap)
         for name, url in settings.endpoints.items():
             own_key = os.environ.get(f"MADEVAL_API_KEY_{name.upper()}", key)
             limit = endpoint_limit(settings, name, settings.concurrency)
-            table[name] = Endpoint(name, url, own_key, limit, settings.timeout, settings.transport)
+            table[name] = Endpoint(name, url, own_key, limit, settings.timeout, settings.transport, cap)
         default = DEFAULT_ENDPOINT if settings.base_url else next(iter(table))
         yield table, ModelRef(settings.model or "", default)
         return
@@ -211,7 +213,7 @@ def _endpoints(settings: RunSettings):
     with EmbeddedServer() as server:
         concurrency = endpoint_limit(settings, EMBEDDED_ENDPOINT, 1)
         endpoint = Endpoint(
-            EMBEDDED_ENDPOINT, server.base_url, "-", concurrency, max(settings.timeout, 600.0), settings.transport
+            EMBEDDED_ENDPOINT, server.base_url, "-", concurrency, max(settings.timeout, 600.0), settings.transport, cap
         )
         yield {EMBEDDED_ENDPOINT: endpoint}, ModelRef(settings.model or MODEL_NAME, EMBEDDED_ENDPOINT)
 

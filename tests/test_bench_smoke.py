@@ -17,12 +17,12 @@ ROOT = Path(__file__).resolve().parent.parent
 def test_bench_smoke_runs_and_reports_consistent_numbers(tmp_path):
     out = tmp_path / "bench.json"
     done = subprocess.run(
-        [sys.executable, "-m", "bench", "--smoke", "--transports", "direct", "--out", str(out)],
+        [sys.executable, "-m", "bench", "--smoke", "--transports", "aiohttp", "--out", str(out)],
         cwd=ROOT, capture_output=True, text=True, timeout=600,
     )
     assert done.returncode == 0, done.stderr[-2000:]
     report = json.loads(out.read_text())
-    target = report["target"]["direct"]
+    target = report["target"]["aiohttp"]
     # Every unit finished, and the recorded calls are the client's calls.
     assert target["units"] == 10 and target["failed"] == 0
     assert target["calls"] == target["total_calls_recorded"] > 0

@@ -88,7 +88,7 @@ def one_error_line(result, tmp_path) -> str:
         ("all_agents_draft_first: maybe", "config bad.yaml: all_agents_draft_first must be true or false, got 'maybe'"),
         ("endpoint_concurrency: 0", "config bad.yaml: endpoint_concurrency must be at least 1, got 0"),
         ("extract: regex", "config bad.yaml: extract must be one of task, llm, got 'regex'"),
-        ("transport: pigeon", "config bad.yaml: transport must be one of openai, direct, got 'pigeon'"),
+        ("transport: pigeon", "config bad.yaml: transport must be one of aiohttp, openai, got 'pigeon'"),
         ("sample: some", "config bad.yaml: sample must be 'all', 'fpc' or a number of items, got 'some'"),
         ("tasks: {arith_mc: 1}", "config bad.yaml: tasks must be a name, names separated by commas or a list"),
         ("leaderboard: [bh]", "config bad.yaml: leaderboard must be a mapping of leaderboard options"),
@@ -236,3 +236,73 @@ def test_a_listed_model_passes_and_an_endpoint_without_a_list_gets_the_benefit_o
     assert listing.asked == 1  # one /models request per endpoint, however many models use it
     with pytest.raises(UsageError, match=r"unknown model 'gpt4o': endpoint 'default' lists 3 models; closest: gpt-4o, "):
         asyncio.run(check_models(Listing(["gpt-4o", "gpt-4o-mini", "llama"]), [ModelRef("gpt4o", "default")]))
+
+
+# --- endpoints: checked before anything is written (issue 12, defects 7 and 8) ------------------
+
+
+class GatewayWithoutBackend:
+    """A loopback server that answers every request with 502, as a proxy or gateway with nothing
+    behind it does: reachable at the TCP level, unable to serve a single call."""
+
+    def __enter__(self):
+        import http.server
+        import threading
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def _answer(self):
+                length = int(self.headers.get("Content-Length") or 0)
+                self.rfile.read(length)
+                body = b'{"error": {"message": "no upstream"}}'
+                self.send_response(502)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            do_GET = do_POST = _answer
+
+            def log_message(self, *args):
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        return self
+
+    def __exit__(self, *exc):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.mark.parametrize("transport", ["aiohttp", "openai"])
+def test_hostile_unreachable_endpoint_is_refused_up_front_without_its_credentials(tmp_path, transport):
+    """--model given (so no model list is needed) and credentials in the URL: one line, exit 2,
+    no folder, and the line shows the URL without user info or query."""
+    url = "http://alice:hunter2-pw@127.0.0.1:9/v1?api-key=sekret-query"
+    result = madeval("--tasks", "arith_mc", "--base-url", url, "--model", "m", "--transport", transport,
+                     "--output-path", "out", "--cache", "off", cwd=tmp_path)
+    line = one_error_line(result, tmp_path)
+    assert line.startswith("madeval: error: cannot reach endpoint http://127.0.0.1:9/v1 (")
+    assert "hunter2-pw" not in result.stderr and "sekret-query" not in result.stderr and "alice" not in result.stderr
+
+
+def test_hostile_gateway_that_answers_only_5xx_is_refused_up_front(tmp_path):
+    with GatewayWithoutBackend() as gateway:
+        result = madeval("--tasks", "arith_mc", "--base-url", gateway.url, "--model", "m", "--limit", "2",
+                         "--max-attempts", "2", "--output-path", "out", "--cache", "off", cwd=tmp_path)
+    line = one_error_line(result, tmp_path)
+    assert line == f"madeval: error: cannot reach endpoint {gateway.url} (HTTP 502)"
+
+
+def test_hostile_api_key_with_a_line_break_is_refused_up_front_not_retried(tmp_path, sim):
+    import os
+
+    env = {**os.environ, "MADEVAL_API_KEY": "sk-abcd\r\nX-Injected: yes"}
+    before = sim.server.stats.requests
+    result = subprocess.run(
+        [sys.executable, "-m", "madeval", "--tasks", "arith_mc", "--base-url", sim.base_url, "--model", "simulator",
+         "--output-path", "out", "--cache", "off"], cwd=tmp_path, capture_output=True, text=True, timeout=120, env=env)
+    line = one_error_line(result, tmp_path)
+    assert line.startswith(f"madeval: error: endpoint {sim.base_url}: invalid request: ")
+    assert "sk-abcd" not in result.stderr
+    assert sim.server.stats.requests == before  # nothing was sent

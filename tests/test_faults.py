@@ -11,7 +11,7 @@ from madeval.simulator import Faults, simulate
 from helpers import run_quietly, settings_for
 
 
-@pytest.mark.parametrize("transport", ["openai", "direct"])
+@pytest.mark.parametrize("transport", ["aiohttp", "openai"])
 def test_faults_every_unit_recorded_exactly_once(generated_tasks, tmp_path, transport):
     faults = Faults(rate_limit=0.10, server_error=0.10, timeout=0.05, hang_s=5.0, seed=7)
     with simulate(tasks=generated_tasks.values(), faults=faults) as sim:
@@ -84,3 +84,53 @@ def test_faults_empty_last_reply_is_not_cached(tmp_path):
         first, second = asyncio.run(twice(sim.base_url, cache))
     assert first.text and not first.cached and second.cached and len(cache) == 1
     cache.close()
+
+
+def test_hostile_url_credentials_are_used_and_never_written_or_printed(generated_tasks, tmp_path, capsys):
+    """``http://user:pw@host/v1?api-key=...`` works (Basic auth from the user info, the query on
+    every request) and neither secret reaches the run folder, the cache or the terminal, even
+    with faults recorded on the way."""
+    url_secrets = ("hunter2-pw", "sekret-query")
+    with simulate(tasks=generated_tasks.values(), faults=Faults(server_error=0.2, seed=5)) as sim:
+        port = sim.base_url.split(":")[2].split("/")[0]
+        url = f"http://alice:{url_secrets[0]}@127.0.0.1:{port}/v1?api-key={url_secrets[1]}"
+        cache = tmp_path / "cache.sqlite"
+        settings = settings_for(url, tmp_path, limit=4, cache=str(cache), retry_delay=0.01, max_attempts=10)
+        result, printed = run_quietly(settings)
+    assert result.outcome.failed == 0 and result.outcome.finished == 4
+    records = list(read_records(result.folder))
+    # every call went through on the first attempt or after a 500: none for a client-side error
+    reasons = {e for r in records for c in r["transcript"]["calls"] for e in c["errors"]}
+    assert reasons <= {"HTTP 500"}
+    import json
+
+    run_json = json.loads((result.folder / "run.json").read_text())
+    assert run_json["settings"]["base_url"] == f"http://127.0.0.1:{port}/v1"
+    shown = printed + "".join(capsys.readouterr())
+    files = [p for p in [*result.folder.rglob("*"), *tmp_path.glob("cache.sqlite*")] if p.is_file()]
+    assert len(files) > 3
+    for secret in url_secrets:
+        assert secret not in shown
+        for path in files:
+            assert secret.encode() not in path.read_bytes(), path
+
+
+def test_hostile_client_side_error_fails_the_call_once_not_eight_times():
+    """A request the HTTP client refuses to send cannot change on retry: one attempt, no request."""
+    import asyncio
+
+    from madeval.errors import LLMError
+    from madeval.llm.client import Endpoint, LLMClient, RetryPolicy
+
+    async def ask(base_url):
+        client = LLMClient({"e": Endpoint("e", base_url, api_key="sk-abcd\nX-Injected: yes")},
+                           retry=RetryPolicy(max_attempts=8, base_delay_s=0.0))
+        try:
+            await client.complete("e", "m", [{"role": "user", "content": "hi"}], {}, ("unit", 0))
+        finally:
+            await client.aclose()
+
+    with simulate() as sim:
+        with pytest.raises(LLMError, match=r"^e: invalid request: .*\(not retried\)$"):
+            asyncio.run(ask(sim.base_url))
+        assert sim.server.stats.requests == 0

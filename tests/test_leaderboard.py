@@ -281,7 +281,7 @@ def test_call_latency_is_the_time_holding_a_slot_not_the_wait_for_it(monkeypatch
         async def close(self):
             pass
 
-    monkeypatch.setitem(client_module.TRANSPORTS, "fake", lambda base_url, api_key, timeout_s: Transport())
+    monkeypatch.setitem(client_module.TRANSPORTS, "fake", lambda base_url, api_key, timeout_s, **limits: Transport())
 
     async def main():
         endpoint = Endpoint("e", "http://127.0.0.1:9/v1", concurrency=1, transport="fake")

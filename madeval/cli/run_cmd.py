@@ -53,9 +53,10 @@ def endpoint_table(values: tuple[str, ...]) -> dict[str, str]:
 @click.option("--concurrency", type=int, help="LLM calls in flight at most [64].")
 @click.option("--endpoint-concurrency", help="LLM calls in flight per endpoint at most: N for every endpoint, "
               "or NAME=N,... per endpoint ('default' is --base-url) [--concurrency; the embedded model: 1].")
-@click.option("--timeout", type=float, help="Seconds before a call is retried [120].")
+@click.option("--timeout", type=float, help="Seconds a call may take in all (connect, send, read the whole reply) before it is retried [120].")
 @click.option("--max-attempts", type=int, help="Attempts per call before the unit fails [8].")
-@click.option("--transport", help="How calls travel: 'openai' (the official client) or 'direct' (madeval's own HTTP/1.1 client, a fifth of the CPU per call) [openai].")
+@click.option("--transport", help="How calls travel: 'aiohttp' (a third of the official client's CPU per call) or 'openai' (the official client); 'direct' is an old name of aiohttp [aiohttp].")
+@click.option("--max-response-mb", type=float, help="Largest response body accepted, in MiB; a larger one fails the call without retry [16].")
 @click.option("--temperature", type=float, help="Sampling temperature [1.0].")
 @click.option("--top-p", type=float, help="Nucleus sampling top_p [1.0].")
 @click.option("--max-tokens", type=int, help="Tokens per reply at most [1024].")

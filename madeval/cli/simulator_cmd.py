@@ -29,9 +29,18 @@ from ..errors import UsageError
 @click.option("--timeout-rate", type=float, default=0.0, help="Share of requests held until the client times out.")
 @click.option("--empty", type=float, default=0.0, help="Share of replies with empty content.")
 @click.option("--malformed", type=float, default=0.0, help="Share of replies that are not valid JSON.")
+@click.option("--hostile", help="Sabotage chat requests with these modes, comma separated (see "
+              "madeval.simulator.hostile.MODES: trickle, endless-chunked, huge-length, smuggled, "
+              "conflicting-length, invalid-json, wrong-shape, empty-choices, error-200, "
+              "endless-continue, reset-mid-body, 10mb-reply).")
+@click.option("--hostile-rate", type=float, default=0.2, show_default=True,
+              help="Share of chat requests sabotaged (chosen by a hash of --seed and the request).")
+@click.option("--hostile-interval", type=float, default=0.5, show_default=True,
+              help="Seconds between the bytes of 'trickle' and the responses of 'endless-continue'.")
 @click.option("--seed", type=int, default=0, show_default=True)
 def simulator(tasks, gold, include_path, port, accuracy, conformity, persuasion, self_doubt, latency, rate_limit,
-              server_error, timeout_rate, empty, malformed, seed) -> None:
+              server_error, timeout_rate, empty, malformed, hostile, hostile_rate, hostile_interval,
+              seed) -> None:
     """Serve synthetic agents with known accuracy, conformity, persuasion, self-doubt, latency and faults.
 
     \b
@@ -45,6 +54,12 @@ def simulator(tasks, gold, include_path, port, accuracy, conformity, persuasion,
     probability --self-doubt: self-correction without external feedback often turns right answers
     wrong (Huang et al., "Large Language Models Cannot Self-Correct Reasoning Yet", ICLR 2024).
     With --persuasion 0 debate only spreads the most common answers, blind to the truth.
+
+    \b
+    --hostile MODE[,MODE] serves the same agents from a server that sabotages --hostile-rate of
+    the chat requests (the same requests on every run, given --seed): endless or trickled
+    bodies, false or conflicting lengths, smuggled responses, bad JSON, resets. GET /models
+    answers normally. It cannot be combined with --latency or the fault rates above.
     """
     from ..config import RunSettings
     from ..plugins import components
@@ -57,6 +72,8 @@ def simulator(tasks, gold, include_path, port, accuracy, conformity, persuasion,
                         ("self-doubt", self_doubt)):
         if not 0 <= value <= 1:
             raise UsageError(f"--{name} must be between 0 and 1, got {value}")
+    modes = _hostile_modes(hostile, hostile_rate, hostile_interval,
+                           latency or rate_limit or server_error or timeout_rate or empty or malformed)
     settings = RunSettings(tasks=[t for t in tasks.split(",") if t], include_path=list(include_path))
     loaded = load_tasks(settings, components())
     index = GoldIndex.from_tasks(loaded.values())
@@ -66,6 +83,32 @@ def simulator(tasks, gold, include_path, port, accuracy, conformity, persuasion,
                     empty=empty, malformed=malformed, seed=seed)
     agents = SyntheticAgents(index, default=AgentProfile(accuracy, conformity, persuasion, self_doubt),
                              seed=seed)
-    server = SimulatorServer(agents, port=port, latency_s=latency, faults=faults)
+    if modes:
+        from ..simulator.hostile import HostileServer
+
+        server = HostileServer(agents, modes, rate=hostile_rate, seed=seed, interval_s=hostile_interval,
+                               port=port, keep_log=False)
+    else:
+        server = SimulatorServer(agents, port=port, latency_s=latency, faults=faults)
     click.echo(f"simulator: {len(index)} questions known; serving on http://127.0.0.1:{port}/v1", err=True)
     serve_forever(server)
+
+
+def _hostile_modes(hostile: str | None, rate: float, interval: float, other_faults: float) -> list[str]:
+    """The --hostile modes, checked (one line and exit 2 for a bad value); [] without --hostile."""
+    if hostile is None:
+        return []
+    from ..simulator.hostile import MODES
+
+    modes = [mode.strip() for mode in hostile.split(",") if mode.strip()]
+    unknown = [mode for mode in modes if mode not in MODES]
+    if not modes or unknown:
+        raise UsageError(f"--hostile: unknown mode {', '.join(unknown) or '(none)'}; "
+                         f"choose from {', '.join(MODES)}")
+    if not 0 <= rate <= 1:
+        raise UsageError(f"--hostile-rate must be between 0 and 1, got {rate}")
+    if interval <= 0:
+        raise UsageError(f"--hostile-interval must be positive, got {interval}")
+    if other_faults:
+        raise UsageError("--hostile cannot be combined with --latency or the fault rates")
+    return modes

@@ -1,11 +1,13 @@
 """Every LLM call goes through :class:`LLMClient`.
 
-It speaks to any OpenAI-compatible endpoint through a transport (the official ``openai`` async
-client by default, see :mod:`madeval.llm.transports`) and adds what an evaluation harness needs:
-bounded concurrency (global and per endpoint), retries with exponential backoff and full jitter on
-429, 5xx, timeouts, connection errors and malformed or empty replies (a 400-class error other than
-408/409/429 is not retried), the response cache, and token and latency accounting. API keys live
-only inside the transports and are redacted from every error message.
+It speaks to any OpenAI-compatible endpoint through a transport (aiohttp by default, see
+:mod:`madeval.llm.transports`) and adds what an evaluation harness needs: bounded concurrency
+(global and per endpoint), retries with exponential backoff and full jitter on 429, 5xx, timeouts,
+connection errors and malformed or empty replies (never on what a retry cannot change: a 400-class
+error other than 408/409/429, a request the HTTP client refuses to send, a body over the size
+limit), the response cache, and token and latency accounting. API keys and the credentials a base
+URL may carry live only inside the transports and are redacted from every error message; what is
+shown of an endpoint is its public URL (no user info, no query).
 """
 
 from __future__ import annotations
@@ -18,7 +20,11 @@ from typing import Any, Callable
 
 from ..errors import LLMError, UsageError
 from .cache import ResponseCache, request_key
-from .transports import TRANSPORTS, FatalError, RetryableError
+from .endpoint_url import EndpointURL, public_url
+from .transports import (
+    DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_TRANSPORT, TRANSPORTS, ClientSideError, FatalError, RetryableError,  # noqa: F401
+    transport_class,
+)
 
 #: Sampling defaults of the MALLM paper, Appendix E (seed 000).
 DEFAULT_GENERATION = {
@@ -34,11 +40,23 @@ class Endpoint:
     """An OpenAI-compatible server: where it is, its key, and how hard to use it."""
 
     name: str
-    base_url: str
+    base_url: str = field(repr=False)  # may carry credentials: see public_url
     api_key: str = field(repr=False, default="-")
     concurrency: int = 64
     timeout_s: float = 120.0
-    transport: str = "openai"
+    transport: str = DEFAULT_TRANSPORT
+    max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES
+
+    @property
+    def public_url(self) -> str:
+        """The base URL as shown and stored: without user info and query string."""
+        return public_url(self.base_url)
+
+    def redact(self, text: str) -> str:
+        """``text`` without this endpoint's API key or URL credentials."""
+        if len(self.api_key) >= 4:
+            text = text.replace(self.api_key, "***")
+        return EndpointURL.parse(self.base_url).redact(text)
 
 
 @dataclass(frozen=True)
@@ -135,7 +153,9 @@ class LLMClient:
         self._global = asyncio.Semaphore(concurrency)
         self._per_endpoint = {name: asyncio.Semaphore(e.concurrency) for name, e in endpoints.items()}
         self._transports = {
-            name: TRANSPORTS[e.transport](e.base_url, e.api_key, e.timeout_s) for name, e in endpoints.items()
+            name: transport_class(e.transport)(e.base_url, e.api_key, e.timeout_s,
+                                               max_response_bytes=e.max_response_bytes)
+            for name, e in endpoints.items()
         }
 
     async def complete(
@@ -149,7 +169,7 @@ class LLMClient:
         """Return the reply to ``messages``, from the cache when the same request was made before."""
         key = None
         if self.cache is not None:
-            request = {"base_url": self.endpoints[endpoint].base_url, "model": model, "messages": messages, **params}
+            request = {"base_url": self.endpoints[endpoint].public_url, "model": model, "messages": messages, **params}
             key = request_key(request, scope)
             hit = self.cache.get(key)
             if hit is not None:
@@ -204,16 +224,26 @@ class LLMClient:
         raise LLMError(f"{endpoint}: gave up after {len(errors)} attempts ({', '.join(errors[-3:])})")
 
     async def preflight(self) -> None:
-        """Check every endpoint answers; an unreachable one is a one-line UsageError."""
+        """Check every endpoint answers before anything is written; else a one-line UsageError.
+
+        Unreachable (refused, timed out, not HTTP) or answering ``/models`` with a 5xx (a proxy
+        or gateway with nothing behind it), a refused key (401, 403) and a URL or key the HTTP
+        client cannot send are all refused. Any other answer means the server is there: some
+        servers do not implement ``/models``.
+        """
         for name, endpoint in self.endpoints.items():
+            shown = endpoint.public_url
             try:
                 await self._transports[name].models()
-            except RetryableError:
-                raise UsageError(f"cannot reach endpoint {endpoint.base_url}") from None
+            except ClientSideError as error:
+                raise UsageError(f"endpoint {shown}: {endpoint.redact(str(error))}") from None
+            except RetryableError as error:
+                if error.status is not None and error.status < 500:  # 408, 409, 429: it is there
+                    continue
+                raise UsageError(f"cannot reach endpoint {shown} ({endpoint.redact(error.reason)})") from None
             except FatalError as error:
-                if str(error) in ("HTTP 401", "HTTP 403"):
-                    raise UsageError(f"endpoint {endpoint.base_url} refused the API key ({error})") from None
-                # Some servers do not implement /models; any other HTTP answer means it is reachable.
+                if error.status in (401, 403):
+                    raise UsageError(f"endpoint {shown} refused the API key (HTTP {error.status})") from None
 
     async def list_models(self, endpoint: str) -> list[str]:
         """The model ids an endpoint lists (empty when it lists none or cannot list)."""
@@ -223,10 +253,9 @@ class LLMClient:
             return []
 
     def redact(self, text: str) -> str:
-        """``text`` with every configured API key replaced by ``***``."""
+        """``text`` with every configured API key and URL credential replaced by ``***``."""
         for endpoint in self.endpoints.values():
-            if len(endpoint.api_key) >= 4:
-                text = text.replace(endpoint.api_key, "***")
+            text = endpoint.redact(text)
         return text
 
     async def aclose(self) -> None:

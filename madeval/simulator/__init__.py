@@ -7,7 +7,9 @@ Use :func:`simulate` in tests and scripts::
 
 and ``madeval simulator`` from the command line. The synthetic agents are described in
 :mod:`madeval.simulator.agents`, the HTTP transport and fault injection in
-:mod:`madeval.simulator.http`, the gold answers in :mod:`madeval.simulator.truth`.
+:mod:`madeval.simulator.http`, the gold answers in :mod:`madeval.simulator.truth`, and a server
+that sabotages a share of the requests (``madeval simulator --hostile``) in
+:mod:`madeval.simulator.hostile`.
 """
 
 from __future__ import annotations

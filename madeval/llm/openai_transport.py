@@ -1,0 +1,143 @@
+"""The ``openai`` transport: requests through the official ``openai.AsyncOpenAI`` client.
+
+It runs on the SDK's aiohttp backend (``openai.DefaultAioHttpClient``; the default httpx pool slows
+down badly with many connections in flight), with the same guarantees as the default transport:
+one deadline per request over the whole exchange, and a cap on every body the SDK reads (replies,
+error bodies, the model list), enforced below the SDK on the HTTP stream itself.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import aiohttp
+import openai
+
+from .endpoint_url import EndpointURL, is_loopback
+from .wire import (
+    DEFAULT_MAX_RESPONSE_BYTES, ClientSideError, FatalError, Reply, RetryableError, ResponseTooLarge,
+    read_reply, short, status_error, too_large,
+)
+
+#: The request options of the SDK's own chat call: bearer authentication.
+_AUTH = {"security": {"bearer_auth": True}}
+
+
+class OpenAITransport:
+    """Requests through the official ``openai.AsyncOpenAI`` client."""
+
+    name = "openai"
+
+    def __init__(self, base_url: str, api_key: str, timeout_s: float,
+                 max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES):
+        from ._capped_httpx import capped_aiohttp_client
+
+        self._url = EndpointURL.parse(base_url)
+        self._timeout_s = timeout_s
+        self._limit = max_response_bytes
+        headers = {"Accept-Encoding": "identity"}
+        if self._url.user is not None:  # credentials in the URL are the credentials (HTTP Basic)
+            headers["Authorization"] = aiohttp.encode_basic_auth(self._url.user, self._url.password or "")
+        self._client = openai.AsyncOpenAI(
+            base_url=self._url.base,
+            api_key=api_key,
+            max_retries=0,
+            timeout=timeout_s,
+            default_headers=headers,
+            default_query=dict(self._url.query) or None,
+            http_client=capped_aiohttp_client(
+                timeout_s, max_response_bytes, direct_host=self._url.host if is_loopback(self._url.host) else None
+            ),
+        )
+
+    async def chat(self, model: str, messages: list[dict[str, str]], params: dict[str, Any]) -> Reply:
+        """One chat completion; returns ``(text, prompt_tokens, completion_tokens)``.
+
+        The request goes through the client's own ``post`` (its auth, headers and error types)
+        with the body as plain JSON, and the reply is read as bytes: the typed
+        ``chat.completions.create`` re-walks every message through the SDK's TypedDict
+        transform and builds pydantic models, which cost about 2 ms of CPU per call here,
+        four times the rest of the harness (see ``python -m bench``).
+        """
+        body = {"model": model, "messages": messages, **params}
+        raw = await self._call(lambda: self._client.post("/chat/completions", cast_to=bytes, body=body, options=_AUTH),
+                               self._timeout_s)
+        return read_reply(raw)
+
+    async def models(self) -> list[str]:
+        """The model ids the endpoint lists; raises on connection errors and HTTP errors."""
+        listed = await self._call(self._client.models.list, min(self._timeout_s, 10.0))
+        try:
+            return [str(model.id) for model in listed.data]
+        except (AttributeError, TypeError):
+            raise FatalError("malformed model list") from None
+
+    async def _call(self, request, timeout_s: float):
+        """Await ``request()`` within ``timeout_s``, turning the SDK's errors into the transport's two.
+
+        A kept-alive connection the server closed just as the request went out is replaced once,
+        within the same deadline, without counting as a failure (as the aiohttp transport does).
+        """
+        try:
+            async with asyncio.timeout(timeout_s):
+                try:
+                    return await request()
+                except openai.APIConnectionError as error:  # APITimeoutError included
+                    if not _stale_connection(_root_cause(error)):
+                        raise
+                    return await request()
+        except TimeoutError:
+            raise RetryableError("timeout") from None
+        except ResponseTooLarge as error:
+            raise too_large(error.limit) from None
+        except openai.APIStatusError as error:
+            raise status_error(error.status_code, error.response.headers, error.response.content) from None
+        except openai.APIConnectionError as error:  # APITimeoutError included
+            raise self._error_below(_root_cause(error), timed_out=isinstance(error, openai.APITimeoutError)) from None
+        except openai.APIResponseValidationError as error:
+            raise RetryableError(f"malformed reply: {short(str(error))}") from None
+        except (aiohttp.ClientError, OSError, ValueError) as error:  # some pass through the SDK unwrapped
+            raise self._error_below(error, timed_out=False) from None
+
+    def _error_below(self, cause: BaseException | None, *, timed_out: bool) -> Exception:
+        """The transport's error for what failed below the SDK (``None``: nothing more known)."""
+        if isinstance(cause, ResponseTooLarge):
+            return too_large(cause.limit)
+        if isinstance(cause, (aiohttp.InvalidURL, aiohttp.NonHttpUrlClientError)):
+            return ClientSideError(f"invalid URL: {short(self._url.redact(str(cause)))}")
+        if isinstance(cause, ValueError) and not isinstance(cause, aiohttp.ClientError):
+            # refused before sending: a header with CR/LF, a bad URL
+            return ClientSideError(f"invalid request: {short(self._url.redact(str(cause)))}")
+        if cause is None or isinstance(cause, (TimeoutError, aiohttp.ServerTimeoutError)):
+            return RetryableError("timeout" if timed_out or cause is not None else "connection")
+        if isinstance(cause, aiohttp.ClientResponseError):  # the reply was not valid HTTP
+            return RetryableError(f"bad response: {short(self._url.redact(cause.message))}")
+        return RetryableError(f"connection: {short(self._url.redact(_describe(cause)))}")
+
+    async def close(self) -> None:
+        """Close the connections."""
+        await self._client.close()
+
+
+def _root_cause(error: BaseException) -> BaseException | None:
+    """The first error below the SDK's and httpx's wrappers (aiohttp's, or madeval's own)."""
+    cause = error.__cause__
+    while cause is not None and cause.__cause__ is not None and not isinstance(
+        cause, (ResponseTooLarge, ValueError, aiohttp.ClientError)
+    ):
+        cause = cause.__cause__
+    return cause
+
+
+def _stale_connection(cause: BaseException | None) -> bool:
+    """True when a kept-alive connection was found closed (not when a new one failed)."""
+    return isinstance(cause, (aiohttp.ServerDisconnectedError, aiohttp.ClientOSError)) and not isinstance(
+        cause, aiohttp.ClientConnectorError
+    )
+
+
+def _describe(error: BaseException) -> str:
+    text = str(error)
+    return f"{type(error).__name__}: {text}" if text else type(error).__name__
+

@@ -1,0 +1,115 @@
+"""What every transport shares: its two error types, the response size limit and reply parsing.
+
+A transport raises only :class:`RetryableError` or :class:`FatalError`, so the retry logic in
+:mod:`madeval.llm.client` does not depend on how a call travelled.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+#: 4xx statuses worth retrying (timeout, conflict, rate limit); every 5xx is retried too.
+RETRYABLE_STATUS = frozenset({408, 409, 429})
+
+#: The default cap on a response body (``--max-response-mb``): a chat reply of ``max_tokens``
+#: tokens is a few kilobytes, so a body this large is a broken or hostile server.
+DEFAULT_MAX_RESPONSE_BYTES = 16 << 20
+
+Reply = tuple["str | None", int, int]  # (text or None when the body had none, prompt, completion tokens)
+
+
+class RetryableError(Exception):
+    """A failure worth retrying (429, 5xx, timeout, connection error, malformed reply)."""
+
+    def __init__(self, reason: str, retry_after: float | None = None, status: int | None = None):
+        super().__init__(reason)
+        self.reason = reason
+        self.retry_after = retry_after
+        self.status = status  # the HTTP status, when the server answered with one
+
+
+class FatalError(Exception):
+    """A failure that retrying cannot fix (400, 401, 404, a request the client refuses to send,
+    a reply over the size limit)."""
+
+    def __init__(self, reason: str, status: int | None = None):
+        super().__init__(reason)
+        self.status = status  # the HTTP status, when the server answered with one
+
+
+class ClientSideError(FatalError):
+    """The request could not be sent as configured (invalid URL or header value): a setting to fix."""
+
+
+class ResponseTooLarge(Exception):
+    """A response body passed the size limit (raised while reading it, below the HTTP client)."""
+
+    def __init__(self, limit: int):
+        super().__init__(f"response body over the {limit} byte limit")
+        self.limit = limit
+
+
+def too_large(limit: int) -> FatalError:
+    """The error for a body over ``limit`` bytes.
+
+    Not retried: a reply of ``max_tokens`` tokens is kilobytes, a body past the limit (16 MiB
+    by default) is a server that misbehaves, and retrying would only read the limit again.
+    """
+    return FatalError(f"response body over {limit / (1 << 20):g} MiB (--max-response-mb)")
+
+
+def status_error(status: int, headers: Any, body: bytes) -> RetryableError | FatalError:
+    """The error for a non-200 reply: retryable for 408/409/429 and 5xx, fatal otherwise."""
+    if status in RETRYABLE_STATUS or status >= 500:
+        return RetryableError(f"HTTP {status}", retry_after(headers), status)
+    return FatalError(f"HTTP {status}: {short(error_message(body))}", status)
+
+
+def read_reply(raw: bytes) -> Reply:
+    """``(text, prompt_tokens, completion_tokens)`` from a chat-completions body.
+
+    A body that is not JSON or has no first choice is a retryable malformed reply; a choice
+    whose content is missing or null gives ``None`` (the client retries it as "no text").
+    """
+    try:
+        data = json.loads(raw)
+        message = data["choices"][0]["message"]
+        text = message.get("content")
+        usage = data.get("usage") or {}
+        prompt_tokens = int(usage.get("prompt_tokens") or 0)
+        completion_tokens = int(usage.get("completion_tokens") or 0)
+    except (ValueError, KeyError, IndexError, TypeError, AttributeError) as error:
+        raise RetryableError(f"malformed reply: {short(str(error))}") from None
+    return (text if isinstance(text, str) else None), prompt_tokens, completion_tokens
+
+
+def read_model_list(raw: bytes) -> list[str]:
+    """The model ids of a ``/models`` body; :class:`FatalError` when it is not a model list."""
+    try:
+        return [str(model["id"]) for model in json.loads(raw).get("data", [])]
+    except (ValueError, AttributeError, KeyError, TypeError):
+        raise FatalError("malformed model list") from None
+
+
+def retry_after(headers: Any) -> float | None:
+    """The ``Retry-After`` header in seconds, if present and a number."""
+    try:
+        value = headers.get("retry-after")
+        return float(value) if value is not None else None
+    except (AttributeError, ValueError):
+        return None
+
+
+def error_message(raw: bytes) -> str:
+    """The ``error.message`` of an OpenAI-style error body, else the body's start."""
+    try:
+        return str(json.loads(raw)["error"]["message"])
+    except (ValueError, KeyError, TypeError):
+        return raw[:200].decode("utf-8", "replace")
+
+
+def short(text: str, limit: int = 160) -> str:
+    """``text`` on one line, cut to ``limit`` characters."""
+    text = " ".join(str(text).split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
