@@ -392,3 +392,32 @@ def test_direct_is_an_old_name_of_the_aiohttp_transport(tmp_path):
     settings = build_settings({"tasks": "arith_mc", "transport": "direct"})
     assert settings.transport == "aiohttp" and settings.public()["transport"] == "aiohttp"
     assert build_settings({"tasks": "arith_mc"}).transport == "aiohttp"  # the default
+
+
+def test_hostile_reply_without_text_is_retried_and_never_recorded():
+    """A 200 whose content is not text (a number) is malformed and one whose content is null has
+    no text: both are retried, and when every attempt gives them the call fails (its unit goes to
+    errors.jsonl) instead of returning an empty reply that would be scored as the agent's answer.
+    An empty string is what the model said: after the last attempt it is returned, noted."""
+    from madeval.errors import LLMError
+    from madeval.llm.client import Endpoint, LLMClient, RetryPolicy
+
+    numeric = json_response({"choices": [{"message": {"content": 42}}], "usage": {}})
+    null = json_response({"choices": [{"message": {"content": None, "refusal": "no"}}], "usage": {}})
+    empty = reply_with("")
+
+    async def complete(answers):
+        async with ScriptedServer(answers) as server:
+            client = LLMClient({"e": Endpoint("e", server.url)}, retry=RetryPolicy(max_attempts=2, base_delay_s=0.0))
+            try:
+                return await client.complete("e", "m", [{"role": "user", "content": "hi"}], {}, ("u", 0))
+            finally:
+                await client.aclose()
+
+    with pytest.raises(LLMError, match=r"gave up after 2 attempts \(malformed reply: .*not text, malformed reply: no text\)"):
+        asyncio.run(complete([numeric, null]))
+    with pytest.raises(LLMError, match=r"gave up after 2 attempts"):
+        asyncio.run(complete([null, null]))
+    completion = asyncio.run(complete([empty, empty]))
+    assert completion.text == "" and completion.errors == ["empty reply", "empty reply"]
+    assert asyncio.run(complete([null, reply_with("B")])).text == "B"

@@ -203,7 +203,9 @@ class LLMClient:
                     errors.append(self.redact(error.reason))
                     retry_after = error.retry_after
                 else:
-                    if text or attempt == self.retry.max_attempts:
+                    # An empty text is what the model said: kept when every attempt gave it. A
+                    # reply with no text at all (content missing or null) is never recorded.
+                    if text or (text is not None and attempt == self.retry.max_attempts):
                         if not text:
                             errors.append("empty reply")
                         self.stats.calls += 1
@@ -211,7 +213,7 @@ class LLMClient:
                         self.stats.completion_tokens += completion_tokens
                         elapsed = in_slot + time.perf_counter() - acquired
                         return Completion(
-                            text or "", prompt_tokens, completion_tokens, elapsed, attempt, False, errors
+                            text, prompt_tokens, completion_tokens, elapsed, attempt, False, errors
                         )
                     errors.append("empty reply" if text is not None else "malformed reply: no text")
                 finally:

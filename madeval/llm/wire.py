@@ -69,19 +69,22 @@ def status_error(status: int, headers: Any, body: bytes) -> RetryableError | Fat
 def read_reply(raw: bytes) -> Reply:
     """``(text, prompt_tokens, completion_tokens)`` from a chat-completions body.
 
-    A body that is not JSON or has no first choice is a retryable malformed reply; a choice
-    whose content is missing or null gives ``None`` (the client retries it as "no text").
+    A body that is not JSON, has no first choice, or whose content is neither text nor null (a
+    number, a list) is a retryable malformed reply; a choice whose content is missing or null (a
+    refusal, a tool call) gives ``None``: the client retries it as "no text" and never records it.
     """
     try:
         data = json.loads(raw)
         message = data["choices"][0]["message"]
         text = message.get("content")
+        if text is not None and not isinstance(text, str):
+            raise TypeError(f"content is {type(text).__name__}, not text")
         usage = data.get("usage") or {}
         prompt_tokens = int(usage.get("prompt_tokens") or 0)
         completion_tokens = int(usage.get("completion_tokens") or 0)
     except (ValueError, KeyError, IndexError, TypeError, AttributeError) as error:
         raise RetryableError(f"malformed reply: {short(str(error))}") from None
-    return (text if isinstance(text, str) else None), prompt_tokens, completion_tokens
+    return text, prompt_tokens, completion_tokens
 
 
 def read_model_list(raw: bytes) -> list[str]:
