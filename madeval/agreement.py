@@ -30,7 +30,7 @@ BARE_UPPER = re.compile(r"(?<![A-Za-z])(AGREE|DISAGREE)(?![A-Za-z])")
 VERB = re.compile(r"\b(agree|disagree)\b", re.IGNORECASE)
 KINDS = ((BRACKETED, None), (BARE_UPPER, "no brackets; read the bare word"), (VERB, "no marker; read the verb"))
 
-_WORD = r"\[?\s*(?:AGREE|DISAGREE)\s*\]?"
+_WORD = r"(?:\[\s*)?(?:AGREE|DISAGREE)(?:\s*\])?"  # starts at "[" or the word: no scan of every space
 LISTING = re.compile(rf"{_WORD}['\"`*]*\s*(?:or|/|and)\s*['\"`*]*{_WORD}", re.IGNORECASE)
 MARKER_ECHO = re.compile(
     r"\b(?:answer|respond|reply)(?:\s+only)?\s+with(?:\s+the)?(?:\s+exact)?(?:\s+word)?[\s'\"`*]*$", re.IGNORECASE
@@ -42,6 +42,11 @@ NEGATION = re.compile(
     re.IGNORECASE,
 )
 MORE = re.compile(r"\s+more\b", re.IGNORECASE)
+#: How far before a marker the echo and negation rules look (their longest form is a few words).
+LOOK_BEHIND_CHARS = 200
+#: Markers read per kind: the first stance counts, so a reply of a million markers costs no more
+#: than its first hundred (the "both [AGREE] and [DISAGREE]" note looks at these only).
+MAX_MARKERS = 100
 
 
 def parse_agreement(text: str) -> tuple[bool | None, str | None]:
@@ -51,8 +56,7 @@ def parse_agreement(text: str) -> tuple[bool | None, str | None]:
     """
     text = _blank(LISTING, text)
     for pattern, how in KINDS:
-        stances = [_stance(text, match) for match in pattern.finditer(text)]
-        stances = [s for s in stances if s is not None]
+        stances = [s for s in _stances(text, pattern) if s is not None]
         if not stances:
             text = _blank(pattern, text) if pattern is BRACKETED else text  # echoed markers only
             continue
@@ -66,6 +70,14 @@ def parse_agreement(text: str) -> tuple[bool | None, str | None]:
     return None, NO_AGREEMENT_MARKER
 
 
+def _stances(text: str, pattern: re.Pattern):
+    """The stances of the first :data:`MAX_MARKERS` matches of ``pattern`` (None for an echo)."""
+    for count, match in enumerate(pattern.finditer(text)):
+        if count == MAX_MARKERS:
+            return
+        yield _stance(text, match)
+
+
 def _blank(pattern: re.Pattern, text: str) -> str:
     """``text`` with every match of ``pattern`` replaced by spaces (positions are kept)."""
     return pattern.sub(lambda m: " " * len(m.group(0)), text)
@@ -73,7 +85,9 @@ def _blank(pattern: re.Pattern, text: str) -> str:
 
 def _stance(text: str, match: re.Match) -> tuple[bool, bool] | None:
     """``(agrees, negated)`` for one marker or verb, or None when it echoes the instruction."""
-    before = text[: match.start()]
+    # The echo and negation rules read a few words before the marker: a bounded window keeps a
+    # reply of a million markers linear (the whole prefix per marker was quadratic).
+    before = text[max(0, match.start() - LOOK_BEHIND_CHARS): match.start()]
     if MARKER_ECHO.search(before) or (match.re is VERB and VERB_ECHO.search(before)):
         return None
     agrees = match.group(1).upper() == "AGREE"

@@ -127,3 +127,34 @@ def test_agreement_challenge_reply_with_a_negated_bare_word_is_a_challenge():
     assert [r["agrees"] for r in results] == [True, False, True]
     assert [r[1] for r in llm.requests if r[2] == "challenge_answer"] == [1]
     assert results[1]["new_answer"] == "A"
+
+
+HUGE_AGREEMENT_REPLIES = {
+    # (reply, expected reading); each took minutes before (a regex or a prefix copy per marker)
+    "a million verbs": ("I agree. " * 1_000_000, True),
+    "negated, then a million markers": ("I do not " + "[AGREE] " * 1_000_000, False),
+    "ten million spaces, then the verb": (" " * 10_000_000 + "agree", True),
+    "a listing echoed half a million times": ("agree or disagree " * 500_000, None),
+}
+
+
+@pytest.mark.parametrize("name", list(HUGE_AGREEMENT_REPLIES))
+def test_hostile_agreement_of_a_huge_reply_is_read_without_rescanning(name):
+    """Agreement is read on the event loop, so it must be linear in the reply: the echo and
+    negation rules read a bounded window before each marker, only the first markers of a kind are
+    read, and no pattern scans every space. 30 s guards against a hang (the old reading never
+    finished the third reply); it is not a speed target (a 10 MB reply takes about a second)."""
+    import signal
+
+    reply, expected = HUGE_AGREEMENT_REPLIES[name]
+
+    def expire(*_):
+        pytest.fail("agreement still being read after 30 s")
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, 30.0)
+    try:
+        assert parse_agreement(reply)[0] is expected
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
