@@ -310,7 +310,7 @@ def test_hostile_simulator_cli_serves_sabotaged_and_normal_replies():
 
 @pytest.mark.parametrize("options, message", [
     (["--hostile", "trickle,slowloris"], "--hostile: unknown mode slowloris; choose from trickle, "),
-    (["--hostile", "trickle", "--hostile-rate", "1.5"], "--hostile-rate must be between 0 and 1"),
+    (["--hostile", "trickle", "--hostile-rate", "1.5"], "--hostile: the rate must be between 0 and 1, got 1.5"),
     (["--hostile", "trickle", "--rate-limit", "0.1"], "--hostile cannot be combined with"),
 ])
 def test_hostile_simulator_cli_refuses_bad_options(options, message, capsys):

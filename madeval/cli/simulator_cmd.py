@@ -98,17 +98,13 @@ def _hostile_modes(hostile: str | None, rate: float, interval: float, other_faul
     """The --hostile modes, checked (one line and exit 2 for a bad value); [] without --hostile."""
     if hostile is None:
         return []
-    from ..simulator.hostile import MODES
+    from ..simulator.hostile import check_options
 
     modes = [mode.strip() for mode in hostile.split(",") if mode.strip()]
-    unknown = [mode for mode in modes if mode not in MODES]
-    if not modes or unknown:
-        raise UsageError(f"--hostile: unknown mode {', '.join(unknown) or '(none)'}; "
-                         f"choose from {', '.join(MODES)}")
-    if not 0 <= rate <= 1:
-        raise UsageError(f"--hostile-rate must be between 0 and 1, got {rate}")
-    if interval <= 0:
-        raise UsageError(f"--hostile-interval must be positive, got {interval}")
+    try:
+        check_options(modes, rate, interval)
+    except ValueError as error:
+        raise UsageError(f"--hostile: {error}") from None
     if other_faults:
         raise UsageError("--hostile cannot be combined with --latency or the fault rates")
     return modes

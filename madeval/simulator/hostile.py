@@ -32,7 +32,7 @@ import json
 import socket
 import struct
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from .http import CHAT_PATH, MODELS_PATH, Behaviour
@@ -67,6 +67,17 @@ WRONG_SHAPES = (
     lambda text: {"object": "chat.completion",
                   "choices": [{"index": 0, "message": {"role": "assistant", "content": 42}}]},
 )
+
+
+def check_options(modes: Sequence[str], rate: float, interval_s: float) -> None:
+    """Refuse unknown modes, a rate outside [0, 1] and a non-positive interval (ValueError)."""
+    unknown = [mode for mode in modes if mode not in MODES]
+    if not modes or unknown:
+        raise ValueError(f"unknown mode {', '.join(unknown) or '(none)'}; choose from {', '.join(MODES)}")
+    if not 0.0 <= rate <= 1.0:
+        raise ValueError(f"the rate must be between 0 and 1, got {rate}")
+    if interval_s <= 0:
+        raise ValueError(f"the interval must be positive, got {interval_s}")
 
 
 @dataclass(frozen=True)
@@ -118,15 +129,8 @@ class HostileServer:
         models: Iterable[str] = (),
         keep_log: bool = True,
     ):
+        check_options(modes, rate, interval_s)
         self.modes = tuple(modes)
-        unknown = [mode for mode in self.modes if mode not in MODES]
-        if not self.modes or unknown:
-            raise ValueError(f"unknown hostile mode {', '.join(unknown) or '(none)'}; "
-                             f"choose from {', '.join(MODES)}")
-        if not 0.0 <= rate <= 1.0:
-            raise ValueError(f"the hostile rate must be between 0 and 1, got {rate}")
-        if interval_s <= 0:
-            raise ValueError(f"the hostile interval must be positive, got {interval_s}")
         self.behaviour = behaviour
         self.rate = rate
         self.seed = seed
