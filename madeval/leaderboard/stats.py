@@ -284,7 +284,6 @@ def mean_interval(
     mean = statistics.fmean(values.tolist()) if n else float("nan")
     if n == 0:
         return Interval(mean, mean, "no items")
-    f = n / population if population else 0.0
     shrink = fpc(n, population) if population else 1.0
     bounded = bool(np.all((values >= 0) & (values <= 1)))
     if is_binary(values):
@@ -295,17 +294,29 @@ def mean_interval(
         return Interval(low, high, "Wilson" + (" with FPC" if population else ""))
     if n < 2:
         return Interval(mean, mean, "single item")
-    between = float(values.var(ddof=1))
-    if population:
-        within_term = float(np.mean([w / k for w, k in zip(within, repeats)])) if within else 0.0
-        variance = ((1 - f) * between + f * within_term) / n
-        method = "t, two-stage FPC"
-    else:
-        variance = between / n
-        method = "t"
+    variance = _variance_of_mean(values, population, within, repeats)
+    method = "t, two-stage FPC" if population else "t"
     half = float(scipy_stats.t.ppf(0.5 + level / 2, n - 1)) * math.sqrt(variance)
     low, high = enclose(mean, mean - half, mean + half, bounded)
     return Interval(low, high, method)
+
+
+def _variance_of_mean(
+    values: np.ndarray, population: int | None, within: Sequence[float] = (), repeats: Sequence[int] = ()
+) -> float:
+    """The variance of the mean of at least two per-item means ``values`` (see :func:`mean_interval`).
+
+    ``s^2 / n`` about the population of questions; with ``population`` N, the two-stage FPC
+    variance ``((1 - f) s^2 + f * mean(s_w,i^2 / K_i)) / n`` with ``f = n / N``, where ``within``
+    holds each item's variance over its ``repeats`` K_i (left out when there is none). Neither
+    scipy nor statsmodels has two-stage sampling with a finite first stage, hence madeval's code.
+    """
+    n, between = len(values), float(np.var(values, ddof=1))
+    if not population:
+        return between / n
+    f = n / population
+    within_term = float(np.mean([w / k for w, k in zip(within, repeats)])) if len(within) else 0.0
+    return ((1 - f) * between + f * within_term) / n
 
 
 def wilson(p: float, n: float, level: float = 0.95) -> tuple[float, float]:
@@ -376,16 +387,9 @@ def stratified_interval(
         return Interval(mean, mean, "stratified: a task with one item has no variance estimate")
     variances = []
     for index, values in enumerate(strata):
-        values = np.asarray(values, dtype=float)
-        n, between = len(values), float(np.var(values, ddof=1))
         population = populations[index] if populations else None
-        if population:
-            f = n / population
-            own_within, own_repeats = (within[index], repeats[index]) if within and repeats else ((), ())
-            within_term = float(np.mean([w / k for w, k in zip(own_within, own_repeats)])) if own_within else 0.0
-            variances.append(((1 - f) * between + f * within_term) / n)
-        else:
-            variances.append(between / n)
+        spread = (within[index], repeats[index]) if within and repeats else ((), ())
+        variances.append(_variance_of_mean(np.asarray(values, dtype=float), population, *spread))
     count = len(strata)
     variance = sum(variances) / count**2
     method = "stratified t (Welch-Satterthwaite df)" + (", two-stage FPC" if populations else "")
