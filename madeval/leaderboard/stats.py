@@ -1,7 +1,12 @@
 """Paired tests, family-wise corrections and confidence intervals for leaderboards.
 
-Every function works on plain sequences of floats and is checked against scipy / statsmodels in
-``tests/test_stats_*``. Paired tests take two equally long sequences ``a`` and ``b`` of per-item
+The standard statistics come from statsmodels and scipy: Benjamini-Hochberg (``multipletests``),
+the Wilson interval (``proportion_confint``) and the exact McNemar test (``mcnemar`` /
+``binomtest``). madeval's own code is what they lack: the exact paired permutation test on a
+lattice, its stratified (macro-average) form, the paired bootstrap p-value, the two-stage
+finite-population variance and the stratified interval; and Holm (:func:`holm` says why). Every
+function works on plain sequences of floats and is checked against scipy / statsmodels or by hand
+in ``tests/test_stats_*``. Paired tests take two equally long sequences ``a`` and ``b`` of per-item
 scores (repeats already averaged within each item) and test the mean difference ``a - b``.
 ``alternative`` follows scipy: ``"two-sided"``, ``"less"`` (a is lower) or ``"greater"``.
 """
@@ -15,6 +20,9 @@ from typing import Sequence
 
 import numpy as np
 from scipy import stats as scipy_stats
+from statsmodels.stats.contingency_tables import mcnemar
+from statsmodels.stats.multitest import multipletests
+from statsmodels.stats.proportion import proportion_confint
 
 ALTERNATIVES = ("two-sided", "less", "greater")
 #: Largest number of non-zero differences whose sign flips are enumerated one by one.
@@ -49,9 +57,10 @@ def _check_pair(a: Sequence[float], b: Sequence[float], alternative: str) -> tup
 def mcnemar_exact(a: Sequence[float], b: Sequence[float], alternative: str = "two-sided") -> TestResult:
     """Exact McNemar test for paired binary outcomes: a binomial test on the discordant pairs.
 
-    With ``n10`` items where only ``a`` is right and ``n01`` where only ``b`` is right, the p-value is
-    that of ``binomtest(n10, n10 + n01, 0.5)`` (two-sided: ``min(1, 2 * cdf(min(n10, n01)))``, as
-    statsmodels' ``mcnemar(exact=True)``). No discordant pair gives p = 1.
+    With ``n10`` items where only ``a`` is right and ``n01`` where only ``b`` is right, the two-sided
+    p-value is statsmodels' ``mcnemar(exact=True)`` (``min(1, 2 * cdf(min(n10, n01)))``); that
+    function has no one-sided form, so ``less`` and ``greater`` are scipy's
+    ``binomtest(n10, n10 + n01, 0.5, alternative)``, the same test. No discordant pair gives p = 1.
     """
     x, y = _check_pair(a, b, alternative)
     if not (is_binary(x) and is_binary(y)):
@@ -61,13 +70,11 @@ def mcnemar_exact(a: Sequence[float], b: Sequence[float], alternative: str = "tw
     n = n10 + n01
     delta = float(np.mean(x - y)) if len(x) else 0.0
     if n == 0:
-        p = 1.0
+        p = 1.0  # binomtest needs at least one trial
     elif alternative == "two-sided":
-        p = min(1.0, 2.0 * float(scipy_stats.binom.cdf(min(n10, n01), n, 0.5)))
-    elif alternative == "less":
-        p = float(scipy_stats.binom.cdf(n10, n, 0.5))
+        p = float(mcnemar([[0, n10], [n01, 0]], exact=True).pvalue)  # the concordant cells do not enter
     else:
-        p = float(scipy_stats.binom.sf(n10 - 1, n, 0.5))
+        p = float(scipy_stats.binomtest(n10, n, 0.5, alternative=alternative).pvalue)
     return TestResult("mcnemar", delta, p, f"exact binomial on {n} discordant pairs ({n10} vs {n01})")
 
 
@@ -189,7 +196,14 @@ def paired_bootstrap(
 
 
 def holm(p_values: Sequence[float]) -> list[float]:
-    """Holm's step-down adjusted p-values (statsmodels ``multipletests(method='holm')``)."""
+    """Holm's step-down adjusted p-values, the numbers of statsmodels' ``multipletests(method='holm')``.
+
+    Written here because that function runs a full ``gc.collect()`` on every Holm call, once per
+    family, at a cost that grows with the objects alive (20-50 ms in a bare interpreter; with it the
+    500 boards of ``tests/test_scores_at_bounds.py`` took 51 s instead of 2 s). The pull request
+    to drop the call, statsmodels#8671, was closed unmerged. Checked against it in
+    ``tests/test_stats_functions.py``.
+    """
     p = np.asarray(p_values, dtype=float)
     m = len(p)
     order = np.argsort(p, kind="mergesort")
@@ -200,15 +214,8 @@ def holm(p_values: Sequence[float]) -> list[float]:
 
 
 def benjamini_hochberg(p_values: Sequence[float]) -> list[float]:
-    """Benjamini-Hochberg adjusted p-values (statsmodels ``multipletests(method='fdr_bh')``)."""
-    p = np.asarray(p_values, dtype=float)
-    m = len(p)
-    order = np.argsort(p, kind="mergesort")
-    scaled = p[order] * m / np.arange(1, m + 1)
-    stepped = np.minimum.accumulate(scaled[::-1])[::-1]
-    adjusted = np.empty(m)
-    adjusted[order] = np.minimum(stepped, 1.0)
-    return adjusted.tolist()
+    """Benjamini-Hochberg adjusted p-values: statsmodels' ``multipletests(method='fdr_bh')``."""
+    return multipletests(p_values, method="fdr_bh")[1].tolist()
 
 
 CORRECTIONS = {"holm": holm, "bh": benjamini_hochberg, "none": lambda p: [float(v) for v in p]}
@@ -277,7 +284,6 @@ def mean_interval(
     mean = statistics.fmean(values.tolist()) if n else float("nan")
     if n == 0:
         return Interval(mean, mean, "no items")
-    f = n / population if population else 0.0
     shrink = fpc(n, population) if population else 1.0
     bounded = bool(np.all((values >= 0) & (values <= 1)))
     if is_binary(values):
@@ -288,31 +294,41 @@ def mean_interval(
         return Interval(low, high, "Wilson" + (" with FPC" if population else ""))
     if n < 2:
         return Interval(mean, mean, "single item")
-    between = float(values.var(ddof=1))
-    if population:
-        within_term = float(np.mean([w / k for w, k in zip(within, repeats)])) if within else 0.0
-        variance = ((1 - f) * between + f * within_term) / n
-        method = "t, two-stage FPC"
-    else:
-        variance = between / n
-        method = "t"
+    variance = _variance_of_mean(values, population, within, repeats)
+    method = "t, two-stage FPC" if population else "t"
     half = float(scipy_stats.t.ppf(0.5 + level / 2, n - 1)) * math.sqrt(variance)
     low, high = enclose(mean, mean - half, mean + half, bounded)
     return Interval(low, high, method)
 
 
+def _variance_of_mean(
+    values: np.ndarray, population: int | None, within: Sequence[float] = (), repeats: Sequence[int] = ()
+) -> float:
+    """The variance of the mean of at least two per-item means ``values`` (see :func:`mean_interval`).
+
+    ``s^2 / n`` about the population of questions; with ``population`` N, the two-stage FPC
+    variance ``((1 - f) s^2 + f * mean(s_w,i^2 / K_i)) / n`` with ``f = n / N``, where ``within``
+    holds each item's variance over its ``repeats`` K_i (left out when there is none). Neither
+    scipy nor statsmodels has two-stage sampling with a finite first stage, hence madeval's code.
+    """
+    n, between = len(values), float(np.var(values, ddof=1))
+    if not population:
+        return between / n
+    f = n / population
+    within_term = float(np.mean([w / k for w, k in zip(within, repeats)])) if len(within) else 0.0
+    return ((1 - f) * between + f * within_term) / n
+
+
 def wilson(p: float, n: float, level: float = 0.95) -> tuple[float, float]:
     """Wilson score interval for a proportion ``p`` observed on ``n`` (possibly effective) trials.
 
-    The closed form (the numbers of statsmodels' ``proportion_confint(method='wilson')``, which
-    takes integer-like counts and rounds the same way) with its ends enclosed: exactly 0 at
-    ``p = 0``, exactly 1 at ``p = 1``, always ``low <= p <= high`` (:func:`enclose`).
+    statsmodels' ``proportion_confint(p * n, n, method='wilson')``, which takes a non-integer
+    effective ``n`` (the finite-population correction) as it is (it divides ``p * n`` by ``n``
+    again, which can move ``p`` by an ulp there), with its ends enclosed: exactly 0 at ``p = 0``,
+    exactly 1 at ``p = 1``, always ``low <= p <= high`` (:func:`enclose`).
     """
-    z = float(scipy_stats.norm.ppf(0.5 + level / 2))
-    denominator = 1 + z * z / n
-    centre = (p + z * z / (2 * n)) / denominator
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denominator
-    return enclose(p, centre - half, centre + half, bounded=True)
+    low, high = proportion_confint(p * n, n, alpha=1 - level, method="wilson")
+    return enclose(p, float(low), float(high), bounded=True)
 
 
 def stratified_permutation(
@@ -371,16 +387,9 @@ def stratified_interval(
         return Interval(mean, mean, "stratified: a task with one item has no variance estimate")
     variances = []
     for index, values in enumerate(strata):
-        values = np.asarray(values, dtype=float)
-        n, between = len(values), float(np.var(values, ddof=1))
         population = populations[index] if populations else None
-        if population:
-            f = n / population
-            own_within, own_repeats = (within[index], repeats[index]) if within and repeats else ((), ())
-            within_term = float(np.mean([w / k for w, k in zip(own_within, own_repeats)])) if own_within else 0.0
-            variances.append(((1 - f) * between + f * within_term) / n)
-        else:
-            variances.append(between / n)
+        spread = (within[index], repeats[index]) if within and repeats else ((), ())
+        variances.append(_variance_of_mean(np.asarray(values, dtype=float), population, *spread))
     count = len(strata)
     variance = sum(variances) / count**2
     method = "stratified t (Welch-Satterthwaite df)" + (", two-stage FPC" if populations else "")
