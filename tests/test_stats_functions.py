@@ -128,6 +128,26 @@ def test_stats_wilson_interval_equals_statsmodels_and_stays_in_unit_range():
     assert near_zero.low == 0.0 and near_zero.high <= 1.0
 
 
+def test_stats_wilson_and_mcnemar_by_hand():
+    """The library calls behind Wilson and exact McNemar against their textbook formulas, written
+    out here (Wilson 1927: centre (p + z^2/2n) / (1 + z^2/n), half-width z sqrt(p(1-p)/n +
+    z^2/4n^2) / (1 + z^2/n); exact McNemar: twice the binomial tail of the smaller discordant count
+    at 1/2, capped at 1), so the check does not compare statsmodels with itself."""
+    z = 1.959963984540054
+    for right, n in [(17, 20), (1, 3), (5, 10), (0, 7), (40, 41)]:
+        p = right / n
+        centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+        half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+        low, high = S.wilson(p, n)
+        assert abs(low - max(0.0, centre - half)) < TOLERANCE and abs(high - min(1.0, centre + half)) < TOLERANCE
+    for n10, n01 in [(7, 2), (3, 3), (10, 0), (1, 4)]:
+        a = [1] * n10 + [0] * n01 + [1, 0]
+        b = [0] * n10 + [1] * n01 + [1, 0]
+        k, m = min(n10, n01), n10 + n01
+        expected = min(1.0, 2 * sum(math.comb(m, i) for i in range(k + 1)) / 2 ** m)
+        assert abs(S.mcnemar_exact(a, b).p_value - expected) < TOLERANCE
+
+
 def test_stats_finite_population_correction_by_hand():
     # Cochran: the variance shrinks by (N - n) / (N - 1); two-stage adds f * mean(s_w^2 / K) / n.
     values = [0.0, 1 / 3, 2 / 3, 1.0, 1.0, 2 / 3]
