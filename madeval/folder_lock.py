@@ -17,6 +17,7 @@ import errno
 import fcntl
 import os
 import threading
+import time
 from pathlib import Path
 from typing import Iterator
 
@@ -95,9 +96,17 @@ def _note_holder(descriptor: int) -> None:
 
 
 def _holder(descriptor: int) -> int | None:
-    """The pid the current holder wrote, if it is readable."""
-    try:
-        text = os.pread(descriptor, 32, 0).decode("ascii", "replace").strip()
-    except OSError:
-        return None
-    return int(text) if text.isdigit() else None
+    """The pid the current holder wrote, if it is readable.
+
+    The holder writes its pid just after taking the lock, so a process refused in between finds
+    the file empty: it looks again for up to about 0.2 s before giving up on naming the holder.
+    """
+    for _ in range(10):
+        try:
+            text = os.pread(descriptor, 32, 0).decode("ascii", "replace").strip()
+        except OSError:
+            return None
+        if text.isdigit():
+            return int(text)
+        time.sleep(0.02)
+    return None
