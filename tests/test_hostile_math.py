@@ -59,7 +59,7 @@ def test_hostile_math_reply_scores_zero_with_a_reason_within_the_deadline(short_
     started = time.perf_counter()  # the same answer again: known undecidable, no second deadline
     with collecting_scoring_errors() as again:
         assert metric.score(extract(reply, None), Item("m", "q", "7")) == 0.0
-    assert time.perf_counter() - started < 0.5
+    assert time.perf_counter() - started < DEADLINE_S  # no second deadline was paid
     assert len(again) == 1 and f"exceeded {DEADLINE_S:g} s" in again[0] and again[0].endswith("vs '7'")
     assert metric.score("\\frac{1}{2}", Item("m", "q", "0.5")) == 1.0  # a new worker took over
 
@@ -127,7 +127,9 @@ def test_hostile_math_reply_does_not_block_the_run(short_deadline, tmp_path, mon
     assert len(records) == 4 and result.outcome.failed == 0
     for record in records:  # the hostile answer is in every debate (entropy, gold likelihood)
         assert any("(x+1)^{9999}" in reason and "exceeded" in reason for reason in record["scoring_errors"])
-    assert max(gaps) < 0.5, max(gaps)  # the checker never held the event loop
+    # The checker never held the event loop: a check on the loop would stall it for its whole
+    # deadline (the old checker: minutes); below that is scheduling noise on a loaded machine.
+    assert max(gaps) < DEADLINE_S, max(gaps)
     assert elapsed < 4 * (DEADLINE_S + SLACK_S)  # each hostile answer costs its deadline at most once
 
 
