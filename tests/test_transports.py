@@ -126,7 +126,8 @@ def test_hostile_trickled_body_is_cut_at_one_deadline_per_request(name):
 
     elapsed = asyncio.run(main())
     # the whole body would take len(body) * 0.1 s (about 10 s); the deadline ends it at 0.6 s
-    assert 0.55 < elapsed < 1.5
+    # (the upper bound leaves room for a loaded machine, far below the 10 s of a per-read timeout)
+    assert 0.55 < elapsed < 5.0
 
 
 @BOTH
@@ -164,7 +165,7 @@ def test_hostile_huge_content_length_is_refused_before_reading(name):
 
     async def main():
         async with ScriptedServer([huge]) as server:
-            transport = make(name, server.url, timeout_s=10.0, limit=1 << 20)
+            transport = make(name, server.url, timeout_s=25.0, limit=1 << 20)
             started = time.monotonic()
             with pytest.raises(FatalError, match=r"^response body over 1 MiB"):
                 await ask(transport)
@@ -172,7 +173,7 @@ def test_hostile_huge_content_length_is_refused_before_reading(name):
             await transport.close()
         return elapsed
 
-    assert asyncio.run(main()) < 2.0
+    assert asyncio.run(main()) < 10.0  # refused at the head, not at the 25 s deadline
 
 
 @BOTH
