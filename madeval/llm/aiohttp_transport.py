@@ -69,10 +69,7 @@ class AiohttpTransport:
         self._params = list(self._url.query) or None
         self._headers = {"Content-Type": "application/json", "Accept": "application/json",
                          "Accept-Encoding": "identity", "User-Agent": f"madeval/{__version__}"}
-        if self._url.user is not None:  # credentials in the URL are the credentials (HTTP Basic)
-            self._headers["Authorization"] = aiohttp.encode_basic_auth(self._url.user, self._url.password or "")
-        else:
-            self._headers["Authorization"] = f"Bearer {api_key}"
+        self._headers["Authorization"] = self._url.basic_auth() or f"Bearer {api_key}"
         proxy = env_proxy(self._url)
         self._proxy = URL(proxy).with_user(None) if proxy else None
         self._proxy_auth = aiohttp.BasicAuth.from_url(URL(proxy)) if proxy else None

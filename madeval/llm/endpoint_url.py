@@ -62,6 +62,15 @@ class EndpointURL:
         values = [self.user, self.password, *(value for _name, value in self.query)]
         return [value for value in values if value and len(value) >= 4]
 
+    def basic_auth(self) -> str | None:
+        """The ``Authorization`` header value of the URL's user info (HTTP Basic, as aiohttp
+        encodes it), or ``None`` when the URL carries none: such credentials are the credentials."""
+        if self.user is None:
+            return None
+        import aiohttp
+
+        return aiohttp.encode_basic_auth(self.user, self.password or "")
+
     def redact(self, text: str) -> str:
         """``text`` with every secret of the URL replaced by ``***``."""
         for secret in self.secrets():

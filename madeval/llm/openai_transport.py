@@ -38,7 +38,7 @@ class OpenAITransport:
         self._limit = max_response_bytes
         headers = {"Accept-Encoding": "identity"}
         if self._url.user is not None:  # credentials in the URL are the credentials (HTTP Basic)
-            headers["Authorization"] = aiohttp.encode_basic_auth(self._url.user, self._url.password or "")
+            headers["Authorization"] = self._url.basic_auth()
         self._client = openai.AsyncOpenAI(
             base_url=self._url.base,
             api_key=api_key,
