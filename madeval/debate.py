@@ -1,14 +1,16 @@
 """The debate loop: personas, then turns of speaking steps, with the decider after each step.
 
-This is the one place where a debate happens. See :mod:`madeval.components` for the contracts of
-the components it drives and :mod:`madeval.transcript` for what it records.
+This is the one place where a debate happens, and :func:`decide` the one place where a decider
+decides: a live debate and a replayed transcript (:mod:`madeval.replay`) both go through it. See
+:mod:`madeval.components` for the contracts of the components it drives and
+:mod:`madeval.transcript` for what it records.
 """
 
 from __future__ import annotations
 
 import asyncio
 import random
-from typing import Any, Callable, Iterable
+from typing import Any, Awaitable, Callable, Iterable
 
 from .challenge import run_challenges
 from .components import Contribution, DebateLLM, DebateSetup, DebateState, SpeakContext, Speaker, TaskPrompt
@@ -42,26 +44,58 @@ async def run_debate(
     """
     transcript = transcript if transcript is not None else Transcript()
     transcript.agents = agents
-    state = DebateState(
-        agents=agents,
-        task=task,
-        transcript=transcript,
-        max_turns=setup.max_turns,
-        rng=rng,
-        extract=extract,
-        item_id=item_id,
-        responder=setup.responder,
-        paradigm=setup.paradigm,
-        extract_mode=setup.extract,
-        _gold=gold,
-    )
+    state = debate_state(setup, task, transcript, rng=rng, extract=extract, item_id=item_id, gold=gold)
     await _make_personas(setup, state, llm)
+    await decide(setup, state, llm)
+    if setup.challenges:
+        await run_challenges(setup.challenges, state, llm)
+    return transcript
+
+
+def debate_state(
+    setup: DebateSetup,
+    task: TaskPrompt,
+    transcript: Transcript,
+    *,
+    rng: random.Random,
+    extract: Callable[[str], str | None],
+    item_id: str = "",
+    gold: Any = None,
+) -> DebateState:
+    """The state of a debate of ``setup`` about to start: turn 0, the agents of ``transcript``."""
+    return DebateState(
+        agents=transcript.agents, task=task, transcript=transcript, max_turns=setup.max_turns, rng=rng,
+        extract=extract, item_id=item_id, responder=setup.responder, paradigm=setup.paradigm,
+        extract_mode=setup.extract, _gold=gold,
+    )
+
+
+#: Adds one step's messages to the transcript: the agents speak (live) or are read back (replay).
+Speak = Callable[[DebateSetup, DebateState, DebateLLM, list[Speaker]], Awaitable[None]]
+#: The steps of the current turn (``state.turn``), lazily: a step may depend on the ones before.
+Steps = Callable[[DebateSetup, DebateState], Iterable[list[Speaker]]]
+
+
+async def decide(
+    setup: DebateSetup, state: DebateState, llm: DebateLLM, *, speak: Speak | None = None, steps: Steps | None = None
+) -> Decision:
+    """The decide loop: turns of steps, ``setup.decider`` asked after every step and every turn.
+
+    Each turn sets ``state.turn`` and the transcript's ``turns_used``; each step is spoken
+    (``speak``, by default the agents answer: :func:`speak_step`) and the decider's
+    ``after_step`` is asked; when no step decided, ``after_turn`` is. The first decision ends
+    the debate; none by ``max_turns`` gives ``at_max_turns``'s fallback. The decision is stored
+    in the transcript and returned. A replayed debate goes through this same loop with the
+    recorded messages spoken (:mod:`madeval.replay`).
+    """
+    speak = speak or speak_step
+    steps = steps or steps_for
     decision: Decision | None = None
     for turn in range(1, setup.max_turns + 1):
         state.turn = turn
-        transcript.turns_used = turn
-        for step in steps_for(setup, state):
-            await _speak_step(setup, state, llm, step)
+        state.transcript.turns_used = turn
+        for step in steps(setup, state):
+            await speak(setup, state, llm, step)
             decision = await setup.decider.after_step(state, llm)
             if decision is not None:
                 break
@@ -71,10 +105,8 @@ async def run_debate(
             break
     if decision is None:
         decision = await setup.decider.at_max_turns(state, llm)
-    transcript.decision = decision
-    if setup.challenges:
-        await run_challenges(setup.challenges, state, llm)
-    return transcript
+    state.transcript.decision = decision
+    return decision
 
 
 def steps_for(setup: DebateSetup, state: DebateState) -> Iterable[list[Speaker]]:
@@ -106,7 +138,7 @@ async def _make_personas(setup: DebateSetup, state: DebateState, llm: DebateLLM)
         agent.persona = persona
 
 
-async def _speak_step(
+async def speak_step(
     setup: DebateSetup, state: DebateState, llm: DebateLLM, step: list[Speaker]
 ) -> None:
     """Let every speaker of one step talk at once; each sees only what existed before the step."""
@@ -145,17 +177,7 @@ def _message(
     else:
         solution, answer, backs = None, None, None
     return Message(
-        id=message_id,
-        turn=state.turn,
-        step=step,
-        agent=speaker.agent,
-        stage=speaker.stage,
-        text=reply.text,
-        solution=solution,
-        answer=answer,
-        agreement=reply.agreement,
-        backs=backs,
-        confidence=reply.confidence,
-        audience=speaker.audience,
-        parse_notes=reply.notes,
+        id=message_id, turn=state.turn, step=step, agent=speaker.agent, stage=speaker.stage, text=reply.text,
+        solution=solution, answer=answer, agreement=reply.agreement, backs=backs, confidence=reply.confidence,
+        audience=speaker.audience, parse_notes=reply.notes,
     )

@@ -3,11 +3,11 @@
 A decider that only reads the transcript (``Decider.transcript_only``: counting, voting after a
 fixed number of turns, Free-MAD's score) decides the same way whether it ran live or is applied
 later to the recorded messages, because deciders do not change what agents say. :func:`replay`
-re-runs the debate loop of :mod:`madeval.debate` with the recorded messages in place of the
-agents: the configuration's paradigm yields each step, the step's recorded messages are added,
-and the decider is asked after every step and turn exactly as live. The decider may make its own
-calls (votes, extraction, judge) through the :class:`madeval.components.DebateLLM` it receives;
-no persona or speaking call is ever made.
+goes through the decide loop of a live debate (:func:`madeval.debate.decide`) with the recorded
+messages in place of the agents: the configuration's paradigm yields each step, the step's
+recorded messages are added, and the decider is asked after every step and turn exactly as live.
+The decider may make its own calls (votes, extraction, judge) through the
+:class:`madeval.components.DebateLLM` it receives; no persona or speaking call is ever made.
 
 A recorded debate that stopped (at its own decider's decision) before the replayed decider
 decides cannot be continued: :class:`ReplayIncomplete`. Run the debates with a decider that never
@@ -18,10 +18,10 @@ from __future__ import annotations
 
 import random
 from collections import defaultdict
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
-from .components import DebateLLM, DebateSetup, DebateState, TaskPrompt
-from .debate import steps_for as paradigm_steps
+from .components import DebateLLM, DebateSetup, DebateState, Speaker, TaskPrompt
+from .debate import debate_state, decide, steps_for
 from .errors import MadevalError
 from .transcript import Agent, Call, Message, Transcript
 
@@ -56,52 +56,48 @@ async def replay(
     events and the new decision.
     """
     transcript = Transcript(agents=[Agent(**vars(a)) for a in recorded.agents], oracle=recorded.oracle)
-    llm = llm_for(transcript)
-    state = DebateState(
-        agents=transcript.agents, task=task, transcript=transcript, max_turns=setup.max_turns, rng=rng,
-        extract=extract, item_id=item_id, responder=setup.responder, paradigm=setup.paradigm,
-        extract_mode=setup.extract, _gold=gold,
-    )
-    steps = _recorded_steps(recorded.messages)
-    decision = None
-    for turn in range(1, setup.max_turns + 1):
-        state.turn = turn
-        transcript.turns_used = turn
-        stored = steps.get(turn, [])
-        played = 0
-        for step in paradigm_steps(setup, state):
-            if played == len(stored):
-                raise ReplayIncomplete(f"the stored debate ended in turn {turn}, before '{setup.decider.name}' decided")
-            messages = stored[played]
-            played += 1
-            if [m.agent for m in messages] != [s.agent for s in step]:
-                raise ReplayMismatch(f"turn {turn} step {played}: stored speakers differ from the paradigm's")
-            transcript.messages.extend(messages)
-            decision = await setup.decider.after_step(state, llm)
-            if decision is not None:
-                break
-        if decision is None:
-            if played < len(stored):
-                raise ReplayMismatch(f"turn {turn} has more stored steps than the paradigm yields")
-            decision = await setup.decider.after_turn(state, llm)
-        if decision is not None:
-            break
-    if decision is None:
-        decision = await setup.decider.at_max_turns(state, llm)
-    transcript.decision = decision
+    state = debate_state(setup, task, transcript, rng=rng, extract=extract, item_id=item_id, gold=gold)
+    playback = _Playback(recorded.messages)
+    await decide(setup, state, llm_for(transcript), speak=playback.speak, steps=playback.steps)
     transcript.calls[:0] = discussion_calls(recorded, transcript.turns_used)
     return transcript
 
 
-def _recorded_steps(messages: list[Message]) -> dict[int, list[list[Message]]]:
-    """Recorded messages grouped by turn, then by step, in recorded order."""
-    grouped: dict[tuple[int, int], list[Message]] = defaultdict(list)
-    for message in messages:
-        grouped[(message.turn, message.step)].append(message)
-    steps: dict[int, list[list[Message]]] = defaultdict(list)
-    for (turn, _step), group in sorted(grouped.items()):
-        steps[turn].append(group)
-    return steps
+class _Playback:
+    """The recorded messages, handed to :func:`madeval.debate.decide` step by step in the order
+    the configuration's paradigm asks for them, each step checked against the paradigm's."""
+
+    def __init__(self, messages: list[Message]):
+        grouped: dict[tuple[int, int], list[Message]] = defaultdict(list)
+        for message in messages:
+            grouped[(message.turn, message.step)].append(message)
+        self.stored: dict[int, list[list[Message]]] = defaultdict(list)  # turn -> its steps, in recorded order
+        for (turn, _step), group in sorted(grouped.items()):
+            self.stored[turn].append(group)
+        self.next: list[Message] = []
+
+    def steps(self, setup: DebateSetup, state: DebateState) -> Iterator[list[Speaker]]:
+        """The paradigm's steps of this turn; the recorded step for each is kept for :meth:`speak`.
+
+        A paradigm step with no recorded step left is :class:`ReplayIncomplete`; recorded speakers
+        that differ, or recorded steps left when the paradigm's turn is over, :class:`ReplayMismatch`.
+        """
+        turn, stored = state.turn, self.stored.get(state.turn, [])
+        played = 0
+        for step in steps_for(setup, state):
+            if played == len(stored):
+                raise ReplayIncomplete(f"the stored debate ended in turn {turn}, before '{setup.decider.name}' decided")
+            self.next = stored[played]
+            played += 1
+            if [m.agent for m in self.next] != [s.agent for s in step]:
+                raise ReplayMismatch(f"turn {turn} step {played}: stored speakers differ from the paradigm's")
+            yield step
+        if played < len(stored):
+            raise ReplayMismatch(f"turn {turn} has more stored steps than the paradigm yields")
+
+    async def speak(self, setup: DebateSetup, state: DebateState, llm: DebateLLM, step: list[Speaker]) -> None:
+        """Add the recorded messages of the step :meth:`steps` yielded last (no agent is asked)."""
+        state.transcript.messages.extend(self.next)
 
 
 def discussion_calls(recorded: Transcript, up_to_turn: int) -> list[Call]:
