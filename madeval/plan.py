@@ -36,6 +36,16 @@ class Unit:
         """A string key, stored in records and used to skip finished units on resume."""
         return json.dumps([self.config, self.task, self.item, self.repeat])
 
+    def to_dict(self) -> dict[str, Any]:
+        """The ``unit`` field of a record (and of an error line): the key, then its four parts."""
+        return {"key": self.key(), "config": self.config, "task": self.task, "item": self.item, "repeat": self.repeat}
+
+    @classmethod
+    def of_record(cls, record: dict[str, Any]) -> Unit:
+        """The unit a stored record (``records.jsonl``, ``rescored.jsonl``) is the debate of."""
+        unit = record["unit"]
+        return cls(unit["config"], unit["task"], unit["item"], unit["repeat"])
+
 
 @dataclass
 class PlannedConfig:

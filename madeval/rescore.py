@@ -16,7 +16,7 @@ import asyncio
 import hashlib
 import json
 import random
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -29,12 +29,12 @@ from .leaderboard.data import RESCORED_FILE, RunData, load_run, read_rescored
 from .llm.cache import ResponseCache
 from .llm.client import LLMClient, RetryPolicy
 from .llm.session import DebateSession, ModelRef, derive_seed
-from .plan import PlannedConfig, parse_model_ref
+from .plan import PlannedConfig, Unit, parse_model_ref
 from .plugins import Components
 from .metrics.checker import shutdown_checker
 from .records import LineAppender, encode_line
 from .replay import discussion_calls, replay
-from .runner import extra_metrics, score_unit
+from .runner import Replayed, extra_metrics, unit_record
 from .transcript import Transcript
 
 
@@ -115,7 +115,7 @@ async def _rescore(folder, specs, settings, components, endpoints, tasks, data) 
                             return await _replay_record(record, planned, new_id, described, spec, settings,
                                                         components, client, tasks, items, extras)
 
-                    todo = [r for r in sources if _key(new_id, r) not in done]
+                    todo = [r for r in sources if replace(Unit.of_record(r), config=new_id).key() not in done]
                     records = await asyncio.gather(*(one(r) for r in todo), return_exceptions=True)
                     for result in records:
                         if isinstance(result, BaseException):
@@ -152,57 +152,35 @@ def rescored_id(source_id: str, spec: DeciderSpec) -> str:
     return hashlib.sha256(blob.encode()).hexdigest()[:10]
 
 
-def _key(config_id: str, record: dict[str, Any]) -> str:
-    unit = record["unit"]
-    return json.dumps([config_id, unit["task"], unit["item"], unit["repeat"]])
-
-
 async def _replay_record(record, planned, new_id, described, spec, settings, components, client, tasks, items,
                          extras):
     """Replay one stored debate and return its rescored record, scored like a live one (the task's
     metrics and the configuration's extra ``metrics``)."""
-    unit = record["unit"]
-    task = tasks[unit["task"]]
-    item = items[unit["task"]].get(unit["item"])
+    source = Unit.of_record(record)
+    task = tasks[source.task]
+    item = items[source.task].get(source.item)
     if item is None:
-        raise UsageError(f"item {unit['item']} of task {unit['task']} no longer exists")
+        raise UsageError(f"item {source.item} of task {source.task} no longer exists")
     recorded = Transcript.from_dict(record["transcript"])
     agents = [ModelRef(a.model, a.endpoint) for a in recorded.agents]
     judge = parse_model_ref(described["judge_model"], agents[0].endpoint) if described.get("judge_model") else agents[0]
 
     def llm_for(transcript: Transcript) -> DebateSession:
         return DebateSession(client, agents=agents, judge=judge, generation=settings.generation(),
-                             run_seed=settings.seed, item_id=item.id, repeat=unit["repeat"], transcript=transcript)
+                             run_seed=settings.seed, item_id=item.id, repeat=source.repeat, transcript=transcript)
 
-    rng = random.Random(derive_seed(settings.seed, item.id, unit["repeat"], "debate-rng"))
+    rng = random.Random(derive_seed(settings.seed, item.id, source.repeat, "debate-rng"))
     transcript = await replay(planned.setup(components), recorded, task.prompt(item), llm_for,
                               extract=lambda text: task.extract(text, item), rng=rng, item_id=item.id,
                               gold=item.target)
-    prediction = task.extract(transcript.decision.answer, item)
-    scores = await score_unit(task, extras, prediction, item, transcript)
-    return {
-        "unit": {"key": _key(new_id, record), "config": new_id, "task": unit["task"], "item": unit["item"],
-                 "repeat": unit["repeat"]},
-        "config_label": planned.config.label(),
-        "configuration": {"label": planned.config.label(), **planned.config.identity(), "replay_of": unit["config"],
-                          "replayed_decider": spec.text},
-        "target": item.target,
-        "prediction": prediction,
-        "parse_failure": prediction is None,
-        "parse_failures": transcript.parse_failures(),
-        "metrics": scores.metrics,
-        "scoring_errors": scores.errors,
-        "decision_success": transcript.decision.success,
-        "turns": transcript.turns_used,
-        "calls": len(transcript.calls),
-        "chain": transcript.chain(),
-        "new_calls": len(transcript.calls) - len(discussion_calls(recorded, transcript.turns_used)),
-        "tokens": transcript.tokens(),
-        "wall_s": None,  # the debate was not re-run
-        "llm_s": round(sum(call.latency_s for call in transcript.calls), 4),  # stored discussion + new calls
-        "oracle": transcript.oracle,
-        "transcript": transcript.to_dict(),
-    }
+    label = planned.config.label()
+    replayed = Replayed(
+        configuration={"label": label, **planned.config.identity(), "replay_of": source.config,
+                       "replayed_decider": spec.text},
+        new_calls=len(transcript.calls) - len(discussion_calls(recorded, transcript.turns_used)),
+    )
+    return await unit_record(replace(source, config=new_id), label, task, item, transcript, extras, wall_s=None,
+                             replayed=replayed)
 
 
 def _default_cache() -> Path:

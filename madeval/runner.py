@@ -77,14 +77,14 @@ async def execute(
                                         extras[unit.config])
             except LLMError as error:
                 counts["failed"] += 1
-                sink.write_error(_unit_dict(unit), str(error))
+                sink.write_error(unit.to_dict(), str(error))
                 progress.failed()
                 continue
             except Exception as error:  # a component bug must not lose the other units
                 counts["failed"] += 1
                 where = traceback.extract_tb(error.__traceback__)[-1]
                 detail = f"{type(error).__name__}: {error} ({where.filename}:{where.lineno})"
-                sink.write_error(_unit_dict(unit), detail)
+                sink.write_error(unit.to_dict(), detail)
                 progress.failed()
                 continue
             sink.write(record)
@@ -151,12 +151,34 @@ async def run_unit(plan: Plan, unit: Unit, item, components: Components, client:
         transcript=transcript,
     )
     wall = time.perf_counter() - started
+    return await unit_record(unit, planned.config.label(), task, item, transcript, extras, wall_s=wall)
+
+
+@dataclass(frozen=True)
+class Replayed:
+    """What the record of a replayed debate adds (:mod:`madeval.rescore`): its configuration (the
+    leaderboard reads it from the record, as run.json does not list it) and how many calls the
+    replayed decider made."""
+
+    configuration: dict[str, Any]
+    new_calls: int
+
+
+async def unit_record(unit: Unit, label: str, task, item, transcript: Transcript,
+                      extras: list[tuple[str, Metric]], *, wall_s: float | None,
+                      replayed: Replayed | None = None) -> dict[str, Any]:
+    """The record of a finished debate, scored (:func:`score_unit`): a line of ``records.jsonl``,
+    or with ``replayed`` a line of ``rescored.jsonl`` (``wall_s`` None, no challenge round).
+
+    ``label`` is the configuration's label, ``extras`` its extra metrics (:func:`extra_metrics`).
+    """
     decision = transcript.decision
     prediction = task.extract(decision.answer, item)
     scores = await score_unit(task, extras, prediction, item, transcript)
     return {
-        "unit": _unit_dict(unit),
-        "config_label": planned.config.label(),
+        "unit": unit.to_dict(),
+        "config_label": label,
+        **({"configuration": replayed.configuration} if replayed else {}),
         "target": item.target,
         "prediction": prediction,
         "parse_failure": prediction is None,
@@ -167,11 +189,14 @@ async def run_unit(plan: Plan, unit: Unit, item, components: Components, client:
         "turns": transcript.turns_used,
         "calls": len(transcript.calls),
         "chain": transcript.chain(),
+        **({"new_calls": replayed.new_calls} if replayed else {}),
         "tokens": transcript.tokens(),
-        "wall_s": round(wall, 4),  # elapsed, including waits for a free concurrency slot
-        "llm_s": round(sum(call.latency_s for call in transcript.calls), 4),  # its calls' own latencies
+        # elapsed, including waits for a free concurrency slot (None: a replay, the debate was not re-run)
+        "wall_s": None if wall_s is None else round(wall_s, 4),
+        # its calls' own latencies (of a replay: the stored discussion's and the new calls')
+        "llm_s": round(sum(call.latency_s for call in transcript.calls), 4),
         "oracle": transcript.oracle,
-        "challenges": scores.challenges,
+        **({} if replayed else {"challenges": scores.challenges}),
         "transcript": transcript.to_dict(),
     }
 
@@ -233,7 +258,3 @@ def challenge_summary(transcript: Transcript, task, item) -> list[dict[str, Any]
             "new_answer_scores": [task.score(r["new_answer"], item) for r in challenged],
         })
     return summary
-
-
-def _unit_dict(unit: Unit) -> dict[str, Any]:
-    return {"key": unit.key(), "config": unit.config, "task": unit.task, "item": unit.item, "repeat": unit.repeat}
