@@ -158,3 +158,50 @@ def test_replay_api_lets_the_decider_call_and_never_asks_the_agents():
     with pytest.raises(ReplayIncomplete):
         asyncio.run(replay(short, recorded, TaskPrompt("Answer.", "x"), lambda t: judge,
                            extract=lambda text: text[-1], rng=random.Random(0)))
+
+
+#: Live configurations whose deciders are replayed on their own debates: consensus deciding after a
+#: step (memory, relay), votes that make new calls (simultaneous steps, a drafting turn), counting.
+SELF_REPLAYED = [
+    {"decider": "majority_consensus", "challenge": ["plain"]},
+    {"decider": "unanimity_consensus", "paradigm": "relay"},
+    {"decider": "simple_voting", "paradigm": "collective_refinement"},
+    {"decider": "ranked_voting", "all_agents_draft_first": True},
+    {"decider": "counting", "decider_args": {"after_turns": 2}},
+]
+
+
+def test_replaying_each_debate_with_its_own_decider_gives_the_live_decision(sim, tmp_path):
+    """Live and replayed debates go through one decide loop: replaying every stored debate with the
+    decider that ran it live gives, unit by unit, the live decision (answer, success, turn, reason,
+    details), turns and prediction, through every way a decision is reached (after a step, after a
+    turn, the max-turns fallback)."""
+    from dataclasses import replace
+
+    from madeval.config import DebateConfig, RunSettings
+    from madeval.plan import Unit
+
+    folder = tmp_path / "run"
+    configs = [DebateConfig(max_turns=3, **options) for options in SELF_REPLAYED]
+    run_quietly(RunSettings(tasks=["arith_mc", "arith_yesno"], limit=3, base_url=sim.base_url, cache="off",
+                            output_path=str(folder), configurations=configs))
+    specs = ",".join(c.decider + "".join(f":{k}={v}" for k, v in c.decider_args.items()) for c in configs)
+    done = rescore(folder, specs, sim.base_url)
+    assert done.returncode == 0, done.stderr
+    sources = json.loads((folder / "run.json").read_text())["configurations"]
+    live = {r["unit"]["key"]: r for r in read_records(folder)}
+    own = {}  # live unit key -> its replay by the same decider with the same options
+    for record in map(json.loads, (folder / "rescored.jsonl").read_text().splitlines()):
+        source = sources[record["configuration"]["replay_of"]]
+        if (record["configuration"]["decider"], record["configuration"]["decider_args"]) == (
+                source["decider"], source["decider_args"]):
+            own[replace(Unit.of_record(record), config=record["configuration"]["replay_of"]).key()] = record
+    assert own.keys() == live.keys() and len(live) == 5 * 6
+    for key, record in live.items():
+        replayed = own[key]
+        assert replayed["transcript"]["decision"] == record["transcript"]["decision"], key
+        assert (replayed["turns"], replayed["prediction"], replayed["decision_success"]) == (
+            record["turns"], record["prediction"], record["decision_success"])
+    decided = {(r["transcript"]["decision"]["success"], r["turns"]) for r in live.values()}
+    assert {success for success, _ in decided} == {True, False}  # decisions and max-turns fallbacks
+    assert {turns for _, turns in decided} == {1, 2, 3}
