@@ -15,7 +15,6 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
-import random
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
@@ -28,13 +27,13 @@ from .errors import MadevalError, UsageError
 from .leaderboard.data import RESCORED_FILE, RunData, load_run, read_rescored
 from .llm.cache import ResponseCache
 from .llm.client import LLMClient, RetryPolicy
-from .llm.session import DebateSession, ModelRef, derive_seed
+from .llm.session import DebateSession, ModelRef
 from .plan import PlannedConfig, Unit, parse_model_ref
 from .plugins import Components
 from .metrics.checker import shutdown_checker
 from .records import LineAppender, encode_line
 from .replay import discussion_calls, replay
-from .runner import Replayed, extra_metrics, unit_record
+from .runner import Replayed, debate_rng, extra_metrics, unit_record
 from .transcript import Transcript
 
 
@@ -169,10 +168,9 @@ async def _replay_record(record, planned, new_id, described, spec, settings, com
         return DebateSession(client, agents=agents, judge=judge, generation=settings.generation(),
                              run_seed=settings.seed, item_id=item.id, repeat=source.repeat, transcript=transcript)
 
-    rng = random.Random(derive_seed(settings.seed, item.id, source.repeat, "debate-rng"))
     transcript = await replay(planned.setup(components), recorded, task.prompt(item), llm_for,
-                              extract=lambda text: task.extract(text, item), rng=rng, item_id=item.id,
-                              gold=item.target)
+                              extract=lambda text: task.extract(text, item),
+                              rng=debate_rng(settings.seed, item.id, source.repeat), item_id=item.id, gold=item.target)
     label = planned.config.label()
     replayed = Replayed(
         configuration={"label": label, **planned.config.identity(), "replay_of": source.config,

@@ -137,7 +137,7 @@ async def run_unit(plan: Plan, unit: Unit, item, components: Components, client:
         Agent(i, Persona(""), ref.model, ref.endpoint, setup.neutral[i])
         for i, ref in enumerate(planned.agent_models)
     ]
-    rng = random.Random(derive_seed(settings.seed, item.id, unit.repeat, "debate-rng"))
+    rng = debate_rng(settings.seed, item.id, unit.repeat)
     started = time.perf_counter()
     await run_debate(
         setup,
@@ -152,6 +152,11 @@ async def run_unit(plan: Plan, unit: Unit, item, components: Components, client:
     )
     wall = time.perf_counter() - started
     return await unit_record(unit, planned.config.label(), task, item, transcript, extras, wall_s=wall)
+
+
+def debate_rng(run_seed: int, item_id: str, repeat: int) -> random.Random:
+    """The random source of one unit's debate (paradigm order, tie-breaks), the same for its replay."""
+    return random.Random(derive_seed(run_seed, item_id, repeat, "debate-rng"))
 
 
 @dataclass(frozen=True)

@@ -197,6 +197,8 @@ def test_replaying_each_debate_with_its_own_decider_gives_the_live_decision(sim,
                 source["decider"], source["decider_args"]):
             own[replace(Unit.of_record(record), config=record["configuration"]["replay_of"]).key()] = record
     assert own.keys() == live.keys() and len(live) == 5 * 6
+    # every stored key is the one Unit.key gives (the key a resume and a re-rescore skip by)
+    assert all(r["unit"]["key"] == Unit.of_record(r).key() for r in [*live.values(), *own.values()])
     for key, record in live.items():
         replayed = own[key]
         assert replayed["transcript"]["decision"] == record["transcript"]["decision"], key
