@@ -149,3 +149,55 @@ def test_decider_consensus_cannot_run_on_a_simultaneous_paradigm():
 
     with pytest.raises(UsageError, match="counts agreement"):
         debate({}, decider="majority", paradigm="collective_refinement")
+
+
+def _answer_letter(text):
+    import re
+
+    found = re.findall(r"Final Solution:\s*([A-Z])", text)
+    return found[-1] if found else None
+
+
+def _disagreeing(turn, agent, purpose, messages):
+    """Every agent drafts its own answer (B or C) each turn; a ballot names solution 2."""
+    return "2" if purpose == "vote" else "[DISAGREE] " + (B if (turn + agent) % 2 else C)
+
+
+@pytest.mark.parametrize(("how", "script", "options", "decided", "votes"), [
+    # (success, turn) by hand: B then two agreements is a majority at the second message of turn 1;
+    # the unanimity of the turn-2 script is reached at turn 2's first message; agents that always
+    # disagree reach no unanimity in 3 turns; counting decides after the last turn; all three
+    # ballots name solution 2 at the first vote (turn 2), three vote calls.
+    ("after a step, turn 1", {(1, 0): B, (1, 1): AGREE, (1, 2): AGREE}, {}, (True, 1), 0),
+    ("after a step, turn 2", {(1, 0): B, (1, 1): "[DISAGREE] " + C, (1, 2): AGREE, (2, 0): AGREE},
+     {"decider": "unanimity_consensus"}, (True, 2), 0),
+    ("max-turns fallback", _disagreeing, {"decider": "unanimity_consensus"}, (False, 3), 0),
+    ("after a turn, simultaneous steps", _disagreeing, {"decider": "counting", "paradigm": "collective_refinement"},
+     (True, 3), 0),
+    ("a vote after turn 2", _disagreeing, {"decider": "simple_voting", "decider_args": {"vote_after_turns": 2}},
+     (True, 2), 3),
+])
+def test_a_replay_with_the_live_decider_goes_through_the_same_decide_loop(how, script, options, decided, votes):
+    """Replaying a debate with the decider that ran it live stops where the live debate stopped
+    and gives its decision and decider events (votes asked again of the same script)."""
+    import asyncio
+    import random
+
+    from madeval.components import TaskPrompt
+    from madeval.config import DebateConfig
+    from madeval.plan import debate_setup
+    from madeval.plugins import components
+    from madeval.replay import replay
+    from helpers import ScriptedLLM
+
+    config = DebateConfig(max_turns=3, **options)
+    live, _ = debate(script, decider=config.decider, paradigm=config.paradigm, max_turns=config.max_turns,
+                     decider_args=config.decider_args)
+    again = ScriptedLLM(script)
+    replayed = asyncio.run(replay(debate_setup(config, components()), live, TaskPrompt("Answer.", "What is 2 + 2?"),
+                                  lambda transcript: setattr(again, "transcript", transcript) or again,
+                                  extract=_answer_letter, rng=random.Random(0)))
+    assert (live.decision.success, live.decision.turn) == decided
+    assert replayed.decision == live.decision, how
+    assert (replayed.turns_used, replayed.messages, replayed.events) == (live.turns_used, live.messages, live.events)
+    assert [r[2] for r in again.requests] == ["vote"] * votes  # the decider's own calls; no agent spoke again
