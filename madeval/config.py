@@ -2,8 +2,12 @@
 
 A *configuration* (:class:`DebateConfig`) is one choice of every component plus agent count,
 turn limit and models: one row of a leaderboard. :class:`RunSettings` adds what the run needs
-around it: tasks, sampling, repeats, endpoints, limits and the output folder. The same keys work
-on the command line (``--max-turns``) and in a ``--config`` YAML file (``max_turns``).
+around it: tasks, sampling, repeats, endpoints, limits and the output folder.
+
+Every run option is declared once, here, as a field made by :func:`madeval.options.option`: its
+type, default, help text and rule. The command line (``--max-turns``, derived by
+:mod:`madeval.cli.settings_options`), the config-file keys (``max_turns``), their checks and the
+settings stored with results (:meth:`RunSettings.public`) all come from these declarations.
 """
 
 from __future__ import annotations
@@ -11,48 +15,73 @@ from __future__ import annotations
 import difflib
 import hashlib
 import json
-import math
 import os
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import yaml
 
+from . import options as rule
 from .errors import UsageError
+from .options import declared_option, key_values, option, parse_endpoints, shown, snake_keys
 from .presets import apply_preset
 
+__all__ = ["DebateConfig", "RunSettings", "build_settings", "debate_config", "key_values",
+           "parse_endpoints", "read_config_file"]
+
 API_KEY_VARIABLES = ("MADEVAL_API_KEY", "OPENAI_API_KEY")
-#: Options whose values are never shown in an error message.
-SECRET_KEYS = frozenset({"api_key"})
+
+
+def _component(kind: str, default: str, what: str) -> Any:
+    return option(default, help=f"{kind}: {what}.", convert=rule.text)
+
+
+def _component_args(kind: str) -> Any:
+    return option(factory=dict, help=f"{kind} options, key=value,...", convert=rule.component_options)
 
 
 @dataclass
 class DebateConfig:
     """One debate configuration: components, their options, agents, turns and models."""
 
-    persona: str | list[str] = "none"
-    responder: str = "simple"
-    paradigm: str = "memory"
-    decider: str = "majority_consensus"
-    persona_args: dict[str, Any] = field(default_factory=dict)
-    responder_args: dict[str, Any] = field(default_factory=dict)
-    paradigm_args: dict[str, Any] = field(default_factory=dict)
-    decider_args: dict[str, Any] = field(default_factory=dict)
-    agents: int = 3
-    neutral_agents: int = 0
-    max_turns: int = 10
-    agent_models: list[str] = field(default_factory=list)
-    judge_model: str | None = None
-    extract: str = "task"
-    all_agents_draft_first: bool = False
-    collective_improvement: bool = False
-    challenge: list[str] = field(default_factory=list)
+    persona: str | list[str] = option(
+        "none", help="Persona generator, or one per agent separated by commas.", convert=rule.persona)
+    responder: str = _component("Responder", "simple", "how agents write")
+    paradigm: str = _component("Paradigm", "memory", "turn order and visibility")
+    decider: str = _component("Decider", "majority_consensus", "when to stop and what the answer is")
+    persona_args: dict[str, Any] = _component_args("Persona generator")
+    responder_args: dict[str, Any] = _component_args("Responder")
+    paradigm_args: dict[str, Any] = _component_args("Paradigm")
+    decider_args: dict[str, Any] = _component_args("Decider")
+    agents: int = option(3, help="Number of agents.", convert=rule.integer, check=rule.at_least(1))
+    neutral_agents: int = option(0, help="Agents that speak but do not vote or agree.",
+                                 convert=rule.integer, check=rule.at_least(0))
+    max_turns: int = option(10, help="Turn limit; a debate without decision falls back.",
+                            convert=rule.integer, check=rule.at_least(1))
+    agent_models: list[str] = option(
+        factory=list, help="One model per agent, comma separated, each MODEL or MODEL@ENDPOINT.",
+        convert=rule.names)
+    judge_model: str | None = option(None, help="Model for judge calls (MODEL or MODEL@ENDPOINT).",
+                                     convert=rule.text, shown_default="agent 1's")
+    extract: str = option("task", help="Final answers by the task's extractor or by MALLM's LLM "
+                          "extraction prompt.", convert=rule.text, choices=("task", "llm"))
+    all_agents_draft_first: bool = option(
+        False, help="All-Agents Drafting: independent first drafts (seed 001, 4.3).", convert=rule.flag)
+    collective_improvement: bool = option(
+        False, help="Collective Improvement: agents see only the previous turn's solutions (seed 001, 4.3).",
+        convert=rule.flag)
+    challenge: list[str] = option(
+        factory=list, help="Challenge the final answer afterwards: plain,history,wrong (seed 001, 4.2).",
+        convert=rule.names)
     #: Extra metrics (registered names) scored on every debate besides the task's ``metric_list``:
     #: a debate metric such as Free-MAD's ``token_cost`` reads the transcript.
-    metrics: list[str] = field(default_factory=list)
-    preset: str | None = None
-    name: str | None = None
+    metrics: list[str] = option(
+        factory=list, help="Extra metrics scored on every debate, comma separated (see 'madeval plugins').", cli=False,
+        convert=rule.names, check=rule.registered_metrics)
+    preset: str | None = option(None, help="A named bundle of options, e.g. baseline_cot, self_consistency "
+                                "(see 'madeval plugins').", convert=rule.text)
+    name: str | None = option(None, help="Display name of the configuration.", convert=rule.text)
 
     def personas(self) -> list[str]:
         """One persona generator name per agent."""
@@ -89,31 +118,59 @@ class DebateConfig:
 class RunSettings:
     """Everything a run needs besides its configurations."""
 
-    tasks: list[str] = field(default_factory=list)
+    tasks: list[str] = option(factory=list, help="Tasks, groups or tags, comma separated (see 'madeval tasks').",
+                              convert=rule.names, flags=("-t",))
     configurations: list[DebateConfig] = field(default_factory=list)
-    repeats: int = 1
-    limit: int | None = None
-    sample: str = "all"
-    confidence: float = 0.95
-    margin: float = 0.05
-    seed: int = 1234
-    model: str | None = None
-    base_url: str | None = None
-    endpoints: dict[str, str] = field(default_factory=dict)
-    concurrency: int = 64
-    endpoint_concurrency: int | dict[str, int] | None = None  # one limit, or a limit per endpoint name
-    timeout: float = 120.0
-    max_attempts: int = 8
-    retry_delay: float = 0.5
-    transport: str = "aiohttp"
-    max_response_mb: float = 16.0  # the largest response body accepted, in MiB
-    temperature: float = 1.0
-    top_p: float = 1.0
-    max_tokens: int = 1024
-    output_path: str | None = None
-    include_path: list[str] = field(default_factory=list)
-    cache: str | None = None
-    api_key: str | None = field(default=None, repr=False)
+    repeats: int = option(1, help="Run every item this many times with distinct seeds.",
+                          convert=rule.integer, check=rule.at_least(1))
+    limit: int | None = option(None, help="Use only the first N items of each task (for testing).",
+                               convert=rule.integer, check=rule.at_least(1))
+    sample: str = option("all", help="Items per task: 'all', a number N (seeded random draw) or 'fpc' "
+                         "(Cochran's size with finite-population correction).", convert=rule.text,
+                         check=rule.sample_size)
+    confidence: float = option(0.95, help="Confidence level for --sample fpc.", convert=rule.number,
+                               check=rule.inside(0, 1))
+    margin: float = option(0.05, help="Margin of error for --sample fpc.", convert=rule.number,
+                           check=rule.inside(0, 1))
+    seed: int = option(1234, help="Run seed: item choice and sampling seeds.", convert=rule.integer)
+    model: str | None = option(None, help="Model name for all agents.", convert=rule.text,
+                               shown_default="the embedded model, or the endpoint's only model")
+    base_url: str | None = option(None, help="OpenAI-compatible endpoint.", convert=rule.text,
+                                  shown_default="start the embedded model")
+    endpoints: dict[str, str] = option(factory=dict, help="Extra endpoint NAME=URL (repeatable).",
+                                       convert=parse_endpoints, flags=("--endpoint",), multiple=True)
+    concurrency: int = option(64, help="LLM calls in flight at most.", convert=rule.integer,
+                              check=rule.at_least(1))
+    # one limit, or a limit per endpoint name
+    endpoint_concurrency: int | dict[str, int] | None = option(
+        None, help="LLM calls in flight per endpoint at most: N for every endpoint, or NAME=N,... per "
+        "endpoint ('default' is --base-url).", convert=rule.limits, check=rule.at_least(1),
+        shown_default="--concurrency; the embedded model: 1")
+    timeout: float = option(120.0, help="Seconds a call may take in all (connect, send, read the whole "
+                            "reply) before it is retried.", convert=rule.number, check=rule.positive)
+    max_attempts: int = option(8, help="Attempts per call before the unit fails.", convert=rule.integer,
+                               check=rule.at_least(1))
+    retry_delay: float = option(0.5, help="Seconds before the first retry (doubling after each).",
+                                convert=rule.number, check=rule.at_least(0), cli=False)
+    transport: str = option("aiohttp", help="How calls travel: 'aiohttp' (a third of the official client's "
+                            "CPU per call) or 'openai' (the official client); 'direct' is an old name of "
+                            "aiohttp.", convert=rule.transport_name, check=rule.known_transport)
+    # the largest response body accepted, in MiB
+    max_response_mb: float = option(16.0, help="Largest response body accepted, in MiB; a larger one fails "
+                                    "the call without retry.", convert=rule.number, check=rule.positive)
+    temperature: float = option(1.0, help="Sampling temperature.", convert=rule.number,
+                                check=rule.between(0, 2))
+    top_p: float = option(1.0, help="Nucleus sampling top_p.", convert=rule.number, check=rule.top_p)
+    max_tokens: int = option(1024, help="Tokens per reply at most.", convert=rule.integer,
+                             check=rule.at_least(1))
+    output_path: str | None = option(None, help="Run folder; re-running into it resumes.", convert=rule.text,
+                                     flags=("-o",), shown_default="madeval-out/run-<time>")
+    include_path: list[str] = option(factory=list, help="Extra folder of task YAML files (repeatable).",
+                                     convert=rule.paths, multiple=True)
+    cache: str | None = option(None, help="Response cache file, or 'off'.", convert=rule.text,
+                               shown_default="~/.cache/madeval/responses.sqlite")
+    api_key: str | None = option(None, help="API key (environment variables MADEVAL_API_KEY and "
+                                 "OPENAI_API_KEY win).", convert=rule.text, repr=False, cli=False, secret=True)
     leaderboard: dict[str, Any] = field(default_factory=dict)
 
     def sample_spec(self):
@@ -140,323 +197,42 @@ class RunSettings:
         return self.api_key or "-"
 
     def public(self) -> dict[str, Any]:
-        """The settings as stored with results: no API key, configurations listed separately."""
+        """The settings as stored with results: every declared option but the secret ones
+        (configurations and leaderboard options are stored apart)."""
         from .llm.endpoint_url import public_url
 
-        data = asdict(self)
-        data.pop("api_key")
+        data = {key: value for key, value in asdict(self).items() if key in PUBLIC_KEYS}
         # A base URL may carry credentials (user info, ?api-key=): never stored.
         data["base_url"] = public_url(self.base_url) if self.base_url else self.base_url
         data["endpoints"] = {name: public_url(url) for name, url in self.endpoints.items()}
-        data.pop("configurations")
-        data.pop("leaderboard")  # how results are shown, not what was run (stored apart)
         return data
 
 
-DEBATE_KEYS = {f.name for f in fields(DebateConfig)}
-RUN_KEYS = {f.name for f in fields(RunSettings)} - {"configurations", "leaderboard"}
+def declared_options(cls: type) -> dict[str, Any]:
+    """The options a settings dataclass declares: field name -> :class:`madeval.options.Option`."""
+    return {spec.name: declared_option(spec) for spec in fields(cls) if declared_option(spec)}
 
 
-# Option rules. Every option has one: it turns a value into the option's type (config-file values
-# arrive with YAML's types, so ``"2"`` is read like ``--limit 2`` and ``three`` is refused like
-# ``--agents three``) and checks its range. read_config_file applies them to a file's values and
-# check_settings to the finished settings, so the command line and a file get the same limits.
-# A rule raises ValueError with the end of a sentence: "must be an integer, got 'three'".
-
-
-def _shown(value: Any) -> str:
-    """A value as the user wrote it: text quoted, YAML's words for null and booleans."""
-    if isinstance(value, str):
-        return repr(value)
-    if value is None or isinstance(value, bool):
-        return json.dumps(value)
-    if isinstance(value, (dict, list)):
-        text = json.dumps(value, default=str)
-        return text if len(text) <= 60 else text[:59] + "…"
-    return str(value)
-
-
-def _integer(value: Any) -> int:
-    if not isinstance(value, bool) and isinstance(value, (int, str)):
-        try:
-            return int(value)
-        except ValueError:
-            pass
-    raise ValueError(f"must be an integer, got {_shown(value)}")
-
-
-def _number(value: Any) -> float:
-    if not isinstance(value, bool) and isinstance(value, (int, float, str)):
-        try:
-            number = float(value)
-        except ValueError:
-            pass
-        else:
-            if math.isfinite(number):
-                return number
-    raise ValueError(f"must be a number, got {_shown(value)}")
-
-
-def _text(value: Any) -> str:
-    if isinstance(value, str):
-        return value
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return str(value)
-    raise ValueError(f"must be text, got {_shown(value)}")
-
-
-def _flag(value: Any) -> bool:
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, str) and value.strip().lower() in ("true", "yes", "on", "1"):
-        return True
-    if isinstance(value, str) and value.strip().lower() in ("false", "no", "off", "0"):
-        return False
-    raise ValueError(f"must be true or false, got {_shown(value)}")
-
-
-def _names(value: Any) -> list[str]:
-    """``"a,b"`` or a list of names (``None`` is no names)."""
-    if value is None:
-        return []
-    if isinstance(value, str):
-        return [part.strip() for part in value.split(",") if part.strip()]
-    if isinstance(value, (list, tuple)) and all(isinstance(v, str) and v.strip() for v in value):
-        return [v.strip() for v in value]
-    raise ValueError(f"must be a name, names separated by commas or a list of names, got {_shown(value)}")
-
-
-def _registered_metrics(names: list[str]) -> str | None:
-    """Every name must be a registered metric (``madeval plugins`` lists them)."""
-    from .plugins import components
-
-    for name in names:
-        try:
-            components().metrics.resolve(name)
-        except UsageError as error:
-            return f"must name registered metrics: {error}"
-    return None
-
-
-def _persona(value: Any) -> str | list[str]:
-    """One generator for every agent, or one per agent (``"a,b,c"`` or a list)."""
-    names = _names(value)
-    if not names:
-        raise ValueError(f"must name a persona generator, got {_shown(value)}")
-    return names[0] if isinstance(value, str) and len(names) == 1 else names
-
-
-def _paths(value: Any) -> list[str]:
-    """One folder or a list of folders (not split at commas: a path may hold one)."""
-    if value is None:
-        return []
-    if isinstance(value, str):
-        return [value]
-    if isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value):
-        return list(value)
-    raise ValueError(f"must be a folder or a list of folders, got {_shown(value)}")
-
-
-def key_values(text: str) -> dict[str, str]:
-    """``"a=1,b=x"`` -> ``{"a": "1", "b": "x"}`` (component options written on one line)."""
-    options = {}
-    for part in text.split(","):
-        key, eq, value = part.partition("=")
-        if not eq or not key.strip():
-            raise UsageError(f"expected key=value, got '{part}'")
-        options[key.strip()] = value.strip()
-    return options
-
-
-def _options(value: Any) -> dict[str, Any]:
-    """Component options: a mapping, or ``key=value,...`` as on the command line."""
-    if value is None:
-        return {}
-    if isinstance(value, str):
-        try:
-            return key_values(value) if value.strip() else {}
-        except UsageError as error:
-            raise ValueError(f"must be a mapping of options or key=value,...; {error}") from None
-    if isinstance(value, dict):
-        return {str(key): option for key, option in value.items()}
-    raise ValueError(f"must be a mapping of options (key: value), got {_shown(value)}")
-
-
-def parse_endpoints(values: Any) -> dict[str, str]:
-    """Named endpoints from ``["local=http://...", ...]`` (``--endpoint``) or a mapping."""
-    if isinstance(values, dict):
-        if all(isinstance(k, str) and k and isinstance(v, str) and v for k, v in values.items()):
-            return dict(values)
-        raise ValueError(f"must map endpoint names to URLs, got {_shown(values)}")
-    if isinstance(values, str):
-        values = [values]
-    if not isinstance(values, (list, tuple)):
-        raise ValueError(f"must map endpoint names to URLs, got {_shown(values)}")
-    table = {}
-    for value in values:
-        name, eq, url = str(value).partition("=")
-        if not eq or not name.strip() or not url.strip():
-            raise ValueError(f"expects NAME=URL, got {_shown(value)}")
-        table[name.strip()] = url.strip()
-    return table
-
-
-def _limits(value: Any) -> int | dict[str, int] | None:
-    """``N`` for every endpoint, or a limit per endpoint: ``{name: N}`` or ``"name=N,..."``."""
-    if value is None:
-        return None
-    if isinstance(value, str) and "=" in value:
-        try:
-            value = key_values(value)
-        except UsageError:
-            raise ValueError(f"must be a number or NAME=N,..., got {_shown(value)}") from None
-    if isinstance(value, dict):
-        limits = {}
-        for name, limit in value.items():
-            try:
-                limits[str(name)] = _integer(limit)
-            except ValueError:
-                raise ValueError(f"of endpoint {name} must be an integer, got {_shown(limit)}") from None
-        return limits
-    try:
-        return _integer(value)
-    except ValueError:
-        raise ValueError(f"must be an integer or NAME=N,..., got {_shown(value)}") from None
-
-
-def _at_least(low: int) -> Callable[[Any], str | None]:
-    def check(value: Any) -> str | None:
-        if isinstance(value, dict):  # a limit per endpoint
-            bad = [(name, v) for name, v in value.items() if v < low]
-            return f"of endpoint {bad[0][0]} must be at least {low}, got {bad[0][1]}" if bad else None
-        return None if value >= low else f"must be at least {low}, got {value}"
-
-    return check
-
-
-def _between(low: float, high: float) -> Callable[[Any], str | None]:
-    return lambda value: None if low <= value <= high else f"must be between {low} and {high}, got {value}"
-
-
-def _inside(low: float, high: float) -> Callable[[Any], str | None]:
-    return lambda value: None if low < value < high else (
-        f"must be between {low} and {high} (exclusive), got {value}"
-    )
-
-
-def _positive(value: float) -> str | None:
-    return None if value > 0 else f"must be positive, got {value}"
-
-
-def _top_p(value: float) -> str | None:
-    return None if 0 < value <= 1 else f"must be in (0, 1], got {value}"
-
-
-def _one_of(*allowed: str) -> Callable[[Any], str | None]:
-    return lambda value: None if value in allowed else (
-        f"must be one of {', '.join(allowed)}, got '{value}'"
-    )
-
-
-def _transport_name(value: Any) -> str:
-    """A transport name, its old alias replaced (``direct`` is now ``aiohttp``)."""
-    from .llm.transports import canonical_transport
-
-    return canonical_transport(_text(value))
-
-
-def _transport(value: str) -> str | None:
-    from .llm.transports import TRANSPORTS
-
-    return _one_of(*TRANSPORTS)(value)
-
-
-def _sample(value: str) -> str | None:
-    text = value.strip().lower()
-    if text in ("all", "fpc"):
-        return None
-    try:
-        count = int(text)
-    except ValueError:
-        return f"must be 'all', 'fpc' or a number of items, got '{value}'"
-    return None if count >= 1 else f"must be at least 1 item, got {count}"
-
-
-@dataclass(frozen=True)
-class Rule:
-    """How one option is read (``convert``), which values are allowed (``check``) and whether it
-    may be left empty (``nullable``: YAML ``null`` means the default)."""
-
-    convert: Callable[[Any], Any]
-    check: Callable[[Any], str | None] | None = None
-    nullable: bool = False
-
-
-RULES: dict[str, Rule] = {
-    # run settings
-    "tasks": Rule(_names),
-    "repeats": Rule(_integer, _at_least(1)),
-    "limit": Rule(_integer, _at_least(1), nullable=True),
-    "sample": Rule(_text, _sample),
-    "confidence": Rule(_number, _inside(0, 1)),
-    "margin": Rule(_number, _inside(0, 1)),
-    "seed": Rule(_integer),
-    "model": Rule(_text, nullable=True),
-    "base_url": Rule(_text, nullable=True),
-    "endpoints": Rule(parse_endpoints),
-    "concurrency": Rule(_integer, _at_least(1)),
-    "endpoint_concurrency": Rule(_limits, _at_least(1), nullable=True),
-    "timeout": Rule(_number, _positive),
-    "max_attempts": Rule(_integer, _at_least(1)),
-    "retry_delay": Rule(_number, _at_least(0)),
-    "transport": Rule(_transport_name, _transport),
-    "max_response_mb": Rule(_number, _positive),
-    "temperature": Rule(_number, _between(0, 2)),
-    "top_p": Rule(_number, _top_p),
-    "max_tokens": Rule(_integer, _at_least(1)),
-    "output_path": Rule(_text, nullable=True),
-    "include_path": Rule(_paths),
-    "cache": Rule(_text, nullable=True),
-    "api_key": Rule(_text, nullable=True),
-    # one configuration
-    "persona": Rule(_persona),
-    "responder": Rule(_text),
-    "paradigm": Rule(_text),
-    "decider": Rule(_text),
-    "persona_args": Rule(_options),
-    "responder_args": Rule(_options),
-    "paradigm_args": Rule(_options),
-    "decider_args": Rule(_options),
-    "agents": Rule(_integer, _at_least(1)),
-    "neutral_agents": Rule(_integer, _at_least(0)),
-    "max_turns": Rule(_integer, _at_least(1)),
-    "agent_models": Rule(_names),
-    "judge_model": Rule(_text, nullable=True),
-    "extract": Rule(_text, _one_of("task", "llm")),
-    "all_agents_draft_first": Rule(_flag),
-    "collective_improvement": Rule(_flag),
-    "challenge": Rule(_names),
-    "metrics": Rule(_names, _registered_metrics),
-    "preset": Rule(_text, nullable=True),
-    "name": Rule(_text, nullable=True),
-}
+DEBATE_OPTIONS = declared_options(DebateConfig)
+RUN_OPTIONS = declared_options(RunSettings)
+#: Every run option's rule, by config-file key.
+RULES = {**RUN_OPTIONS, **DEBATE_OPTIONS}
+DEBATE_KEYS = set(DEBATE_OPTIONS)
+RUN_KEYS = set(RUN_OPTIONS)
+#: Options whose values are never shown in an error message (nor stored with results).
+SECRET_KEYS = frozenset(key for key, declared in RULES.items() if declared.secret)
+PUBLIC_KEYS = RUN_KEYS - SECRET_KEYS
 
 
 def check_option(key: str, value: Any) -> Any:
     """``value`` converted by the rule of option ``key`` and checked; ValueError if it is not."""
-    rule = RULES.get(key)
-    if rule is None:
-        return value
-    if value is None and rule.nullable:
-        return None
-    value = rule.convert(value)
-    problem = rule.check(value) if rule.check is not None else None
-    if problem:
-        raise ValueError(problem)
-    return value
+    declared = RULES.get(key)
+    return value if declared is None else declared.read(value)
 
 
-def _checked(key: str, value: Any, where: str) -> Any:
+def checked(key: str, value: Any, where: str = "") -> Any:
+    """``value`` read by option ``key``'s rule; a bad value is a one-line UsageError that starts
+    with ``where`` and names the option (a secret option's value is never echoed)."""
     try:
         return check_option(key, value)
     except ValueError as error:
@@ -464,6 +240,11 @@ def _checked(key: str, value: Any, where: str) -> Any:
         if key in SECRET_KEYS:  # never echo what may be a key
             message = message.split(", got ")[0]
         raise UsageError(f"{where}{key} {message}") from None
+
+
+def _checked_options(options: dict[str, Any], keys: set[str], where: str = "") -> dict[str, Any]:
+    """``options`` with the value of each of ``keys`` read by its rule (the others as they are)."""
+    return {key: checked(key, value, where) if key in keys else value for key, value in options.items()}
 
 
 def check_config(options: dict[str, Any], where: str) -> dict[str, Any]:
@@ -480,17 +261,16 @@ def check_config(options: dict[str, Any], where: str) -> dict[str, Any]:
         close = difflib.get_close_matches(unknown[0], known, n=1, cutoff=0.6)
         hint = f"; did you mean {close[0]}?" if close else ""
         raise UsageError(f"{where}: unknown option {', '.join(unknown)}{hint}")
-    checked: dict[str, Any] = {}
+    leaderboard = options.get("leaderboard")
+    if leaderboard is not None and not isinstance(leaderboard, dict):
+        raise UsageError(f"{where}: leaderboard must be a mapping of leaderboard options, got {shown(leaderboard)}")
+    checked_options = {}
     for key, value in options.items():
-        if key == "leaderboard":
-            if value is not None and not isinstance(value, dict):
-                raise UsageError(f"{where}: leaderboard must be a mapping of leaderboard options, got {_shown(value)}")
-            checked[key] = value
-        elif key in ("common", "runs", "grid"):
-            checked[key] = _check_sweep_part(key, value, where)
+        if key in SWEEP_KEYS:
+            checked_options[key] = _check_sweep_part(key, value, where)
         else:  # at the top of a sweep, ``name`` is the sweep's title: text all the same
-            checked[key] = _checked(key, value, f"{where}: ")
-    return checked
+            checked_options[key] = checked(key, value, f"{where}: ") if key in RULES else value
+    return checked_options
 
 
 def _check_sweep_part(part: str, value: Any, where: str) -> Any:
@@ -500,8 +280,7 @@ def _check_sweep_part(part: str, value: Any, where: str) -> Any:
     def mapping(data: Any, at: str) -> Any:
         if not isinstance(data, dict):
             return data
-        normal = {str(k).replace("-", "_"): v for k, v in data.items()}
-        return {k: _checked(k, v, f"{where}: {at} ") if k in DEBATE_KEYS else v for k, v in normal.items()}
+        return _checked_options(snake_keys(data), DEBATE_KEYS, f"{where}: {at} ")
 
     if part == "common":
         return mapping(value, "common")
@@ -510,9 +289,9 @@ def _check_sweep_part(part: str, value: Any, where: str) -> Any:
     if not isinstance(value, dict):
         return value
     grid = {}
-    for key, values in ((str(k).replace("-", "_"), v) for k, v in value.items()):
+    for key, values in snake_keys(value).items():
         if key in DEBATE_KEYS and isinstance(values, list):
-            values = [_checked(key, v, f"{where}: grid ") for v in values]
+            values = [checked(key, v, f"{where}: grid ") for v in values]
         grid[key] = values
     return grid
 
@@ -530,15 +309,15 @@ def read_config_file(path: str | Path) -> dict[str, Any]:
         raise UsageError(f"malformed YAML in {path}{where}: {getattr(error, 'problem', error)}") from None
     if not isinstance(data, dict):
         raise UsageError(f"config {path} must be a mapping of options")
-    options = {str(key).replace("-", "_"): value for key, value in data.items()}
-    return check_config(options, f"config {path}")
+    return check_config(snake_keys(data), f"config {path}")
 
 
 def build_settings(options: dict[str, Any]) -> RunSettings:
     """Turn merged options (config file, then command line on top) into :class:`RunSettings`.
 
-    A sweep file (``common``, ``grid``, ``runs``; see :mod:`madeval.sweep`) gives several
-    configurations; ``leaderboard`` holds the leaderboard options (:mod:`madeval.leaderboard`).
+    Values may be text (the command line's) or typed (a config file's): every one is read by its
+    option's rule. A sweep file (``common``, ``grid``, ``runs``; see :mod:`madeval.sweep`) gives
+    several configurations; ``leaderboard`` holds the leaderboard options (:mod:`madeval.leaderboard`).
     """
     from .leaderboard.options import LeaderboardOptions
     from .sweep import SWEEP_KEYS, expand, is_sweep
@@ -548,16 +327,12 @@ def build_settings(options: dict[str, Any]) -> RunSettings:
     unknown = sorted(set(options) - DEBATE_KEYS - RUN_KEYS - set(SWEEP_KEYS))
     if unknown:
         raise UsageError(f"unknown option {', '.join(unknown)}")
+    run = _checked_options({key: value for key, value in options.items() if key in RUN_KEYS}, RUN_KEYS)
     if is_sweep(options):
         debates, sweep_name = expand(options, DEBATE_KEYS)
         leaderboard.title = leaderboard.title or sweep_name
     else:
         debates = [{k: v for k, v in options.items() if k in DEBATE_KEYS}]
-    run = {key: value for key, value in options.items() if key in RUN_KEYS}
-    if isinstance(run.get("tasks"), str):
-        run["tasks"] = [t.strip() for t in run["tasks"].split(",") if t.strip()]
-    if isinstance(run.get("include_path"), str):
-        run["include_path"] = [run["include_path"]]
     settings = RunSettings(**run, leaderboard=leaderboard.to_dict())
     settings.configurations = [debate_config(debate) for debate in debates]
     labels = [config.label() for config in settings.configurations]
@@ -569,14 +344,8 @@ def build_settings(options: dict[str, Any]) -> RunSettings:
 
 
 def debate_config(options: dict[str, Any]) -> DebateConfig:
-    """One :class:`DebateConfig` from component options (presets applied, lists parsed)."""
-    debate = collective_improvement(apply_preset(dict(options)))
-    for key in ("challenge", "metrics"):
-        if isinstance(debate.get(key), str):
-            debate[key] = [c.strip() for c in debate[key].split(",") if c.strip()]
-    if isinstance(debate.get("agent_models"), str):
-        debate["agent_models"] = [m.strip() for m in debate["agent_models"].split(",") if m.strip()]
-    return DebateConfig(**debate)
+    """One :class:`DebateConfig` from component options (presets applied, values read by their rules)."""
+    return DebateConfig(**collective_improvement(_checked_options(apply_preset(dict(options)), DEBATE_KEYS)))
 
 
 def collective_improvement(debate: dict[str, Any]) -> dict[str, Any]:
@@ -591,15 +360,18 @@ def collective_improvement(debate: dict[str, Any]) -> dict[str, Any]:
     return {**debate, "paradigm": "collective_improvement", "collective_improvement": False}
 
 
+def _check_fields(target: Any, declared: dict[str, Any]) -> None:
+    for key in declared:
+        setattr(target, key, checked(key, getattr(target, key)))
+
+
 def check_settings(settings: RunSettings) -> None:
     """Reject values that cannot work, with one clear line.
 
     Every option is converted and checked by its rule (:data:`RULES`, the same as for a config
     file), then what depends on several options is checked.
     """
-    for key in (f.name for f in fields(RunSettings)):
-        if key in RULES:
-            setattr(settings, key, _checked(key, getattr(settings, key), ""))
+    _check_fields(settings, RUN_OPTIONS)
     if not settings.tasks:
         raise UsageError("no tasks given: use --tasks NAME[,NAME...] (see 'madeval tasks')")
     from .sampling import parse_sample
@@ -607,9 +379,7 @@ def check_settings(settings: RunSettings) -> None:
     settings.sample = settings.sample.strip().lower()
     parse_sample(settings.sample, settings.confidence, settings.margin)
     for config in settings.configurations:
-        for key in (f.name for f in fields(DebateConfig)):
-            if key in RULES:
-                setattr(config, key, _checked(key, getattr(config, key), ""))
+        _check_fields(config, DEBATE_OPTIONS)
         if not 0 <= config.neutral_agents < config.agents:
             raise UsageError("neutral_agents must be between 0 and agents - 1")
         if config.agent_models and len(config.agent_models) != config.agents:

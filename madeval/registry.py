@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from .errors import UsageError
+from .options import convert_component_option
 
 
 @dataclass
@@ -95,7 +96,10 @@ class Registry:
             raise UsageError(
                 f"{self.kind} '{entry.name}' has no option {', '.join(unknown)} (options: {listed})"
             )
-        converted = {key: _convert(value, accepted[key]) for key, value in options.items()}
+        converted = {
+            key: convert_component_option(self.kind, entry.name, key, value, accepted[key])
+            for key, value in options.items()
+        }
         try:
             return entry.factory(**converted)
         except (TypeError, ValueError) as error:
@@ -111,24 +115,3 @@ def _options_of(factory: Callable[..., Any]) -> dict[str, Any]:
         if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD) and name != "self"
     }
 
-
-def _convert(value: Any, default: Any) -> Any:
-    """Convert a command-line string to the type of the option's default."""
-    if not isinstance(value, str) or default is ... or default is None or isinstance(default, str):
-        return value
-    if isinstance(default, bool):
-        lowered = value.lower()
-        if lowered in ("1", "true", "yes", "on"):
-            return True
-        if lowered in ("0", "false", "no", "off"):
-            return False
-        raise UsageError(f"expected true or false, got '{value}'")
-    for kind in (int, float):
-        if isinstance(default, kind):
-            try:
-                return kind(value)
-            except ValueError:
-                raise UsageError(f"expected {kind.__name__}, got '{value}'") from None
-    if isinstance(default, (list, tuple)):
-        return [part.strip() for part in value.split(";") if part.strip()]
-    return value

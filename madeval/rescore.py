@@ -31,6 +31,7 @@ from .llm.session import DebateSession, ModelRef
 from .plan import PlannedConfig, Unit, parse_model_ref
 from .plugins import Components
 from .metrics.checker import shutdown_checker
+from .options import comma_names
 from .records import LineAppender, encode_line
 from .replay import discussion_calls, replay
 from .runner import Replayed, debate_rng, extra_metrics, unit_record
@@ -49,9 +50,7 @@ class DeciderSpec:
 def parse_deciders(text: str, components: Components) -> list[DeciderSpec]:
     """``"counting,counting:after_turns=2"`` -> specs; unknown or live-only deciders are UsageErrors."""
     specs = []
-    for part in (p.strip() for p in text.split(",")):
-        if not part:
-            continue
+    for part in comma_names(text):
         name, *pairs = part.split(":")
         options = {}
         for pair in pairs:

@@ -18,6 +18,7 @@ from typing import Any, TextIO
 from . import __version__, aio
 from .config import DebateConfig, RunSettings, check_settings
 from .errors import UsageError
+from .options import convert_component_option
 from .llm.cache import ResponseCache
 from .llm.client import Endpoint, LLMClient, RetryPolicy
 from .llm.session import ModelRef
@@ -131,9 +132,8 @@ def validate(settings: RunSettings, components: Components) -> dict[str, Task]:
 
 
 def check_option_types(config: DebateConfig, components: Components) -> None:
-    """Component options given with a type (a config file's YAML values) must have the type of
-    the option's default, as command-line text is converted to it: ``after_turns: 2.5`` is refused
-    where ``after_turns=2.5`` would be."""
+    """Every component option of ``config`` read by the one converter, before anything starts:
+    a config file's ``after_turns: 2.5`` is refused like ``after_turns=2.5`` on the command line."""
     given = [("persona", name, config.persona_args) for name in dict.fromkeys(config.personas())]
     given += [
         ("responder", config.responder, config.responder_args),
@@ -144,25 +144,7 @@ def check_option_types(config: DebateConfig, components: Components) -> None:
         entry = components.registry(kind).resolve(name)
         defaults = entry.options()
         for key, value in options.items():
-            default = defaults.get(key, ...)
-            if isinstance(value, str) or default is ... or default is None:
-                continue  # text is converted (and checked) when the component is made
-            number = isinstance(value, (int, float)) and not isinstance(value, bool)
-            if isinstance(default, bool):
-                fits = isinstance(value, bool)
-            elif isinstance(default, int):
-                fits = number and isinstance(value, int)
-            elif isinstance(default, float):
-                fits = number
-            elif isinstance(default, str):
-                fits = False  # text options take text (quote it in YAML)
-            elif isinstance(default, (list, tuple)):
-                fits = isinstance(value, (list, tuple))
-            else:
-                continue
-            if not fits:
-                expected = "text" if isinstance(default, str) else type(default).__name__
-                raise UsageError(f"{kind} '{entry.name}' option {key} expects {expected}, got {value!r}")
+            convert_component_option(kind, entry.name, key, value, defaults.get(key, ...))
 
 
 def endpoint_names(settings: RunSettings) -> tuple[list[str], str]:

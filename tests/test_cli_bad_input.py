@@ -121,7 +121,8 @@ def test_bad_api_key_type_is_refused_without_echoing_it(tmp_path):
         (["--concurrency", "0"], "concurrency must be at least 1, got 0"),
         # Checked offline, before the (unreachable) endpoint is contacted:
         (["--decider", "counting", "--decider-args", "rounds=2"], "has no option rounds"),
-        (["--decider", "counting", "--decider-args", "after_turns=x"], "expected int, got 'x'"),
+        (["--decider", "counting", "--decider-args", "after_turns=x"],
+         "decider 'counting' option after_turns must be an integer, got 'x'"),
         (["--paradigm", "collective_refinement"], "counts agreement"),
         (["--agent-models", "a,b,c@elsewhere"], "unknown endpoint 'elsewhere'"),
         (["--sample", "0"], "sample must be at least 1 item"),
@@ -135,7 +136,7 @@ def test_offline_checks_come_before_the_endpoint(tmp_path, args, expected):
 def test_component_option_types_from_a_config_file(tmp_path):
     (tmp_path / "bad.yaml").write_text("tasks: arith_mc\ndecider: counting\ndecider_args: {after_turns: 2.5}\n")
     result = madeval("--config", "bad.yaml", *UNREACHABLE, "--output-path", "out", cwd=tmp_path)
-    assert "decider 'counting' option after_turns expects int, got 2.5" in one_error_line(result, tmp_path)
+    assert "decider 'counting' option after_turns must be an integer, got 2.5" in one_error_line(result, tmp_path)
 
 
 def test_config_values_are_read_like_the_command_line(tmp_path):
@@ -167,7 +168,8 @@ def test_offline_errors_never_start_the_embedded_model(monkeypatch, tmp_path):
     for config, message in (
         (DebateConfig(decider="counting", decider_args={"rounds": "2"}), "has no option rounds"),
         (DebateConfig(paradigm="collective_refinement"), "counts agreement"),
-        (DebateConfig(decider="counting", decider_args={"after_turns": [1]}), "expects int"),
+        (DebateConfig(decider="counting", decider_args={"after_turns": [1]}),
+         r"decider 'counting' option after_turns must be an integer, got \[1\]"),
     ):
         settings = RunSettings(tasks=["arith_mc"], configurations=[config], output_path=str(tmp_path / "out"))
         with pytest.raises(UsageError, match=message):

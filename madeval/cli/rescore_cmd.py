@@ -3,23 +3,23 @@
 from __future__ import annotations
 
 import contextlib
-from dataclasses import fields
+from dataclasses import replace
 from pathlib import Path
 
 import click
 
 from ..errors import UsageError
-from .run_cmd import endpoint_table
+from .settings_options import read_given, shared_option
 
 
 @click.command()
 @click.argument("run", type=click.Path(path_type=Path))
 @click.option("--decider", "deciders", required=True,
               help="Deciders to replay, comma separated, each NAME[:key=value...] (e.g. counting:after_turns=2).")
-@click.option("--base-url", help="Endpoint for the deciders' own calls (votes) [the run's].")
-@click.option("--endpoint", "endpoints", multiple=True, help="Extra endpoint NAME=URL (repeatable) [the run's].")
-@click.option("--concurrency", type=int, help="Debates replayed at once and LLM calls in flight at most.")
-@click.option("--cache", help="Response cache file, or 'off' [the run's].")
+@shared_option("base_url", help="Endpoint for the deciders' own calls (votes).", shown_default="the run's")
+@shared_option("endpoints", shown_default="the run's")
+@shared_option("concurrency", help="Debates replayed at once and LLM calls in flight at most.", shown_default="the run's")
+@shared_option("cache", shown_default="the run's")
 def rescore(run: Path, deciders: str, base_url, endpoints, concurrency, cache) -> None:
     """Apply transcript-only deciders to RUN's debates without new discussion calls."""
     from ..folder_lock import hold
@@ -32,7 +32,7 @@ def rescore(run: Path, deciders: str, base_url, endpoints, concurrency, cache) -
 
 
 def _rescore(run: Path, deciders: str, base_url, endpoints, concurrency, cache) -> None:
-    from ..config import RunSettings
+    from ..config import PUBLIC_KEYS, RunSettings
     from ..leaderboard import LeaderboardOptions, build_leaderboard, write_outputs
     from ..leaderboard.data import load_run
     from ..leaderboard.render import markdown
@@ -44,17 +44,10 @@ def _rescore(run: Path, deciders: str, base_url, endpoints, concurrency, cache) 
     data = load_run(run)
     built = get_components()
     specs = parse_deciders(deciders, built)
-    known = {f.name for f in fields(RunSettings)} - {"configurations", "api_key"}
-    stored = {k: v for k, v in data.run.get("settings", {}).items() if k in known}
+    stored = {k: v for k, v in data.run.get("settings", {}).items() if k in PUBLIC_KEYS}
     settings = RunSettings(**stored)
-    if base_url:
-        settings.base_url = base_url
-    if endpoints:
-        settings.endpoints = endpoint_table(endpoints)
-    if concurrency:
-        settings.concurrency = concurrency
-    if cache:
-        settings.cache = cache
+    overrides = read_given({"base_url": base_url, "endpoints": endpoints, "concurrency": concurrency, "cache": cache})
+    settings = replace(settings, **overrides)
     tasks = load_tasks(RunSettings(tasks=data.tasks, include_path=settings.include_path), built)
     with _endpoints(settings) as (table, _model):
         outcome = run_rescore(run, specs, settings, built, table, tasks, data=data)
