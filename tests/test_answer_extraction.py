@@ -9,7 +9,8 @@ import pytest
 
 from madeval.plugins import components
 from madeval.run import task_index
-from madeval.task import Item, task_loader
+from madeval.item import Item
+from madeval.task import task_loader
 
 BUILT = components()
 LOAD = task_loader(task_index(BUILT, []), BUILT.extractors, BUILT.metrics)
