@@ -1,4 +1,4 @@
-"""Base classes and contexts for the four debate components, plus metrics.
+"""Base classes and contexts for the four debate components (metrics: :mod:`madeval.metrics.base`).
 
 A configuration is one choice of each component (:class:`DebateSetup`). The debate loop in
 :mod:`madeval.debate` drives them:
@@ -18,13 +18,10 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Iterator, Protocol
+from typing import Any, Callable, Iterator, Protocol
 
 from .errors import UsageError
 from .transcript import Agent, Decision, Message, Persona, Transcript
-
-if TYPE_CHECKING:
-    from .task import Item
 
 
 class DebateLLM(Protocol):
@@ -352,17 +349,3 @@ def fallback_first_agent(state: DebateState, decider: str) -> Decision:
         details={"agent": voters[0] if voters else None},
     )
 
-
-class Metric:
-    """Scores one prediction against one item; per-item scores are averaged unless overridden."""
-
-    name = "metric"
-    higher_is_better = True
-
-    def score(self, prediction: str | None, item: Item) -> float:
-        """The score of ``prediction`` (``None``: nothing extracted) on ``item``."""
-        raise NotImplementedError
-
-    def aggregate(self, scores: list[float]) -> float:
-        """Combine per-item scores into one number (the mean by default)."""
-        return sum(scores) / len(scores) if scores else float("nan")

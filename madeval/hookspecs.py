@@ -84,7 +84,7 @@ def register_tasks(register):
 def register_metrics(register):
     """Add metrics that task YAMLs can name in ``metric_list``.
 
-    The factory builds a :class:`madeval.components.Metric`, which scores one prediction against
+    The factory builds a :class:`madeval.metrics.base.Metric`, which scores one prediction against
     one item and says how its per-item scores aggregate.
     """
 

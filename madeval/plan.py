@@ -17,10 +17,11 @@ from .challenge import check_variants
 from .components import DebateSetup
 from .config import DebateConfig, RunSettings
 from .errors import UsageError
+from .item import Item
 from .llm.session import ModelRef
 from .plugins import Components
 from .sampling import draw
-from .task import Item, Task
+from .task import Task
 
 
 @dataclass(frozen=True)

@@ -23,33 +23,17 @@ from .llm.cache import ResponseCache
 from .llm.client import Endpoint, LLMClient, RetryPolicy
 from .llm.session import ModelRef
 from .plan import build_plan
-from .plugins import DEFAULT_PLUGINS, Components, components as get_components, plugin_info
+from .plugins import Components, components as get_components, plugin_info
 from .records import RecordSink, writing
 from .leaderboard import LeaderboardOptions, build_leaderboard, write_outputs
+from .leaderboard.groups import declared_in, recordable
 from .leaderboard.render import markdown
 from .runner import RunOutcome, execute
 from .task import Task, task_loader
-from .taskfiles import TaskIndex
+from .taskfiles import task_index
 
 DEFAULT_ENDPOINT = "default"
 EMBEDDED_ENDPOINT = "embedded"
-#: Task and group replacements already warned about (the index is built several times per command).
-_WARNED: set = set()
-
-
-def task_index(components: Components, include_paths: list[str]) -> TaskIndex:
-    """Index the plugins' task folders, then ``--include-path`` folders (later ones win); a task or
-    group that replaces one of the same name is one warning line on stderr, once per process."""
-    index = TaskIndex()
-    for plugin, folder in components.task_sources:
-        index.add_source(Path(str(folder)), "built-in" if plugin in DEFAULT_PLUGINS else f"plugin {plugin}")
-    for folder in include_paths:
-        index.add_source(Path(folder))
-    for replaced in index.replaced:
-        if replaced not in _WARNED:
-            _WARNED.add(replaced)
-            print(f"madeval: warning: {index.describe(replaced)}", file=sys.stderr)
-    return index
 
 
 def load_tasks(settings: RunSettings, components: Components) -> dict[str, Task]:
@@ -266,8 +250,6 @@ def finish(folder: Path, settings: RunSettings) -> dict[str, Any]:
 def task_groups(settings: RunSettings, components: Components) -> dict[str, Any]:
     """For ``run.json``: the groups and tags the user named, with their tasks (each gets
     leaderboard rows), and how each group combines its tasks (``group_aggregation``)."""
-    from .leaderboard.groups import declared_in, recordable
-
     index = task_index(components, settings.include_path)
     expanded = {name: index.expand(name) for name in settings.tasks if name not in index.tasks}
     groups = {name: members for name, members in expanded.items() if len(members) > 1}

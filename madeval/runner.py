@@ -20,11 +20,11 @@ import traceback
 from dataclasses import dataclass
 from typing import Any
 
-from .components import Metric
 from .debate import run_debate
 from .errors import LLMError, StorageError
 from .llm.client import LLMClient
 from .llm.session import DebateSession, derive_seed
+from .metrics.base import Metric
 from .metrics.checker import shutdown_checker
 from .metrics.notes import collecting_scoring_errors
 from .plan import Plan, Unit

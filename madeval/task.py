@@ -16,16 +16,18 @@ import ast
 import difflib
 import functools
 import re
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
 import jinja2
 
-from .components import Metric, TaskPrompt
+from .components import TaskPrompt
 from .datasources import load_docs_with_source
 from .errors import UsageError
-from .taskfiles import DATASET_KEYS, TASK_KEYS, FunctionRef, check_keys, closest, task_code
+from .item import Item
+from .metrics.base import DebateMetric, Metric
+from .metrics.view import DebateView
+from .taskfiles import DATASET_KEYS, TASK_KEYS, FunctionRef, check_keys, closest, read_yaml, task_code
 from .transcript import Transcript
 
 ANSWER_TYPES = ("choice", "yes_no", "number", "math", "text")
@@ -47,24 +49,6 @@ AMBIGUOUS = _Ambiguous()
 LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 _JINJA = jinja2.Environment(undefined=jinja2.StrictUndefined, keep_trailing_newline=False)
 _ONE_WORD = re.compile(r"^[^\W\d]\w*$")  # a word that could name a column (not a number)
-
-
-
-@dataclass(frozen=True)
-class Item:
-    """One task item as madeval uses it: a stable id, the rendered input and the gold target.
-
-    ``target`` is an option letter for ``choice`` tasks, ``"yes"``/``"no"`` for ``yes_no``, a
-    number string for ``number``, a LaTeX answer for ``math`` and a string (or list of acceptable
-    strings) for ``text``.
-    """
-
-    id: str
-    input: str
-    target: Any
-    context: str | None = None
-    choices: tuple[str, ...] | None = None
-    doc: dict[str, Any] = field(default_factory=dict, compare=False, hash=False, repr=False)
 
 
 class Task:
@@ -261,8 +245,6 @@ def _render(spec: Any, doc: dict[str, Any]) -> Any:
 
 def task_loader(index, extractors, metrics) -> Callable[[str], Task]:
     """A function that builds the named task from ``index`` (a :class:`TaskIndex`)."""
-    from .taskfiles import read_yaml
-
     def load(name: str) -> Task:
         path = index.tasks[name]
         return Task(read_yaml(path), path, extractors, metrics)
@@ -275,9 +257,6 @@ def score_metrics(named: Iterable[tuple[str, Metric]], prediction: str | None, i
     """The scores of ``(name, metric)`` pairs on one prediction, flattened into one mapping (a
     metric that reports a mapping contributes each of its numbers under its own name). Debate
     metrics read ``transcript`` and report nothing without one."""
-    from .metrics.base import DebateMetric
-    from .metrics.debate import DebateView
-
     scores: dict[str, float] = {}
     for name, metric in named:
         if isinstance(metric, DebateMetric):

@@ -8,9 +8,10 @@ YAML file (or an importable module). That code runs with the user's rights, as l
 exception it raises becomes a one-line :class:`TaskCodeError` naming the function and where it
 raised (:func:`task_code`).
 
-The index maps names to files. Sources are indexed in order (built-ins first, then plugins, then
-``--include-path`` folders); a later source overrides an earlier one with the same name, and the
-index lists every such replacement (:attr:`TaskIndex.replaced`) for the commands to warn about.
+The index (:func:`task_index`) maps names to files. Sources are indexed in order (built-ins
+first, then plugins, then ``--include-path`` folders); a later source overrides an earlier one with
+the same name, and the index lists every such replacement (:attr:`TaskIndex.replaced`); each is
+warned about once per process.
 
 Keys are checked: a task, its ``dataset`` or a group with a key madeval does not know (a typo such
 as ``metrc_list``) fails with the closest known key (:func:`check_keys`).
@@ -19,6 +20,7 @@ as ``metrc_list``) fails with the closest known key (:func:`check_keys`).
 from __future__ import annotations
 
 import contextlib
+import difflib
 import importlib
 import importlib.util
 import sys
@@ -30,6 +32,7 @@ from typing import Any
 import yaml
 
 from .errors import MadevalError, UsageError
+from .plugins import DEFAULT_PLUGINS, Components
 
 
 #: Every key a task file may hold (after ``include`` is merged), its dataset, and a group file.
@@ -44,8 +47,6 @@ GROUP_KEYS = ("group", "task", "description", "aggregate_metric_list", "metadata
 
 def closest(name: str, known: Any) -> str:
     """``"; did you mean X?"`` for the known name closest to ``name``, or ``""``."""
-    import difflib
-
     found = difflib.get_close_matches(str(name), [str(k) for k in known], n=1, cutoff=0.6)
     return f"; did you mean {found[0]}?" if found else ""
 
@@ -314,8 +315,25 @@ class TaskIndex:
             return expanded
         if name in self.tags:
             return list(self.tags[name])
-        import difflib
-
         close = difflib.get_close_matches(name, self.names(), n=3, cutoff=0.5)
         hint = f"; did you mean {', '.join(close)}?" if close else ""
         raise UsageError(f"unknown task '{name}'{hint}")
+
+
+#: Task and group replacements already warned about (the index is built several times per command).
+_WARNED: set = set()
+
+
+def task_index(components: Components, include_paths: list[str]) -> TaskIndex:
+    """Index the plugins' task folders, then ``--include-path`` folders (later ones win); a task or
+    group that replaces one of the same name is one warning line on stderr, once per process."""
+    index = TaskIndex()
+    for plugin, folder in components.task_sources:
+        index.add_source(Path(str(folder)), "built-in" if plugin in DEFAULT_PLUGINS else f"plugin {plugin}")
+    for folder in include_paths:
+        index.add_source(Path(folder))
+    for replaced in index.replaced:
+        if replaced not in _WARNED:
+            _WARNED.add(replaced)
+            print(f"madeval: warning: {index.describe(replaced)}", file=sys.stderr)
+    return index

@@ -7,9 +7,10 @@ import signal
 
 import pytest
 
+from madeval.item import Item
 from madeval.plugins import components
-from madeval.run import task_index
-from madeval.task import Item, task_loader
+from madeval.task import task_loader
+from madeval.taskfiles import task_index
 
 BUILT = components()
 LOAD = task_loader(task_index(BUILT, []), BUILT.extractors, BUILT.metrics)

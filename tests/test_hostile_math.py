@@ -20,7 +20,7 @@ from madeval.plugins import components
 from madeval.run import load_tasks
 from madeval.simulator import GoldIndex, SyntheticAgents
 from madeval.simulator.http import SimulatorServer, run_in_thread
-from madeval.task import Item
+from madeval.item import Item
 from helpers import run_quietly, settings_for
 
 DEADLINE_S = 1.0

@@ -13,11 +13,12 @@ import pytest
 
 from madeval.errors import UsageError
 from madeval.metrics.aggregate import task_scores
-from madeval.metrics.debate import DebateView, entropy_bits, mean_pairwise_cosine
+from madeval.metrics.debate import entropy_bits, mean_pairwise_cosine
+from madeval.metrics.view import DebateView
 from madeval.metrics.math import integer_value, last_boxed, math_equal
 from madeval.metrics.squad import exact_match, normalize_answer, squad_v2_scores, token_f1
 from madeval.plugins import components
-from madeval.task import Item
+from madeval.item import Item
 from madeval.transcript import Agent, Message, Persona, Transcript
 
 METRICS = components().metrics
@@ -371,7 +372,7 @@ def test_metric_integer_match_for_aime():
 def test_metric_plugin_from_a_third_party(tmp_path, monkeypatch):
     """A plugin adds a metric through the register_metrics hook and a task YAML names it."""
     from madeval import hookimpl
-    from madeval.components import Metric
+    from madeval.metrics.base import Metric
     from madeval.config import RunSettings
     from madeval.plugins import pm
     from madeval.run import load_tasks

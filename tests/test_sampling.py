@@ -12,7 +12,7 @@ from madeval.config import DebateConfig
 from madeval.errors import UsageError
 from madeval.records import read_records
 from madeval.sampling import cochran_n0, cochran_sample_size, draw, parse_sample
-from madeval.task import Item
+from madeval.item import Item
 from helpers import run_quietly, settings_for
 
 # "Voting or Consensus?" (seed 001), Table 3: dataset size N and the paper's sample size.

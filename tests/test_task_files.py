@@ -14,7 +14,8 @@ from madeval.config import RunSettings
 from madeval.datasources import DataUnavailable
 from madeval.errors import UsageError
 from madeval.plugins import components
-from madeval.run import load_tasks, task_index
+from madeval.run import load_tasks
+from madeval.taskfiles import task_index
 
 
 def write(folder, name, text):

@@ -16,7 +16,8 @@ import pytest
 
 from madeval.config import RunSettings
 from madeval.plugins import components
-from madeval.run import load_tasks, task_index
+from madeval.run import load_tasks
+from madeval.taskfiles import task_index
 from madeval.task import LETTERS
 
 REPO = Path(__file__).resolve().parents[1]

@@ -43,7 +43,7 @@ def tasks(include_path: tuple[str, ...], validate: bool, strict: bool, as_json: 
     --strict is given.
     """
     from ..plugins import components
-    from ..run import task_index
+    from ..taskfiles import task_index
     from ..task import task_loader
 
     built = components()

@@ -131,6 +131,11 @@ def item_key(record: dict[str, Any]) -> str:
     return f"{record['unit']['task']}/{record['unit']['item']}"
 
 
+def strata_of(records: list[dict[str, Any]]) -> dict[str, str]:
+    """Item key (``task/item``) -> task, for the stratified tests of macro rows."""
+    return {item_key(r): r["unit"]["task"] for r in records}
+
+
 def llm_seconds(record: dict[str, Any]) -> float:
     """A debate's LLM time: the sum of its calls' own latencies (time holding a concurrency slot).
 

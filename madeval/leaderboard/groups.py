@@ -23,7 +23,8 @@ from __future__ import annotations
 from typing import Any
 
 from ..errors import MadevalError
-from ..taskfiles import AggregateMetric
+from ..plugins import components
+from ..taskfiles import AggregateMetric, task_index
 
 
 def declared_aggregations(run: dict[str, Any], groups: list[str]) -> dict[str, dict[str, AggregateMetric]]:
@@ -38,9 +39,6 @@ def declared_aggregations(run: dict[str, Any], groups: list[str]) -> dict[str, d
     if not groups:
         return {}
     try:  # a run folder written before run.json recorded them
-        from ..plugins import components
-        from ..run import task_index
-
         index = task_index(components(), list((run.get("settings") or {}).get("include_path") or []))
     except MadevalError:
         return {}
@@ -83,9 +81,3 @@ def name(aggregate: AggregateMetric) -> str:
     """``micro`` (items weighted equally) or ``macro`` (tasks weighted equally)."""
     return "micro" if aggregate.weight_by_size else "macro"
 
-
-def strata_of(records: list[dict[str, Any]]) -> dict[str, str]:
-    """Item key (``task/item``) -> task, for the stratified tests of macro rows."""
-    from .data import item_key
-
-    return {item_key(r): r["unit"]["task"] for r in records}

@@ -16,8 +16,8 @@ from typing import Any
 
 from ..errors import UsageError
 from .compare import compare_family, pairs
-from .data import RunData, item_scores, item_spread, llm_seconds, metric_names
-from .groups import is_declared, name as aggregation_name, rule, strata_of
+from .data import RunData, item_scores, item_spread, llm_seconds, metric_names, strata_of
+from .groups import is_declared, name as aggregation_name, rule
 from .options import LeaderboardOptions
 from .stats import Interval, enclose, mean_interval, stratified_interval
 

@@ -8,18 +8,31 @@ Used by the debate metrics (grouping agents' answers into viewpoints, finding th
 | yes_no | "yes" / "no" | equal |
 | number | the number, without trailing zeros or separators | numerically equal |
 | math | the text without white space | :func:`madeval.metrics.math.math_equal` (math-verify) |
-| text | SQuAD's ``normalize_answer`` | canonical forms are equal |
+| text | SQuAD's :func:`normalize_answer` | canonical forms are equal |
 
 Math answers are grouped by :func:`answers_match`, not by their canonical form
-(:meth:`madeval.metrics.debate.DebateView.answer_rounds`): ``\frac12`` and ``0.5`` are one answer.
+(:meth:`madeval.metrics.view.DebateView.answer_rounds`): ``\frac12`` and ``0.5`` are one answer.
 """
 
 from __future__ import annotations
 
+import re
+import string
 from typing import Any
 
 from .math import math_equal
-from .squad import normalize_answer
+
+_ARTICLES = re.compile(r"\b(a|an|the)\b", re.UNICODE)
+_PUNCTUATION = set(string.punctuation)
+
+
+def normalize_answer(text: str) -> str:
+    """Lower case, no punctuation, no articles, single spaces: the official SQuAD v2 normalisation
+    (:mod:`madeval.metrics.squad`), which also makes text answers comparable."""
+    text = text.lower()
+    text = "".join(char for char in text if char not in _PUNCTUATION)
+    text = _ARTICLES.sub(" ", text)
+    return " ".join(text.split())
 
 
 def _number(text: str) -> float | None:

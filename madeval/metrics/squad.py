@@ -24,24 +24,13 @@ scores 0 on every item, answerable or not: the denominator is always all items.
 from __future__ import annotations
 
 import collections
-import re
-import string
 from typing import Any, Sequence
 
-from ..components import Metric
+from .answers import normalize_answer
+from .base import Metric
 from .text import references
 
 UNKNOWN_MARKER = "[UNKNOWN]"
-_ARTICLES = re.compile(r"\b(a|an|the)\b", re.UNICODE)
-_PUNCTUATION = set(string.punctuation)
-
-
-def normalize_answer(text: str) -> str:
-    """Lower case, no punctuation, no articles, single spaces (the official normalisation)."""
-    text = text.lower()
-    text = "".join(char for char in text if char not in _PUNCTUATION)
-    text = _ARTICLES.sub(" ", text)
-    return " ".join(text.split())
 
 
 def answer_tokens(text: str) -> list[str]:

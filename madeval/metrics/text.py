@@ -13,8 +13,8 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-from ..components import Metric
 from ..errors import UsageError
+from .base import Metric
 from .models import DEFAULT_MODEL_LAYERS, INSTALL_HINT, default_model_path, quiet_transformers
 
 
