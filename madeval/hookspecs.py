@@ -1,8 +1,8 @@
 """The plugin hooks of madeval.
 
-Every hook is a *register callback* hook, in the style of simonw/llm: madeval calls the hook with a
-``register`` function and the plugin calls it once for every component it adds, so one plugin may
-add many components. Core owns the names: a name used twice is an error naming both plugins, and
+Every hook but ``simulator_reply`` (the last) is a *register callback* hook, in the style of
+simonw/llm: madeval calls the hook with a ``register`` function and the plugin calls it once for
+every component it adds, so one plugin may add many components. Core owns the names: a name used twice is an error naming both plugins, and
 an unknown name fails with the closest known names.
 
 ``register(name, factory, *, aliases=(), description="")``
@@ -104,4 +104,18 @@ def register_presets(register):
     The factory takes no arguments and returns a dictionary of configuration keys (``persona``,
     ``responder``, ``paradigm``, ``decider``, their ``*_args``, ``agents``, ``max_turns``, ...).
     Options the user gives explicitly override the preset's.
+    """
+
+
+@hookspec(firstresult=True)
+def simulator_reply(prompt):
+    """Teach the simulator to answer this plugin's own prompts.
+
+    Unlike the hooks above this one is called for every request the simulator (``madeval
+    simulator``, :func:`madeval.simulator.simulate`) answers. ``prompt`` is a
+    :class:`madeval.simulator.SimulatedPrompt`: the request's messages, the gold answer, the agent's
+    private answer, and the helpers that read the answers a prompt shows and give the agent's belief
+    about them. Return ``(kind, text)`` for a prompt the plugin wrote (``kind`` names the request
+    kind in the simulator's statistics, ``text`` is the reply), or ``None`` for any other prompt.
+    The first plugin that answers wins; madeval's own prompts are answered when none does.
     """

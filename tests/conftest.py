@@ -1,33 +1,20 @@
-"""Shared fixtures: an isolated cache folder, the generated tasks, and a running simulator."""
+"""Shared fixtures: an isolated cache folder, the generated tasks, and a running simulator.
+
+``generated_tasks`` and ``sim`` (the simulator over them) are madeval.testing's fixtures, the ones
+plugin packages' tests use.
+"""
 
 from __future__ import annotations
 
 import pytest
 
-from madeval.config import RunSettings
-from madeval.plugins import components
-from madeval.run import load_tasks
-from madeval.simulator import simulate
+from madeval.testing.fixtures import generated_tasks, madeval_isolated  # noqa: F401
+from madeval.testing.fixtures import simulator as sim  # noqa: F401
 
 
 @pytest.fixture(autouse=True)
-def isolated(monkeypatch, tmp_path_factory):
+def isolated(madeval_isolated, monkeypatch):
     """Keep the response cache out of the home folder and third-party plugins out of tests."""
-    monkeypatch.setenv("MADEVAL_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
-    monkeypatch.setenv("MADEVAL_LOAD_PLUGINS", "")
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")  # no network: hub datasets come from the local mirrors
     for name in ("MADEVAL_API_KEY", "OPENAI_API_KEY"):
         monkeypatch.delenv(name, raising=False)
-
-
-@pytest.fixture(scope="session")
-def generated_tasks():
-    """The generated tasks (arith_mc, arith_yesno), loaded once."""
-    return load_tasks(RunSettings(tasks=["generated"]), components())
-
-
-@pytest.fixture(scope="module")
-def sim(generated_tasks):
-    """A simulator that knows the generated tasks: accuracy 0.6, no conformity, no latency."""
-    with simulate(tasks=generated_tasks.values(), accuracy=0.6, conformity=0.0) as running:
-        yield running

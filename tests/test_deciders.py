@@ -181,7 +181,7 @@ def test_decider_llm_extraction_asks_each_agent():
         return voting_script(ballots)(turn, agent, purpose, messages)
 
     transcript, llm = debate(script, decider="simple_voting", decider_args={"vote_after_turns": 1}, max_turns=1,
-                             extract="llm")
+                             extract_mode="llm")
     assert sorted(r[1] for r in llm.requests if r[2] == "extraction") == [0, 1, 2]
     assert transcript.decision.answer == "extracted-0"
 

@@ -14,7 +14,9 @@ from madeval.records import read_records
 from madeval.simulator import simulate
 from madeval.simulator.agents import AgentProfile, SyntheticAgents
 from madeval.simulator.truth import GoldIndex
+from madeval.testing import registered
 from madeval.transcript import Transcript
+from madeval_madc import plugin as madc_plugin
 from helpers import run_quietly
 
 QUESTION = "Which letter follows A?"
@@ -24,6 +26,13 @@ PEERS = ("These are the solutions to the problem from other agents: \n\n One age
          "\n\n One agent solution: ```Final Solution: C```\n\n Using the reasoning from other agents as additional "
          "advice, can you give an updated answer?")
 SEEDS = range(3000)
+
+
+@pytest.fixture(autouse=True)
+def society_of_minds():
+    """The self-check and update prompts are madeval-madc's (Du et al.): its simulator hook answers them."""
+    with registered(madc_plugin):
+        yield
 
 
 def agents(kind: str = "choice", answer: str = "B", options: int = 4, **profile) -> SyntheticAgents:

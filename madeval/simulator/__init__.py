@@ -18,7 +18,7 @@ import contextlib
 from dataclasses import dataclass
 from typing import Any, Iterable, Iterator
 
-from .agents import AgentProfile, SyntheticAgents
+from .agents import AgentProfile, SimulatedPrompt, SyntheticAgents
 from .http import Faults, SimulatorServer, run_in_thread
 from .truth import GoldIndex
 
@@ -77,4 +77,4 @@ def simulate(
         yield Simulation(running, agents)
 
 
-__all__ = ["AgentProfile", "Faults", "GoldIndex", "Simulation", "SyntheticAgents", "simulate"]
+__all__ = ["AgentProfile", "Faults", "GoldIndex", "SimulatedPrompt", "Simulation", "SyntheticAgents", "simulate"]

@@ -35,11 +35,12 @@ wrong ones, which ``persuasion`` models. Randomness comes from a hash of the req
 deterministic: the same request always gets the same reply, and agents with different seeds answer
 independently.
 
-The request kind is recognised from the wording of madeval's own prompts (imported from
-:mod:`madeval.prompts`, so the two cannot drift apart): persona generation, debate turns with
-[AGREE]/[DISAGREE], final-answer extraction, simple / approval / cumulative / ranked votes and the
-judge; and the prompts of the plugin packages in ``plugins/`` (:func:`_plugin_reply`). Replies
-state answers as ``Final Solution: X``.
+The request kind is recognised from the wording of madeval's own prompts: persona generation,
+debate turns with [AGREE]/[DISAGREE], final-answer extraction, simple / approval / cumulative /
+ranked votes and the judge. A plugin's own prompts are recognised and answered by the plugin,
+through the ``simulator_reply`` hook (:mod:`madeval.hookspecs`), which gets each request as a
+:class:`SimulatedPrompt` and is asked before madeval's own prompts are. Replies state answers as
+``Final Solution: X``.
 """
 
 from __future__ import annotations
@@ -50,8 +51,9 @@ import random
 import re
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable, Iterable
 
+from ..plugins import load_plugins
 from .truth import Gold, GoldIndex
 
 LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
@@ -102,6 +104,7 @@ class SyntheticAgents:
         self.profiles = profiles or {}
         self.seed = seed
         self.stats = BehaviourStats()
+        self._plugin_reply = load_plugins().hook.simulator_reply
 
     def __call__(self, request: dict[str, Any]) -> tuple[str, int, int]:
         messages = request.get("messages")
@@ -124,7 +127,8 @@ class SyntheticAgents:
         def recheck(current: str | None) -> str:
             return self._recheck(private, current, profile, draw, gold)
 
-        plugin = _plugin_reply(messages, contents, gold, private, believe, recheck)
+        shown = SimulatedPrompt(messages, contents, gold, private, believe, recheck)
+        plugin = self._plugin_reply(prompt=shown)
         kind, text = plugin or self._reply(user, prompt, gold, profile, private, draw)
         self.stats.kinds[kind] += 1
         return text, max(1, len(prompt) // 4), max(1, len(text) // 4)
@@ -351,98 +355,65 @@ def _persona(draw: _Draws, ipip: bool = False) -> str:
     return json.dumps({"role": field_name, "description": f"A careful {field_name.lower()} who checks every step."})
 
 
-# --- Prompts of the plugin packages in plugins/ (Du et al.'s Society of Minds, Free-MAD, MADC and the
-# published frameworks), each recognised by a phrase of its prompt. Agents answer with their belief
-# (``SyntheticAgents._belief``): persuaded by a shown gold answer, conforming to the most common
-# answer shown, or keeping the private answer; Society of Minds' self-check prompt, which shows no
-# peer, gets the private answer unless the agent doubts itself (``SyntheticAgents._recheck``).
+class SimulatedPrompt:
+    """One request to a synthetic agent, as a plugin's ``simulator_reply`` hook sees it.
 
-DU_PEER = re.compile(r"One agent solution: ```(.*?)```", re.DOTALL)
-EOT_FRIEND = re.compile(r"^(\w+)'s Solution: (.*)$", re.MULTILINE)
-EOT_OWN = re.compile(r"^Your Solution: (.*)$", re.MULTILINE)
-RECONCILE_GROUP = re.compile(r"There are (\d+) agents think the answer is (.*?)\. ")
-RECRUIT = re.compile(r"You can recruit (\d+) expert")
-
-
-def _plugin_reply(messages: list[Any], contents: list[str], gold: Gold, private: str, believe,
-                  recheck) -> tuple[str, str] | None:
-    """The reply to a plugin package's prompt, or ``None`` for every other prompt.
-
-    ``believe(peers, anchor)`` is the agent's belief given the peers' answers shown and its own
-    current answer (which wins ties when conforming); ``recheck(current)`` its answer to a
-    self-check prompt that shows no peer (``SyntheticAgents._recheck``: self-doubt).
+    A plugin recognises its prompt by its wording (``user``, ``lowered``, ``before``), reads the
+    answers it shows (:meth:`answer_of`, :meth:`answers`, :meth:`answers_in`) and replies with the
+    agent's belief given those answers (:meth:`believe`), or, to a self-check prompt that shows no
+    peer, :meth:`recheck`; answers are written back with :meth:`say` (or :meth:`final`). The model
+    behind ``believe`` and ``recheck`` (persuasion, conformity, self-doubt) is the module's.
     """
-    user, lowered = contents[-1], contents[-1].lower()
-    before = "\n".join(contents[:-1])
-    own_texts = [str(m.get("content") or "") for m in messages if isinstance(m, dict) and m.get("role") == "assistant"]
-    own = _answer_of(own_texts[-1], gold) if own_texts else None
 
-    def final(kind: str, answer: str, lead: str = "Here is my updated solution.") -> tuple[str, str]:
-        return kind, f"{lead} Final Solution: {_say(answer, gold)}"
+    def __init__(self, messages: list[Any], contents: list[str], gold: Gold, private: str,
+                 believe: Callable[[list[str], str | None], str], recheck: Callable[[str | None], str]):
+        #: The request's chat messages, as sent (dictionaries with ``role`` and ``content``).
+        self.messages = messages
+        #: The gold answer of the question found in the prompt (kind, answer, number of options).
+        self.gold = gold
+        #: The agent's private answer to the question (right with probability ``accuracy``).
+        self.private = private
+        #: The last message's text, and the same in lower case.
+        self.user = contents[-1]
+        self.lowered = self.user.lower()
+        #: The text of every message before the last, one per line.
+        self.before = "\n".join(contents[:-1])
+        own_texts = [str(m.get("content") or "") for m in messages if isinstance(m, dict) and m.get("role") == "assistant"]
+        #: The answer in the agent's own latest reply (its last assistant message), if any.
+        self.own = _answer_of(own_texts[-1], gold) if own_texts else None
+        self._believe = believe
+        self._recheck = recheck
 
-    def answers(texts) -> list[str]:
-        return [a for a in (_answer_of(t, gold) for t in texts) if a is not None]
+    def believe(self, peers: list[str], anchor: str | None = None) -> str:
+        """The agent's answer when shown the answers ``peers``; ``anchor`` (its current answer)
+        wins a tie when it conforms."""
+        return self._believe(peers, anchor)
 
-    if "these are the solutions to the problem from other agents" in lowered:  # Du et al. / Free-MAD / MADC
-        return final("som_update", believe(answers(DU_PEER.findall(user)), own))
-    if "can you double check that your answer is correct" in lowered:
-        return final("som_double_check", recheck(own))
-    if "here is a solution process from your friend" in lowered:  # Exchange-of-Thought
-        friends = [text for name, text in EOT_FRIEND.findall(user) if name != "Your"]
-        mine = answers(EOT_OWN.findall(user))
-        return final("eot_update", believe(answers(friends), mine[-1] if mine else own))
-    if "determine if there is a clear preference for an answer candidate" in lowered:  # Multi-Persona
-        sides = _sides(user, gold)
-        belief = believe([a for a in sides if a is not None], None)
-        side = "Affirmative" if belief == sides[0] else "Negative" if belief == sides[1] else ""
-        verdict = {"Whether there is a preference": "Yes" if side else "No", "Supported Side": side,
-                   "Reason": "", "debate_answer": _say(belief, gold) if side else ""}
-        return "moderator", json.dumps(verdict)
-    if "what answer candidates do we have" in lowered:
-        listed = [a for a in _sides(user, gold) if a is not None]
-        return "judge_candidates", "Candidates: " + "; ".join(_say(a, gold) for a in dict.fromkeys(listed))
-    if "give the final answer that you think is correct. now please output" in lowered:
-        candidates = [a for a in _sides(before, gold) if a is not None]
-        return "judge_final", json.dumps({"Reason": "", "debate_answer": _say(believe(candidates, None), gold)})
-    if "do you agree with my perspective?" in lowered:
-        shown = user[: lowered.index("do you agree with my perspective?")]
-        return final("multi_persona", believe(answers(FINAL.findall(shown)) or answers([shown]), own))
-    if "summarize the lines of the new lines" in lowered:  # ChatEval's summarizer: keep the answers
-        new = user.split("New lines:", 1)[-1]
-        return "summary", "The group proposed: " + " ".join(f"Final Solution: {s.strip()}." for s in FINAL.findall(new))
-    if "part of a group discussing this question" in before.lower():  # ChatEval debaters
-        belief = believe(_answers_in(before, gold), own)
-        return "chateval", f"Answer: {_say(belief, gold)}\nFinal Solution: {_say(belief, gold)}"
-    if "you are the leader of a group of experts" in before.lower() + lowered:  # AgentVerse
-        count = int((RECRUIT.findall(user) or ["2"])[-1])
-        return "role_assigner", "\n".join(f"{i}. an expert in mathematics number {i}" for i in range(1, count + 1))
-    if 'end your response with a special token "[agree]"' in lowered:
-        plans = [str(m.get("content") or "") for m in messages if str(m.get("content") or "").startswith("[Solver]:")]
-        plan = _answer_of(plans[-1], gold) if plans else None
-        belief = believe([plan] if plan else [], plan)
-        if plan is not None and belief == plan:
-            return "critic_agree", f"The solution is right. Final Solution: {_say(belief, gold)} [Agree]"
-        return "critic_disagree", f"The solution is wrong; I get Final Solution: {_say(belief, gold)}."
-    if "you should provide the correct solution to the math problem" in lowered:
-        reviews = [str(m.get("content") or "") for m in messages[:-1] if str(m.get("content") or "").startswith("[Critic")]
-        return final("solver", believe(answers(reviews), own))
-    if "correctness: (0 or 1" in lowered:
-        shown = _answer_of(before.split("\nSolution:", 1)[-1], gold)
-        belief = believe([shown] if shown else [], shown)
-        correct = int(shown is not None and belief == shown)
-        return "evaluator", f"Correctness: {correct}\nResponse: The final answer should be {_say(belief, gold)}."
-    if "evaluate your confidence level" in lowered:  # ReConcile
-        peers = [a for n, text in RECONCILE_GROUP.findall(user) for a in [_answer_of(text, gold)] * int(n) if a]
-        belief = believe(peers, None)
-        reply = {"reasoning": "I checked every step.", "answer": _say(belief, gold),
-                 "confidence_level": 0.9 if belief == private else 0.7}
-        return "reconcile", json.dumps(reply)
-    return None
+    def recheck(self, current: str | None) -> str:
+        """The agent's answer when asked to double-check ``current`` with no peer answer shown."""
+        return self._recheck(current)
 
+    def answer_of(self, text: str) -> str | None:
+        """The answer in a short piece of text (its last "Final Solution:" marker, else the text)."""
+        return _answer_of(text, self.gold)
 
-def _sides(text: str, gold: Gold) -> tuple[str | None, str | None]:
-    """The affirmative's and the negative's answers quoted in a Multi-Persona moderator or judge prompt."""
-    _, _, rest = text.rpartition("Affirmative side arguing:")
-    affirmative, _, negative = rest.partition("Negative side arguing:")
-    negative = negative.split("You, as the moderator")[0].split("Now, what answer candidates")[0]
-    return _answer_of(affirmative, gold), _answer_of(negative, gold)
+    def answers(self, texts: Iterable[str]) -> list[str]:
+        """The answer of each text that has one (:meth:`answer_of`)."""
+        return [a for a in (_answer_of(t, self.gold) for t in texts) if a is not None]
+
+    def answers_in(self, text: str) -> list[str]:
+        """The answers after every "Final Solution:" marker in ``text``."""
+        return _answers_in(text, self.gold)
+
+    @staticmethod
+    def final_markers(text: str) -> list[str]:
+        """The raw text after every "Final Solution:" marker in ``text`` (up to the line's end)."""
+        return FINAL.findall(text)
+
+    def say(self, answer: str) -> str:
+        """An answer as an agent writes it ("Yes" for yes, letters and numbers as they are)."""
+        return _say(answer, self.gold)
+
+    def final(self, kind: str, answer: str, lead: str = "Here is my updated solution.") -> tuple[str, str]:
+        """The reply ``(kind, "LEAD Final Solution: ANSWER")``."""
+        return kind, f"{lead} Final Solution: {self.say(answer)}"

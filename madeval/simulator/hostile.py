@@ -35,7 +35,7 @@ import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from .http import CHAT_PATH, MODELS_PATH, Behaviour
+from .http import CHAT_PATH, MODELS_PATH, Behaviour, LoopbackServer
 
 #: Sabotage modes and what each does to a chat request.
 MODES = {
@@ -105,7 +105,7 @@ class HostileStats:
     crashes: list[str] = field(default_factory=list)  # the server's own unexpected errors (a bug)
 
 
-class HostileServer:
+class HostileServer(LoopbackServer):
     """The simulator's agents on loopback, with ``rate`` of chat requests sabotaged by ``modes``.
 
     ``behaviour`` answers a request as in :class:`~madeval.simulator.http.SimulatorServer`.
@@ -130,42 +130,26 @@ class HostileServer:
         keep_log: bool = True,
     ):
         check_options(modes, rate, interval_s)
+        super().__init__(behaviour, host, port, models)
         self.modes = tuple(modes)
-        self.behaviour = behaviour
         self.rate = rate
         self.seed = seed
         self.keep_log = keep_log
         self.interval_s = interval_s
-        self.host = host
-        self.port = port
         self.stats = HostileStats()
         self.sent: dict[str, Sent] = {}
-        self._models = {"simulator", *models}
         self._smuggled_ids = itertools.count(1)
-        self._server: asyncio.Server | None = None
         self._tasks: set[asyncio.Task] = set()
 
     async def start(self) -> None:
         """Bind and start accepting connections; ``self.port`` is the real port afterwards."""
-        self._server = await asyncio.start_server(self._serve, self.host, self.port,
-                                                  limit=MAX_REQUEST_BYTES)
-        self.port = self._server.sockets[0].getsockname()[1]
+        self._listening(await asyncio.start_server(self._serve, self.host, self.port, limit=MAX_REQUEST_BYTES))
 
-    async def stop(self) -> None:
-        """Stop accepting, end every connection (endless replies included), and wait."""
-        if self._server is None:
-            return
-        self._server.close()
+    async def _end_connections(self) -> None:
+        """End every connection, endless replies included."""
         for task in list(self._tasks):
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
-        await self._server.wait_closed()
-        self._server = None
-
-    @property
-    def base_url(self) -> str:
-        """The OpenAI ``base_url`` of this server, e.g. ``http://127.0.0.1:PORT/v1``."""
-        return f"http://{self.host}:{self.port}/v1"
 
     def mode_for(self, fingerprint: str) -> str | None:
         """The sabotage of the request with this fingerprint, or None (answered normally)."""

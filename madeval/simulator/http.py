@@ -84,7 +84,48 @@ class ServerStats:
     peak_in_flight: int = 0
 
 
-class SimulatorServer:
+class LoopbackServer:
+    """What the simulator's servers share: the behaviour, the address, the served model names,
+    ``base_url`` and ``stop`` (:class:`SimulatorServer`, :class:`~madeval.simulator.hostile.HostileServer`).
+
+    A subclass's ``start`` binds a listening server and hands it to :meth:`_listening`; its
+    :meth:`_end_connections` ends the open connections when the server stops.
+    """
+
+    def __init__(self, behaviour: Behaviour, host: str, port: int, models: Iterable[str]):
+        self.behaviour = behaviour
+        self.host = host
+        self.port = port
+        self._models = {"simulator", *models}  # ``models``: names with their own agent profiles
+        self._server: asyncio.Server | None = None
+
+    def _listening(self, server: asyncio.Server) -> None:
+        """Keep the bound ``server``; ``self.port`` is the real port afterwards."""
+        self._server = server
+        self.port = server.sockets[0].getsockname()[1]
+
+    async def _end_connections(self) -> None:
+        """End every open connection (unanswered requests included)."""
+        raise NotImplementedError
+
+    async def stop(self) -> None:
+        """Stop accepting, end the open connections, and wait."""
+        if self._server is None:
+            return
+        self._server.close()
+        await self._end_connections()
+        await self._server.wait_closed()
+        await asyncio.sleep(0)  # let the transports deliver connection_lost
+        self._server = None
+
+    @property
+    def base_url(self) -> str:
+        """The OpenAI ``base_url`` of this server, e.g. ``http://127.0.0.1:PORT/v1``."""
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"http://{host}:{self.port}/v1"
+
+
+class SimulatorServer(LoopbackServer):
     """An OpenAI-compatible chat completions server on loopback around a behaviour callback.
 
     The behaviour runs on the server's event loop, once per answered chat request (not for
@@ -104,9 +145,7 @@ class SimulatorServer:
         api_key: str | None = None,
         models: Iterable[str] = (),
     ):
-        self.behaviour = behaviour
-        self.host = host
-        self.port = port
+        super().__init__(behaviour, host, port, models)
         self.latency_s = latency_s
         self.faults = faults or Faults()
         self.stats = ServerStats()
@@ -115,36 +154,19 @@ class SimulatorServer:
         self._rng = random.Random(self.faults.seed)
         rates = [getattr(self.faults, kind) for kind in FAULT_KINDS]
         self._thresholds = list(zip(FAULT_KINDS, itertools.accumulate(rates), strict=True))
-        self._models = {"simulator", *models}  # ``models``: names with their own agent profiles
         self._ids = itertools.count(1)
-        self._server: asyncio.Server | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._connections: set[_Connection] = set()
 
     async def start(self) -> None:
         """Bind and start accepting connections; ``self.port`` is the real port afterwards."""
         self._loop = asyncio.get_running_loop()
-        self._server = await self._loop.create_server(
-            lambda: _Connection(self), self.host, self.port, backlog=1024
-        )
-        self.port = self._server.sockets[0].getsockname()[1]
+        self._listening(await self._loop.create_server(lambda: _Connection(self), self.host, self.port, backlog=1024))
 
-    async def stop(self) -> None:
-        """Stop accepting, drop open connections (unanswered requests included), and wait."""
-        if self._server is None:
-            return
-        self._server.close()
+    async def _end_connections(self) -> None:
+        """Drop the open connections, unanswered requests included."""
         for connection in list(self._connections):
             connection.close()
-        await self._server.wait_closed()
-        await asyncio.sleep(0)  # let the transports deliver connection_lost
-        self._server = None
-
-    @property
-    def base_url(self) -> str:
-        """The OpenAI ``base_url`` of this server, e.g. ``http://127.0.0.1:PORT/v1``."""
-        host = f"[{self.host}]" if ":" in self.host else self.host
-        return f"http://{host}:{self.port}/v1"
 
     def _handle(
         self, connection: _Connection, method: str, target: str, headers: dict, body: bytes

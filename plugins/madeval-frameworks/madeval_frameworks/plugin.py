@@ -126,3 +126,11 @@ def register_presets(register):
     """The frameworks as presets."""
     for name, factory in PRESETS.items():
         register(name, factory)
+
+
+@hookimpl
+def simulator_reply(prompt):
+    """The simulator's replies to the frameworks' own prompts (:mod:`madeval_frameworks.simulated`)."""
+    from .simulated import reply  # simulator code, loaded only when a simulator runs
+
+    return reply(prompt)

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from madeval.testing import debate
 from madeval_frameworks.agentverse import correctness, roles_from
-from madeval_madc.testing import scripted_debate
 
 ROLES = "1. a mathematician who checks arithmetic.\n2. a teacher of algebra\n3. a logician"
 
@@ -28,8 +28,8 @@ def make_script(reviews, evaluations, plans=("Plan. Final Solution: A", "Revised
 
 
 def run(script, agents=5, max_turns=3):
-    return scripted_debate(script, responder="agentverse", paradigm="agentverse", decider="agentverse_evaluator",
-                           agents=agents, neutral=2, max_turns=max_turns)
+    return debate(script, responder="agentverse", paradigm="agentverse", decider="agentverse_evaluator",
+                  agents=agents, neutral=(0, 1), max_turns=max_turns)
 
 
 def test_frameworks_agentverse_parsers():

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from madeval.errors import UsageError
-from madeval_madc.testing import scripted_debate
+from madeval.testing import debate
 
 
 def script(turn, agent, purpose, messages):
@@ -15,8 +15,8 @@ def script(turn, agent, purpose, messages):
 
 
 def run(strategy, agents=3, neutral=0):
-    return scripted_debate(script, responder="chateval", paradigm="chateval", decider="counting", persona="chateval",
-                           agents=agents, neutral=neutral, max_turns=2, paradigm_args={"strategy": strategy})
+    return debate(script, responder="chateval", paradigm="chateval", decider="counting", persona="chateval",
+                  agents=agents, neutral=range(neutral), max_turns=2, paradigm_args={"strategy": strategy})
 
 
 def system(llm, agent, turn):

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from madeval.testing import debate
 from madeval_frameworks.eot import PERSONAS, confidence, sources
-from madeval_madc.testing import scripted_debate
 
 
 def test_frameworks_eot_communication_tables_match_the_code():
@@ -32,9 +32,9 @@ def disagree(turn, agent, purpose, messages):
 
 
 def test_frameworks_eot_prompts_add_confidence_from_the_second_communication_round():
-    transcript, llm = scripted_debate(disagree, responder="eot", paradigm="eot", decider="eot_consistency",
-                                      persona="eot", agents=3, max_turns=3, paradigm_args={"mode": "debate"},
-                                      responder_args={"format_hint": " (A/B/C)"})
+    transcript, llm = debate(disagree, responder="eot", paradigm="eot", decider="eot_consistency",
+                             persona="eot", agents=3, max_turns=3, paradigm_args={"mode": "debate"},
+                             responder_args={"format_hint": " (A/B/C)"})
     first = llm.prompts(0, turn=1)[0]
     assert first[0] == {"role": "system", "content": PERSONAS["Kitty"]}
     assert first[1]["content"] == "Please consider the example provided and think it step by step. \nQuestion: Answer.\nWhat is 2 + 2?\nA) 3\nB) 4\nC) 5"
@@ -56,8 +56,8 @@ def test_frameworks_eot_prompts_add_confidence_from_the_second_communication_rou
 
 
 def test_frameworks_eot_stops_when_all_agree_even_after_the_first_turn():
-    transcript, llm = scripted_debate(lambda t, a, p, m: "Final Solution: B", responder="eot", paradigm="eot",
-                                      decider="eot_consistency", persona="eot", agents=3, max_turns=6)
+    transcript, llm = debate(lambda t, a, p, m: "Final Solution: B", responder="eot", paradigm="eot",
+                             decider="eot_consistency", persona="eot", agents=3, max_turns=6)
     assert (transcript.decision.success, transcript.decision.turn, transcript.decision.reason) == (True, 1, "consistency")
     assert len(llm.requests) == 3
 
@@ -69,10 +69,10 @@ def test_frameworks_eot_similarity_variant_uses_difflib_ratios_of_replies_when_a
     def script(turn, agent, purpose, messages):
         return replies[agent] if turn == 1 else replies[0]
 
-    transcript, _ = scripted_debate(script, responder="eot", paradigm="eot", decider="eot_consistency", persona="eot",
-                                    agents=3, max_turns=3,
-                                    decider_args={"similarity": 0.85, "compare": "responses", "min_exchanges": 0},
-                                    extract=lambda text: text.split("is ")[1][0].upper() if "is " in text else None)
+    transcript, _ = debate(script, responder="eot", paradigm="eot", decider="eot_consistency", persona="eot",
+                           agents=3, max_turns=3,
+                           decider_args={"similarity": 0.85, "compare": "responses", "min_exchanges": 0},
+                           extract=lambda text: text.split("is ")[1][0].upper() if "is " in text else None)
     checks = [e for e in transcript.events if e["kind"] == "eot_check"]
     assert checks[0]["agreed"] is False and min(checks[0]["ratios"]) < 0.85
     assert checks[1]["agreed"] is True and checks[1]["ratios"] == [1.0, 1.0, 1.0]
@@ -88,29 +88,29 @@ def alike(turn, agent, purpose, messages):
 
 
 def test_frameworks_eot_similarity_compares_answers_after_an_exchange():
-    transcript, llm = scripted_debate(alike, responder="eot", paradigm="eot", decider="eot_consistency", persona="eot",
-                                      agents=3, max_turns=3, decider_args={"similarity": 0.85})
+    transcript, llm = debate(alike, responder="eot", paradigm="eot", decider="eot_consistency", persona="eot",
+                             agents=3, max_turns=3, decider_args={"similarity": 0.85})
     checks = [(e["turn"], e["agreed"], e["ratios"]) for e in transcript.events if e["kind"] == "eot_check"]
     # No check after the independent answers; then the lower-cased answers "c", "c", "d" are compared.
     assert checks == [(2, False, [1.0, 0.0, 0.0]), (3, True, [1.0, 1.0, 1.0])]
     assert (transcript.decision.success, transcript.decision.turn, transcript.decision.details["answer"]) == (True, 3, "C")
     assert "Peter's Solution: Here is my updated solution. Final Solution: D" in llm.prompts(0, turn=2)[0][1]["content"]
     # Whole replies, checked from turn 1, would have stopped before any exchange: C, C and D look alike.
-    early, _ = scripted_debate(alike, responder="eot", paradigm="eot", decider="eot_consistency", persona="eot",
-                               agents=3, max_turns=3,
-                               decider_args={"similarity": 0.85, "compare": "responses", "min_exchanges": 0})
+    early, _ = debate(alike, responder="eot", paradigm="eot", decider="eot_consistency", persona="eot",
+                      agents=3, max_turns=3,
+                      decider_args={"similarity": 0.85, "compare": "responses", "min_exchanges": 0})
     assert early.decision.turn == 1 and min(early.events[-1]["ratios"]) > 0.85
 
 
 def test_frameworks_eot_similarity_checks_after_an_exchange_even_when_all_agree_at_once():
-    transcript, llm = scripted_debate(lambda t, a, p, m: "Final Solution: B", responder="eot", paradigm="eot",
-                                      decider="eot_consistency", persona="eot", agents=3, max_turns=3,
-                                      decider_args={"similarity": 0.85})
+    transcript, llm = debate(lambda t, a, p, m: "Final Solution: B", responder="eot", paradigm="eot",
+                             decider="eot_consistency", persona="eot", agents=3, max_turns=3,
+                             decider_args={"similarity": 0.85})
     assert (transcript.decision.success, transcript.decision.turn) == (True, 2)
     assert len(llm.requests) == 6
 
 
-def test_frameworks_eot_similarity_preset_exchanges_on_the_simulator(arith_tasks, tmp_path):
+def test_frameworks_eot_similarity_preset_exchanges_on_the_simulator(generated_tasks, tmp_path):
     """On the simulator the preset holds a communication round, and agents that disagree keep talking."""
     import io
 
@@ -119,7 +119,7 @@ def test_frameworks_eot_similarity_preset_exchanges_on_the_simulator(arith_tasks
     from madeval.run import run
     from madeval.simulator import simulate
 
-    with simulate(tasks=arith_tasks.values(), accuracy=0.5, conformity=0.5) as sim:
+    with simulate(tasks=generated_tasks.values(), accuracy=0.5, conformity=0.5) as sim:
         settings = RunSettings(tasks=["arith_mc"], configurations=[debate_config({"preset": "eot_similarity"})],
                                limit=20, base_url=sim.base_url, output_path=str(tmp_path / "run"), cache="off",
                                transport="direct")

@@ -69,7 +69,7 @@ def _ours(python: Path) -> dict[str, dict]:
     return {p["package"]: p for p in json.loads(listed.stdout) if p["package"] in PACKAGES}
 
 
-def test_frameworks_install_and_uninstall_in_a_clean_venv(tmp_path, arith_tasks):
+def test_frameworks_install_and_uninstall_in_a_clean_venv(tmp_path, generated_tasks):
     python = _clean_venv(tmp_path / "venv")
     assert _ours(python) == {}  # clean: madeval works, no plugin package
     assert not any(_importable(python, module) for module in OURS)
@@ -87,7 +87,7 @@ def test_frameworks_install_and_uninstall_in_a_clean_venv(tmp_path, arith_tasks)
     _pip(python, "wheel", "--no-deps", *offline, "--wheel-dir", str(wheels), str(sources / "madeval-madc"))
     _pip(python, "install", *offline, "--find-links", str(wheels), str(sources / "madeval-freemad"))
     assert sorted(_ours(python)) == ["madeval-freemad", "madeval-madc"]
-    with simulate(tasks=arith_tasks.values(), accuracy=0.6, conformity=0.5) as sim:
+    with simulate(tasks=generated_tasks.values(), accuracy=0.6, conformity=0.5) as sim:
         done = _madeval(python, "--tasks", "arith_mc", "--limit", "3", "--preset", "freemad_n", "--base-url",
                         sim.base_url, "--output-path", "out", "--cache", "off", "--no-progress", cwd=tmp_path)
     assert done.returncode == 0, done.stderr

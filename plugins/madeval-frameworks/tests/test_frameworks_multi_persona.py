@@ -7,7 +7,7 @@ import json
 import pytest
 
 from madeval.errors import UsageError
-from madeval_madc.testing import scripted_debate
+from madeval.testing import debate
 
 TOPIC = "Answer.\n\nWhat is 2 + 2?\nA) 3\nB) 4\nC) 5"
 
@@ -28,8 +28,8 @@ def script_for(moderator_answers, judge_final='{"Reason": "r", "debate_answer": 
 
 
 def run(script, **options):
-    return scripted_debate(script, responder="multi_persona", paradigm="multi_persona", decider="moderator",
-                           persona="multi_persona", agents=3, neutral=1, max_turns=3, **options)
+    return debate(script, responder="multi_persona", paradigm="multi_persona", decider="moderator",
+                  persona="multi_persona", agents=3, neutral=(0,), max_turns=3, **options)
 
 
 def test_frameworks_multi_persona_stops_when_the_moderator_answers():
@@ -81,4 +81,4 @@ def test_frameworks_multi_persona_reads_python_dict_replies_and_rejects_other_la
     transcript, _ = run(lambda t, a, p, m: "{'debate_answer': 'Final Solution: B'}" if a == 0 else "Final Solution: A")
     assert transcript.decision.answer == "Final Solution: B" and transcript.decision.turn == 1
     with pytest.raises(UsageError, match="needs exactly 1 neutral agent"):
-        scripted_debate(script_for([""]), responder="multi_persona", paradigm="multi_persona", decider="moderator", agents=3)
+        debate(script_for([""]), responder="multi_persona", paradigm="multi_persona", decider="moderator", agents=3)

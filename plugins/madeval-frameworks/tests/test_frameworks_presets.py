@@ -14,8 +14,8 @@ from madeval.errors import UsageError
 from madeval.records import read_records
 from madeval.run import run
 from madeval.simulator import simulate
+from madeval.testing import registered
 from madeval_frameworks.plugin import PRESETS
-from madeval_madc.testing import registered
 
 PLUGINS = Path(__file__).resolve().parents[2]
 SWEEP = PLUGINS.parent / "leaderboards" / "presets.yaml"
@@ -32,7 +32,7 @@ def freemad():
     except ImportError:  # pragma: no cover
         sys.path.insert(0, str(PLUGINS / "madeval-freemad"))
         import madeval_freemad.plugin as module
-    with registered((module, "madeval-freemad")):
+    with registered(module):
         yield
 
 
@@ -63,12 +63,12 @@ def _package_presets() -> set[str]:
     return names
 
 
-def test_frameworks_every_preset_runs_and_a_sweep_makes_a_leaderboard(freemad, arith_tasks, tmp_path):
+def test_frameworks_every_preset_runs_and_a_sweep_makes_a_leaderboard(freemad, generated_tasks, tmp_path):
     """leaderboards/presets.yaml names every preset of the three packages; run with limit 12 on the simulator."""
     options = read_config_file(SWEEP)
     assert [run["preset"] for run in options["runs"]] == ALL and set(ALL) == _package_presets()
     assert options["tasks"] == ["arith_mc"]
-    with simulate(tasks=arith_tasks.values(), accuracy=0.6, conformity=0.6, persuasion=0.3) as sim:
+    with simulate(tasks=generated_tasks.values(), accuracy=0.6, conformity=0.6, persuasion=0.3) as sim:
         settings = build_settings({**options, "limit": 12, "cache": "off", "transport": "direct",
                                    "output_path": str(tmp_path / "run"), "base_url": sim.base_url})
         result = run(settings, show_progress=False, out=io.StringIO())

@@ -6,8 +6,8 @@ import json
 
 import pytest
 
+from madeval.testing import debate
 from madeval_frameworks.reconcile import read_confidence, recalibrate
-from madeval_madc.testing import scripted_debate
 
 
 def reply(answer, confidence, reasoning="because"):
@@ -21,8 +21,8 @@ def extract(text):
 def run(rounds, max_turns=3):
     def script(turn, agent, purpose, messages):
         return rounds[turn - 1][agent]
-    return scripted_debate(script, responder="reconcile", paradigm="collective_refinement", decider="reconcile",
-                           agents=3, max_turns=max_turns, extract=extract)
+    return debate(script, responder="reconcile", paradigm="collective_refinement", decider="reconcile",
+                  agents=3, max_turns=max_turns, extract=extract)
 
 
 @pytest.mark.parametrize("p, f", [(0.0, 0.1), (0.6, 0.1), (0.61, 0.3), (0.79, 0.3), (0.8, 0.5), (0.89, 0.5),

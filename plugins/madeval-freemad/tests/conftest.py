@@ -1,40 +1,17 @@
-"""Fixtures of madeval-freemad's tests: an isolated cache, only madeval-madc and madeval-freemad."""
+"""Fixtures of madeval-freemad's tests: madeval.testing's, with madeval-madc and madeval-freemad registered."""
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import pytest
 
-PLUGINS = Path(__file__).resolve().parents[2]
-for package in ("madeval-madc", "madeval-freemad"):  # when not installed (make install does)
-    try:
-        __import__(package.replace("-", "_"))
-    except ImportError:  # pragma: no cover
-        sys.path.insert(0, str(PLUGINS / package))
-
-from madeval_freemad import plugin as freemad_plugin  # noqa: E402
-from madeval_madc import plugin as madc_plugin  # noqa: E402
-from madeval_madc.testing import registered  # noqa: E402
+from madeval.testing import registered
+from madeval.testing.fixtures import generated_tasks, madeval_isolated  # noqa: F401
+from madeval_freemad import plugin as freemad_plugin
+from madeval_madc import plugin as madc_plugin
 
 
 @pytest.fixture(autouse=True)
-def freemad_plugins(monkeypatch, tmp_path_factory):
-    """Keep the cache in a temporary folder, load no entry points, register madc and freemad."""
-    monkeypatch.setenv("MADEVAL_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
-    monkeypatch.setenv("MADEVAL_LOAD_PLUGINS", "")
-    with registered((madc_plugin, "madeval-madc"), (freemad_plugin, "madeval-freemad")):
+def freemad_plugins(madeval_isolated):
+    """An isolated cache, no installed plugins; madeval-madc and madeval-freemad registered."""
+    with registered(madc_plugin, freemad_plugin):
         yield
-
-
-@pytest.fixture(scope="module")
-def arith_tasks():
-    """The generated tasks (arith_mc, arith_yesno)."""
-    from madeval.config import RunSettings
-    from madeval.plugins import components
-    from madeval.run import load_tasks
-
-    with pytest.MonkeyPatch.context() as patch:  # before any test: never load entry points
-        patch.setenv("MADEVAL_LOAD_PLUGINS", "")
-        return load_tasks(RunSettings(tasks=["generated"]), components())

@@ -20,11 +20,11 @@ from madeval.rescore import parse_deciders, rescore
 from madeval.run import _endpoints as run_endpoints
 from madeval.run import run
 from madeval.simulator import simulate
+from madeval.testing import debate
 from madeval.transcript import Call, Transcript
 from madeval_freemad.metrics import token_cost
 from madeval_freemad.prompts import ANTI_CONFORMITY
 from madeval_freemad.score import score_trajectory
-from madeval_madc.testing import scripted_debate
 
 ANSWERS = ["Final Solution: A", "Final Solution: B", "Final Solution: C"]
 
@@ -34,20 +34,20 @@ def three(turn, agent, purpose, messages):
 
 
 def test_freemad_anti_conformity_replaces_the_conformity_advice():
-    _, llm = scripted_debate(three, responder="anti_conformity", paradigm="som", decider="freemad_score", agents=3)
+    _, llm = debate(three, responder="anti_conformity", paradigm="som", decider="freemad_score", agents=3)
     update = llm.prompts(0, turn=2)[0][-1]["content"]
     assert update.startswith("These are the solutions to the problem from other agents: \n\n One agent solution: ```Reasoning of agent 1.")
     assert ANTI_CONFORMITY in update
     assert "Since some malicious agents may deliberately disseminate incorrect answers" in update
     assert "Using the reasoning from other agents as additional advice" not in update
     assert update.endswith("Answer in the format the task asks for: Answer.")
-    _, conforming = scripted_debate(three, responder="conformity", paradigm="som", decider="freemad_score", agents=3)
+    _, conforming = debate(three, responder="conformity", paradigm="som", decider="freemad_score", agents=3)
     assert "Using the reasoning from other agents as additional advice" in conforming.prompts(0, turn=2)[0][-1]["content"]
 
 
 def test_freemad_attacked_agent_sees_no_peer_but_is_still_seen():
-    transcript, llm = scripted_debate(three, responder="conformity", paradigm="communication_attack", decider="counting",
-                                      agents=3, max_turns=3, paradigm_args={"paradigm": "som", "targets": "1"})
+    transcript, llm = debate(three, responder="conformity", paradigm="communication_attack", decider="counting",
+                             agents=3, max_turns=3, paradigm_args={"paradigm": "som", "targets": "1"})
     assert [e for e in transcript.events if e["kind"] == "communication_attack"] == [
         {"kind": "communication_attack", "attacked": [1], "paradigm": "som"}]
     for turn in (2, 3):
@@ -62,9 +62,9 @@ def test_freemad_attacked_agent_sees_no_peer_but_is_still_seen():
 
 def test_freemad_attack_chooses_a_fraction_of_the_agents():
     def attacked(seed=0, **options):
-        transcript, _ = scripted_debate(three, responder="conformity", paradigm="communication_attack",
-                                        decider="counting", agents=6, paradigm_args={"paradigm": "som", **options},
-                                        seed=seed)
+        transcript, _ = debate(three, responder="conformity", paradigm="communication_attack",
+                               decider="counting", agents=6, paradigm_args={"paradigm": "som", **options},
+                               seed=seed)
         return next(e["attacked"] for e in transcript.events if e["kind"] == "communication_attack")
 
     assert attacked(fraction=1 / 3, select="first") == [0, 1]
@@ -82,8 +82,8 @@ def test_freemad_attack_bad_options_are_usage_errors():
     with pytest.raises(UsageError, match="unknown paradigm 'somm'"):
         paradigms.create("communication_attack", {"paradigm": "somm"})
     with pytest.raises(UsageError, match="no agent 7 among 3 agents"):
-        scripted_debate(three, responder="conformity", paradigm="communication_attack", decider="counting",
-                        paradigm_args={"targets": "7"})
+        debate(three, responder="conformity", paradigm="communication_attack", decider="counting",
+               paradigm_args={"targets": "7"})
 
 
 def test_freemad_token_cost_sums_agents_calls_per_round():
@@ -97,12 +97,12 @@ def test_freemad_token_cost_sums_agents_calls_per_round():
                                       "token_cost_turn1": 260.0, "token_cost_turn2": 325.0}
 
 
-def test_freemad_presets_report_the_token_cost_of_every_run(arith_tasks, tmp_path):
+def test_freemad_presets_report_the_token_cost_of_every_run(generated_tasks, tmp_path):
     """The presets list ``token_cost`` in their ``metrics``, so a freemad_n run on a task whose
     metric_list names only accuracy records Eq. 6 for every debate and shows it in the leaderboard."""
     assert debate_config({"preset": "freemad_n"}).metrics == debate_config({"preset": "freemad_c"}).metrics == ["token_cost"]
-    assert arith_tasks["arith_mc"].metric_names == ["accuracy"]
-    with simulate(tasks=arith_tasks.values()) as sim:
+    assert generated_tasks["arith_mc"].metric_names == ["accuracy"]
+    with simulate(tasks=generated_tasks.values()) as sim:
         settings = RunSettings(tasks=["arith_mc"], limit=4, base_url=sim.base_url,
                                configurations=[debate_config({"preset": "freemad_n"})],
                                output_path=str(tmp_path / "run"), cache="off", transport="direct")
@@ -126,11 +126,11 @@ def test_freemad_presets_report_the_token_cost_of_every_run(arith_tasks, tmp_pat
     assert "| freemad_n | arith_mc | token_cost |" in (result.folder / "leaderboard.md").read_text()
 
 
-def test_freemad_presets_run_on_the_simulator(arith_tasks, tmp_path):
+def test_freemad_presets_run_on_the_simulator(generated_tasks, tmp_path):
     configs = [debate_config({"preset": "freemad_n"}), debate_config({"preset": "freemad_c"})]
     assert (configs[0].responder, configs[0].paradigm, configs[0].decider, configs[0].agents, configs[0].max_turns) == (
         "anti_conformity", "som", "freemad_score", 4, 2)
-    with simulate(tasks=arith_tasks.values(), accuracy=0.6, conformity=0.5) as sim:
+    with simulate(tasks=generated_tasks.values(), accuracy=0.6, conformity=0.5) as sim:
         settings = RunSettings(tasks=["arith_mc"], configurations=configs, limit=15, base_url=sim.base_url,
                                output_path=str(tmp_path / "run"), cache="off", transport="direct")
         result = run(settings, show_progress=False, out=io.StringIO())
@@ -185,10 +185,10 @@ def _decided(records, label):
     return {(item, repeat): r["prediction"] for (name, item, repeat), r in records.items() if name == label}
 
 
-def test_freemad_attacked_agents_get_no_peers_from_the_simulator(arith_tasks, tmp_path):
+def test_freemad_attacked_agents_get_no_peers_from_the_simulator(generated_tasks, tmp_path):
     """Cut off from its peers, an attacked agent is shown no answer, so even an agent that is always
     persuaded and always conforms keeps its own answer; the agents not attacked do change."""
-    rows, records, kinds = _attack_run(arith_tasks, tmp_path, 40, conformity=1.0, persuasion=1.0)
+    rows, records, kinds = _attack_run(generated_tasks, tmp_path, 40, conformity=1.0, persuasion=1.0)
     assert kinds == {"draft": 2 * 40 * 3, "som_update": 40 * 3 + 40 * 2, "som_double_check": 40}
     kept, changed = [], []
     for (label, _, _), record in records.items():
@@ -230,14 +230,14 @@ ATTACK_ITEMS = 1000
 EXPECTED = {"unattacked": 0.648 + 0.288 * 0.704, "attacked": 0.648 + 0.288 * (0.32 + 2 / 3 * 0.2 * 0.8)}
 
 
-def test_freemad_attack_without_persuasion_changes_no_majority(arith_tasks, tmp_path):
+def test_freemad_attack_without_persuasion_changes_no_majority(generated_tasks, tmp_path):
     """Blind conformity (persuasion 0): the attack changes the majority's answer on no item."""
-    rows, records, _ = _attack_run(arith_tasks, tmp_path, 200, conformity=0.8)
+    rows, records, _ = _attack_run(generated_tasks, tmp_path, 200, conformity=0.8)
     assert _decided(records, "counting") == _decided(records, "counting attacked")
     assert rows["counting"]["score"] == rows["counting attacked"]["score"]
 
 
-def test_freemad_communication_attack_on_persuadable_agents_lowers_majority_and_score_alike(arith_tasks, tmp_path):
+def test_freemad_communication_attack_on_persuadable_agents_lowers_majority_and_score_alike(generated_tasks, tmp_path):
     """A third of 3 conforming, persuadable agents attacked (model and figures in the comment above).
 
     Last-round majority accuracy drops by several standard errors and matches the model's values;
@@ -245,7 +245,7 @@ def test_freemad_communication_attack_on_persuadable_agents_lowers_majority_and_
     from a persuasive truth is a loss Free-MAD's score cannot prevent (a limitation the package
     README records with the figures).
     """
-    rows, records, kinds = _attack_run(arith_tasks, tmp_path, ATTACK_ITEMS, rescore_freemad=True,
+    rows, records, kinds = _attack_run(generated_tasks, tmp_path, ATTACK_ITEMS, rescore_freemad=True,
                                        conformity=0.8, persuasion=0.8)
     assert kinds["som_double_check"] == ATTACK_ITEMS  # one attacked agent per attacked debate
     n = ATTACK_ITEMS
@@ -346,7 +346,7 @@ def _attack_model(accuracy, conformity, self_doubt, rounds, attacked, options=4)
     return majority, freemad
 
 
-def test_freemad_score_withstands_the_attack_when_cut_off_agents_doubt_themselves(arith_tasks, tmp_path):
+def test_freemad_score_withstands_the_attack_when_cut_off_agents_doubt_themselves(generated_tasks, tmp_path):
     """A third of 3 conforming agents attacked, the attacked one doubting itself under the self-check
     prompt (model and figures in the comment above): the last-round majority drops by several standard
     errors while freemad_score stays inside its unattacked 95% interval. The package README and
@@ -356,7 +356,7 @@ def test_freemad_score_withstands_the_attack_when_cut_off_agents_doubt_themselve
     assert plain_model == pytest.approx((0.826, 0.826))  # the hand value above
     assert attacked_model == pytest.approx((0.7699, 0.8176), abs=5e-5)
 
-    rows, records, kinds = _attack_run(arith_tasks, tmp_path, SELF_DOUBT_ITEMS, task="arith_mc", max_turns=3,
+    rows, records, kinds = _attack_run(generated_tasks, tmp_path, SELF_DOUBT_ITEMS, task="arith_mc", max_turns=3,
                                        repeats=SELF_DOUBT_REPEATS, rescore_freemad=True, **SELF_DOUBT)
     n = SELF_DOUBT_ITEMS * SELF_DOUBT_REPEATS
     assert kinds["som_double_check"] == 2 * n  # the attacked agent, in both debate rounds

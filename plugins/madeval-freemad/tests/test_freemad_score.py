@@ -11,8 +11,8 @@ from madeval.components import DebateSetup, TaskPrompt
 from madeval.errors import UsageError
 from madeval.plugins import components
 from madeval.replay import replay
+from madeval.testing import ScriptedLLM, debate, letter
 from madeval_freemad.score import parse_factor, parse_weights, score_trajectory
-from madeval_madc.testing import ScriptedLLM, letter, scripted_debate
 
 # methods.md 1.1: round 0 answers A, A, B; in round 1 agent 2 switches A -> C.
 WORKED = [["A", "A", "B"], ["A", "C", "B"]]
@@ -37,8 +37,8 @@ def test_freemad_worked_example_scores_a_375_b_30_c_15():
 
 
 def test_freemad_decider_picks_a_in_the_worked_example_debate():
-    transcript, _ = scripted_debate(worked_script, responder="conformity", paradigm="som", decider="freemad_score",
-                                    agents=3, max_turns=2)
+    transcript, _ = debate(worked_script, responder="conformity", paradigm="som", decider="freemad_score",
+                           agents=3, max_turns=2)
     decision = transcript.decision
     assert decision.success and decision.turn == 2 and decision.decider == "freemad_score"
     assert decision.details["winner"] == "A" and decision.details["scores"] == {"A": 37.5, "B": 30.0, "C": 15.0}
@@ -65,9 +65,9 @@ def test_freemad_unparsed_answers_add_nothing_and_are_compared_with_the_last_par
 
 def test_freemad_ties_are_broken_from_the_debate_seed():
     def winner(seed):
-        transcript, _ = scripted_debate(lambda t, a, p, m: ["Final Solution: A", "Final Solution: B"][a],
-                                        responder="conformity", paradigm="som", decider="freemad_score",
-                                        agents=2, max_turns=1, seed=seed)
+        transcript, _ = debate(lambda t, a, p, m: ["Final Solution: A", "Final Solution: B"][a],
+                               responder="conformity", paradigm="som", decider="freemad_score",
+                               agents=2, max_turns=1, seed=seed)
         details = transcript.decision.details
         assert details["tie"] and details["leaders"] == ["A", "B"] and details["scores"] == {"A": 20.0, "B": 20.0}
         return details["winner"]
@@ -83,9 +83,9 @@ def test_freemad_options_weights_factor_and_bad_values():
     assert [parse_factor("1;0.25")(k) for k in range(3)] == [1.0, 0.25, 0.25]
     assert parse_factor("halving")(2) == 0.25 and parse_factor("constant")(5) == 1.0
     # With w2 = w3 = 0 only initial and kept answers count; agent 0 switching A -> B changes nothing.
-    transcript, _ = scripted_debate(lambda t, a, p, m: ["Final Solution: A", "Final Solution: B", "Final Solution: B"][a] if t == 1 else "Final Solution: B",
-                                    responder="conformity", paradigm="som", decider="freemad_score", agents=3,
-                                    max_turns=2, decider_args={"weights": "1;0;0;1", "factor": "constant"})
+    transcript, _ = debate(lambda t, a, p, m: ["Final Solution: A", "Final Solution: B", "Final Solution: B"][a] if t == 1 else "Final Solution: B",
+                           responder="conformity", paradigm="som", decider="freemad_score", agents=3,
+                           max_turns=2, decider_args={"weights": "1;0;0;1", "factor": "constant"})
     assert transcript.decision.details["scores"] == {"A": 1.0, "B": 4.0}  # A 1; B 1 + 1, then kept twice
     deciders = components().deciders
     with pytest.raises(UsageError, match=r"decider 'freemad_score': weights must be four numbers"):
@@ -97,10 +97,10 @@ def test_freemad_options_weights_factor_and_bad_values():
 
 
 def test_freemad_score_replays_on_a_stored_debate_exactly_as_live():
-    live, _ = scripted_debate(worked_script, responder="conformity", paradigm="som", decider="freemad_score",
-                              agents=3, max_turns=2, seed=5)
-    stored, _ = scripted_debate(worked_script, responder="conformity", paradigm="som", decider="counting",
-                                agents=3, max_turns=2, seed=5)
+    live, _ = debate(worked_script, responder="conformity", paradigm="som", decider="freemad_score",
+                     agents=3, max_turns=2, seed=5)
+    stored, _ = debate(worked_script, responder="conformity", paradigm="som", decider="counting",
+                       agents=3, max_turns=2, seed=5)
     built = components()
     setup = DebateSetup(personas=[built.personas.create("none") for _ in range(3)],
                         responder=built.responders.create("conformity"), paradigm=built.paradigms.create("som"),

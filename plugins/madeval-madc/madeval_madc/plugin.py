@@ -1,6 +1,9 @@
-"""The madeval hooks of madeval-madc: the ``som`` responder and paradigm and the ``madc`` preset."""
+"""The madeval hooks of madeval-madc: the ``som`` responder and paradigm, the ``madc`` preset, and
+the simulator's replies to the Society-of-Minds prompts."""
 
 from __future__ import annotations
+
+import re
 
 from madeval import hookimpl
 
@@ -43,3 +46,20 @@ def register_paradigms(register):
 def register_presets(register):
     """MADC's configuration as a preset."""
     register("madc", madc)
+
+
+DU_PEER = re.compile(r"One agent solution: ```(.*?)```", re.DOTALL)
+
+
+@hookimpl
+def simulator_reply(prompt):
+    """The simulator's replies to Du et al.'s update and self-check prompts (also Free-MAD's).
+
+    The update shows the peers' solutions: the agent's belief about them (its own latest answer
+    wins a tie). The self-check shows none: its answer after self-doubt (``prompt.recheck``).
+    """
+    if "these are the solutions to the problem from other agents" in prompt.lowered:
+        return prompt.final("som_update", prompt.believe(prompt.answers(DU_PEER.findall(prompt.user)), prompt.own))
+    if "can you double check that your answer is correct" in prompt.lowered:
+        return prompt.final("som_double_check", prompt.recheck(prompt.own))
+    return None

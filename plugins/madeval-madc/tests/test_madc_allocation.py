@@ -8,8 +8,8 @@ import pytest
 
 from madeval.errors import UsageError
 from madeval.plugins import components
+from madeval.testing import debate
 from madeval_madc.allocation import consistency_keys, order_fixed, order_madc, order_random, order_truth
-from madeval_madc.testing import scripted_debate
 
 # Peers' answers in agent order; None = the reply could not be parsed.
 ROUND = ["A", "B", "A", "C", None]
@@ -57,8 +57,8 @@ def _five_agent_script(turn, agent, purpose, messages):
 
 
 def test_madc_paradigm_orders_each_agents_peers_from_that_rounds_answers():
-    transcript, llm = scripted_debate(_five_agent_script, responder="som", paradigm="som", decider="counting",
-                                      agents=5, max_turns=2, paradigm_args={"allocation": "madc"})
+    transcript, llm = debate(_five_agent_script, responder="som", paradigm="som", decider="counting",
+                             agents=5, max_turns=2, paradigm_args={"allocation": "madc"})
     events = {e["agent"]: e for e in transcript.events if e["kind"] == "allocation"}
     # Agent 0's peers B, A, C, unparsed: all counts 1 -> agent order.
     assert events[0]["order"] == [1, 2, 3, 4]
@@ -74,22 +74,22 @@ def test_madc_paradigm_orders_each_agents_peers_from_that_rounds_answers():
 
 
 def test_madc_truth_last_reads_the_gold_answer_and_marks_an_oracle_run():
-    transcript, llm = scripted_debate(_five_agent_script, responder="som", paradigm="som", decider="counting",
-                                      agents=5, max_turns=2, paradigm_args={"allocation": "truth_last"}, gold="A")
+    transcript, llm = debate(_five_agent_script, responder="som", paradigm="som", decider="counting",
+                             agents=5, max_turns=2, paradigm_args={"allocation": "truth_last"}, gold="A")
     events = {e["agent"]: e for e in transcript.events if e["kind"] == "allocation"}
     assert events[1]["order"] == [3, 4, 0, 2]  # A (gold) last, the rest in agent order
     assert events[3]["order"] == [1, 4, 0, 2]
     assert transcript.oracle is True
-    first, _ = scripted_debate(_five_agent_script, responder="som", paradigm="som", decider="counting",
-                               agents=5, max_turns=2, paradigm_args={"allocation": "truth_first"}, gold="A")
+    first, _ = debate(_five_agent_script, responder="som", paradigm="som", decider="counting",
+                      agents=5, max_turns=2, paradigm_args={"allocation": "truth_first"}, gold="A")
     assert {e["agent"]: e["order"] for e in first.events if e["kind"] == "allocation"}[1] == [0, 2, 3, 4]
     assert first.oracle is True
 
 
 def test_madc_random_allocation_is_seeded_and_leaves_the_debate_generator_alone():
     def orders(seed):
-        transcript, _ = scripted_debate(_five_agent_script, responder="som", paradigm="som", decider="counting",
-                                        agents=5, max_turns=2, paradigm_args={"allocation": "random"}, seed=seed)
+        transcript, _ = debate(_five_agent_script, responder="som", paradigm="som", decider="counting",
+                               agents=5, max_turns=2, paradigm_args={"allocation": "random"}, seed=seed)
         return [e["order"] for e in transcript.events if e["kind"] == "allocation"]
 
     assert orders(1) == orders(1)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from madeval.metrics.debate import AnswerEntropy, DebateView
-from madeval_madc.testing import scripted_debate
+from madeval.testing import debate
 
 DU_UPDATE_TAIL = (
     "\n\n Using the reasoning from other agents as additional advice, can you give an updated answer? "
@@ -17,9 +17,9 @@ def script(turn, agent, purpose, messages):
 
 
 def test_madc_som_paper_prompts_are_du_et_al_verbatim():
-    transcript, llm = scripted_debate(script, responder="som", paradigm="som", decider="counting", agents=3,
-                                      max_turns=2, responder_args={"answer_format": "paper"},
-                                      item_input="What is 2 + 2?\nA) 3\nB) 4")
+    transcript, llm = debate(script, responder="som", paradigm="som", decider="counting", agents=3,
+                             max_turns=2, responder_args={"answer_format": "paper"},
+                             item_input="What is 2 + 2?\nA) 3\nB) 4")
     first = llm.prompts(0, turn=1)[0]
     assert first == [{"role": "user", "content": "Can you answer the following question as accurately as possible? "
                       "What is 2 + 2?\nA) 3\nB) 4 Explain your answer, putting the answer in the form (X) at the end "
@@ -36,8 +36,8 @@ def test_madc_som_paper_prompts_are_du_et_al_verbatim():
 
 
 def test_madc_som_task_format_and_system_prompt():
-    _, llm = scripted_debate(script, responder="som", paradigm="som", decider="counting", agents=2, max_turns=3,
-                             responder_args={"system": "You are a helpful assistant."}, instruction="Say 'FINAL SOLUTION: X'.")
+    _, llm = debate(script, responder="som", paradigm="som", decider="counting", agents=2, max_turns=3,
+                    responder_args={"system": "You are a helpful assistant."}, instruction="Say 'FINAL SOLUTION: X'.")
     third = llm.prompts(1, turn=3)[0]
     assert third[0] == {"role": "system", "content": "You are a helpful assistant."}
     assert [m["role"] for m in third] == ["system", "user", "assistant", "user", "assistant", "user"]
@@ -49,15 +49,15 @@ def test_madc_som_task_format_and_system_prompt():
 
 
 def test_madc_som_single_agent_gets_the_double_check_prompt():
-    _, llm = scripted_debate(script, responder="som", paradigm="som", decider="counting", agents=1, max_turns=2,
-                             responder_args={"answer_format": "paper"})
+    _, llm = debate(script, responder="som", paradigm="som", decider="counting", agents=1, max_turns=2,
+                    responder_args={"answer_format": "paper"})
     assert llm.prompts(0, turn=2)[0][-1]["content"] == (
         "Can you double check that your answer is correct. Put your final answer in the form (X) at the end of "
         "your response.")
 
 
 def test_madc_core_entropy_reads_the_som_trajectory():
-    transcript, _ = scripted_debate(script, responder="som", paradigm="som", decider="counting", agents=3, max_turns=2)
+    transcript, _ = debate(script, responder="som", paradigm="som", decider="counting", agents=3, max_turns=2)
     scores = AnswerEntropy().score_debate("B", None, DebateView(transcript, "choice", "B"))
     assert round(scores["answer_entropy"], 4) == 0.9183  # B, A, B in the last turn
     assert round(scores["answer_entropy_sum"], 4) == 1.8366  # and in both turns
@@ -65,12 +65,12 @@ def test_madc_core_entropy_reads_the_som_trajectory():
     assert round(per_turn["answer_entropy_turn1"], 4) == round(per_turn["answer_entropy_turn2"], 4) == 0.9183
 
 
-def test_madc_preset_runs_on_the_simulator(arith_tasks, tmp_path):
+def test_madc_preset_runs_on_the_simulator(generated_tasks, tmp_path):
     from madeval.config import RunSettings, debate_config
     from madeval.run import run
     from madeval.simulator import simulate
 
-    with simulate(tasks=arith_tasks.values(), accuracy=0.6, conformity=0.7) as sim:
+    with simulate(tasks=generated_tasks.values(), accuracy=0.6, conformity=0.7) as sim:
         settings = RunSettings(tasks=["arith_mc"], configurations=[debate_config({"preset": "madc"})], limit=20,
                                base_url=sim.base_url, output_path=str(tmp_path / "run"), cache="off", transport="direct")
         result = run(settings, show_progress=False, out=__import__("io").StringIO())

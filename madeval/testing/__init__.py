@@ -1,0 +1,151 @@
+"""Test helpers for madeval and its plugins: a scripted LLM, one debate in-process, plugin registration.
+
+A plugin's tests use these without installing anything but madeval::
+
+    from madeval.testing import debate, registered
+
+    import my_plugin
+
+    def test_my_decider():
+        with registered(my_plugin):
+            transcript, llm = debate({(1, 0): "Final Solution: A", (1, 1): "Final Solution: B",
+                                      (1, 2): "Final Solution: B"}, decider="my_decider", max_turns=1)
+        assert transcript.decision.answer == "B"
+
+Scripted replies are for hand-computed protocol tests; for a whole run, use the simulator
+(:func:`madeval.simulator.simulate`, or the pytest fixtures in :mod:`madeval.testing.fixtures`).
+This module does not import pytest.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import random
+import re
+from types import ModuleType
+from typing import Any, Callable, Iterable, Iterator, Mapping, Union
+
+from ..components import DebateSetup, TaskPrompt
+from ..debate import run_debate
+from ..plugins import components, load_plugins
+from ..transcript import Agent, Persona, Transcript
+
+#: What the scripted debates ask by default: a choice item with two options.
+ITEM = "What is 2 + 2?\nA) 3\nB) 4"
+LETTER = re.compile(r"Final Solution:\s*([A-Z])")
+
+#: A reply script: a mapping (turn, agent) -> reply, or a function (turn, agent, purpose, messages) -> reply.
+Script = Union[Mapping[tuple[int, Any], str], Callable[[int, Any, str, list[dict[str, str]]], str]]
+
+
+@contextlib.contextmanager
+def registered(*modules: ModuleType) -> Iterator[None]:
+    """Register plugin modules (their hooks) for the duration of the block, as an installed entry
+    point would, then unregister them.
+
+    A module already registered (e.g. through its installed entry point) is left alone. The
+    component registries follow: :func:`madeval.plugins.components` builds them again whenever the
+    set of registered plugins changes.
+    """
+    manager = load_plugins()
+    added = []
+    for module in modules:
+        if not manager.is_registered(module) and manager.get_plugin(module.__name__) is None:
+            manager.register(module, name=module.__name__)
+            added.append(module.__name__)
+    try:
+        yield
+    finally:
+        for name in reversed(added):
+            manager.unregister(name=name)
+
+
+def letter(text: str) -> str | None:
+    """The letter after the last "Final Solution:" in ``text`` (the scripted debates' extractor)."""
+    found = LETTER.findall(text or "")
+    return found[-1] if found else None
+
+
+class ScriptedLLM:
+    """A stand-in for the endpoint: replies come from a script, every request is kept.
+
+    ``script`` maps ``(turn, agent)`` to a reply, or is a function ``(turn, agent, purpose,
+    messages) -> reply``; turns count from 1 (0 before the first turn), ``agent`` is the agent's
+    index (``None`` for the judge). Every request is kept in ``requests`` as ``(turn, agent,
+    purpose, messages)``.
+    """
+
+    def __init__(self, script: Script, transcript: Transcript | None = None):
+        self.script = script
+        self.transcript = transcript
+        self.requests: list[tuple[int, Any, str, list[dict[str, str]]]] = []
+
+    async def chat(self, agent, messages, *, purpose, nonce=0, max_tokens=None):
+        """Record the request and answer from the script."""
+        turn = self.transcript.turns_used if self.transcript is not None else 0
+        self.requests.append((turn, agent, purpose, messages))
+        if callable(self.script):
+            return self.script(turn, agent, purpose, messages)
+        return self.script[(turn, agent)]
+
+    def prompts(self, agent, turn: int | None = None) -> list[list[dict[str, str]]]:
+        """The message lists sent for ``agent`` (in ``turn``), in order."""
+        return [m for t, a, _, m in self.requests if a == agent and (turn is None or t == turn)]
+
+
+def debate(
+    script: Script,
+    *,
+    decider: str = "majority_consensus",
+    paradigm: str = "memory",
+    responder: str = "simple",
+    persona: str = "none",
+    agents: int = 3,
+    max_turns: int = 5,
+    neutral: Iterable[int] = (),
+    decider_args: dict[str, Any] | None = None,
+    paradigm_args: dict[str, Any] | None = None,
+    responder_args: dict[str, Any] | None = None,
+    instruction: str = "Answer.",
+    item_input: str = ITEM,
+    gold: Any = None,
+    seed: int = 0,
+    extract: Callable[[str], str | None] = letter,
+    extract_mode: str = "task",
+    all_agents_draft_first: bool = False,
+    challenges: Iterable[str] = (),
+) -> tuple[Transcript, ScriptedLLM]:
+    """Run one debate in-process with scripted replies; return ``(transcript, llm)``.
+
+    The components are built by name from the registered plugins, with their options, and
+    validated as a run would (a bad combination raises :class:`madeval.errors.UsageError`).
+    ``neutral`` lists the indices of the neutral agents; ``extract`` reads an answer from a reply
+    (by default the letter after "Final Solution:"), ``extract_mode`` is the debate's ``extract``
+    setting; ``gold`` is the item's gold answer (for paradigms that use it); ``seed`` seeds the
+    debate's random choices. ``transcript.decision`` is the outcome.
+    """
+    neutral = set(neutral)
+    built = components()
+    setup = DebateSetup(
+        personas=[built.personas.create(persona) for _ in range(agents)],
+        responder=built.responders.create(responder, responder_args or {}),
+        paradigm=built.paradigms.create(paradigm, paradigm_args or {}),
+        decider=built.deciders.create(decider, decider_args or {}),
+        agents=agents,
+        max_turns=max_turns,
+        neutral=[i in neutral for i in range(agents)],
+        all_agents_draft_first=all_agents_draft_first,
+        extract=extract_mode,
+        challenges=tuple(challenges),
+    )
+    setup.validate()
+    transcript = Transcript()
+    llm = ScriptedLLM(script, transcript)
+    people = [Agent(i, Persona(""), "m", "e", i in neutral) for i in range(agents)]
+    asyncio.run(run_debate(setup, TaskPrompt(instruction, item_input), llm, agents=people, extract=extract,
+                           rng=random.Random(seed), gold=gold, transcript=transcript))
+    return transcript, llm
+
+
+__all__ = ["ITEM", "ScriptedLLM", "debate", "letter", "registered"]

@@ -1,0 +1,43 @@
+"""pytest fixtures for madeval's and its plugins' tests (a pytest plugin: ``-p madeval.testing.fixtures``).
+
+Installed madeval registers this module as a pytest plugin (the ``pytest11`` entry point), so a
+plugin's tests can ask for these fixtures by name; a ``conftest.py`` may also import them
+(``from madeval.testing.fixtures import madeval_isolated, generated_tasks, simulator``). None of
+them is autouse: a test suite that does not ask for them is not touched.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterator
+
+import pytest
+
+
+@pytest.fixture
+def madeval_isolated(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Keep the response cache in a temporary folder and load no installed plugin (entry point):
+    a test registers the plugins it needs with :func:`madeval.testing.registered`."""
+    monkeypatch.setenv("MADEVAL_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
+    monkeypatch.setenv("MADEVAL_LOAD_PLUGINS", "")
+
+
+@pytest.fixture(scope="session")
+def generated_tasks() -> dict[str, Any]:
+    """The generated tasks (``arith_mc``, ``arith_yesno``) by name, loaded once."""
+    from madeval.config import RunSettings
+    from madeval.plugins import components
+    from madeval.run import load_tasks
+
+    with pytest.MonkeyPatch.context() as patch:  # may run before any test: never load entry points
+        patch.setenv("MADEVAL_LOAD_PLUGINS", "")
+        return load_tasks(RunSettings(tasks=["generated"]), components())
+
+
+@pytest.fixture(scope="module")
+def simulator(generated_tasks: dict[str, Any]) -> Iterator[Any]:
+    """The simulator on a loopback port, knowing the generated tasks: accuracy 0.6, no conformity,
+    no latency. Yields the :class:`madeval.simulator.Simulation`; point madeval at its ``base_url``."""
+    from madeval.simulator import simulate
+
+    with simulate(tasks=generated_tasks.values(), accuracy=0.6, conformity=0.0) as running:
+        yield running
