@@ -113,7 +113,7 @@ async def _rescore(folder, specs, settings, components, endpoints, tasks, data) 
                             return await _replay_record(record, planned, new_id, described, spec, settings,
                                                         components, client, tasks, items, extras)
 
-                    todo = [r for r in sources if replace(Unit.of_record(r), config=new_id).key() not in done]
+                    todo = [r for r in sources if rescored_unit(r, new_id).key() not in done]
                     records = await asyncio.gather(*(one(r) for r in todo), return_exceptions=True)
                     for result in records:
                         if isinstance(result, BaseException):
@@ -150,6 +150,11 @@ def rescored_id(source_id: str, spec: DeciderSpec) -> str:
     return hashlib.sha256(blob.encode()).hexdigest()[:10]
 
 
+def rescored_unit(record: dict[str, Any], config_id: str) -> Unit:
+    """The unit of ``record``'s debate re-decided by the rescored configuration ``config_id``."""
+    return replace(Unit.of_record(record), config=config_id)
+
+
 async def _replay_record(record, planned, new_id, described, spec, settings, components, client, tasks, items,
                          extras):
     """Replay one stored debate and return its rescored record, scored like a live one (the task's
@@ -176,7 +181,7 @@ async def _replay_record(record, planned, new_id, described, spec, settings, com
                        "replayed_decider": spec.text},
         new_calls=len(transcript.calls) - len(discussion_calls(recorded, transcript.turns_used)),
     )
-    return await unit_record(replace(source, config=new_id), label, task, item, transcript, extras, wall_s=None,
+    return await unit_record(rescored_unit(record, new_id), label, task, item, transcript, extras, wall_s=None,
                              replayed=replayed)
 
 

@@ -201,3 +201,37 @@ def test_a_replay_with_the_live_decider_goes_through_the_same_decide_loop(how, s
     assert replayed.decision == live.decision, how
     assert (replayed.turns_used, replayed.messages, replayed.events) == (live.turns_used, live.messages, live.events)
     assert [r[2] for r in again.requests] == ["vote"] * votes  # the decider's own calls; no agent spoke again
+
+
+def test_a_replay_refuses_recorded_steps_that_the_paradigm_does_not_yield():
+    """The recorded steps are checked against the paradigm's: other speakers in a step, or a turn
+    with recorded steps left over, is a ReplayMismatch naming the turn (and the step)."""
+    import asyncio
+    import random
+
+    from madeval.components import Paradigm, Speaker, TaskPrompt
+    from madeval.config import DebateConfig
+    from madeval.plan import debate_setup
+    from madeval.plugins import components
+    from madeval.replay import ReplayMismatch, replay
+
+    class FirstTwoOnly(Paradigm):
+        """Agents 1 and 2 speak in turn; agent 3 never does."""
+
+        def turn(self, state):
+            yield [Speaker(0)]
+            yield [Speaker(1)]
+
+    live, _ = debate(_disagreeing, decider="counting", max_turns=2)  # memory: agents 1, 2, 3 in turn
+    assert [[m.agent for m in live.messages_in_turn(t)] for t in (1, 2)] == [[0, 1, 2], [0, 1, 2]]
+
+    def replayed(paradigm):
+        setup = debate_setup(DebateConfig(decider="counting", max_turns=2), components())
+        setup.paradigm = paradigm
+        return asyncio.run(replay(setup, live, TaskPrompt("Answer.", "x"), lambda transcript: None,
+                                  extract=_answer_letter, rng=random.Random(0)))
+
+    with pytest.raises(ReplayMismatch, match="turn 1 step 1: stored speakers differ"):
+        replayed(components().paradigms.create("collective_refinement"))  # all three in one step
+    with pytest.raises(ReplayMismatch, match="turn 1 has more stored steps than the paradigm yields"):
+        replayed(FirstTwoOnly())
