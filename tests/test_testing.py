@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import os
 import subprocess
 import sys
 import types
@@ -30,6 +31,15 @@ def lastword() -> types.ModuleType:
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+def test_lastword_example_own_test_passes(tmp_path):
+    """The example package's test, as its author runs it (the module importable, madeval installed)."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(LASTWORD.parent), os.environ.get("PYTHONPATH", "")]),
+           "MADEVAL_LOAD_PLUGINS": ""}
+    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(LASTWORD.parent / "tests")],
+                          cwd=tmp_path, env=env, capture_output=True, text=True)
+    assert done.returncode == 0 and "1 passed" in done.stdout, done.stdout[-2000:]
 
 
 def test_registered_adds_a_plugin_for_the_block_only(lastword):

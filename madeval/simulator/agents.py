@@ -12,9 +12,10 @@ to it is decided in two steps (:meth:`SyntheticAgents._belief`):
    the most common shown answer (a tie goes to its current solution when that is among the
    leaders, else to the first leader shown); otherwise it keeps its private answer.
 
-An agent shown no other answer keeps its private answer: in an independent draft, and in
-Society-of-Minds' self-check prompt ("Can you double check that your answer is correct", which an
-agent cut off by a communication attack gets) unless it doubts itself:
+An agent shown no other answer keeps its private answer: in an independent draft, and in a
+self-check prompt (a plugin's, answered with :meth:`SimulatedPrompt.recheck`: madeval-madc's
+Society-of-Minds "Can you double check that your answer is correct", which an agent cut off by a
+communication attack gets) unless it doubts itself:
 
 3. **self-doubt** (self-correction without external feedback): asked to double-check its answer
    with no peer answer shown, the agent abandons its current answer (its latest one in the

@@ -128,7 +128,7 @@ def register_presets(register):
         register(name, factory)
 
 
-@hookimpl
+@hookimpl(optionalhook=True)  # a madeval without the simulator hook still loads the plugin
 def simulator_reply(prompt):
     """The simulator's replies to the frameworks' own prompts (:mod:`madeval_frameworks.simulated`)."""
     from .simulated import reply  # simulator code, loaded only when a simulator runs

@@ -5,6 +5,8 @@ from __future__ import annotations
 from madeval.testing import debate
 from madeval_frameworks.eot import PERSONAS, confidence, sources
 
+ITEM = "What is 2 + 2?\nA) 3\nB) 4\nC) 5"
+
 
 def test_frameworks_eot_communication_tables_match_the_code():
     table = {mode: [sources(mode, agent, 3) for agent in range(3)] for mode in ("memory", "report", "relay", "debate")}
@@ -34,7 +36,7 @@ def disagree(turn, agent, purpose, messages):
 def test_frameworks_eot_prompts_add_confidence_from_the_second_communication_round():
     transcript, llm = debate(disagree, responder="eot", paradigm="eot", decider="eot_consistency",
                              persona="eot", agents=3, max_turns=3, paradigm_args={"mode": "debate"},
-                             responder_args={"format_hint": " (A/B/C)"})
+                             responder_args={"format_hint": " (A/B/C)"}, item_input=ITEM)
     first = llm.prompts(0, turn=1)[0]
     assert first[0] == {"role": "system", "content": PERSONAS["Kitty"]}
     assert first[1]["content"] == "Please consider the example provided and think it step by step. \nQuestion: Answer.\nWhat is 2 + 2?\nA) 3\nB) 4\nC) 5"

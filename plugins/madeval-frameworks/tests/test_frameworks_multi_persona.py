@@ -9,7 +9,8 @@ import pytest
 from madeval.errors import UsageError
 from madeval.testing import debate
 
-TOPIC = "Answer.\n\nWhat is 2 + 2?\nA) 3\nB) 4\nC) 5"
+ITEM = "What is 2 + 2?\nA) 3\nB) 4\nC) 5"
+TOPIC = "Answer.\n\n" + ITEM
 
 
 def verdict(answer=""):
@@ -29,7 +30,7 @@ def script_for(moderator_answers, judge_final='{"Reason": "r", "debate_answer": 
 
 def run(script, **options):
     return debate(script, responder="multi_persona", paradigm="multi_persona", decider="moderator",
-                  persona="multi_persona", agents=3, neutral=(0,), max_turns=3, **options)
+                  persona="multi_persona", agents=3, neutral=(0,), max_turns=3, item_input=ITEM, **options)
 
 
 def test_frameworks_multi_persona_stops_when_the_moderator_answers():

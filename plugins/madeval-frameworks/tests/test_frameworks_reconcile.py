@@ -9,6 +9,8 @@ import pytest
 from madeval.testing import debate
 from madeval_frameworks.reconcile import read_confidence, recalibrate
 
+ITEM = "What is 2 + 2?\nA) 3\nB) 4\nC) 5"
+
 
 def reply(answer, confidence, reasoning="because"):
     return json.dumps({"reasoning": reasoning, "answer": answer, "confidence_level": confidence})
@@ -22,7 +24,7 @@ def run(rounds, max_turns=3):
     def script(turn, agent, purpose, messages):
         return rounds[turn - 1][agent]
     return debate(script, responder="reconcile", paradigm="collective_refinement", decider="reconcile",
-                  agents=3, max_turns=max_turns, extract=extract)
+                  agents=3, max_turns=max_turns, extract=extract, item_input=ITEM)
 
 
 @pytest.mark.parametrize("p, f", [(0.0, 0.1), (0.6, 0.1), (0.61, 0.3), (0.79, 0.3), (0.8, 0.5), (0.89, 0.5),

@@ -51,7 +51,7 @@ def register_presets(register):
 DU_PEER = re.compile(r"One agent solution: ```(.*?)```", re.DOTALL)
 
 
-@hookimpl
+@hookimpl(optionalhook=True)  # a madeval without the simulator hook still loads the plugin
 def simulator_reply(prompt):
     """The simulator's replies to Du et al.'s update and self-check prompts (also Free-MAD's).
 
