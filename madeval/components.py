@@ -186,7 +186,8 @@ class DebateSetup:
 class Component:
     """Shared behaviour: a name and a compatibility check."""
 
-    name = "component"
+    #: The name it is registered under, set by :meth:`madeval.registry.Registry.create`.
+    name: str
 
     def validate(self, setup: DebateSetup) -> None:
         """Raise :class:`UsageError` with one clear line if ``setup`` cannot work with this."""
@@ -356,7 +357,8 @@ def fallback_first_agent(state: DebateState, decider: str) -> Decision:
 class Metric:
     """Scores one prediction against one item; per-item scores are averaged unless overridden."""
 
-    name = "metric"
+    #: The name it is registered under, set by :meth:`madeval.registry.Registry.create`.
+    name: str
     higher_is_better = True
 
     def score(self, prediction: str | None, item: Item) -> float:

@@ -85,7 +85,16 @@ class Registry:
         raise UsageError(f"unknown {self.kind} '{name}'{hint}")
 
     def create(self, name: str, options: dict[str, Any] | None = None) -> Any:
-        """Build the component ``name`` with ``options``; bad options raise a UsageError."""
+        """Build the component ``name`` with ``options`` and name it; bad options raise a UsageError.
+
+        The registry is the one place a component's name comes from: ``register("counting",
+        Counting)`` is all a plugin writes, and ``create`` sets the built object's ``name`` to the
+        canonical registered name (an alias resolves to it), so no class attribute repeats the name
+        (an object that takes no attributes, such as a built-in function, is left as it is).
+        ``self.name`` is therefore set once ``__init__`` has returned, not inside it. A component
+        built inside another (a wrapper's inner paradigm) or in a test goes through ``create`` too,
+        so it records the same name as one named on the command line.
+        """
         entry = self.resolve(name)
         options = dict(options or {})
         accepted = entry.options()
@@ -97,9 +106,14 @@ class Registry:
             )
         converted = {key: _convert(value, accepted[key]) for key, value in options.items()}
         try:
-            return entry.factory(**converted)
+            built = entry.factory(**converted)
         except (TypeError, ValueError) as error:
             raise UsageError(f"{self.kind} '{entry.name}': {error}") from error
+        try:
+            built.name = entry.name
+        except AttributeError:  # e.g. a built-in function returned by an extractor factory
+            pass
+        return built
 
 
 @functools.lru_cache(maxsize=None)

@@ -41,6 +41,24 @@ def test_unknown_name_suggests_the_closest_names():
     assert components().deciders.resolve("unanimity").name == "unanimity_consensus"
 
 
+def test_the_registry_names_what_it_builds():
+    """A component's name comes from its registration alone: ``create`` gives it the canonical
+    registered name, also when it is asked for by an alias, and no registered class (or a class it
+    inherits from) declares a name of its own that could drift from the registration."""
+    built = components()
+    assert built.deciders.create("unanimity").name == "unanimity_consensus"
+    assert built.deciders.create("voting").name == "simple_voting"
+    assert built.paradigms.create("cr").name == "collective_refinement"
+    assert built.responders.create("chain_of_thought").name == "cot"
+    assert built.personas.create("nopersona").name == "none"
+    assert built.metrics.create("acc").name == "accuracy"
+    for kind in ("persona", "responder", "paradigm", "decider", "metric"):
+        for entry in built.registry(kind).entries.values():
+            assert isinstance(entry.factory, type), entry.name
+            declaring = [c.__qualname__ for c in inspect.getmro(entry.factory) if "name" in vars(c)]
+            assert declaring == [], f"{kind} '{entry.name}' is named by {declaring}"
+
+
 def test_a_name_registered_twice_names_both_plugins():
     class Clash:
         @staticmethod
@@ -68,8 +86,6 @@ from madeval.transcript import Decision
 
 class Dictator(Decider):
     """Agent 1's first solution wins after turn 1."""
-
-    name = "dictator"
 
     async def after_turn(self, state, llm):
         first = state.transcript.latest_by_agent()[0]
@@ -111,7 +127,8 @@ def installed_plugin(tmp_path_factory):
 
 
 def cli(site, *args, allow=None, cwd=None):
-    env = {**os.environ, "PYTHONPATH": str(site)}
+    # The plugin's site first, then the madeval under test (not another installed copy).
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(site), os.environ.get("PYTHONPATH")]))}
     env.pop("MADEVAL_LOAD_PLUGINS", None)
     if allow is not None:
         env["MADEVAL_LOAD_PLUGINS"] = allow
