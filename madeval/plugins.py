@@ -20,7 +20,7 @@ import pluggy
 
 from . import hookspecs
 from .errors import MadevalError
-from .registry import Registry
+from .registry import Registry, first_paragraph
 
 DEFAULT_PLUGINS = (
     "madeval.builtins.personas",
@@ -124,10 +124,16 @@ def _load_entry_point(ep: importlib.metadata.EntryPoint, dist: importlib.metadat
         if pm.get_plugin(ep.name) is not None:
             pm.unregister(name=ep.name)
         reason = " ".join(f"{type(error).__name__}: {error}".split())
-        failed.append({"name": ep.name, "package": package, "version": dist.version or "?", "error": reason})
+        failed.append({"name": ep.name, "package": package, "version": dist.version or "?",
+                       "description": _summary(dist), "error": reason})
         _warn(f"plugin '{ep.name}' ({package}) failed to load and is skipped: {reason}")
         return
     _distributions[ep.name] = dist
+
+
+def _summary(dist: importlib.metadata.Distribution | None) -> str:
+    """The one-line description of a distribution (its ``Summary`` metadata), "" when it has none."""
+    return (dist.metadata.get("Summary") if dist is not None else None) or ""
 
 
 def _normal(name: str) -> str:
@@ -197,7 +203,7 @@ def _skip_failed_hook(plugin_name: str, hook_name: str, error: Exception) -> Non
     package = dist.metadata["name"] if dist is not None else plugin_name
     reason = " ".join(f"{type(error).__name__}: {error}".split())
     failed.append({"name": plugin_name, "package": package, "version": (dist.version if dist else None) or "?",
-                   "error": f"{hook_name}: {reason}"})
+                   "description": _summary(dist), "error": f"{hook_name}: {reason}"})
     _warn(f"plugin '{plugin_name}' ({package}) failed in {hook_name} and is skipped: {reason}")
 
 
@@ -210,8 +216,11 @@ def _impls_in_load_order(hook_name: str):
 
 
 def plugin_info() -> list[dict[str, Any]]:
-    """What ``madeval plugins`` prints: name, package, version, status, hooks and components of
-    every plugin; plugins that failed to load follow with ``status: failed`` and their error."""
+    """What ``madeval plugins`` prints: name, package, version, description, status, hooks and
+    components of every plugin; plugins that failed to load follow with ``status: failed`` and
+    their error. The description of an installed package is its ``Summary`` metadata (the
+    ``description`` in its pyproject); that of a built-in plugin its module docstring's first
+    paragraph."""
     load_plugins()
     built = components()
     rows = []
@@ -219,12 +228,11 @@ def plugin_info() -> list[dict[str, Any]]:
         hooks = sorted(caller.name for caller in pm.get_hookcallers(plugin) or [])
         dist = _distributions.get(name)
         if dist is not None:
-            version = dist.version
-            package = dist.metadata["name"]
+            version, package, description = dist.version, dist.metadata["name"], _summary(dist)
         else:
             from . import __version__
 
-            version, package = __version__, "madeval"
+            version, package, description = __version__, "madeval", first_paragraph(plugin)
         found: dict[str, list[str]] = {}
         for kind in REGISTRY_KINDS:
             names = [e.name for e in built.registry(kind.name).entries.values() if e.plugin == name]
@@ -234,7 +242,8 @@ def plugin_info() -> list[dict[str, Any]]:
         if sources:
             found[TASK_SOURCES.plural] = sources
         rows.append({
-            "name": name, "package": package, "version": version, "status": "loaded", "hooks": hooks,
+            "name": name, "package": package, "version": version, "description": description,
+            "status": "loaded", "hooks": hooks,
             "components": found,
         })
     for broken in failed:

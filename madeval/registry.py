@@ -56,9 +56,7 @@ class Registry:
                     f"{self.kind} name '{key}' is registered by both plugin '{owner.plugin}' "
                     f"and plugin '{plugin}'"
                 )
-        if not description:
-            doc = inspect.getdoc(factory) or ""
-            description = doc.split("\n\n")[0].replace("\n", " ")
+        description = description or first_paragraph(factory)
         self.entries[name] = Entry(name, factory, plugin, tuple(aliases), description)
         for alias in aliases:
             self.aliases[alias] = name
@@ -114,6 +112,13 @@ class Registry:
         except AttributeError:  # e.g. a built-in function returned by an extractor factory
             pass
         return built
+
+
+def first_paragraph(documented: Any) -> str:
+    """The first paragraph of ``documented``'s docstring on one line ("" when it has none): what
+    ``madeval plugins`` shows as the description of a component or a built-in plugin module."""
+    doc = inspect.getdoc(documented) or ""
+    return doc.split("\n\n")[0].replace("\n", " ")
 
 
 @functools.lru_cache(maxsize=None)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.metadata
 import inspect
 import json
 import os
@@ -154,6 +155,22 @@ def test_third_party_plugin_is_listed_and_decides_from_the_cli(installed_plugin,
         assert decision["answer"] == record["transcript"]["messages"][0]["solution"]
 
 
+def test_plugins_shows_each_plugins_description(tmp_path):
+    """An installed package's description is its Summary metadata; a built-in plugin's is the
+    first paragraph of its module docstring, on one line."""
+    listing = cli(tmp_path, "plugins")
+    assert listing.returncode == 0, listing.stderr
+    rows = {p["name"]: p for p in json.loads(listing.stdout)}
+    for entry_point in ("madc", "freemad", "frameworks"):
+        summary = importlib.metadata.metadata(f"madeval-{entry_point}")["Summary"]
+        assert summary and rows[entry_point]["description"] == summary
+    assert rows["madeval.builtins.voting"]["description"] == (
+        "Voting deciders (Voting or Consensus, seed 001, Section 3.2 and Appendix C; prompts from MALLM, "
+        "seed 000, Figures 26-29).")
+    assert rows["madeval.builtins.counting"]["description"] == (
+        "Solution counting: the most frequent extracted answer, with no LLM call.")
+
+
 def test_third_party_plugin_allow_list(installed_plugin):
     def names(allow):
         return {p["name"] for p in json.loads(cli(installed_plugin, "plugins", allow=allow).stdout)}
@@ -192,7 +209,7 @@ def listed_as_failed(site, name: str, version: str, warning: str) -> dict:
     assert listing.stderr.splitlines() == [warning]
     rows = {p["name"]: p for p in json.loads(listing.stdout)}
     assert rows[name]["status"] == "failed" and rows[name]["package"] == f"madeval-{name}"
-    assert rows[name]["version"] == version
+    assert rows[name]["version"] == version and rows[name]["description"] == ""  # its METADATA has no Summary
     assert rows["madeval.builtins.consensus"]["status"] == "loaded"
     return rows
 
