@@ -7,6 +7,7 @@ name or alias is an error that names both plugins.
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import functools
 import inspect
@@ -107,16 +108,15 @@ class Registry:
             built = entry.factory(**converted)
         except (TypeError, ValueError) as error:
             raise UsageError(f"{self.kind} '{entry.name}': {error}") from error
-        try:
+        with contextlib.suppress(AttributeError):  # e.g. a built-in function an extractor factory returns
             built.name = entry.name
-        except AttributeError:  # e.g. a built-in function returned by an extractor factory
-            pass
         return built
 
 
 def first_paragraph(documented: Any) -> str:
-    """The first paragraph of ``documented``'s docstring on one line ("" when it has none): what
-    ``madeval plugins`` shows as the description of a component or a built-in plugin module."""
+    """The first paragraph of ``documented``'s docstring on one line ("" when it has none): a
+    component's :attr:`Entry.description`, and what ``madeval plugins`` shows as the description
+    of a built-in plugin module."""
     doc = inspect.getdoc(documented) or ""
     return doc.split("\n\n")[0].replace("\n", " ")
 
