@@ -183,7 +183,8 @@ class DebateSetup:
 class Component:
     """Shared behaviour: a name and a compatibility check."""
 
-    name = "component"
+    #: The name it is registered under, set by :meth:`madeval.registry.Registry.create`.
+    name: str
 
     def validate(self, setup: DebateSetup) -> None:
         """Raise :class:`UsageError` with one clear line if ``setup`` cannot work with this."""
@@ -348,4 +349,3 @@ def fallback_first_agent(state: DebateState, decider: str) -> Decision:
         reason="max_turns_fallback_first_agent",
         details={"agent": voters[0] if voters else None},
     )
-

@@ -20,7 +20,7 @@ import pluggy
 
 from . import hookspecs
 from .errors import MadevalError
-from .registry import Registry
+from .registry import Registry, first_paragraph
 
 DEFAULT_PLUGINS = (
     "madeval.builtins.personas",
@@ -38,17 +38,35 @@ DEFAULT_PLUGINS = (
 
 ENTRY_POINT_GROUP = "madeval"
 
-#: Hook name -> registry kind, in the order ``madeval plugins`` lists them.
-HOOK_KINDS = {
-    "register_personas": "persona",
-    "register_responders": "responder",
-    "register_paradigms": "paradigm",
-    "register_deciders": "decider",
-    "register_tasks": "task source",
-    "register_metrics": "metric",
-    "register_extractors": "extractor",
-    "register_presets": "preset",
-}
+
+@dataclass(frozen=True)
+class Kind:
+    """One kind of component: the hook that registers it, its singular name (as in messages such
+    as "unknown decider") and its plural (the :class:`Components` attribute and the key under
+    which ``madeval plugins`` lists a plugin's components of that kind)."""
+
+    hook: str
+    name: str
+    plural: str
+
+
+#: Task sources are paths (folders of task files), not named components: they have no registry.
+TASK_SOURCES = Kind("register_tasks", "task source", "task_sources")
+#: Every kind of component, in the order the hooks are called: the one list everything else here
+#: is derived from.
+KINDS = (
+    Kind("register_personas", "persona", "personas"),
+    Kind("register_responders", "responder", "responders"),
+    Kind("register_paradigms", "paradigm", "paradigms"),
+    Kind("register_deciders", "decider", "deciders"),
+    TASK_SOURCES,
+    Kind("register_metrics", "metric", "metrics"),
+    Kind("register_extractors", "extractor", "extractors"),
+    Kind("register_presets", "preset", "presets"),
+)
+#: The kinds of named components, each with a :class:`Registry`.
+REGISTRY_KINDS = tuple(kind for kind in KINDS if kind is not TASK_SOURCES)
+
 
 pm = pluggy.PluginManager("madeval")
 pm.add_hookspecs(hookspecs)
@@ -106,10 +124,16 @@ def _load_entry_point(ep: importlib.metadata.EntryPoint, dist: importlib.metadat
         if pm.get_plugin(ep.name) is not None:
             pm.unregister(name=ep.name)
         reason = " ".join(f"{type(error).__name__}: {error}".split())
-        failed.append({"name": ep.name, "package": package, "version": dist.version or "?", "error": reason})
+        failed.append({"name": ep.name, "package": package, "version": dist.version or "?",
+                       "description": _summary(dist), "error": reason})
         _warn(f"plugin '{ep.name}' ({package}) failed to load and is skipped: {reason}")
         return
     _distributions[ep.name] = dist
+
+
+def _summary(dist: importlib.metadata.Distribution | None) -> str:
+    """The one-line description of a distribution (its ``Summary`` metadata), "" when it has none."""
+    return (dist.metadata.get("Summary") if dist is not None else None) or ""
 
 
 def _normal(name: str) -> str:
@@ -121,30 +145,22 @@ def _warn(message: str) -> None:
     print(f"madeval: warning: {message}", file=sys.stderr)
 
 
-@dataclass
 class Components:
-    """Every registry, built by calling each plugin's register hooks once."""
+    """Every registry, built by calling each plugin's register hooks once.
 
-    personas: Registry
-    responders: Registry
-    paradigms: Registry
-    deciders: Registry
-    metrics: Registry
-    extractors: Registry
-    presets: Registry
-    task_sources: list[tuple[str, Any]]
+    Each kind's registry is the attribute named by its plural (``components.deciders``) and
+    :meth:`registry` finds it by the kind's name; ``task_sources`` lists ``(plugin, path)``.
+    """
+
+    def __init__(self) -> None:
+        self.registries = {kind.name: Registry(kind.name) for kind in REGISTRY_KINDS}
+        self.task_sources: list[tuple[str, Any]] = []
+        for kind in REGISTRY_KINDS:
+            setattr(self, kind.plural, self.registries[kind.name])
 
     def registry(self, kind: str) -> Registry:
         """The registry of ``kind`` ("persona", "responder", "paradigm", "decider", ...)."""
-        return {
-            "persona": self.personas,
-            "responder": self.responders,
-            "paradigm": self.paradigms,
-            "decider": self.deciders,
-            "metric": self.metrics,
-            "extractor": self.extractors,
-            "preset": self.presets,
-        }[kind]
+        return self.registries[kind]
 
 
 _cache: tuple[tuple[int, ...], Components] | None = None
@@ -157,24 +173,15 @@ def components() -> Components:
     key = tuple(sorted(id(p) for p in pm.get_plugins()))
     if _cache is not None and _cache[0] == key:
         return _cache[1]
-    built = Components(
-        personas=Registry("persona"),
-        responders=Registry("responder"),
-        paradigms=Registry("paradigm"),
-        deciders=Registry("decider"),
-        metrics=Registry("metric"),
-        extractors=Registry("extractor"),
-        presets=Registry("preset"),
-        task_sources=[],
-    )
-    for hook_name, kind in HOOK_KINDS.items():
-        for impl in _impls_in_load_order(hook_name):
+    built = Components()
+    for kind in KINDS:
+        for impl in _impls_in_load_order(kind.hook):
             plugin_name = impl.plugin_name
-            if kind == "task source":
+            if kind is TASK_SOURCES:
                 def register(path, _p=plugin_name):
                     built.task_sources.append((_p, path))
             else:
-                def register(name, factory, *, aliases=(), description="", _p=plugin_name, _r=built.registry(kind)):
+                def register(name, factory, *, aliases=(), description="", _p=plugin_name, _r=built.registry(kind.name)):
                     _r.add(name, factory, plugin=_p, aliases=aliases, description=description)
             try:
                 impl.function(register=register)
@@ -183,7 +190,7 @@ def components() -> Components:
             except Exception as error:  # a third-party hook that fails must not break every command
                 if plugin_name in DEFAULT_PLUGINS:
                     raise
-                _skip_failed_hook(plugin_name, hook_name, error)
+                _skip_failed_hook(plugin_name, kind.hook, error)
                 return components()  # built again without it: none of its components half-registered
     _cache = (key, built)
     return built
@@ -196,7 +203,7 @@ def _skip_failed_hook(plugin_name: str, hook_name: str, error: Exception) -> Non
     package = dist.metadata["name"] if dist is not None else plugin_name
     reason = " ".join(f"{type(error).__name__}: {error}".split())
     failed.append({"name": plugin_name, "package": package, "version": (dist.version if dist else None) or "?",
-                   "error": f"{hook_name}: {reason}"})
+                   "description": _summary(dist), "error": f"{hook_name}: {reason}"})
     _warn(f"plugin '{plugin_name}' ({package}) failed in {hook_name} and is skipped: {reason}")
 
 
@@ -209,8 +216,11 @@ def _impls_in_load_order(hook_name: str):
 
 
 def plugin_info() -> list[dict[str, Any]]:
-    """What ``madeval plugins`` prints: name, package, version, status, hooks and components of
-    every plugin; plugins that failed to load follow with ``status: failed`` and their error."""
+    """What ``madeval plugins`` prints: name, package, version, description, status, hooks and
+    components of every plugin; plugins that failed to load follow with ``status: failed`` and
+    their error. The description of an installed package is its ``Summary`` metadata (the
+    ``description`` in its pyproject); that of a built-in plugin its module docstring's first
+    paragraph."""
     load_plugins()
     built = components()
     rows = []
@@ -218,22 +228,22 @@ def plugin_info() -> list[dict[str, Any]]:
         hooks = sorted(caller.name for caller in pm.get_hookcallers(plugin) or [])
         dist = _distributions.get(name)
         if dist is not None:
-            version = dist.version
-            package = dist.metadata["name"]
+            version, package, description = dist.version, dist.metadata["name"], _summary(dist)
         else:
             from . import __version__
 
-            version, package = __version__, "madeval"
+            version, package, description = __version__, "madeval", first_paragraph(plugin)
         found: dict[str, list[str]] = {}
-        for kind in ("persona", "responder", "paradigm", "decider", "metric", "extractor", "preset"):
-            names = [e.name for e in built.registry(kind).entries.values() if e.plugin == name]
+        for kind in REGISTRY_KINDS:
+            names = [e.name for e in built.registry(kind.name).entries.values() if e.plugin == name]
             if names:
-                found[kind + "s"] = sorted(names)
+                found[kind.plural] = sorted(names)
         sources = [str(path) for plugin_name, path in built.task_sources if plugin_name == name]
         if sources:
-            found["task_sources"] = sources
+            found[TASK_SOURCES.plural] = sources
         rows.append({
-            "name": name, "package": package, "version": version, "status": "loaded", "hooks": hooks,
+            "name": name, "package": package, "version": version, "description": description,
+            "status": "loaded", "hooks": hooks,
             "components": found,
         })
     for broken in failed:

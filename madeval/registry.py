@@ -7,6 +7,7 @@ name or alias is an error that names both plugins.
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import functools
 import inspect
@@ -57,9 +58,7 @@ class Registry:
                     f"{self.kind} name '{key}' is registered by both plugin '{owner.plugin}' "
                     f"and plugin '{plugin}'"
                 )
-        if not description:
-            doc = inspect.getdoc(factory) or ""
-            description = doc.split("\n\n")[0].replace("\n", " ")
+        description = description or first_paragraph(factory)
         self.entries[name] = Entry(name, factory, plugin, tuple(aliases), description)
         for alias in aliases:
             self.aliases[alias] = name
@@ -86,7 +85,16 @@ class Registry:
         raise UsageError(f"unknown {self.kind} '{name}'{hint}")
 
     def create(self, name: str, options: dict[str, Any] | None = None) -> Any:
-        """Build the component ``name`` with ``options``; bad options raise a UsageError."""
+        """Build the component ``name`` with ``options`` and name it; bad options raise a UsageError.
+
+        The registry is the one place a component's name comes from: ``register("counting",
+        Counting)`` is all a plugin writes, and ``create`` sets the built object's ``name`` to the
+        canonical registered name (an alias resolves to it), so no class attribute repeats the name
+        (an object that takes no attributes, such as a built-in function, is left as it is).
+        ``self.name`` is therefore set once ``__init__`` has returned, not inside it. A component
+        built inside another (a wrapper's inner paradigm) or in a test goes through ``create`` too,
+        so it records the same name as one named on the command line.
+        """
         entry = self.resolve(name)
         options = dict(options or {})
         accepted = entry.options()
@@ -101,9 +109,20 @@ class Registry:
             for key, value in options.items()
         }
         try:
-            return entry.factory(**converted)
+            built = entry.factory(**converted)
         except (TypeError, ValueError) as error:
             raise UsageError(f"{self.kind} '{entry.name}': {error}") from error
+        with contextlib.suppress(AttributeError):  # e.g. a built-in function an extractor factory returns
+            built.name = entry.name
+        return built
+
+
+def first_paragraph(documented: Any) -> str:
+    """The first paragraph of ``documented``'s docstring on one line ("" when it has none): a
+    component's :attr:`Entry.description`, and what ``madeval plugins`` shows as the description
+    of a built-in plugin module."""
+    doc = inspect.getdoc(documented) or ""
+    return doc.split("\n\n")[0].replace("\n", " ")
 
 
 @functools.lru_cache(maxsize=None)

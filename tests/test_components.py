@@ -290,19 +290,21 @@ def test_a_decider_declares_how_many_voting_agents_it_needs():
     from madeval.config import DebateConfig
     from madeval.plan import debate_setup
     from madeval.plugins import components
+    from madeval.registry import Registry
 
     class ThreeWay(Decider):
-        name = "three_way"
         min_voters = 3
 
+    plugin_deciders = Registry("decider")
+    plugin_deciders.add("three_way", ThreeWay, plugin="test")
     setup = debate_setup(DebateConfig(agents=2, decider="counting"), components())
     setup.validate()
-    setup.decider = ThreeWay()
+    setup.decider = plugin_deciders.create("three_way")
     with pytest.raises(UsageError, match="^decider 'three_way' decides between several agents, but only 2 agent "
                                          r"votes \(neutral agents do not\): use at least 3 non-neutral agents$"):
         setup.validate()
     three = debate_setup(DebateConfig(agents=3, decider="counting"), components())
-    three.decider = ThreeWay()
+    three.decider = plugin_deciders.create("three_way")
     three.validate()
     lone = debate_setup(DebateConfig(agents=1, decider="counting", paradigm="memory"), components())
     lone.validate()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.metadata
 import inspect
 import json
 import os
@@ -13,13 +14,13 @@ import pytest
 
 from madeval import hookspecs
 from madeval.errors import UsageError
-from madeval.plugins import HOOK_KINDS, components, plugin_info, pm
+from madeval.plugins import KINDS, components, plugin_info, pm
 from madeval.records import read_records
 
 
 def test_every_hook_is_documented_and_registered_by_kind():
     specs = [name for name, f in inspect.getmembers(hookspecs, inspect.isfunction) if name.startswith("register_")]
-    assert sorted(specs) == sorted(HOOK_KINDS)
+    assert sorted(specs) == sorted(kind.hook for kind in KINDS)
     for name in specs:
         doc = inspect.getdoc(getattr(hookspecs, name))
         assert doc and len(doc) > 60, f"{name} needs a real docstring"
@@ -39,6 +40,24 @@ def test_unknown_name_suggests_the_closest_names():
     with pytest.raises(UsageError, match=r"^unknown decider 'majorty'; did you mean majority"):
         components().deciders.resolve("majorty")
     assert components().deciders.resolve("unanimity").name == "unanimity_consensus"
+
+
+def test_the_registry_names_what_it_builds():
+    """A component's name comes from its registration alone: ``create`` gives it the canonical
+    registered name, also when it is asked for by an alias, and no registered class (or a class it
+    inherits from) declares a name of its own that could drift from the registration."""
+    built = components()
+    assert built.deciders.create("unanimity").name == "unanimity_consensus"
+    assert built.deciders.create("voting").name == "simple_voting"
+    assert built.paradigms.create("cr").name == "collective_refinement"
+    assert built.responders.create("chain_of_thought").name == "cot"
+    assert built.personas.create("nopersona").name == "none"
+    assert built.metrics.create("acc").name == "accuracy"
+    for kind in ("persona", "responder", "paradigm", "decider", "metric"):
+        for entry in built.registry(kind).entries.values():
+            assert isinstance(entry.factory, type), entry.name
+            declaring = [c.__qualname__ for c in inspect.getmro(entry.factory) if "name" in vars(c)]
+            assert declaring == [], f"{kind} '{entry.name}' is named by {declaring}"
 
 
 def test_a_name_registered_twice_names_both_plugins():
@@ -68,8 +87,6 @@ from madeval.transcript import Decision
 
 class Dictator(Decider):
     """Agent 1's first solution wins after turn 1."""
-
-    name = "dictator"
 
     async def after_turn(self, state, llm):
         first = state.transcript.latest_by_agent()[0]
@@ -111,7 +128,8 @@ def installed_plugin(tmp_path_factory):
 
 
 def cli(site, *args, allow=None, cwd=None):
-    env = {**os.environ, "PYTHONPATH": str(site)}
+    # The plugin's site first, then the madeval under test (not another installed copy).
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(site), os.environ.get("PYTHONPATH")]))}
     env.pop("MADEVAL_LOAD_PLUGINS", None)
     if allow is not None:
         env["MADEVAL_LOAD_PLUGINS"] = allow
@@ -135,6 +153,22 @@ def test_third_party_plugin_is_listed_and_decides_from_the_cli(installed_plugin,
         decision = record["transcript"]["decision"]
         assert decision["decider"] == "dictator" and record["turns"] == 1
         assert decision["answer"] == record["transcript"]["messages"][0]["solution"]
+
+
+def test_plugins_shows_each_plugins_description(tmp_path):
+    """An installed package's description is its Summary metadata; a built-in plugin's is the
+    first paragraph of its module docstring, on one line."""
+    listing = cli(tmp_path, "plugins")
+    assert listing.returncode == 0, listing.stderr
+    rows = {p["name"]: p for p in json.loads(listing.stdout)}
+    for entry_point in ("madc", "freemad", "frameworks"):
+        summary = importlib.metadata.metadata(f"madeval-{entry_point}")["Summary"]
+        assert summary and rows[entry_point]["description"] == summary
+    assert rows["madeval.builtins.voting"]["description"] == (
+        "Voting deciders (Voting or Consensus, seed 001, Section 3.2 and Appendix C; prompts from MALLM, "
+        "seed 000, Figures 26-29).")
+    assert rows["madeval.builtins.counting"]["description"] == (
+        "Solution counting: the most frequent extracted answer, with no LLM call.")
 
 
 def test_third_party_plugin_allow_list(installed_plugin):
@@ -175,7 +209,7 @@ def listed_as_failed(site, name: str, version: str, warning: str) -> dict:
     assert listing.stderr.splitlines() == [warning]
     rows = {p["name"]: p for p in json.loads(listing.stdout)}
     assert rows[name]["status"] == "failed" and rows[name]["package"] == f"madeval-{name}"
-    assert rows[name]["version"] == version
+    assert rows[name]["version"] == version and rows[name]["description"] == ""  # its METADATA has no Summary
     assert rows["madeval.builtins.consensus"]["status"] == "loaded"
     return rows
 

@@ -33,7 +33,6 @@ from ..transcript import Decision
 class Consensus(Decider):
     """Stop when the share of agents backing the current draft reaches a threshold."""
 
-    name = "consensus"
     needs_agreement = True
     transcript_only = True  # reads the transcript; replay can apply it to stored debates
     min_voters = 2
@@ -96,13 +95,10 @@ def _details(draft: int, backers: list[int], share: Fraction, threshold: Fractio
 class MajorityConsensus(Consensus):
     """Majority consensus: more than half of the agents back the current draft."""
 
-    name = "majority_consensus"
-
 
 class SupermajorityConsensus(Consensus):
     """Supermajority consensus: at least two thirds of the agents back the current draft."""
 
-    name = "supermajority_consensus"
     threshold = Fraction(2, 3)
     strict = False
 
@@ -110,7 +106,6 @@ class SupermajorityConsensus(Consensus):
 class UnanimityConsensus(Consensus):
     """Unanimity consensus: every agent backs the current draft."""
 
-    name = "unanimity_consensus"
     threshold = Fraction(1)
     strict = False
 
@@ -118,7 +113,6 @@ class UnanimityConsensus(Consensus):
 class HybridConsensus(Consensus):
     """MALLM's default: 3/4 of the agents, but unanimity while turn < 5 or at most 3 agents."""
 
-    name = "hybrid_consensus"
     strict = False
 
     def required(self, state: DebateState, voters: int) -> tuple[Fraction, bool]:

@@ -31,7 +31,6 @@ class Counting(AnswerDecider):
     decision fails.
     """
 
-    name = "counting"
 
     def decide(self, state: DebateState) -> Decision:
         """Count the voting agents' current answers."""

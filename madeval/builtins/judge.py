@@ -20,7 +20,6 @@ class Judge(Decider):
     (Figure 30). Its reply is the final answer. An empty reply means one more turn.
     """
 
-    name = "judge"
     transcript_only = True  # reads the transcript; replay can apply it to stored debates
     min_voters = 2
 

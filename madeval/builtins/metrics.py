@@ -42,7 +42,6 @@ def _targets(item: Any) -> list[Any]:
 class Accuracy(Metric):
     """1 when the extracted answer equals the target (letters, yes/no, numbers), else 0."""
 
-    name = "accuracy"
 
     def score(self, prediction: str | None, item: Any) -> float:
         return 1.0 if any(same_answer(prediction, t) for t in _targets(item)) else 0.0
@@ -51,7 +50,6 @@ class Accuracy(Metric):
 class MathEquivalence(Metric):
     """1 when the answer equals the target after math normalisation or as a sympy expression."""
 
-    name = "math_equivalence"
 
     def score(self, prediction: str | None, item: Any) -> float:
         return 1.0 if any(math_equal(prediction, str(t)) for t in _targets(item)) else 0.0
@@ -60,7 +58,6 @@ class MathEquivalence(Metric):
 class IntegerMatch(Metric):
     """1 when the answer and the target are the same integer ("025" = "25"), as AIME is graded."""
 
-    name = "integer_match"
 
     def score(self, prediction: str | None, item: Any) -> float:
         value = integer_value(prediction)

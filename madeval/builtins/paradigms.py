@@ -31,7 +31,6 @@ def require_agents(paradigm: Paradigm, setup, count: int, why: str) -> None:
 class Memory(Paradigm):
     """Memory: agents speak in order and every message is visible to every agent."""
 
-    name = "memory"
 
     def turn(self, state: DebateState) -> Iterator[list[Speaker]]:
         for agent in state.agents:
@@ -41,7 +40,6 @@ class Memory(Paradigm):
 class Relay(Paradigm):
     """Relay: agents speak in order; a message is seen only by its author and the next agent."""
 
-    name = "relay"
 
     def validate(self, setup) -> None:
         require_agents(self, setup, 3, "with 2 every message reaches everyone, which is memory")
@@ -56,7 +54,6 @@ class Relay(Paradigm):
 class Report(Paradigm):
     """Report: agent 1 drafts every turn for all to see; the others report to agent 1 only."""
 
-    name = "report"
 
     def validate(self, setup) -> None:
         require_agents(self, setup, 2, "agent 1 and at least one agent reporting to it")
@@ -74,7 +71,6 @@ class Debate(Paradigm):
     and the central agent 1, who drafts again at the start of the next turn.
     """
 
-    name = "debate"
 
     def __init__(self, visible_turns_in_memory: int = 2, debate_rounds: int = 2):
         super().__init__(visible_turns_in_memory)
@@ -105,7 +101,6 @@ class CollectiveRefinement(Paradigm):
     stance, so consensus deciders cannot be used.
     """
 
-    name = "collective_refinement"
     supports_agreement = False
 
     def __init__(self, visible_turns_in_memory: int = 1):
@@ -135,7 +130,6 @@ class CollectiveImprovement(CollectiveRefinement):
     so any other decider is refused, as are responders whose messages carry no solution.
     """
 
-    name = "collective_improvement"
 
     def validate(self, setup) -> None:
         super().validate(setup)

@@ -90,7 +90,6 @@ def parse_json_object(text: str) -> dict[str, Any]:
 class NoPersona(PersonaGenerator):
     """No persona: agent N is "Participant N"; no LLM call."""
 
-    name = "none"
     sequential = False
 
     async def generate(self, agent: int, task: TaskPrompt, existing: list[Persona], llm) -> Persona:
@@ -147,7 +146,6 @@ class GeneratedPersona(PersonaGenerator):
 class ExpertPersona(GeneratedPersona):
     """Expert: one task-specific expert at a time, complementing the others (MALLM Figure 13)."""
 
-    name = "expert"
 
     def system_prompt(self) -> str:
         examples = "\n".join(f"Example {i}: {json.dumps(e)}" for i, e in enumerate(EXPERT_EXAMPLES, 1))
@@ -171,7 +169,6 @@ class ExpertPersona(GeneratedPersona):
 class IpipPersona(GeneratedPersona):
     """IPIP: Big Five levels, experience and gender chosen by the model, validated (Figure 14)."""
 
-    name = "ipip"
 
     def system_prompt(self) -> str:
         characteristics = json.dumps({"role": "<a role name>", **IPIP_OPTIONS})

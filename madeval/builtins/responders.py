@@ -95,8 +95,6 @@ class MallmResponder(Responder):
 class SimpleResponder(MallmResponder):
     """Simple: neutral wording, explicit [AGREE]/[DISAGREE] (MALLM Figures 15-17)."""
 
-    name = "simple"
-
 
 class FreeTextResponder(MallmResponder):
     """Free Text: the most basic prompt; agents always state whether they agree (seed 001, App. C).
@@ -104,7 +102,6 @@ class FreeTextResponder(MallmResponder):
     The paper prints no wording for it; madeval's is in :mod:`madeval.prompts.madeval`.
     """
 
-    name = "freetext"
     preamble = own.FREETEXT_PREAMBLE
     draft = own.FREETEXT_DRAFT
     improve = own.FREETEXT_IMPROVE
@@ -114,7 +111,6 @@ class FreeTextResponder(MallmResponder):
 class CriticalResponder(MallmResponder):
     """Critical: find weaknesses, question assumptions, propose alternatives (Figures 18-20)."""
 
-    name = "critical"
     draft = mallm.CRITICAL_DRAFT
     improve = mallm.CRITICAL_IMPROVE
     feedback = mallm.CRITICAL_FEEDBACK
@@ -132,7 +128,6 @@ class ReasoningResponder(MallmResponder):
     Improvement, which read solutions from messages, cannot be combined with it.
     """
 
-    name = "reasoning"
     shares_solutions = False
     no_solution_yet = ""
     first_draft = mallm.REASONING_FIRST_DRAFT
@@ -156,7 +151,6 @@ class SplitFreeTextResponder(FreeTextResponder):
     When the agent agrees, the agreement reply is its whole message (no second call).
     """
 
-    name = "splitfreetext"
 
     async def respond(self, ctx: SpeakContext, llm) -> Contribution:
         if ctx.stage not in ("improve", "feedback"):
@@ -178,7 +172,6 @@ class SplitFreeTextResponder(FreeTextResponder):
 class ChainOfThought(Responder):
     """The single-model Chain-of-Thought baseline (MALLM Figure 24): solve, then 'Final Solution:'."""
 
-    name = "cot"
     gives_agreement = False
     user = mallm.COT_USER
 
@@ -211,7 +204,6 @@ class ChainOfThought(Responder):
 class Direct(ChainOfThought):
     """The baseline without chain of thought: Figure 24's system prompt, no step-by-step request."""
 
-    name = "direct"
     user = ""
 
 

@@ -65,7 +65,6 @@ def numbers_in(reply: str) -> list[int]:
 class Voting(Decider):
     """Base of the voting deciders: collect solutions, collect ballots, tally, record."""
 
-    name = "voting"
     template = mallm.VOTE_SIMPLE
     transcript_only = True  # reads the transcript; replay can apply it to stored debates
     min_voters = 2
@@ -195,8 +194,6 @@ class SimpleVoting(Voting):
     exactly one distinct valid number.
     """
 
-    name = "simple_voting"
-
 
 class ApprovalVoting(Voting):
     """Approval voting (Figure 27): each approved solution gets 1 point; most points wins.
@@ -204,7 +201,6 @@ class ApprovalVoting(Voting):
     Every distinct number 1..N in the reply is an approval; other numbers are ignored.
     """
 
-    name = "approval_voting"
     template = mallm.VOTE_APPROVAL
 
     def read_ballot(self, reply: str, count: int) -> tuple[list[int], None]:
@@ -228,7 +224,6 @@ class RankedVoting(Voting):
     numbers outside 1..N are ignored. At most the first 5 distinct solutions of a ranking count.
     """
 
-    name = "ranked_voting"
     template = mallm.VOTE_RANKED
 
     def read_ballot(self, reply: str, count: int) -> tuple[list[int], str | None]:
@@ -252,7 +247,6 @@ class CumulativeVoting(Voting):
     than 0 and at most ``points`` (default 10, the prompt's budget; the paper's text says 25).
     """
 
-    name = "cumulative_voting"
     template = mallm.VOTE_CUMULATIVE
 
     def __init__(self, vote_after_turns: int = 3, max_reasks: int = 2, points: int = 10):
@@ -296,7 +290,6 @@ class ConsensusVoting(Voting):
     one entry, which gets 1 point; most points wins.
     """
 
-    name = "consensus_voting"
 
     def __init__(self, vote_after_turns: int = 1, max_reasks: int = 2):
         super().__init__(vote_after_turns, max_reasks)

@@ -9,7 +9,7 @@ import click
 
 @click.command()
 def plugins() -> None:
-    """Print the loaded plugins (name, version, hooks, components) as JSON."""
+    """Print the loaded plugins (name, package, version, description, hooks, components) as JSON."""
     from ..plugins import plugin_info
 
     click.echo(json.dumps(plugin_info(), indent=2))

@@ -14,7 +14,8 @@ if TYPE_CHECKING:
 class Metric:
     """Scores one prediction against one item; per-item scores are averaged unless overridden."""
 
-    name = "metric"
+    #: The name it is registered under, set by :meth:`madeval.registry.Registry.create`.
+    name: str
     higher_is_better = True
 
     def score(self, prediction: str | None, item: Item) -> float:

@@ -65,7 +65,6 @@ def mean_pairwise_cosine(vectors) -> float | None:
 class AnswerDiversity(DebateMetric):
     """Mean pairwise cosine similarity of the agents' final answers (SBERT embeddings, 001 Table 1)."""
 
-    name = "answer_diversity"
     higher_is_better = False  # a similarity: lower means more diverse answers
 
     def __init__(self, model: str = "", embedder: Callable[[list[str]], Any] | None = None):
@@ -89,7 +88,6 @@ class AnswerDiversity(DebateMetric):
 class AnswerEntropy(DebateMetric):
     """MADC's answer entropy in bits: at the end, summed over turns, and per turn (003 Eq. 5)."""
 
-    name = "answer_entropy"
     higher_is_better = False
 
     def __init__(self, per_turn: bool = False):
@@ -111,7 +109,6 @@ class AnswerEntropy(DebateMetric):
 class GoldLikelihood(DebateMetric):
     """MADC's log2-likelihood of the gold answer and the gold share, per turn and at the end (003 Eq. 4)."""
 
-    name = "gold_likelihood"
 
     def __init__(self, per_turn: bool = False):
         self.per_turn = per_turn

@@ -86,7 +86,6 @@ def squad_v2_scores(prediction: str | None, golds: Sequence[str]) -> dict[str, f
 class SquadV2(Metric):
     """SQuAD 2.0 exact match and F1 (official v2 rules), overall, answerable (HasAns_) and not (NoAns_)."""
 
-    name = "squad_v2"
 
     def score(self, prediction: str | None, item: Any) -> dict[str, float]:
         """``exact``, ``f1`` and the same two under the item's subset prefix."""

@@ -29,7 +29,6 @@ def references(item: Any) -> list[str]:
 class Bleu(Metric):
     """Sentence BLEU from sacrebleu against all references, divided by 100."""
 
-    name = "bleu"
 
     def __init__(self, tokenize: str = "13a", lowercase: bool = False):
         self.tokenize = tokenize
@@ -48,7 +47,6 @@ class Bleu(Metric):
 class Rouge(Metric):
     """ROUGE-1/2/3/L F-measure from rouge-score (best over references)."""
 
-    name = "rouge"
 
     def __init__(self, types: str = "rouge1,rouge2,rouge3,rougeL", use_stemmer: bool = False):
         self.types = [t.strip() for t in types.split(",") if t.strip()]
@@ -71,7 +69,6 @@ class Rouge(Metric):
 class Meteor(Metric):
     """METEOR from nltk (WordNet synonyms, offline) against all references."""
 
-    name = "meteor"
 
     def __init__(self, alpha: float = 0.9, beta: float = 3.0, gamma: float = 0.5):
         self.alpha, self.beta, self.gamma = alpha, beta, gamma
@@ -118,7 +115,6 @@ def bert_scorer(model: str, num_layers: int):
 class BertScore(Metric):
     """BERTScore F1 (also precision and recall) with a local model, no baseline rescaling."""
 
-    name = "bertscore"
 
     def __init__(self, model: str = "", num_layers: int = DEFAULT_MODEL_LAYERS):
         self.model = model or default_model_path()
@@ -145,7 +141,6 @@ class HuggingFaceEvaluate(Metric):
     is a mapping of extra arguments for ``compute``.
     """
 
-    name = "evaluate"
 
     def __init__(self, id: str = "", key: str = "", single_reference: bool = False, compute: dict | None = None):
         if not id:

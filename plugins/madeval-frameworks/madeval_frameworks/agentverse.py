@@ -129,7 +129,6 @@ class AgentVerseParadigm(Paradigm):
     ``max_inner_turns``: review rounds per iteration (default 3).
     """
 
-    name = "agentverse"
     supports_agreement = False
 
     def __init__(self, max_inner_turns: int = 3):
@@ -173,7 +172,6 @@ class AgentVerseResponder(Responder):
     or ``paper`` (verbatim).
     """
 
-    name = "agentverse"
     gives_agreement = False
 
     def __init__(self, answer_format: str = "task"):
@@ -236,7 +234,6 @@ class AgentVerseDecider(Decider):
     At ``max_turns`` the last solver plan is the answer anyway (``success = False``).
     """
 
-    name = "agentverse_evaluator"
     transcript_only = True
 
     def validate(self, setup: DebateSetup) -> None:

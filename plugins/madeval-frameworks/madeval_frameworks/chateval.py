@@ -57,7 +57,6 @@ SUMMARIZER_AGENT = 0
 class ChatEvalRoles(PersonaGenerator):
     """ChatEval's roles in the seed-004 setting: General Public, Critic, Scientist (in that order)."""
 
-    name = "chateval"
     sequential = True  # so that ``existing`` shows the neutral summarizer before the debaters
 
     async def generate(self, agent: int, task, existing, llm) -> Persona:
@@ -70,7 +69,6 @@ class ChatEvalParadigm(Paradigm):
     """ChatEval's communication strategies: ``one_by_one``, ``simultaneous`` or ``summarizer``
     (agent 0 is then a neutral summarizer whose summary replaces the chat history)."""
 
-    name = "chateval"
     supports_agreement = False
 
     def __init__(self, strategy: str = "one_by_one"):
@@ -109,7 +107,6 @@ class ChatEvalParadigm(Paradigm):
 class ChatEvalResponder(Responder):
     """ChatEval's role prompts (seed 004) with the chat history or the summary, and the summary prompt."""
 
-    name = "chateval"
     gives_agreement = False
 
     def prompt(self, ctx: SpeakContext) -> list[dict[str, str]]:

@@ -106,7 +106,6 @@ def confidence(history: list[str | None]) -> float | None:
 class EotPersonas(PersonaGenerator):
     """EoT's three students (code/prompt.py): Kitty (detail-oriented), Ben (math), Peter (creative)."""
 
-    name = "eot"
     sequential = False
 
     async def generate(self, agent: int, task, existing, llm) -> Persona:
@@ -117,7 +116,6 @@ class EotPersonas(PersonaGenerator):
 class EotParadigm(CollectiveRefinement):
     """EoT's communication: simultaneous rounds; who hears whom by ``mode`` (memory, report, relay, debate)."""
 
-    name = "eot"
 
     def __init__(self, mode: str = "memory", visible_turns_in_memory: int = 2):
         super().__init__(visible_turns_in_memory)
@@ -135,7 +133,6 @@ class EotResponder(Responder):
     """EoT's prompts (code/eot.py ``construct_prompt``, verbatim): your solution, your friends' and
     (from communication round 2) their confidence. ``format_hint``: EoT's " (A/B/C/D/E)" etc."""
 
-    name = "eot"
     gives_agreement = False
 
     def __init__(self, format_hint: str = ""):
@@ -182,7 +179,6 @@ class EotConsistency(Decider):
     recorded fallback.
     """
 
-    name = "eot_consistency"
     transcript_only = True
 
     def __init__(self, similarity: float = 0.0, compare: str = "answers", min_exchanges: int | None = None):

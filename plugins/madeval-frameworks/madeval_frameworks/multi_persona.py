@@ -90,7 +90,6 @@ def debate_answer(text: str) -> str | None:
 class MultiPersonaRoles(PersonaGenerator):
     """Multi-Persona's debaters: agent 1 is the "Affirmative side", agent 2 the "Negative side"."""
 
-    name = "multi_persona"
     sequential = False
 
     async def generate(self, agent: int, task, existing, llm) -> Persona:
@@ -101,7 +100,6 @@ class MultiPersonaRoles(PersonaGenerator):
 class MultiPersonaParadigm(Paradigm):
     """Multi-Persona's rounds: affirmative, then negative, then the moderator (agent 0) judges."""
 
-    name = "multi_persona"
     supports_agreement = False
 
     def validate(self, setup: DebateSetup) -> None:
@@ -119,7 +117,6 @@ class MultiPersonaParadigm(Paradigm):
 class MultiPersonaResponder(Responder):
     """Multi-Persona's prompts (Liang et al., config4all.json, verbatim), one conversation per role."""
 
-    name = "multi_persona"
     gives_agreement = False
 
     def prompt(self, ctx: SpeakContext) -> list[dict[str, str]]:
@@ -169,7 +166,6 @@ class ModeratorDecider(Decider):
     the final answer in JSON; that answer is recorded with ``success = False``.
     """
 
-    name = "moderator"
 
     def validate(self, setup: DebateSetup) -> None:
         super().validate(setup)

@@ -117,7 +117,6 @@ def discussion(messages: list[Message]) -> str:
 class ReconcileResponder(Responder):
     """ReConcile's prompts: answer in JSON with a confidence; then review the grouped solutions."""
 
-    name = "reconcile"
     gives_agreement = False
 
     def prompt(self, ctx: SpeakContext) -> list[dict[str, str]]:
@@ -146,7 +145,6 @@ class ReconcileVote(Decider):
     tally is recorded as a ``reconcile_vote`` event (with the plain majority for comparison).
     """
 
-    name = "reconcile"
     transcript_only = True
 
     def __init__(self, after_turns: int = 0):

@@ -63,13 +63,12 @@ class CommunicationAttack(Paradigm):
     chosen by ``select`` (``random`` from the debate's seed, ``first`` or ``last``).
     """
 
-    name = "communication_attack"
 
     def __init__(self, paradigm: str = "som", paradigm_args: Any = "", fraction: float = 1 / 3,
                  targets: Any = "", select: str = "random"):
         from madeval.plugins import components
 
-        if paradigm == self.name:
+        if components().paradigms.resolve(paradigm).factory is type(self):
             raise ValueError("the attack cannot wrap itself")
         if not 0 <= fraction <= 1:
             raise ValueError(f"fraction must be between 0 and 1, got {fraction}")

@@ -30,7 +30,6 @@ class FreeMadScore(AnswerDecider):
     ``freemad_score`` event with the trajectory, the factors and the scores.
     """
 
-    name = "freemad_score"
 
     def __init__(self, weights: Any = DEFAULT_WEIGHTS, factor: Any = "inverse", after_turns: int = 0):
         super().__init__(after_turns)

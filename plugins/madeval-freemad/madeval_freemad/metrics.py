@@ -38,7 +38,6 @@ def token_cost(transcript: Transcript) -> dict[str, float]:
 class TokenCost(DebateMetric):
     """Free-MAD's token cost (Eq. 6): agents' prompt and completion tokens summed over agents and rounds."""
 
-    name = "token_cost"
     higher_is_better = False
 
     def score_debate(self, prediction, item, debate) -> dict[str, float]:

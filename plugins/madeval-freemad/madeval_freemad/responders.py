@@ -19,8 +19,6 @@ class Conformity(SocietyOfMinds):
     other conformity prompt (methods.md 1.3, [INF]).
     """
 
-    name = "conformity"
-
 
 class AntiConformity(SocietyOfMinds):
     """Free-MAD-n's anti-conformity debate: change your answer only on clear evidence that it is wrong.
@@ -30,5 +28,4 @@ class AntiConformity(SocietyOfMinds):
     procedure is madeval's reconstruction of Appendix E (see :mod:`madeval_freemad.prompts`).
     """
 
-    name = "anti_conformity"
     advice = prompts.ANTI_CONFORMITY

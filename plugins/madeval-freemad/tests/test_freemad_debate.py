@@ -75,12 +75,21 @@ def test_freemad_attack_chooses_a_fraction_of_the_agents():
     assert all(len(c) == 2 for c in chosen) and len({tuple(c) for c in chosen}) > 1  # seeded random draws
 
 
+def test_freemad_attack_records_the_wrapped_paradigm_by_its_registered_name():
+    transcript, _ = scripted_debate(three, responder="conformity", paradigm="attack", decider="counting",
+                                    paradigm_args={"paradigm": "society_of_minds", "select": "first"})
+    event = next(e for e in transcript.events if e["kind"] == "communication_attack")
+    assert event["paradigm"] == "som" and event["attacked"] == [0]
+
+
 def test_freemad_attack_bad_options_are_usage_errors():
     paradigms = components().paradigms
     with pytest.raises(UsageError, match="fraction must be between 0 and 1"):
         paradigms.create("communication_attack", {"fraction": 1.5})
     with pytest.raises(UsageError, match="unknown paradigm 'somm'"):
         paradigms.create("communication_attack", {"paradigm": "somm"})
+    with pytest.raises(UsageError, match="cannot wrap itself"):
+        paradigms.create("communication_attack", {"paradigm": "attack"})  # its alias is itself too
     with pytest.raises(UsageError, match="no agent 7 among 3 agents"):
         debate(three, responder="conformity", paradigm="communication_attack", decider="counting",
                paradigm_args={"targets": "7"})

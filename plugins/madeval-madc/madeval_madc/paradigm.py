@@ -31,7 +31,6 @@ class SocietyOfMindsParadigm(CollectiveRefinement):
     answer last; MADC, seed 003, Algorithm 1).
     """
 
-    name = "som"
 
     def __init__(self, allocation: str = "fixed", visible_turns_in_memory: int = 2):
         super().__init__(visible_turns_in_memory)

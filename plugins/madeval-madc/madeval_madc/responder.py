@@ -25,7 +25,6 @@ class SocietyOfMinds(Responder):
     system prompt (MADC uses "You are a helpful assistant.").
     """
 
-    name = "som"
     gives_agreement = False
     #: The sentence after the peers' solutions; Free-MAD's anti-conformity responder replaces it.
     advice = prompts.UPDATE_ADVICE
