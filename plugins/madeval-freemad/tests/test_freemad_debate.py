@@ -76,8 +76,8 @@ def test_freemad_attack_chooses_a_fraction_of_the_agents():
 
 
 def test_freemad_attack_records_the_wrapped_paradigm_by_its_registered_name():
-    transcript, _ = scripted_debate(three, responder="conformity", paradigm="attack", decider="counting",
-                                    paradigm_args={"paradigm": "society_of_minds", "select": "first"})
+    transcript, _ = debate(three, responder="conformity", paradigm="attack", decider="counting",
+                           paradigm_args={"paradigm": "society_of_minds", "select": "first"})
     event = next(e for e in transcript.events if e["kind"] == "communication_attack")
     assert event["paradigm"] == "som" and event["attacked"] == [0]
 
