@@ -24,11 +24,9 @@ import yaml
 
 from . import options as rule
 from .errors import UsageError
-from .options import declared_option, key_values, option, parse_endpoints, shown, snake_keys
+from .options import declared_option, option, shown, snake_keys
+from .options import key_values, parse_endpoints  # noqa: F401 - public names of madeval.config
 from .presets import apply_preset
-
-__all__ = ["DebateConfig", "RunSettings", "build_settings", "debate_config", "key_values",
-           "parse_endpoints", "read_config_file"]
 
 API_KEY_VARIABLES = ("MADEVAL_API_KEY", "OPENAI_API_KEY")
 

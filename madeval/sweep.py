@@ -21,6 +21,7 @@ from itertools import product
 from typing import Any
 
 from .errors import UsageError
+from .options import snake_keys
 
 SWEEP_KEYS = ("common", "grid", "runs")
 COMPONENT_KEYS = ("persona", "responder", "paradigm", "decider", "preset")
@@ -85,7 +86,7 @@ def _mapping(value: Any, where: str, debate_keys: set[str]) -> dict[str, Any]:
         return {}
     if not isinstance(value, dict):
         raise UsageError(f"{where} must be a mapping of options")
-    data = {str(k).replace("-", "_"): v for k, v in value.items()}
+    data = snake_keys(value)
     unknown = sorted(set(data) - debate_keys)
     if unknown:
         raise UsageError(

@@ -77,9 +77,8 @@ def shared_option(name: str, **overrides: Any) -> Callable:
 
 
 def given_options(given: dict[str, Any]) -> dict[str, Any]:
-    """The options given on the command line (left-out ones dropped), repeatable ones as lists."""
-    return {key: list(value) if isinstance(value, tuple) else value
-            for key, value in given.items() if value not in (None, ())}
+    """The options given on the command line: left-out ones (None, or no repeatable value) dropped."""
+    return {key: value for key, value in given.items() if value not in (None, ())}
 
 
 def read_given(given: dict[str, Any]) -> dict[str, Any]:

@@ -10,6 +10,7 @@ from dataclasses import asdict, dataclass, fields
 from typing import Any
 
 from ..errors import UsageError
+from ..options import snake_keys
 
 INTERVALS = {
     "population": "95% confidence intervals are about the population of questions the items were "
@@ -37,7 +38,7 @@ class LeaderboardOptions:
     @classmethod
     def from_dict(cls, data: dict[str, Any] | None) -> LeaderboardOptions:
         """Options from a mapping, checked."""
-        data = {str(k).replace("-", "_"): v for k, v in (data or {}).items()}
+        data = snake_keys(data or {})
         known = {f.name for f in fields(cls)}
         unknown = sorted(set(data) - known)
         if unknown:
