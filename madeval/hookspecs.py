@@ -29,6 +29,8 @@ from __future__ import annotations
 import pluggy
 
 hookspec = pluggy.HookspecMarker("madeval")
+#: Marks a plugin's hook implementations; plugins import it as ``from madeval import hookimpl``.
+hookimpl = pluggy.HookimplMarker("madeval")
 
 
 @hookspec
