@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from ..config import build_settings, key_values, parse_endpoints, read_config_file
+from ..config import key_values, parse_endpoints, read_config_file
 from ..errors import UsageError
 
 
@@ -76,10 +76,9 @@ def run(config_file: str | None, no_progress: bool, **given: Any) -> None:
     if isinstance(given.get("persona"), str) and "," in given["persona"]:
         given["persona"] = [p.strip() for p in given["persona"].split(",")]
     options.update({key: value for key, value in given.items() if value not in (None, ())})
-    settings = build_settings(options)
-    from ..run import run as run_settings
+    from ..evaluation import evaluate
 
-    result = run_settings(settings, show_progress=not no_progress)
+    result = evaluate(**options, show_progress=not no_progress, out=sys.stdout)
     if result.outcome.failed:
         click.echo(
             f"madeval: {result.outcome.failed} units failed for good (see errors.jsonl); "

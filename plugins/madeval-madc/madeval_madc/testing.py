@@ -14,10 +14,8 @@ import re
 from types import ModuleType
 from typing import Any, Callable, Iterator
 
-from madeval.components import DebateSetup, TaskPrompt
-from madeval.debate import run_debate
-from madeval.plugins import components, pm
-from madeval.transcript import Agent, Persona, Transcript
+from madeval import Agent, DebateSetup, Persona, TaskPrompt, Transcript, registries, run_debate
+from madeval.plugins import pm  # until madeval.testing.registered (issue 13) replaces registered() here
 
 LETTER = re.compile(r"Final Solution:\s*([A-Z])")
 
@@ -83,7 +81,7 @@ def scripted_debate(
     extract: Callable[[str], str | None] = letter,
 ) -> tuple[Transcript, ScriptedLLM]:
     """Build the named components, validate them and run one debate with scripted replies."""
-    built = components()
+    built = registries()
     setup = DebateSetup(
         personas=[built.personas.create(persona) for _ in range(agents)],
         responder=built.responders.create(responder, responder_args or {}),
