@@ -24,11 +24,10 @@ Internal modules never import from this package root (import from the defining m
 
 from __future__ import annotations
 
-__version__ = "0.1.0"  # first: internal modules read it while this package is still importing
-
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from ._version import __version__
 from .components import (
     AnswerDecider,
     Component,

@@ -221,7 +221,7 @@ def plugin_info() -> list[dict[str, Any]]:
             version = dist.version
             package = dist.metadata["name"]
         else:
-            from . import __version__
+            from ._version import __version__
 
             version, package = __version__, "madeval"
         found: dict[str, list[str]] = {}

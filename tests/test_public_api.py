@@ -32,7 +32,9 @@ def test_every_public_name_imports_and_the_engine_loads_only_when_asked():
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["[]", "[]", "components"]
-    assert madeval.Decider is __import__("madeval.components").components.Decider
+    from madeval.components import Decider
+
+    assert madeval.Decider is Decider
     with pytest.raises(AttributeError, match="no attribute 'Decidr'"):
         madeval.Decidr  # noqa: B018
 
@@ -49,6 +51,33 @@ def _madeval_imports(path: Path) -> set[str]:
             continue
         found |= {m for m in modules if m == "madeval" or m.startswith("madeval.")}
     return found
+
+
+def test_internal_modules_never_import_names_from_the_package_root():
+    """The root imports the modules it re-exports; one of them taking a name from the root back
+    (``from madeval import hookimpl``, ``from . import __version__``) would be an import cycle."""
+    package = ROOT / "madeval"
+    taking = []
+    for path in sorted(package.rglob("*.py")):
+        relative = path.relative_to(ROOT)
+        if relative.parts[1] == "tasks" or path == package / "__init__.py":
+            continue  # task code (a symlink into tasks/, imported by name) and the root itself
+        parts = list(relative.with_suffix("").parts)
+        here = parts[:-1]  # the package the file is in (for __init__.py, the package itself)
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.ImportFrom):
+                continue
+            if node.level:
+                base = here[: len(here) - node.level + 1] + (node.module.split(".") if node.module else [])
+            else:
+                base = node.module.split(".") if node.module else []
+            if base != ["madeval"]:
+                continue
+            names = [a.name for a in node.names
+                     if not (package / a.name).is_dir() and not (package / f"{a.name}.py").is_file()]
+            if names:
+                taking.append(f"{relative}:{node.lineno} {', '.join(names)}")
+    assert taking == []
 
 
 #: The one exception left: madc's test helper registers plugin modules through the plugin manager
