@@ -1,13 +1,139 @@
 """madeval: an evaluation harness for multi-agent debate.
 
-Plugins implement the hooks in :mod:`madeval.hookspecs` with the ``hookimpl`` marker exported
-here; the component base classes live in :mod:`madeval.components`.
+This package's names (``__all__``) are the public API: what a plugin package and a notebook may
+import. A plugin imports from ``madeval`` (and its tests from ``madeval.testing``), never from the
+modules inside it, whose names may change between versions::
+
+    from madeval import Decider, Decision, hookimpl
+
+    class LastWord(Decider):
+        async def after_turn(self, state, llm):
+            last = state.transcript.messages[-1]
+            return Decision(last.solution, True, state.turn, "last_word", "last speaker")
+
+    @hookimpl
+    def register_deciders(register):
+        register("last_word", LastWord)
+
+:func:`evaluate` runs an evaluation from Python with the options of ``madeval run``.
+
+The core types are imported here; the rest (``evaluate`` and the helpers that bring the engine
+with them) are loaded on first use, so that ``import madeval`` and ``madeval --help`` stay fast.
+Internal modules never import from this package root (import from the defining module instead).
 """
 
-import pluggy
+from __future__ import annotations
 
-__version__ = "0.1.0"
+import importlib
+from typing import TYPE_CHECKING, Any
 
-hookimpl = pluggy.HookimplMarker("madeval")
+from ._version import __version__
+from .components import (
+    AnswerDecider,
+    Component,
+    Contribution,
+    DebateLLM,
+    DebateSetup,
+    DebateState,
+    Decider,
+    Paradigm,
+    PersonaGenerator,
+    Responder,
+    SpeakContext,
+    Speaker,
+    TaskPrompt,
+)
+from .errors import MadevalError, UsageError
+from .hookspecs import hookimpl
+from .item import Item
+from .metrics.base import DebateMetric, Metric
+from .transcript import Agent, Call, Decision, Message, Persona, Transcript
 
-__all__ = ["__version__", "hookimpl"]
+#: Public names loaded on first use, by the module that defines them.
+_LAZY = {
+    "evaluate": "madeval.evaluation",
+    "RunResult": "madeval.run",
+    "run_debate": "madeval.debate",
+    "registries": "madeval.plugins",
+    "AMBIGUOUS": "madeval.task",
+    "note_scoring_error": "madeval.metrics.notes",
+    "plurality": "madeval.builtins.counting",
+    "same_answer": "madeval.builtins.metrics",
+    "parse_json_object": "madeval.builtins.personas",
+    "CollectiveRefinement": "madeval.builtins.paradigms",
+}
+#: Public names that differ from the defining module's own name for the object.
+_RENAMED = {"registries": "components"}
+
+if TYPE_CHECKING:  # what the lazy names are, for type checkers and editors
+    from .builtins.counting import plurality
+    from .builtins.metrics import same_answer
+    from .builtins.paradigms import CollectiveRefinement
+    from .builtins.personas import parse_json_object
+    from .debate import run_debate
+    from .evaluation import evaluate
+    from .run import RunResult
+    from .metrics.notes import note_scoring_error
+    from .plugins import components as registries
+    from .task import AMBIGUOUS
+
+
+def __getattr__(name: str) -> Any:
+    """Load a lazy public name (PEP 562) and keep it, so the next access is a plain lookup."""
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'madeval' has no attribute '{name}'")
+    value = getattr(importlib.import_module(module), _RENAMED.get(name, name))
+    globals()[name] = value
+    return value
+
+
+__all__ = [
+    "__version__",
+    # plugins: the hook marker (the hooks are documented in madeval.hookspecs)
+    "hookimpl",
+    # component base classes and what the debate loop hands them
+    "Component",
+    "PersonaGenerator",
+    "Responder",
+    "Paradigm",
+    "Decider",
+    "AnswerDecider",
+    "Contribution",
+    "SpeakContext",
+    "Speaker",
+    "DebateSetup",
+    "DebateState",
+    "DebateLLM",
+    "TaskPrompt",
+    # the transcript: plain data, stored with every record
+    "Agent",
+    "Call",
+    "Decision",
+    "Message",
+    "Persona",
+    "Transcript",
+    # metrics and extractors
+    "Metric",
+    "DebateMetric",
+    "Item",
+    "AMBIGUOUS",
+    "note_scoring_error",
+    # errors: a UsageError is one line for the user and exit status 2
+    "MadevalError",
+    "UsageError",
+    # building blocks the built-in components share with plugins
+    "plurality",
+    "same_answer",
+    "parse_json_object",
+    "CollectiveRefinement",
+    "registries",
+    "run_debate",
+    # running an evaluation from Python
+    "evaluate",
+    "RunResult",
+]
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -21,7 +21,7 @@ Implement a hook in a plugin module like this::
     def register_deciders(register):
         register("dictator", Dictator, description="Agent 0 decides alone.")
 
-The base classes a factory should build on live in :mod:`madeval.components`.
+The base classes a factory should build on are exported by :mod:`madeval` (``madeval.__all__``).
 """
 
 from __future__ import annotations
@@ -29,6 +29,8 @@ from __future__ import annotations
 import pluggy
 
 hookspec = pluggy.HookspecMarker("madeval")
+#: Marks a plugin's hook implementations; plugins import it as ``from madeval import hookimpl``.
+hookimpl = pluggy.HookimplMarker("madeval")
 
 
 @hookspec

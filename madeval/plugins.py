@@ -230,7 +230,7 @@ def plugin_info() -> list[dict[str, Any]]:
         if dist is not None:
             version, package, description = dist.version, dist.metadata["name"], _summary(dist)
         else:
-            from . import __version__
+            from ._version import __version__
 
             version, package, description = __version__, "madeval", first_paragraph(plugin)
         found: dict[str, list[str]] = {}

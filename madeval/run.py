@@ -15,7 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
-from . import __version__, aio
+from . import aio
+from ._version import __version__
 from .config import DebateConfig, RunSettings, check_settings
 from .errors import UsageError
 from .options import convert_component_option

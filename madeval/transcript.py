@@ -107,8 +107,13 @@ class Call:
 class Decision:
     """The outcome of a debate: the answer, whether the protocol reached it, and how.
 
-    ``success`` is False when the debate hit ``max_turns`` and the answer is a recorded fallback.
-    ``details`` holds what the decider wants kept: tallies, ballots, abstentions, ties.
+    ``answer`` is a solution text (consensus, voting, judge) or an answer already extracted from
+    one (``counting``); the record's ``prediction`` is the task's extractor chain applied to it,
+    and ``None`` scores as wrong. ``success`` is False when the protocol reached no decision (the
+    debate hit ``max_turns`` and the answer is a recorded fallback, or there was no answer).
+    ``turn`` is the turn it was made in (turns count from 1), ``decider`` the decider's registered
+    name, ``reason`` one word for how it was reached (``"plurality"``). ``details`` holds what the
+    decider wants kept, as plain JSON data: tallies, ballots, abstentions, ties.
     """
 
     answer: str | None

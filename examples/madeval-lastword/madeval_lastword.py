@@ -1,14 +1,12 @@
 """madeval-lastword: a decider where the last speaker's solution wins after the first turn."""
-from madeval import hookimpl
-from madeval.components import Decider
-from madeval.transcript import Decision
+from madeval import Decider, Decision, hookimpl
 
 
 class LastWord(Decider):
     """After the first turn, the solution of the turn's last message is the answer."""
 
     async def after_turn(self, state, llm):
-        return Decision(state.transcript.messages[-1].solution, True, state.turn, "last_word", "last word")
+        return Decision(state.transcript.messages[-1].solution, True, state.turn, self.name, "last word")
 
 
 @hookimpl

@@ -9,7 +9,7 @@
 
 from __future__ import annotations
 
-from .. import hookimpl
+from ..hookspecs import hookimpl
 
 SINGLE_TURN = {"persona": "none", "paradigm": "collective_refinement", "decider": "counting", "max_turns": 1}
 

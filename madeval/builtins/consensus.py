@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from .. import hookimpl
+from ..hookspecs import hookimpl
 from ..components import DebateState, Decider
 from ..finals import final_solution
 from ..transcript import Decision

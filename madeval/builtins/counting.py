@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from .. import hookimpl
+from ..hookspecs import hookimpl
 from ..components import AnswerDecider, DebateState
 from ..transcript import Decision
 

@@ -39,7 +39,7 @@ from __future__ import annotations
 import re
 from typing import Any, Callable
 
-from .. import hookimpl
+from ..hookspecs import hookimpl
 from ..metrics.math import last_boxed
 from ..task import AMBIGUOUS
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .. import hookimpl
+from ..hookspecs import hookimpl
 from ..components import DebateLLM, DebateState, Decider
 from ..errors import UsageError
 from ..finals import final_solutions

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .. import hookimpl
+from ..hookspecs import hookimpl
 from ..metrics.base import Metric
 from ..metrics.debate import AnswerDiversity, AnswerEntropy, GoldLikelihood
 from ..metrics.math import integer_value, math_equal

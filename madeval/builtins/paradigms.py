@@ -12,7 +12,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Iterator
 
-from .. import hookimpl
+from ..hookspecs import hookimpl
 from ..components import DebateState, Paradigm, Speaker
 from ..errors import UsageError
 from ..finals import solution_text

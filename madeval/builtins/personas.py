@@ -17,7 +17,7 @@ import json
 import re
 from typing import Any
 
-from .. import hookimpl
+from ..hookspecs import hookimpl
 from ..components import PersonaGenerator, TaskPrompt
 from ..prompts import madeval as own
 from ..prompts import mallm

@@ -8,7 +8,7 @@ its own).
 
 from __future__ import annotations
 
-from .. import hookimpl
+from ..hookspecs import hookimpl
 from ..agreement import parse_agreement, strip_markers
 from ..components import Contribution, Responder, SpeakContext
 from ..errors import UsageError

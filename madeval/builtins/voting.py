@@ -34,7 +34,7 @@ import asyncio
 import re
 from typing import Any
 
-from .. import hookimpl
+from ..hookspecs import hookimpl
 from ..components import DebateLLM, DebateState, Decider
 from ..errors import UsageError
 from ..finals import final_solutions

@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from ..config import build_settings, read_config_file
+from ..config import read_config_file
 from .settings_options import given_options, settings_options
 
 
@@ -19,10 +19,9 @@ def run(config_file: str | None, no_progress: bool, **given: Any) -> None:
     """Run debates on tasks and print the leaderboard table."""
     options: dict[str, Any] = read_config_file(config_file) if config_file else {}
     options.update(given_options(given))
-    settings = build_settings(options)
-    from ..run import run as run_settings
+    from ..evaluation import evaluate
 
-    result = run_settings(settings, show_progress=not no_progress)
+    result = evaluate(**options, show_progress=not no_progress, out=sys.stdout)
     if result.outcome.failed:
         click.echo(
             f"madeval: {result.outcome.failed} units failed for good (see errors.jsonl); "

@@ -28,7 +28,7 @@ from typing import Any
 import aiohttp
 from yarl import URL
 
-from .. import __version__
+from .._version import __version__
 from .endpoint_url import EndpointURL, env_proxy
 from .wire import (
     DEFAULT_MAX_RESPONSE_BYTES, ClientSideError, Reply, RetryableError, ResponseTooLarge,

@@ -29,8 +29,7 @@ from __future__ import annotations
 import re
 from typing import Iterator
 
-from madeval.components import Contribution, DebateSetup, DebateState, Decider, Paradigm, Responder, SpeakContext, Speaker
-from madeval.transcript import Decision, Message
+from madeval import Contribution, DebateSetup, DebateState, Decider, Decision, Message, Paradigm, Responder, SpeakContext, Speaker
 
 from .common import require_layout, topic
 

@@ -22,8 +22,7 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from madeval.components import Contribution, DebateSetup, DebateState, Paradigm, PersonaGenerator, Responder, SpeakContext, Speaker
-from madeval.transcript import Message, Persona
+from madeval import Contribution, DebateSetup, DebateState, Message, Paradigm, Persona, PersonaGenerator, Responder, SpeakContext, Speaker
 
 from .common import require_layout
 

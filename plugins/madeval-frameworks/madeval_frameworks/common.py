@@ -6,9 +6,7 @@ import ast
 import re
 from typing import Any
 
-from madeval.components import DebateSetup, TaskPrompt
-from madeval.errors import UsageError
-from madeval.transcript import Message, Transcript
+from madeval import DebateSetup, Message, TaskPrompt, Transcript, UsageError, parse_json_object
 
 OBJECT = re.compile(r"\{.*\}", re.DOTALL)
 
@@ -16,8 +14,6 @@ OBJECT = re.compile(r"\{.*\}", re.DOTALL)
 def parse_object(text: str) -> dict[str, Any] | None:
     """The first JSON object (or Python dict literal, which several frameworks' code accepts) in
     ``text``; ``None`` when there is none."""
-    from madeval.builtins.personas import parse_json_object
-
     try:
         return parse_json_object(text)
     except ValueError:

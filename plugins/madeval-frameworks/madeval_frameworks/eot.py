@@ -46,10 +46,7 @@ import difflib
 import itertools
 from collections import Counter
 
-from madeval.builtins.counting import plurality
-from madeval.builtins.paradigms import CollectiveRefinement
-from madeval.components import Contribution, DebateState, Decider, PersonaGenerator, Responder, SpeakContext
-from madeval.transcript import Decision, Message, Persona
+from madeval import CollectiveRefinement, Contribution, DebateState, Decider, Decision, Message, Persona, PersonaGenerator, plurality, Responder, SpeakContext
 
 from .common import by_turn, flat
 

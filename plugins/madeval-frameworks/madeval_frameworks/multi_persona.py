@@ -24,8 +24,7 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from madeval.components import Contribution, DebateSetup, DebateState, Decider, Paradigm, PersonaGenerator, Responder, SpeakContext, Speaker
-from madeval.transcript import Decision, Message, Persona
+from madeval import Contribution, DebateSetup, DebateState, Decider, Decision, Message, Paradigm, Persona, PersonaGenerator, Responder, SpeakContext, Speaker
 
 from .common import by_turn, parse_object, require_layout, topic
 

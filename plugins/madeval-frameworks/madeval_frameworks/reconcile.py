@@ -25,8 +25,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from madeval.components import Contribution, DebateState, Decider, Responder, SpeakContext
-from madeval.transcript import Decision, Message
+from madeval import Contribution, DebateState, Decider, Decision, Message, Responder, SpeakContext
 
 from .common import parse_object
 

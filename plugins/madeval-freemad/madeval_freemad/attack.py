@@ -22,9 +22,7 @@ from __future__ import annotations
 import math
 from typing import Any, Iterator
 
-from madeval.components import DebateSetup, DebateState, Paradigm, Speaker
-from madeval.errors import UsageError
-from madeval.transcript import Message
+from madeval import DebateSetup, DebateState, Message, Paradigm, Speaker, UsageError, registries
 
 from madeval_madc.randomness import substream
 
@@ -66,15 +64,13 @@ class CommunicationAttack(Paradigm):
 
     def __init__(self, paradigm: str = "som", paradigm_args: Any = "", fraction: float = 1 / 3,
                  targets: Any = "", select: str = "random"):
-        from madeval.plugins import components
-
-        if components().paradigms.resolve(paradigm).factory is type(self):
+        if registries().paradigms.resolve(paradigm).factory is type(self):
             raise ValueError("the attack cannot wrap itself")
         if not 0 <= fraction <= 1:
             raise ValueError(f"fraction must be between 0 and 1, got {fraction}")
         if select not in SELECTIONS:
             raise ValueError(f"select must be one of {', '.join(SELECTIONS)}, got '{select}'")
-        self.inner = components().paradigms.create(paradigm, parse_options(paradigm_args))
+        self.inner = registries().paradigms.create(paradigm, parse_options(paradigm_args))
         self.fraction = fraction
         self.targets = parse_targets(targets)
         self.select = select

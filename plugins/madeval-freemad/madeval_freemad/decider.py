@@ -10,8 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from madeval.components import AnswerDecider, DebateState
-from madeval.transcript import Decision, Transcript
+from madeval import AnswerDecider, DebateState, Decision, Transcript
 
 from madeval_madc.randomness import substream
 

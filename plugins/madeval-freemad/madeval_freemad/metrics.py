@@ -11,8 +11,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from madeval.metrics.base import DebateMetric
-from madeval.transcript import Transcript
+from madeval import DebateMetric, Transcript
 
 
 def token_cost(transcript: Transcript) -> dict[str, float]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import io
 import itertools
 import math
@@ -16,8 +17,7 @@ from madeval.leaderboard import build_leaderboard
 from madeval.leaderboard.data import read_rescored
 from madeval.plugins import components
 from madeval.records import read_records
-from madeval.rescore import parse_deciders, rescore
-from madeval.run import _endpoints as run_endpoints
+from madeval.cli.main import main
 from madeval.run import run
 from madeval.simulator import simulate
 from madeval.testing import debate
@@ -173,10 +173,10 @@ def _attack_run(tasks, tmp_path, items, *, task="arith_yesno", max_turns=2, repe
         kinds = dict(sim.agents.stats.kinds)
         assert sim.agents.stats.unknown_questions == 0  # the simulator finds the question in Du et al.'s prompt
         if rescore_freemad:
-            specs = parse_deciders("freemad_score", components())
-            with run_endpoints(settings) as (endpoints, _):
-                added = rescore(result.folder, specs, settings, components(), endpoints, {task: tasks[task]})
-            assert added.added == 2 * items * repeats and not added.skipped
+            notes = io.StringIO()
+            with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(notes):
+                main(["rescore", str(result.folder), "--decider", "freemad_score"])  # as a user would
+            assert len(read_rescored(result.folder)) == 2 * items * repeats and not notes.getvalue()
             assert sim.agents.stats.kinds == kinds  # the score makes no call
     assert result.outcome.finished == items * repeats * len(configs) and result.outcome.failed == 0
 

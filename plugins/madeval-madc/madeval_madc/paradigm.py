@@ -8,10 +8,7 @@ from that turn's answers. Each agent's order is recorded as an ``allocation`` ev
 
 from __future__ import annotations
 
-from madeval.builtins.metrics import same_answer
-from madeval.builtins.paradigms import CollectiveRefinement
-from madeval.components import DebateState
-from madeval.transcript import Message
+from madeval import CollectiveRefinement, DebateState, Message, same_answer
 
 from .allocation import ORACLES, STRATEGIES, order_fixed, order_madc, order_random, order_truth
 from .randomness import substream

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import random
 
-from madeval.components import DebateState
+from madeval import DebateState
 
 
 def substream(state: DebateState, *labels: object) -> random.Random:

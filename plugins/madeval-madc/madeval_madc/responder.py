@@ -9,8 +9,7 @@ messages are left out of that list. An agent that sees no peer gets the double-c
 
 from __future__ import annotations
 
-from madeval.components import Contribution, Responder, SpeakContext
-from madeval.transcript import Message
+from madeval import Contribution, Message, Responder, SpeakContext
 
 from . import prompts
 
