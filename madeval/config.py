@@ -20,7 +20,12 @@ from typing import Any, Callable
 import yaml
 
 from .errors import UsageError
+from .leaderboard.options import LeaderboardOptions
+from .llm.endpoint_url import public_url
+from .plugins import components
 from .presets import apply_preset
+from .sampling import parse_sample
+from .sweep import SWEEP_KEYS, expand, is_sweep
 
 API_KEY_VARIABLES = ("MADEVAL_API_KEY", "OPENAI_API_KEY")
 #: Options whose values are never shown in an error message.
@@ -118,8 +123,6 @@ class RunSettings:
 
     def sample_spec(self):
         """The parsed ``sample`` setting (:class:`madeval.sampling.SampleSpec`)."""
-        from .sampling import parse_sample
-
         return parse_sample(self.sample, self.confidence, self.margin)
 
     def generation(self) -> dict[str, Any]:
@@ -141,8 +144,6 @@ class RunSettings:
 
     def public(self) -> dict[str, Any]:
         """The settings as stored with results: no API key, configurations listed separately."""
-        from .llm.endpoint_url import public_url
-
         data = asdict(self)
         data.pop("api_key")
         # A base URL may carry credentials (user info, ?api-key=): never stored.
@@ -228,8 +229,6 @@ def _names(value: Any) -> list[str]:
 
 def _registered_metrics(names: list[str]) -> str | None:
     """Every name must be a registered metric (``madeval plugins`` lists them)."""
-    from .plugins import components
-
     for name in names:
         try:
             components().metrics.resolve(name)
@@ -360,13 +359,13 @@ def _one_of(*allowed: str) -> Callable[[Any], str | None]:
 
 def _transport_name(value: Any) -> str:
     """A transport name, its old alias replaced (``direct`` is now ``aiohttp``)."""
-    from .llm.transports import canonical_transport
+    from .llm.transports import canonical_transport  # openai, behind it, takes a second: only when named
 
     return canonical_transport(_text(value))
 
 
 def _transport(value: str) -> str | None:
-    from .llm.transports import TRANSPORTS
+    from .llm.transports import TRANSPORTS  # as above
 
     return _one_of(*TRANSPORTS)(value)
 
@@ -472,8 +471,6 @@ def check_config(options: dict[str, Any], where: str) -> dict[str, Any]:
     ``where`` names the file in the one-line error, e.g. ``config run.yaml: agents must be an
     integer, got 'three'``.
     """
-    from .sweep import SWEEP_KEYS
-
     known = sorted(DEBATE_KEYS | RUN_KEYS | {"leaderboard", *SWEEP_KEYS})
     unknown = sorted(set(options) - set(known))
     if unknown:
@@ -540,9 +537,6 @@ def build_settings(options: dict[str, Any]) -> RunSettings:
     A sweep file (``common``, ``grid``, ``runs``; see :mod:`madeval.sweep`) gives several
     configurations; ``leaderboard`` holds the leaderboard options (:mod:`madeval.leaderboard`).
     """
-    from .leaderboard.options import LeaderboardOptions
-    from .sweep import SWEEP_KEYS, expand, is_sweep
-
     options = dict(options)
     leaderboard = LeaderboardOptions.from_dict(options.pop("leaderboard", None))
     unknown = sorted(set(options) - DEBATE_KEYS - RUN_KEYS - set(SWEEP_KEYS))
@@ -602,8 +596,6 @@ def check_settings(settings: RunSettings) -> None:
             setattr(settings, key, _checked(key, getattr(settings, key), ""))
     if not settings.tasks:
         raise UsageError("no tasks given: use --tasks NAME[,NAME...] (see 'madeval tasks')")
-    from .sampling import parse_sample
-
     settings.sample = settings.sample.strip().lower()
     parse_sample(settings.sample, settings.confidence, settings.margin)
     for config in settings.configurations:

@@ -18,7 +18,7 @@ from typing import Any
 
 import pluggy
 
-from . import hookspecs
+from . import __version__, hookspecs
 from .errors import MadevalError
 from .registry import Registry
 
@@ -221,8 +221,6 @@ def plugin_info() -> list[dict[str, Any]]:
             version = dist.version
             package = dist.metadata["name"]
         else:
-            from . import __version__
-
             version, package = __version__, "madeval"
         found: dict[str, list[str]] = {}
         for kind in ("persona", "responder", "paradigm", "decider", "metric", "extractor", "preset"):

@@ -34,6 +34,7 @@ from .plugins import Components
 from .metrics.checker import shutdown_checker
 from .records import LineAppender, encode_line
 from .replay import discussion_calls, replay
+from .run import default_cache_path
 from .runner import extra_metrics, score_unit
 from .transcript import Transcript
 
@@ -206,6 +207,4 @@ async def _replay_record(record, planned, new_id, described, spec, settings, com
 
 
 def _default_cache() -> Path:
-    from .run import default_cache_path
-
     return default_cache_path()

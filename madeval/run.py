@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import difflib
+import importlib.metadata
 import os
 import sys
 import time
@@ -17,6 +18,7 @@ from typing import Any, TextIO
 
 from . import __version__, aio
 from .config import DebateConfig, RunSettings, check_settings
+from .embedded import MODEL_NAME, EmbeddedServer
 from .errors import UsageError
 from .llm.cache import ResponseCache
 from .llm.client import Endpoint, LLMClient, RetryPolicy
@@ -101,8 +103,6 @@ def validate(settings: RunSettings, components: Components) -> dict[str, Task]:
                 f"endpoint_concurrency names unknown endpoint '{unknown[0]}' (endpoints: {', '.join(names)})"
             )
     if default == EMBEDDED_ENDPOINT and settings.model:
-        from .embedded import MODEL_NAME
-
         if settings.model != MODEL_NAME:
             raise UsageError(
                 f"unknown model '{settings.model}': the embedded endpoint serves only {MODEL_NAME} "
@@ -192,8 +192,6 @@ def _endpoints(settings: RunSettings):
         default = DEFAULT_ENDPOINT if settings.base_url else next(iter(table))
         yield table, ModelRef(settings.model or "", default)
         return
-    from .embedded import MODEL_NAME, EmbeddedServer
-
     with EmbeddedServer() as server:
         concurrency = endpoint_limit(settings, EMBEDDED_ENDPOINT, 1)
         endpoint = Endpoint(
@@ -297,8 +295,6 @@ async def check_models(client: LLMClient, refs: list[ModelRef], listings: dict[s
 
 def versions() -> dict[str, Any]:
     """Versions of Python, madeval, key libraries and every loaded plugin."""
-    import importlib.metadata
-
     found = {"python": sys.version.split()[0], "madeval": __version__}
     for package in ("openai", "pluggy", "datasets", "llama-cpp-python"):
         try:
