@@ -16,9 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
-from . import __version__, aio
+from . import __version__, aio, embedded
 from .config import DebateConfig, RunSettings, check_settings
-from .embedded import MODEL_NAME, EmbeddedServer
 from .errors import UsageError
 from .llm.cache import ResponseCache
 from .llm.client import Endpoint, LLMClient, RetryPolicy
@@ -103,9 +102,9 @@ def validate(settings: RunSettings, components: Components) -> dict[str, Task]:
                 f"endpoint_concurrency names unknown endpoint '{unknown[0]}' (endpoints: {', '.join(names)})"
             )
     if default == EMBEDDED_ENDPOINT and settings.model:
-        if settings.model != MODEL_NAME:
+        if settings.model != embedded.MODEL_NAME:
             raise UsageError(
-                f"unknown model '{settings.model}': the embedded endpoint serves only {MODEL_NAME} "
+                f"unknown model '{settings.model}': the embedded endpoint serves only {embedded.MODEL_NAME} "
                 "(use --base-url for another model)"
             )
     # The plan itself needs the endpoint's model only for the records: a stand-in checks the rest.
@@ -192,12 +191,12 @@ def _endpoints(settings: RunSettings):
         default = DEFAULT_ENDPOINT if settings.base_url else next(iter(table))
         yield table, ModelRef(settings.model or "", default)
         return
-    with EmbeddedServer() as server:
+    with embedded.EmbeddedServer() as server:
         concurrency = endpoint_limit(settings, EMBEDDED_ENDPOINT, 1)
         endpoint = Endpoint(
             EMBEDDED_ENDPOINT, server.base_url, "-", concurrency, max(settings.timeout, 600.0), settings.transport, cap
         )
-        yield {EMBEDDED_ENDPOINT: endpoint}, ModelRef(settings.model or MODEL_NAME, EMBEDDED_ENDPOINT)
+        yield {EMBEDDED_ENDPOINT: endpoint}, ModelRef(settings.model or embedded.MODEL_NAME, EMBEDDED_ENDPOINT)
 
 
 async def _run(settings, components, tasks, endpoints, default_model, show_progress, out) -> RunResult:
