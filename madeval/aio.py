@@ -23,7 +23,7 @@ def loop_factory() -> Callable[[], asyncio.AbstractEventLoop] | None:
     if os.environ.get("MADEVAL_EVENT_LOOP", "").lower() == "asyncio":
         return None
     try:
-        import uvloop
+        import uvloop  # optional: the asyncio loop serves without it
     except ImportError:
         return None
     return uvloop.new_event_loop

@@ -24,9 +24,14 @@ import yaml
 
 from . import options as rule
 from .errors import UsageError
+from .leaderboard.options import LeaderboardOptions
+from .llm.endpoint_url import public_url
 from .options import declared_option, option, shown, snake_keys
 from .options import key_values, parse_endpoints  # noqa: F401 - public names of madeval.config
+from .plugins import components
 from .presets import apply_preset
+from .sampling import parse_sample
+from .sweep import SWEEP_KEYS, expand, is_sweep
 
 API_KEY_VARIABLES = ("MADEVAL_API_KEY", "OPENAI_API_KEY")
 
@@ -37,6 +42,17 @@ def _component(kind: str, default: str, what: str) -> Any:
 
 def _component_args(kind: str) -> Any:
     return option(factory=dict, help=f"{kind} options, key=value,...", convert=rule.component_options)
+
+
+def registered_metrics(listed: list[str]) -> str | None:
+    """Every name must be a registered metric (``madeval plugins`` lists them)."""
+    for name in listed:
+        try:
+            components().metrics.resolve(name)
+        except UsageError as error:
+            return f"must name registered metrics: {error}"
+    return None
+
 
 
 @dataclass
@@ -76,7 +92,7 @@ class DebateConfig:
     #: a debate metric such as Free-MAD's ``token_cost`` reads the transcript.
     metrics: list[str] = option(
         factory=list, help="Extra metrics scored on every debate, comma separated (see 'madeval plugins').", cli=False,
-        convert=rule.names, check=rule.registered_metrics)
+        convert=rule.names, check=registered_metrics)
     preset: str | None = option(None, help="A named bundle of options, e.g. baseline_cot, self_consistency "
                                 "(see 'madeval plugins').", convert=rule.text)
     name: str | None = option(None, help="Display name of the configuration.", convert=rule.text)
@@ -173,7 +189,6 @@ class RunSettings:
 
     def sample_spec(self):
         """The parsed ``sample`` setting (:class:`madeval.sampling.SampleSpec`)."""
-        from .sampling import parse_sample
 
         return parse_sample(self.sample, self.confidence, self.margin)
 
@@ -197,7 +212,6 @@ class RunSettings:
     def public(self) -> dict[str, Any]:
         """The settings as stored with results: every declared option but the secret ones
         (configurations and leaderboard options are stored apart)."""
-        from .llm.endpoint_url import public_url
 
         data = {key: value for key, value in asdict(self).items() if key in PUBLIC_KEYS}
         # A base URL may carry credentials (user info, ?api-key=): never stored.
@@ -251,7 +265,6 @@ def check_config(options: dict[str, Any], where: str) -> dict[str, Any]:
     ``where`` names the file in the one-line error, e.g. ``config run.yaml: agents must be an
     integer, got 'three'``.
     """
-    from .sweep import SWEEP_KEYS
 
     known = sorted(DEBATE_KEYS | RUN_KEYS | {"leaderboard", *SWEEP_KEYS})
     unknown = sorted(set(options) - set(known))
@@ -317,8 +330,6 @@ def build_settings(options: dict[str, Any]) -> RunSettings:
     option's rule. A sweep file (``common``, ``grid``, ``runs``; see :mod:`madeval.sweep`) gives
     several configurations; ``leaderboard`` holds the leaderboard options (:mod:`madeval.leaderboard`).
     """
-    from .leaderboard.options import LeaderboardOptions
-    from .sweep import SWEEP_KEYS, expand, is_sweep
 
     options = dict(options)
     leaderboard = LeaderboardOptions.from_dict(options.pop("leaderboard", None))
@@ -372,7 +383,6 @@ def check_settings(settings: RunSettings) -> None:
     _check_fields(settings, RUN_OPTIONS)
     if not settings.tasks:
         raise UsageError("no tasks given: use --tasks NAME[,NAME...] (see 'madeval tasks')")
-    from .sampling import parse_sample
 
     settings.sample = settings.sample.strip().lower()
     parse_sample(settings.sample, settings.confidence, settings.margin)

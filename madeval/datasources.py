@@ -122,7 +122,7 @@ def _hub_name(dataset: dict[str, Any]) -> str:
 
 
 def _load_json(path: Path) -> list[dict[str, Any]]:
-    import datasets
+    import datasets  # pyarrow and pandas behind it take seconds: only when a dataset is read
 
     datasets.disable_progress_bars()
     rows = datasets.load_dataset("json", data_files=str(path), split="train")
@@ -151,7 +151,7 @@ def _answers(host: str, port: int, timeout_s: float) -> bool:
 
 
 def _load_hub(dataset: dict[str, Any]) -> list[dict[str, Any]]:
-    import datasets
+    import datasets  # as above
 
     datasets.disable_progress_bars()
     rows = datasets.load_dataset(dataset["path"], dataset.get("name"), split=dataset.get("split", "test"))

@@ -194,7 +194,7 @@ def limits(value: Any) -> int | dict[str, int] | None:
 
 def transport_name(value: Any) -> str:
     """A transport name, its old alias replaced (``direct`` is now ``aiohttp``)."""
-    from .llm.transports import canonical_transport
+    from .llm.transports import canonical_transport  # openai, behind it, takes a second: only when named
 
     return canonical_transport(text(value))
 
@@ -245,7 +245,7 @@ def one_of(*allowed: str) -> Callable[[Any], str | None]:
 
 def known_transport(value: str) -> str | None:
     """A transport madeval has (:data:`madeval.llm.transports.TRANSPORTS`)."""
-    from .llm.transports import TRANSPORTS
+    from .llm.transports import TRANSPORTS  # as above
 
     return one_of(*TRANSPORTS)(value)
 
@@ -260,18 +260,6 @@ def sample_size(value: str) -> str | None:
     except ValueError:
         return f"must be 'all', 'fpc' or a number of items, got '{value}'"
     return None if count >= 1 else f"must be at least 1 item, got {count}"
-
-
-def registered_metrics(listed: list[str]) -> str | None:
-    """Every name must be a registered metric (``madeval plugins`` lists them)."""
-    from .plugins import components
-
-    for name in listed:
-        try:
-            components().metrics.resolve(name)
-        except UsageError as error:
-            return f"must name registered metrics: {error}"
-    return None
 
 
 @dataclass(frozen=True)

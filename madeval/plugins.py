@@ -19,6 +19,7 @@ from typing import Any
 import pluggy
 
 from . import hookspecs
+from ._version import __version__
 from .errors import MadevalError
 from .registry import Registry, first_paragraph
 
@@ -230,8 +231,6 @@ def plugin_info() -> list[dict[str, Any]]:
         if dist is not None:
             version, package, description = dist.version, dist.metadata["name"], _summary(dist)
         else:
-            from ._version import __version__
-
             version, package, description = __version__, "madeval", first_paragraph(plugin)
         found: dict[str, list[str]] = {}
         for kind in REGISTRY_KINDS:

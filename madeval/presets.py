@@ -11,13 +11,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from .plugins import components
+
 
 def apply_preset(options: dict[str, Any]) -> dict[str, Any]:
     """``options`` with the named preset's values under them (the options themselves win)."""
     name = options.get("preset")
     if not name:
         return options
-    from .plugins import components
-
     entry = components().presets.resolve(str(name))
     return {**entry.factory(), **options, "preset": entry.name}

@@ -34,6 +34,7 @@ from .metrics.checker import shutdown_checker
 from .options import comma_names
 from .records import LineAppender, encode_line
 from .replay import discussion_calls, replay
+from .run import default_cache_path
 from .runner import Replayed, debate_rng, extra_metrics, unit_record
 from .transcript import Transcript
 
@@ -186,6 +187,4 @@ async def _replay_record(record, planned, new_id, described, spec, settings, com
 
 
 def _default_cache() -> Path:
-    from .run import default_cache_path
-
     return default_cache_path()

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import difflib
+import importlib.metadata
 import os
 import sys
 import time
@@ -15,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
-from . import aio
+from . import aio, embedded
 from ._version import __version__
 from .config import DebateConfig, RunSettings, check_settings
 from .errors import UsageError
@@ -103,11 +104,9 @@ def validate(settings: RunSettings, components: Components) -> dict[str, Task]:
                 f"endpoint_concurrency names unknown endpoint '{unknown[0]}' (endpoints: {', '.join(names)})"
             )
     if default == EMBEDDED_ENDPOINT and settings.model:
-        from .embedded import MODEL_NAME
-
-        if settings.model != MODEL_NAME:
+        if settings.model != embedded.MODEL_NAME:
             raise UsageError(
-                f"unknown model '{settings.model}': the embedded endpoint serves only {MODEL_NAME} "
+                f"unknown model '{settings.model}': the embedded endpoint serves only {embedded.MODEL_NAME} "
                 "(use --base-url for another model)"
             )
     # The plan itself needs the endpoint's model only for the records: a stand-in checks the rest.
@@ -175,14 +174,12 @@ def _endpoints(settings: RunSettings):
         default = DEFAULT_ENDPOINT if settings.base_url else next(iter(table))
         yield table, ModelRef(settings.model or "", default)
         return
-    from .embedded import MODEL_NAME, EmbeddedServer
-
-    with EmbeddedServer() as server:
+    with embedded.EmbeddedServer() as server:
         concurrency = endpoint_limit(settings, EMBEDDED_ENDPOINT, 1)
         endpoint = Endpoint(
             EMBEDDED_ENDPOINT, server.base_url, "-", concurrency, max(settings.timeout, 600.0), settings.transport, cap
         )
-        yield {EMBEDDED_ENDPOINT: endpoint}, ModelRef(settings.model or MODEL_NAME, EMBEDDED_ENDPOINT)
+        yield {EMBEDDED_ENDPOINT: endpoint}, ModelRef(settings.model or embedded.MODEL_NAME, EMBEDDED_ENDPOINT)
 
 
 async def _run(settings, components, tasks, endpoints, default_model, show_progress, out) -> RunResult:
@@ -280,8 +277,6 @@ async def check_models(client: LLMClient, refs: list[ModelRef], listings: dict[s
 
 def versions() -> dict[str, Any]:
     """Versions of Python, madeval, key libraries and every loaded plugin."""
-    import importlib.metadata
-
     found = {"python": sys.version.split()[0], "madeval": __version__}
     for package in ("openai", "pluggy", "datasets", "llama-cpp-python"):
         try:

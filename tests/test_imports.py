@@ -55,7 +55,8 @@ def imported_modules(name: str, path: Path, known: set[str]) -> set[str]:
         if isinstance(node, ast.Import):
             found.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
-            base = package.split(".")[: len(package.split(".")) - (node.level - 1)] if node.level else []
+            parts = package.split(".")
+            base = parts[: len(parts) - node.level + 1] if node.level else []  # level 1: the package
             source = ".".join([*base, *([node.module] if node.module else [])])
             for alias in node.names:
                 submodule = f"{source}.{alias.name}"
@@ -70,7 +71,8 @@ def import_graph(root: Path = PACKAGE) -> dict[str, set[str]]:
 
 
 def first_cycle(graph: dict[str, set[str]]) -> list[str] | None:
-    """The modules of one import cycle (the first repeated at the end), or ``None``."""
+    """The modules of one import cycle (the first repeated at the end), or ``None``: the standard
+    library's topological sorter reports one when it finds it."""
     try:
         graphlib.TopologicalSorter(graph).prepare()
     except graphlib.CycleError as error:

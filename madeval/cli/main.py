@@ -4,6 +4,9 @@
 default); ``madeval tasks``, ``madeval plugins``, ``madeval simulator``, ``madeval leaderboard``,
 ``madeval rescore`` and ``madeval sample-size`` are the other commands.
 Bad input prints one line and exits with status 2.
+
+Each command imports the machinery it drives inside its own function, so that ``madeval --help``
+and the light commands do not load openai, scipy or matplotlib (each takes a second or more).
 """
 
 from __future__ import annotations
@@ -13,6 +16,13 @@ import sys
 import click
 
 from ..errors import MadevalError, UsageError
+from .leaderboard_cmd import leaderboard
+from .plugins_cmd import plugins
+from .rescore_cmd import rescore
+from .run_cmd import run
+from .sample_size_cmd import sample_size
+from .simulator_cmd import simulator
+from .tasks_cmd import tasks
 
 COMMANDS_WITHOUT_RUN = ("--help", "-h", "--version")
 
@@ -36,14 +46,6 @@ def cli() -> None:
 
 
 def _register_commands() -> None:
-    from .leaderboard_cmd import leaderboard
-    from .plugins_cmd import plugins
-    from .rescore_cmd import rescore
-    from .run_cmd import run
-    from .sample_size_cmd import sample_size
-    from .simulator_cmd import simulator
-    from .tasks_cmd import tasks
-
     for command in (run, tasks, plugins, simulator, sample_size, leaderboard, rescore):
         cli.add_command(command)
 

@@ -19,7 +19,9 @@ from typing import Any
 
 from ..records import write_json_atomically
 from .data import load_run
+from .html import page
 from .options import LeaderboardOptions
+from .render import comparisons_csv, csv_text, markdown
 
 OUTPUT_FILES = ("leaderboard.md", "leaderboard.csv", "comparisons.csv", "leaderboard.json", "leaderboard.html")
 
@@ -33,9 +35,7 @@ def build_leaderboard(folder: str | Path, options: LeaderboardOptions | None = N
 
 def write_outputs(board: dict[str, Any], folder: str | Path) -> list[Path]:
     """Write the board into ``folder``: Markdown, CSV (rows; comparisons), JSON, ``charts/`` and HTML."""
-    from .charts import draw_all
-    from .html import page
-    from .render import comparisons_csv, csv_text, markdown
+    from .charts import draw_all  # matplotlib takes a second to import: only when charts are drawn
 
     folder = Path(folder)
     (folder / "leaderboard.md").write_text(markdown(board), encoding="utf-8")

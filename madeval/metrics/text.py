@@ -16,6 +16,7 @@ from typing import Any
 from ..errors import UsageError
 from .base import Metric
 from .models import DEFAULT_MODEL_LAYERS, INSTALL_HINT, default_model_path, quiet_transformers
+from .wordnet import wordnet
 
 
 def references(item: Any) -> list[str]:
@@ -38,7 +39,7 @@ class Bleu(Metric):
         """sacrebleu's ``sentence_bleu(prediction, references).score / 100``."""
         if not prediction:
             return 0.0
-        import sacrebleu
+        import sacrebleu  # heavy, optional: loaded on first use
 
         result = sacrebleu.sentence_bleu(prediction, references(item), tokenize=self.tokenize, lowercase=self.lowercase)
         return result.score / 100
@@ -54,7 +55,7 @@ class Rouge(Metric):
 
     @functools.cached_property
     def _scorer(self):
-        from rouge_score import rouge_scorer
+        from rouge_score import rouge_scorer  # heavy, optional: loaded on first use
 
         return rouge_scorer.RougeScorer(self.types, use_stemmer=self.use_stemmer)
 
@@ -72,14 +73,12 @@ class Meteor(Metric):
 
     def __init__(self, alpha: float = 0.9, beta: float = 3.0, gamma: float = 0.5):
         self.alpha, self.beta, self.gamma = alpha, beta, gamma
-        from .wordnet import wordnet
-
         self._wordnet = wordnet()  # fail at task load, not mid-run, when WordNet is missing
 
     @staticmethod
     def tokens(text: str) -> list[str]:
         """Word tokens as nltk's ``word_tokenize`` makes them (without its sentence splitter)."""
-        from nltk.tokenize import NLTKWordTokenizer
+        from nltk.tokenize import NLTKWordTokenizer  # heavy, optional: loaded on first use
 
         return NLTKWordTokenizer().tokenize(text)
 
@@ -87,7 +86,7 @@ class Meteor(Metric):
         """nltk's ``meteor_score(references, hypothesis)`` on word tokens."""
         if not prediction or not references(item):
             return 0.0
-        from nltk.translate.meteor_score import meteor_score
+        from nltk.translate.meteor_score import meteor_score  # heavy, optional: loaded on first use
 
         return float(
             meteor_score(
@@ -105,7 +104,7 @@ class Meteor(Metric):
 def bert_scorer(model: str, num_layers: int):
     """A bert-score ``BERTScorer`` for a local model folder (or, online, a hub id)."""
     try:
-        from bert_score import BERTScorer
+        from bert_score import BERTScorer  # heavy optional library (torch): on first use
     except ImportError:
         raise UsageError(f"BERTScore needs bert-score; {INSTALL_HINT}") from None
     quiet_transformers()
@@ -148,7 +147,7 @@ class HuggingFaceEvaluate(Metric):
         self.id, self.key, self.single_reference = id, key, single_reference
         self.compute_options = dict(compute or {})
         try:
-            import evaluate
+            import evaluate  # heavy, optional: loaded on first use
 
             self._metric = evaluate.load(id)
         except Exception as error:  # evaluate raises many kinds when offline

@@ -56,7 +56,7 @@ def debian_folder() -> Path | None:
 @functools.lru_cache(maxsize=1)
 def wordnet():
     """An NLTK WordNet reader that works offline, or a UsageError saying how to get one."""
-    import nltk
+    import nltk  # heavy, optional: loaded on first use
 
     try:
         nltk.data.find("corpora/wordnet")
@@ -80,7 +80,7 @@ def wordnet():
 @functools.lru_cache(maxsize=1)
 def _reader_class():
     """NLTK's WordNet reader, serving ``lexnames`` from memory (the Debian folder lacks it)."""
-    from nltk.corpus.reader.wordnet import WordNetCorpusReader
+    from nltk.corpus.reader.wordnet import WordNetCorpusReader  # nltk: on first use, as above
 
     class DebianWordNetReader(WordNetCorpusReader):
         """WordNet 3.0 read from Debian's database folder."""
