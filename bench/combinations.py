@@ -21,7 +21,7 @@ from collections import defaultdict
 
 from madeval.config import DebateConfig, RunSettings
 from madeval.plan import split_valid
-from madeval.plugins import components
+from madeval.plugins import registries
 from madeval.run import load_tasks, run
 from madeval.simulator import simulate
 
@@ -31,7 +31,7 @@ BASELINE_RESPONDERS = {"cot", "direct"}  # single-model baselines: their presets
 
 def builtin_names(kind: str) -> list[str]:
     """The built-in components of one kind, in registration order."""
-    registry = components().registry(kind)
+    registry = registries().registry(kind)
     return [name for name in registry.names() if registry.resolve(name).plugin.startswith(BUILTIN)]
 
 
@@ -42,7 +42,7 @@ def configurations(max_turns: int) -> tuple[list[DebateConfig], list[tuple[Debat
                             max_turns=max_turns)
                for persona, responder, paradigm, decider in itertools.product(
                    builtin_names("persona"), responders, builtin_names("paradigm"), builtin_names("decider"))]
-    return split_valid(configs, components())
+    return split_valid(configs, registries())
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -60,7 +60,7 @@ def main(argv: list[str] | None = None) -> None:
         reasons[reason] += 1
     for reason, count in sorted(reasons.items(), key=lambda kv: -kv[1]):
         print(f"  refused x{count}: {reason}")
-    tasks = load_tasks(RunSettings(tasks=["arith_mc"]), components())
+    tasks = load_tasks(RunSettings(tasks=["arith_mc"]), registries())
     with simulate(tasks=tasks.values(), accuracy=args.accuracy, conformity=args.conformity) as sim, \
             tempfile.TemporaryDirectory() as folder:
         settings = RunSettings(tasks=["arith_mc"], configurations=valid, limit=args.items, base_url=sim.base_url,

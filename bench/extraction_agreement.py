@@ -31,7 +31,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from madeval.metrics.answers import answers_match  # noqa: E402
-from madeval.plugins import components  # noqa: E402
+from madeval.plugins import registries  # noqa: E402
 from madeval.run import task_index  # noqa: E402
 from madeval.task import LETTERS, Item, task_loader  # noqa: E402
 
@@ -198,7 +198,7 @@ def main() -> None:
     parser.add_argument("--items", type=int, default=None, help="the first N items of each task (default all)")
     parser.add_argument("--show", type=int, default=1, help="differing examples shown per form (default 1)")
     args = parser.parse_args()
-    built = components()
+    built = registries()
     load = task_loader(task_index(built, []), built.extractors, built.metrics)
     loaded = {name: load(name) for name in FILTERS}
     replies = corpus(loaded, args.items)

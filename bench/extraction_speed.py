@@ -19,7 +19,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from madeval.plugins import components  # noqa: E402
+from madeval.plugins import registries  # noqa: E402
 from madeval.run import task_index  # noqa: E402
 from madeval.task import Item, task_loader  # noqa: E402
 
@@ -49,7 +49,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--megabytes", type=float, default=10.0, help="size of each reply (default 10)")
     args = parser.parse_args()
-    built = components()
+    built = registries()
     load = task_loader(task_index(built, []), built.extractors, built.metrics)
     tasks = [load(name) for name in TASKS]
     replies = hostile_replies(int(args.megabytes * 1_000_000))

@@ -62,8 +62,6 @@ _LAZY = {
     "parse_json_object": "madeval.builtins.personas",
     "CollectiveRefinement": "madeval.builtins.paradigms",
 }
-#: Public names that differ from the defining module's own name for the object.
-_RENAMED = {"registries": "components"}
 
 if TYPE_CHECKING:  # what the lazy names are, for type checkers and editors
     from .builtins.counting import plurality
@@ -74,7 +72,7 @@ if TYPE_CHECKING:  # what the lazy names are, for type checkers and editors
     from .evaluation import evaluate
     from .run import RunResult
     from .metrics.notes import note_scoring_error
-    from .plugins import components as registries
+    from .plugins import registries
     from .task import AMBIGUOUS
 
 
@@ -83,7 +81,7 @@ def __getattr__(name: str) -> Any:
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'madeval' has no attribute '{name}'")
-    value = getattr(importlib.import_module(module), _RENAMED.get(name, name))
+    value = getattr(importlib.import_module(module), name)
     globals()[name] = value
     return value
 

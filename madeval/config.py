@@ -28,7 +28,7 @@ from .leaderboard.options import LeaderboardOptions
 from .llm.endpoint_url import public_url
 from .options import declared_option, option, shown, snake_keys
 from .options import key_values, parse_endpoints  # noqa: F401 - public names of madeval.config
-from .plugins import components
+from .plugins import registries
 from .presets import apply_preset
 from .sampling import parse_sample
 from .sweep import SWEEP_KEYS, expand, is_sweep
@@ -48,7 +48,7 @@ def registered_metrics(listed: list[str]) -> str | None:
     """Every name must be a registered metric (``madeval plugins`` lists them)."""
     for name in listed:
         try:
-            components().metrics.resolve(name)
+            registries().metrics.resolve(name)
         except UsageError as error:
             return f"must name registered metrics: {error}"
     return None

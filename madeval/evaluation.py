@@ -58,6 +58,6 @@ def evaluate(
     if merged.get("output_path") is not None:
         merged["output_path"] = str(merged["output_path"])
     settings = build_settings(merged)
-    from .run import run  # the engine (endpoints, runner, leaderboard) loads only for a run
+    from .run import run  # the engine (endpoints, scheduler, leaderboard) loads only for a run
 
     return run(settings, show_progress=show_progress, out=out if out is not None else io.StringIO())

@@ -19,7 +19,7 @@ from .config import DebateConfig, RunSettings
 from .errors import UsageError
 from .item import Item
 from .llm.session import ModelRef
-from .plugins import Components
+from .plugins import Registries
 from .sampling import draw
 from .task import Task
 
@@ -57,22 +57,22 @@ class PlannedConfig:
     agent_models: list[ModelRef]
     judge_model: ModelRef
 
-    def setup(self, components: Components) -> DebateSetup:
+    def setup(self, registries: Registries) -> DebateSetup:
         """Fresh components for one debate (components may keep per-debate state)."""
-        return debate_setup(self.config, components)
+        return debate_setup(self.config, registries)
 
 
-def debate_setup(config: DebateConfig, components: Components) -> DebateSetup:
+def debate_setup(config: DebateConfig, registries: Registries) -> DebateSetup:
     """Fresh components for one debate of ``config``; ``.validate()`` on the result checks that they
     accept each other, with no endpoint, model or task needed."""
     neutral = [i < config.neutral_agents for i in range(config.agents)]
     return DebateSetup(
         personas=[
-            components.personas.create(name, config.persona_args) for name in config.personas()
+            registries.personas.create(name, config.persona_args) for name in config.personas()
         ],
-        responder=components.responders.create(config.responder, config.responder_args),
-        paradigm=components.paradigms.create(config.paradigm, config.paradigm_args),
-        decider=components.deciders.create(config.decider, config.decider_args),
+        responder=registries.responders.create(config.responder, config.responder_args),
+        paradigm=registries.paradigms.create(config.paradigm, config.paradigm_args),
+        decider=registries.deciders.create(config.decider, config.decider_args),
         agents=config.agents,
         max_turns=config.max_turns,
         neutral=neutral,
@@ -83,14 +83,14 @@ def debate_setup(config: DebateConfig, components: Components) -> DebateSetup:
 
 
 def split_valid(
-    configs: Iterable[DebateConfig], components: Components
+    configs: Iterable[DebateConfig], registries: Registries
 ) -> tuple[list[DebateConfig], list[tuple[DebateConfig, str]]]:
     """The configurations whose components accept each other, and the refused ones with their
     one-line reason (:meth:`DebateSetup.validate`)."""
     valid, refused = [], []
     for config in configs:
         try:
-            debate_setup(config, components).validate()
+            debate_setup(config, registries).validate()
             valid.append(config)
         except UsageError as error:
             refused.append((config, str(error)))
@@ -99,7 +99,7 @@ def split_valid(
 
 @dataclass
 class Plan:
-    """Everything the runner executes, fixed before anything is written."""
+    """Everything the scheduler executes, fixed before anything is written."""
 
     settings: RunSettings
     configs: dict[str, PlannedConfig]
@@ -164,7 +164,7 @@ def parse_model_ref(text: str, default_endpoint: str) -> ModelRef:
 def build_plan(
     settings: RunSettings,
     tasks: dict[str, Task],
-    components: Components,
+    registries: Registries,
     *,
     default_model: ModelRef,
     endpoints: set[str],
@@ -182,7 +182,7 @@ def build_plan(
         planned = PlannedConfig(config, config.config_id(), agent_models, judge)
         if planned.id in configs:
             raise UsageError(f"configuration {config.label()} appears twice")
-        planned.setup(components).validate()
+        planned.setup(registries).validate()
         configs[planned.id] = planned
     items = {name: choose_items(task, settings) for name, task in tasks.items()}
     sampling = {name: sampling_record(task, settings, len(items[name])) for name, task in tasks.items()}

@@ -43,7 +43,7 @@ ENTRY_POINT_GROUP = "madeval"
 @dataclass(frozen=True)
 class Kind:
     """One kind of component: the hook that registers it, its singular name (as in messages such
-    as "unknown decider") and its plural (the :class:`Components` attribute and the key under
+    as "unknown decider") and its plural (the :class:`Registries` attribute and the key under
     which ``madeval plugins`` lists a plugin's components of that kind)."""
 
     hook: str
@@ -84,7 +84,7 @@ def load_plugins() -> pluggy.PluginManager:
     A third-party plugin that fails to load (an import error, invalid hooks) is skipped with a
     one-line warning on standard error, and so is a ``MADEVAL_LOAD_PLUGINS`` name that matches no
     installed plugin; ``madeval plugins`` lists the failed ones. One whose register hook raises is
-    skipped the same way when :func:`components` calls it.
+    skipped the same way when :func:`registries` calls it.
     """
     global _loaded
     if _loaded:
@@ -146,10 +146,10 @@ def _warn(message: str) -> None:
     print(f"madeval: warning: {message}", file=sys.stderr)
 
 
-class Components:
+class Registries:
     """Every registry, built by calling each plugin's register hooks once.
 
-    Each kind's registry is the attribute named by its plural (``components.deciders``) and
+    Each kind's registry is the attribute named by its plural (``registries().deciders``) and
     :meth:`registry` finds it by the kind's name; ``task_sources`` lists ``(plugin, path)``.
     """
 
@@ -164,17 +164,17 @@ class Components:
         return self.registries[kind]
 
 
-_cache: tuple[tuple[int, ...], Components] | None = None
+_cache: tuple[tuple[int, ...], Registries] | None = None
 
 
-def components() -> Components:
+def registries() -> Registries:
     """The component registries for the plugins registered right now (cached until they change)."""
     global _cache
     load_plugins()
     key = tuple(sorted(id(p) for p in pm.get_plugins()))
     if _cache is not None and _cache[0] == key:
         return _cache[1]
-    built = Components()
+    built = Registries()
     for kind in KINDS:
         for impl in _impls_in_load_order(kind.hook):
             plugin_name = impl.plugin_name
@@ -192,7 +192,7 @@ def components() -> Components:
                 if plugin_name in DEFAULT_PLUGINS:
                     raise
                 _skip_failed_hook(plugin_name, kind.hook, error)
-                return components()  # built again without it: none of its components half-registered
+                return registries()  # built again without it: none of its components half-registered
     _cache = (key, built)
     return built
 
@@ -223,7 +223,7 @@ def plugin_info() -> list[dict[str, Any]]:
     ``description`` in its pyproject); that of a built-in plugin its module docstring's first
     paragraph."""
     load_plugins()
-    built = components()
+    built = registries()
     rows = []
     for name, plugin in sorted(pm.list_name_plugin(), key=lambda item: item[0]):
         hooks = sorted(caller.name for caller in pm.get_hookcallers(plugin) or [])

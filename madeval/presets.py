@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .plugins import components
+from .plugins import registries
 
 
 def apply_preset(options: dict[str, Any]) -> dict[str, Any]:
@@ -19,5 +19,5 @@ def apply_preset(options: dict[str, Any]) -> dict[str, Any]:
     name = options.get("preset")
     if not name:
         return options
-    entry = components().presets.resolve(str(name))
+    entry = registries().presets.resolve(str(name))
     return {**entry.factory(), **options, "preset": entry.name}

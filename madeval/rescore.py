@@ -29,13 +29,13 @@ from .llm.cache import ResponseCache
 from .llm.client import LLMClient, RetryPolicy
 from .llm.session import DebateSession, ModelRef
 from .plan import PlannedConfig, Unit, parse_model_ref
-from .plugins import Components
+from .plugins import Registries
 from .metrics.checker import shutdown_checker
 from .options import comma_names
 from .records import LineAppender, encode_line
 from .replay import discussion_calls, replay
 from .run import default_cache_path
-from .runner import Replayed, debate_rng, extra_metrics, unit_record
+from .scheduler import Replayed, debate_rng, extra_metrics, unit_record
 from .transcript import Transcript
 
 
@@ -48,7 +48,7 @@ class DeciderSpec:
     text: str
 
 
-def parse_deciders(text: str, components: Components) -> list[DeciderSpec]:
+def parse_deciders(text: str, registries: Registries) -> list[DeciderSpec]:
     """``"counting,counting:after_turns=2"`` -> specs; unknown or live-only deciders are UsageErrors."""
     specs = []
     for part in comma_names(text):
@@ -59,8 +59,8 @@ def parse_deciders(text: str, components: Components) -> list[DeciderSpec]:
             if not eq or not key:
                 raise UsageError(f"--decider expects NAME[:key=value...], got '{part}'")
             options[key.strip()] = yaml.safe_load(value.strip())
-        entry = components.deciders.resolve(name.strip())
-        decider = components.deciders.create(entry.name, options)
+        entry = registries.deciders.resolve(name.strip())
+        decider = registries.deciders.create(entry.name, options)
         if not decider.transcript_only:
             raise UsageError(f"decider '{entry.name}' cannot be replayed: it is not transcript_only")
         specs.append(DeciderSpec(entry.name, options, part))
@@ -77,16 +77,16 @@ class RescoreOutcome:
     skipped: dict[str, str] = field(default_factory=dict)
 
 
-def rescore(folder: Path, specs: list[DeciderSpec], settings: RunSettings, components: Components,
+def rescore(folder: Path, specs: list[DeciderSpec], settings: RunSettings, registries: Registries,
             endpoints: dict[str, Any], tasks: dict[str, Any], *, data: RunData | None = None) -> RescoreOutcome:
     """Replay every spec on every run configuration of ``folder``; append to ``rescored.jsonl``.
 
     ``data`` is the folder already read with its transcripts (:func:`load_run`), if the caller has it."""
     with folder_lock.hold(folder):
-        return aio.run(_rescore(folder, specs, settings, components, endpoints, tasks, data))
+        return aio.run(_rescore(folder, specs, settings, registries, endpoints, tasks, data))
 
 
-async def _rescore(folder, specs, settings, components, endpoints, tasks, data) -> RescoreOutcome:
+async def _rescore(folder, specs, settings, registries, endpoints, tasks, data) -> RescoreOutcome:
     data = data or load_run(folder)
     done = {r["unit"]["key"] for r in read_rescored(folder)}
     items = {name: {item.id: item for item in task.items} for name, task in tasks.items()}
@@ -106,13 +106,13 @@ async def _rescore(folder, specs, settings, components, endpoints, tasks, data) 
                 name = f"{described['label']} -> {spec.text}"
                 try:
                     planned = PlannedConfig(config, new_id, [], ModelRef("", ""))  # models: from each record
-                    planned.setup(components).validate()
-                    extras = extra_metrics(config.metrics, components)
+                    planned.setup(registries).validate()
+                    extras = extra_metrics(config.metrics, registries)
 
                     async def one(record, planned=planned, new_id=new_id, extras=extras):
                         async with limit:
                             return await _replay_record(record, planned, new_id, described, spec, settings,
-                                                        components, client, tasks, items, extras)
+                                                        registries, client, tasks, items, extras)
 
                     todo = [r for r in sources if rescored_unit(r, new_id).key() not in done]
                     records = await asyncio.gather(*(one(r) for r in todo), return_exceptions=True)
@@ -156,7 +156,7 @@ def rescored_unit(record: dict[str, Any], config_id: str) -> Unit:
     return replace(Unit.of_record(record), config=config_id)
 
 
-async def _replay_record(record, planned, new_id, described, spec, settings, components, client, tasks, items,
+async def _replay_record(record, planned, new_id, described, spec, settings, registries, client, tasks, items,
                          extras):
     """Replay one stored debate and return its rescored record, scored like a live one (the task's
     metrics and the configuration's extra ``metrics``)."""
@@ -173,7 +173,7 @@ async def _replay_record(record, planned, new_id, described, spec, settings, com
         return DebateSession(client, agents=agents, judge=judge, generation=settings.generation(),
                              run_seed=settings.seed, item_id=item.id, repeat=source.repeat, transcript=transcript)
 
-    transcript = await replay(planned.setup(components), recorded, task.prompt(item), llm_for,
+    transcript = await replay(planned.setup(registries), recorded, task.prompt(item), llm_for,
                               extract=lambda text: task.extract(text, item),
                               rng=debate_rng(settings.seed, item.id, source.repeat), item_id=item.id, gold=item.target)
     label = planned.config.label()

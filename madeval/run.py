@@ -25,12 +25,13 @@ from .llm.cache import ResponseCache
 from .llm.client import Endpoint, LLMClient, RetryPolicy
 from .llm.session import ModelRef
 from .plan import build_plan
-from .plugins import Components, components as get_components, plugin_info
+from .plugins import Registries, plugin_info
+from .plugins import registries as loaded_registries
 from .records import RecordSink, writing
 from .leaderboard import LeaderboardOptions, build_leaderboard, write_outputs
 from .leaderboard.groups import declared_in, recordable
 from .leaderboard.render import markdown
-from .runner import RunOutcome, execute
+from .scheduler import RunOutcome, execute
 from .task import Task, task_loader
 from .taskfiles import task_index
 
@@ -38,10 +39,10 @@ DEFAULT_ENDPOINT = "default"
 EMBEDDED_ENDPOINT = "embedded"
 
 
-def load_tasks(settings: RunSettings, components: Components) -> dict[str, Task]:
+def load_tasks(settings: RunSettings, registries: Registries) -> dict[str, Task]:
     """The tasks named by ``settings.tasks`` (groups and tags expanded), loaded with their items."""
-    index = task_index(components, settings.include_path)
-    load = task_loader(index, components.extractors, components.metrics)
+    index = task_index(registries, settings.include_path)
+    load = task_loader(index, registries.extractors, registries.metrics)
     names: list[str] = []
     for name in settings.tasks:
         for task in index.expand(name):
@@ -76,13 +77,13 @@ class RunResult:
 
 def run(settings: RunSettings, *, show_progress: bool = True, out: TextIO = sys.stdout) -> RunResult:
     """Validate everything, start the endpoints, run the plan and print the leaderboard table."""
-    components = get_components()
-    tasks = validate(settings, components)
+    registries = loaded_registries()
+    tasks = validate(settings, registries)
     with _endpoints(settings) as (endpoints, default_model):
-        return aio.run(_run(settings, components, tasks, endpoints, default_model, show_progress, out))
+        return aio.run(_run(settings, registries, tasks, endpoints, default_model, show_progress, out))
 
 
-def validate(settings: RunSettings, components: Components) -> dict[str, Task]:
+def validate(settings: RunSettings, registries: Registries) -> dict[str, Task]:
     """Check everything that needs no endpoint; return the loaded tasks.
 
     Runs before any server is started or endpoint contacted: component names, their options and
@@ -92,9 +93,9 @@ def validate(settings: RunSettings, components: Components) -> dict[str, Task]:
     """
     check_settings(settings)  # as the CLI does: settings built in Python get the same checks
     for config in settings.configurations:
-        canonicalize(config, components)
-        check_option_types(config, components)
-    tasks = load_tasks(settings, components)
+        canonicalize(config, registries)
+        check_option_types(config, registries)
+    tasks = load_tasks(settings, registries)
     names, default = endpoint_names(settings)
     limits = settings.endpoint_concurrency
     if isinstance(limits, dict):
@@ -110,12 +111,12 @@ def validate(settings: RunSettings, components: Components) -> dict[str, Task]:
                 "(use --base-url for another model)"
             )
     # The plan itself needs the endpoint's model only for the records: a stand-in checks the rest.
-    build_plan(settings, tasks, components, default_model=ModelRef(settings.model or "?", default),
+    build_plan(settings, tasks, registries, default_model=ModelRef(settings.model or "?", default),
                endpoints=set(names))
     return tasks
 
 
-def check_option_types(config: DebateConfig, components: Components) -> None:
+def check_option_types(config: DebateConfig, registries: Registries) -> None:
     """Every component option of ``config`` read by the one converter, before anything starts:
     a config file's ``after_turns: 2.5`` is refused like ``after_turns=2.5`` on the command line."""
     given = [("persona", name, config.persona_args) for name in dict.fromkeys(config.personas())]
@@ -125,7 +126,7 @@ def check_option_types(config: DebateConfig, components: Components) -> None:
         ("decider", config.decider, config.decider_args),
     ]
     for kind, name, options in given:
-        entry = components.registry(kind).resolve(name)
+        entry = registries.registry(kind).resolve(name)
         defaults = entry.options()
         for key, value in options.items():
             convert_component_option(kind, entry.name, key, value, defaults.get(key, ...))
@@ -147,12 +148,12 @@ def endpoint_limit(settings: RunSettings, name: str, fallback: int) -> int:
     return fallback if limit is None else limit
 
 
-def canonicalize(config: DebateConfig, components: Components) -> None:
+def canonicalize(config: DebateConfig, registries: Registries) -> None:
     """Replace aliases by canonical component names, so equal configurations get equal ids."""
-    config.responder = components.responders.resolve(config.responder).name
-    config.paradigm = components.paradigms.resolve(config.paradigm).name
-    config.decider = components.deciders.resolve(config.decider).name
-    names = [components.personas.resolve(name).name for name in config.personas()]
+    config.responder = registries.responders.resolve(config.responder).name
+    config.paradigm = registries.paradigms.resolve(config.paradigm).name
+    config.decider = registries.deciders.resolve(config.decider).name
+    names = [registries.personas.resolve(name).name for name in config.personas()]
     config.persona = names[0] if len(set(names)) == 1 and isinstance(config.persona, str) else names
 
 
@@ -182,7 +183,7 @@ def _endpoints(settings: RunSettings):
         yield {EMBEDDED_ENDPOINT: endpoint}, ModelRef(settings.model or embedded.MODEL_NAME, EMBEDDED_ENDPOINT)
 
 
-async def _run(settings, components, tasks, endpoints, default_model, show_progress, out) -> RunResult:
+async def _run(settings, registries, tasks, endpoints, default_model, show_progress, out) -> RunResult:
     cache = None
     if settings.cache != "off":
         cache = ResponseCache(settings.cache or default_cache_path())
@@ -199,7 +200,7 @@ async def _run(settings, components, tasks, endpoints, default_model, show_progr
             listed = listings[default_model.endpoint] = await client.list_models(default_model.endpoint)
             if len(listed) == 1:
                 default_model = ModelRef(listed[0], default_model.endpoint)
-        plan = build_plan(settings, tasks, components, default_model=default_model, endpoints=set(endpoints))
+        plan = build_plan(settings, tasks, registries, default_model=default_model, endpoints=set(endpoints))
         refs = list(dict.fromkeys(ref for p in plan.configs.values() for ref in (*p.agent_models, p.judge_model)))
         if any(not ref.model for ref in refs):  # some agent needs the default model, and there is none
             count = len(listings.get(default_model.endpoint) or ())
@@ -213,13 +214,13 @@ async def _run(settings, components, tasks, endpoints, default_model, show_progr
             "versions": versions(),
             "default_model": default_model.model,
             "order": {"configurations": list(plan.configs), "tasks": list(plan.items)},
-            **task_groups(settings, components),
+            **task_groups(settings, registries),
             "task_sizes": {name: len(task.items) for name, task in tasks.items()},
             "leaderboard": settings.leaderboard,
         }
         sink = RecordSink(folder, description, plan.fingerprint())  # holds the folder's lock until closed
         try:
-            outcome = await execute(plan, components, client, sink, show_progress=show_progress)
+            outcome = await execute(plan, registries, client, sink, show_progress=show_progress)
             board = finish(folder, settings)
         finally:
             sink.close()
@@ -245,10 +246,10 @@ def finish(folder: Path, settings: RunSettings) -> dict[str, Any]:
     return board
 
 
-def task_groups(settings: RunSettings, components: Components) -> dict[str, Any]:
+def task_groups(settings: RunSettings, registries: Registries) -> dict[str, Any]:
     """For ``run.json``: the groups and tags the user named, with their tasks (each gets
     leaderboard rows), and how each group combines its tasks (``group_aggregation``)."""
-    index = task_index(components, settings.include_path)
+    index = task_index(registries, settings.include_path)
     expanded = {name: index.expand(name) for name in settings.tasks if name not in index.tasks}
     groups = {name: members for name, members in expanded.items() if len(members) > 1}
     return {"groups": groups, "group_aggregation": recordable(declared_in(index, list(groups)))}

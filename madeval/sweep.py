@@ -22,7 +22,7 @@ from typing import Any
 
 from .errors import UsageError
 from .options import snake_keys
-from .plugins import components
+from .plugins import registries
 
 SWEEP_KEYS = ("common", "grid", "runs")
 COMPONENT_KEYS = ("persona", "responder", "paradigm", "decider", "preset")
@@ -63,7 +63,7 @@ def _without_preset_keys(base: dict[str, Any], preset: str | None) -> dict[str, 
     """``base`` less the options a preset sets: a baseline run keeps its own agents and turns."""
     if not preset:
         return base
-    fixed = components().presets.resolve(str(preset)).factory()
+    fixed = registries().presets.resolve(str(preset)).factory()
     return {k: v for k, v in base.items() if k not in fixed}
 
 

@@ -32,7 +32,7 @@ from typing import Any
 import yaml
 
 from .errors import MadevalError, UsageError
-from .plugins import DEFAULT_PLUGINS, Components
+from .plugins import DEFAULT_PLUGINS, Registries
 
 
 #: Every key a task file may hold (after ``include`` is merged), its dataset, and a group file.
@@ -324,11 +324,11 @@ class TaskIndex:
 _WARNED: set = set()
 
 
-def task_index(components: Components, include_paths: list[str]) -> TaskIndex:
+def task_index(registries: Registries, include_paths: list[str]) -> TaskIndex:
     """Index the plugins' task folders, then ``--include-path`` folders (later ones win); a task or
     group that replaces one of the same name is one warning line on stderr, once per process."""
     index = TaskIndex()
-    for plugin, folder in components.task_sources:
+    for plugin, folder in registries.task_sources:
         index.add_source(Path(str(folder)), "built-in" if plugin in DEFAULT_PLUGINS else f"plugin {plugin}")
     for folder in include_paths:
         index.add_source(Path(folder))

@@ -22,8 +22,8 @@ def run_quietly(settings: RunSettings):
 def settings_for(base_url: str, tmp_path, **overrides) -> RunSettings:
     """Run settings against ``base_url`` with one configuration built from the debate keys."""
     debate_keys = set(DebateConfig.__dataclass_fields__)
-    debate = {k: v for k, v in overrides.items() if k in debate_keys}
+    debate_options = {k: v for k, v in overrides.items() if k in debate_keys}
     run_options = {k: v for k, v in overrides.items() if k not in debate_keys}
     run_options.setdefault("output_path", str(tmp_path / "run"))
     run_options.setdefault("tasks", ["arith_mc"])
-    return RunSettings(base_url=base_url, configurations=[DebateConfig(**debate)], **run_options)
+    return RunSettings(base_url=base_url, configurations=[DebateConfig(**debate_options)], **run_options)

@@ -10,7 +10,7 @@ import pytest
 from madeval.builtins.baselines import baseline_cot, baseline_direct, self_consistency
 from madeval.config import DebateConfig, RunSettings
 from madeval.plan import split_valid
-from madeval.plugins import components
+from madeval.plugins import registries
 from madeval.simulator import simulate
 from helpers import run_quietly
 
@@ -25,7 +25,7 @@ DECIDERS = CONSENSUS + VOTING + ["judge", "counting"]
 def test_every_combination_runs_and_decides_when_agents_agree(generated_tasks, tmp_path):
     configs = [DebateConfig(persona=p, responder=r, paradigm=pa, decider=d, max_turns=5)
                for p, r, pa, d in itertools.product(PERSONAS, RESPONDERS, PARADIGMS, DECIDERS)]
-    valid, refused = split_valid(configs, components())
+    valid, refused = split_valid(configs, registries())
     # Refused: consensus on the simultaneous paradigms (3 x 5 x 4 x 2 = 120), Collective Improvement
     # with judge or counting (3 x 5 x 2 = 30) or reasoning and voting (3 x 5 = 15), reasoning with
     # counting elsewhere (3 x 5 = 15): 180 of 990.
@@ -76,7 +76,7 @@ NONSENSE = [  # (configuration, the phrase its one-line refusal must contain)
 
 @pytest.mark.parametrize("config, phrase", NONSENSE, ids=[phrase for _, phrase in NONSENSE])
 def test_nonsense_combination_fails_at_start_with_one_line(config, phrase):
-    valid, refused = split_valid([config], components())
+    valid, refused = split_valid([config], registries())
     assert valid == [] and len(refused) == 1
     reason = refused[0][1]
     assert phrase in reason and "\n" not in reason
@@ -93,7 +93,7 @@ def test_edge_combinations_that_make_sense_are_accepted():
         DebateConfig(paradigm="debate", agents=3),
         DebateConfig(paradigm="collective_improvement", decider="cumulative_voting"),
     ]
-    valid, refused = split_valid(configs, components())
+    valid, refused = split_valid(configs, registries())
     assert refused == []
 
 

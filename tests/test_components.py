@@ -289,7 +289,7 @@ def test_a_decider_declares_how_many_voting_agents_it_needs():
     from madeval.components import Decider
     from madeval.config import DebateConfig
     from madeval.plan import debate_setup
-    from madeval.plugins import components
+    from madeval.plugins import registries
     from madeval.registry import Registry
 
     class ThreeWay(Decider):
@@ -297,14 +297,14 @@ def test_a_decider_declares_how_many_voting_agents_it_needs():
 
     plugin_deciders = Registry("decider")
     plugin_deciders.add("three_way", ThreeWay, plugin="test")
-    setup = debate_setup(DebateConfig(agents=2, decider="counting"), components())
+    setup = debate_setup(DebateConfig(agents=2, decider="counting"), registries())
     setup.validate()
     setup.decider = plugin_deciders.create("three_way")
     with pytest.raises(UsageError, match="^decider 'three_way' decides between several agents, but only 2 agent "
                                          r"votes \(neutral agents do not\): use at least 3 non-neutral agents$"):
         setup.validate()
-    three = debate_setup(DebateConfig(agents=3, decider="counting"), components())
+    three = debate_setup(DebateConfig(agents=3, decider="counting"), registries())
     three.decider = plugin_deciders.create("three_way")
     three.validate()
-    lone = debate_setup(DebateConfig(agents=1, decider="counting", paradigm="memory"), components())
+    lone = debate_setup(DebateConfig(agents=1, decider="counting", paradigm="memory"), registries())
     lone.validate()

@@ -186,7 +186,7 @@ def test_a_replay_with_the_live_decider_goes_through_the_same_decide_loop(how, s
     from madeval.components import TaskPrompt
     from madeval.config import DebateConfig
     from madeval.plan import debate_setup
-    from madeval.plugins import components
+    from madeval.plugins import registries
     from madeval.replay import replay
     from helpers import ScriptedLLM
 
@@ -194,7 +194,7 @@ def test_a_replay_with_the_live_decider_goes_through_the_same_decide_loop(how, s
     live, _ = debate(script, decider=config.decider, paradigm=config.paradigm, max_turns=config.max_turns,
                      decider_args=config.decider_args)
     again = ScriptedLLM(script)
-    replayed = asyncio.run(replay(debate_setup(config, components()), live, TaskPrompt("Answer.", "What is 2 + 2?"),
+    replayed = asyncio.run(replay(debate_setup(config, registries()), live, TaskPrompt("Answer.", "What is 2 + 2?"),
                                   lambda transcript: setattr(again, "transcript", transcript) or again,
                                   extract=_answer_letter, rng=random.Random(0)))
     assert (live.decision.success, live.decision.turn) == decided
@@ -212,7 +212,7 @@ def test_a_replay_refuses_recorded_steps_that_the_paradigm_does_not_yield():
     from madeval.components import Paradigm, Speaker, TaskPrompt
     from madeval.config import DebateConfig
     from madeval.plan import debate_setup
-    from madeval.plugins import components
+    from madeval.plugins import registries
     from madeval.replay import ReplayMismatch, replay
 
     class FirstTwoOnly(Paradigm):
@@ -226,12 +226,12 @@ def test_a_replay_refuses_recorded_steps_that_the_paradigm_does_not_yield():
     assert [[m.agent for m in live.messages_in_turn(t)] for t in (1, 2)] == [[0, 1, 2], [0, 1, 2]]
 
     def replayed(paradigm):
-        setup = debate_setup(DebateConfig(decider="counting", max_turns=2), components())
+        setup = debate_setup(DebateConfig(decider="counting", max_turns=2), registries())
         setup.paradigm = paradigm
         return asyncio.run(replay(setup, live, TaskPrompt("Answer.", "x"), lambda transcript: None,
                                   extract=_answer_letter, rng=random.Random(0)))
 
     with pytest.raises(ReplayMismatch, match="turn 1 step 1: stored speakers differ"):
-        replayed(components().paradigms.create("collective_refinement"))  # all three in one step
+        replayed(registries().paradigms.create("collective_refinement"))  # all three in one step
     with pytest.raises(ReplayMismatch, match="turn 1 has more stored steps than the paradigm yields"):
         replayed(FirstTwoOnly())

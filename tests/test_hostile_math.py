@@ -16,7 +16,7 @@ import pytest
 from madeval.config import RunSettings
 from madeval.metrics import checker
 from madeval.metrics.notes import collecting_scoring_errors
-from madeval.plugins import components
+from madeval.plugins import registries
 from madeval.run import load_tasks
 from madeval.simulator import GoldIndex, SyntheticAgents
 from madeval.simulator.http import SimulatorServer, run_in_thread
@@ -47,8 +47,8 @@ def _rss_bytes() -> int:
 
 @pytest.mark.parametrize(("reply", "gold"), SLOW_REPLIES)
 def test_hostile_math_reply_scores_zero_with_a_reason_within_the_deadline(short_deadline, reply, gold):
-    extract = components().extractors.create("boxed")
-    metric = components().metrics.create("math_equivalence")
+    extract = registries().extractors.create("boxed")
+    metric = registries().metrics.create("math_equivalence")
     started = time.perf_counter()
     with collecting_scoring_errors() as errors:
         score = metric.score(extract(reply, None), Item("m", "q", gold))
@@ -68,7 +68,7 @@ def test_hostile_math_memory_blowup_is_bounded(short_deadline):
     checker.configure(memory_bytes=768 << 20)
     assert checker.worker_status()["memory_limit"] == 768 << 20  # the worker runs under the cap
     before = _rss_bytes()
-    extract = components().extractors.create("boxed")
+    extract = registries().extractors.create("boxed")
     for reply in HUGE_REPLIES:
         started = time.perf_counter()
         with collecting_scoring_errors() as errors:
@@ -93,7 +93,7 @@ class _HostileAgents:
 def test_hostile_math_reply_does_not_block_the_run(short_deadline, tmp_path, monkeypatch):
     """One agent answers hostile math in every debate: the run finishes, the loop keeps ticking
     while the checker works, and every record says which score could not be decided."""
-    tasks = load_tasks(RunSettings(tasks=["math500"]), components())
+    tasks = load_tasks(RunSettings(tasks=["math500"]), registries())
     agents = SyntheticAgents(GoldIndex.from_tasks(tasks.values()), seed=0)
     gaps: list[float] = []
 
@@ -136,7 +136,7 @@ def test_hostile_math_reply_does_not_block_the_run(short_deadline, tmp_path, mon
 def test_hostile_math_extraction_is_linear_in_the_reply_length():
     """A 4 MB reply of repeated "Final Answer:" markers: the math extractors read it on the event
     loop, so they must stay linear (copying the rest of the reply per marker took 24 s)."""
-    extract = components().extractors.create("final_expression")
+    extract = registries().extractors.create("final_expression")
     reply = "Final Answer: " * (4_000_000 // 14)
     started = time.perf_counter()
     assert extract(reply + "Final Answer: 42", None) == "42"

@@ -241,10 +241,10 @@ def test_run_json_records_group_aggregation_and_the_board_reads_it(tmp_path):
     """What the run recorded wins over today's task files (they may have changed since)."""
     from madeval.config import RunSettings
     from madeval.leaderboard.data import load_run
-    from madeval.plugins import components
+    from madeval.plugins import registries
     from madeval.run import task_groups
 
-    described = task_groups(RunSettings(tasks=["bbh", "knowledge", "generated"]), components())
+    described = task_groups(RunSettings(tasks=["bbh", "knowledge", "generated"]), registries())
     assert described["group_aggregation"]["bbh"] == {"accuracy": {"aggregation": "mean", "weight_by_size": True}}
     assert described["group_aggregation"]["knowledge"] == {"accuracy": {"aggregation": "mean", "weight_by_size": False}}
     assert "generated" in described["groups"] and "generated" not in described["group_aggregation"]

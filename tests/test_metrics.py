@@ -17,11 +17,11 @@ from madeval.metrics.debate import entropy_bits, mean_pairwise_cosine
 from madeval.metrics.view import DebateView
 from madeval.metrics.math import integer_value, last_boxed, math_equal
 from madeval.metrics.squad import exact_match, normalize_answer, squad_v2_scores, token_f1
-from madeval.plugins import components
+from madeval.plugins import registries
 from madeval.item import Item
 from madeval.transcript import Agent, Message, Persona, Transcript
 
-METRICS = components().metrics
+METRICS = registries().metrics
 
 SUMMARIES = [
     ("The cat sat on the mat.", ["The cat lay on the mat."]),
@@ -399,7 +399,7 @@ def test_metric_plugin_from_a_third_party(tmp_path, monkeypatch):
     (tmp_path / "rows.py").write_text("def make(size, seed):\n    return [{'q': 'x', 'a': 'abc'}] * size\n")
     pm.register(Plugin, name="length-plugin")
     try:
-        task = load_tasks(RunSettings(tasks=["lengthy"], include_path=[str(tmp_path)]), components())["lengthy"]
+        task = load_tasks(RunSettings(tasks=["lengthy"], include_path=[str(tmp_path)]), registries())["lengthy"]
         item = task.items[0]
         assert task.score(task.extract("FINAL SOLUTION: abc", item), item) == {"answer_length": 3.0, "accuracy": 1.0}
     finally:

@@ -14,7 +14,7 @@ import pytest
 
 from madeval import hookspecs
 from madeval.errors import UsageError
-from madeval.plugins import KINDS, components, plugin_info, pm
+from madeval.plugins import KINDS, registries, plugin_info, pm
 from madeval.records import read_records
 
 
@@ -38,15 +38,15 @@ def test_builtins_are_plugins_of_the_same_manager():
 
 def test_unknown_name_suggests_the_closest_names():
     with pytest.raises(UsageError, match=r"^unknown decider 'majorty'; did you mean majority"):
-        components().deciders.resolve("majorty")
-    assert components().deciders.resolve("unanimity").name == "unanimity_consensus"
+        registries().deciders.resolve("majorty")
+    assert registries().deciders.resolve("unanimity").name == "unanimity_consensus"
 
 
 def test_the_registry_names_what_it_builds():
     """A component's name comes from its registration alone: ``create`` gives it the canonical
     registered name, also when it is asked for by an alias, and no registered class (or a class it
     inherits from) declares a name of its own that could drift from the registration."""
-    built = components()
+    built = registries()
     assert built.deciders.create("unanimity").name == "unanimity_consensus"
     assert built.deciders.create("voting").name == "simple_voting"
     assert built.paradigms.create("cr").name == "collective_refinement"
@@ -72,10 +72,10 @@ def test_a_name_registered_twice_names_both_plugins():
     pm.register(Clash, name="clash-plugin")
     try:
         with pytest.raises(UsageError, match="registered by both plugin 'madeval.builtins.counting' and plugin 'clash-plugin'"):
-            components()
+            registries()
     finally:
         pm.unregister(name="clash-plugin")
-    assert components().deciders.resolve("counting").plugin == "madeval.builtins.counting"
+    assert registries().deciders.resolve("counting").plugin == "madeval.builtins.counting"
 
 
 PLUGIN_SOURCE = '''

@@ -11,7 +11,7 @@ import sys
 import pytest
 
 from madeval.components import DebateSetup, Decider, TaskPrompt
-from madeval.plugins import components
+from madeval.plugins import registries
 from madeval.records import read_records
 from madeval.replay import ReplayIncomplete, replay
 from madeval.transcript import Decision
@@ -143,7 +143,7 @@ def test_replay_api_lets_the_decider_call_and_never_asks_the_agents():
     recorded, live = debate(lambda turn, agent, purpose, messages: "[AGREE] Final Solution: B",
                             decider="counting", max_turns=3)
     assert recorded.turns_used == 3 and len(live.requests) == 9
-    built = components()
+    built = registries()
     setup = DebateSetup(personas=[built.personas.create("none") for _ in range(3)],
                         responder=built.responders.create("simple"), paradigm=built.paradigms.create("memory"),
                         decider=AskTheJudge(), agents=3, max_turns=3)

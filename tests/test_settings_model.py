@@ -170,10 +170,10 @@ def test_decider_args_error_on_the_command_line_is_one_line(tmp_path):
 
 
 def test_rescore_decider_options_use_the_same_converter():
-    from madeval.plugins import components
+    from madeval.plugins import registries
     from madeval.rescore import parse_deciders
 
     with pytest.raises(UsageError, match="^decider 'counting' option after_turns must be an integer, got 'abc'$"):
-        parse_deciders("counting:after_turns=abc", components())
-    specs = parse_deciders(" counting:after_turns=2, ,counting", components())
+        parse_deciders("counting:after_turns=abc", registries())
+    specs = parse_deciders(" counting:after_turns=2, ,counting", registries())
     assert [(s.name, s.options) for s in specs] == [("counting", {"after_turns": 2}), ("counting", {})]

@@ -19,10 +19,10 @@ from click.testing import CliRunner
 from madeval.cli.tasks_cmd import tasks
 from madeval.config import RunSettings
 from madeval.errors import UsageError
-from madeval.plugins import components
+from madeval.plugins import registries
 from madeval.run import load_tasks
 
-BUILTIN = Path(components().task_sources[0][1])
+BUILTIN = Path(registries().task_sources[0][1])
 
 HOSTILE_PY = '''
 def rows(size, seed):
@@ -137,7 +137,7 @@ def test_crash_validate_reports_each_raising_task_as_an_error_line_and_goes_on(h
 def test_hostile_run_with_a_raising_task_function_fails_with_one_line(hostile_folder):
     """What ``madeval run`` prints (one line, exit 2) instead of a traceback."""
     with pytest.raises(UsageError) as raised:
-        load_tasks(RunSettings(tasks=["raises_in_prompt"], include_path=[str(hostile_folder)]), components())
+        load_tasks(RunSettings(tasks=["raises_in_prompt"], include_path=[str(hostile_folder)]), registries())
     message = str(raised.value)
     assert message.startswith("task raises_in_prompt: doc_to_text !function hostile.text_of raised ValueError: "
                               "cannot render the prompt of row 3 (")
@@ -145,7 +145,7 @@ def test_hostile_run_with_a_raising_task_function_fails_with_one_line(hostile_fo
     # A module that failed to import is not left half-made in sys.modules: the same error every time.
     for _ in range(2):
         with pytest.raises(UsageError, match="ImportError: this module breaks when it is imported"):
-            load_tasks(RunSettings(tasks=["raises_on_import"], include_path=[str(hostile_folder)]), components())
+            load_tasks(RunSettings(tasks=["raises_on_import"], include_path=[str(hostile_folder)]), registries())
 
 
 @pytest.fixture

@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 
 from madeval.config import RunSettings
-from madeval.plugins import components
+from madeval.plugins import registries
 from madeval.records import read_records
 from madeval.run import load_tasks
 from madeval.simulator import simulate
@@ -20,7 +20,7 @@ def test_task_bbh_run_records_madc_metrics(tmp_path, monkeypatch):
     monkeypatch.setenv("MADEVAL_DATA_DIR", DATA_DIR)
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     name = "bbh_logical_deduction_three_objects"
-    tasks = load_tasks(RunSettings(tasks=[name]), components())
+    tasks = load_tasks(RunSettings(tasks=[name]), registries())
     with simulate(tasks=tasks.values(), accuracy=0.7) as sim:
         settings = settings_for(sim.base_url, tmp_path, tasks=[name], sample="6", cache="off", max_turns=2,
                                 paradigm="collective_refinement", decider="counting")

@@ -13,7 +13,7 @@ import pytest
 from madeval.config import RunSettings
 from madeval.datasources import DataUnavailable
 from madeval.errors import UsageError
-from madeval.plugins import components
+from madeval.plugins import registries
 from madeval.run import load_tasks
 from madeval.taskfiles import task_index
 
@@ -67,7 +67,7 @@ def task_folder(tmp_path):
 
 
 def tasks_named(names, folder):
-    return load_tasks(RunSettings(tasks=names, include_path=[str(folder)]), components())
+    return load_tasks(RunSettings(tasks=names, include_path=[str(folder)]), registries())
 
 
 def test_include_function_and_template_fields(task_folder):
@@ -131,7 +131,7 @@ def test_unknown_keys_fail_with_the_closest_known_key(task_folder):
     write(task_folder, "typo.yaml", "group: typo_group\ntask: [templated]\naggregate_metrics: []\n")
     expected = r"group typo_group: unknown key 'aggregate_metrics'; did you mean aggregate_metric_list\?"
     with pytest.raises(UsageError, match=expected):
-        task_index(components(), [str(task_folder)]).group_spec("typo_group")
+        task_index(registries(), [str(task_folder)]).group_spec("typo_group")
 
 
 @pytest.mark.parametrize(
@@ -183,7 +183,7 @@ def test_contributing_task_example_loads_and_renders_like_the_shipped_task(tmp_p
     folder.mkdir()
     (folder / "example.yaml").write_text(example.replace("task: musr_murder_mysteries", "task: doc_example", 1))
     documented = tasks_named(["doc_example"], folder)["doc_example"]
-    shipped = load_tasks(RunSettings(tasks=["musr_murder_mysteries"]), components())["musr_murder_mysteries"]
+    shipped = load_tasks(RunSettings(tasks=["musr_murder_mysteries"]), registries())["musr_murder_mysteries"]
     assert len(documented.items) == 250
     first = documented.items[0]
     prompt = documented.prompt(first)
@@ -200,13 +200,13 @@ def test_contributing_task_example_loads_and_renders_like_the_shipped_task(tmp_p
 def test_contributing_group_example_parses(tmp_path):
     example = next(block for block in contributing_yaml_blocks() if block.startswith("group:"))
     (tmp_path / "group.yaml").write_text(example.replace("group: bbh", "group: doc_group", 1))
-    index = task_index(components(), [str(tmp_path)])
+    index = task_index(registries(), [str(tmp_path)])
     assert index.group_spec("doc_group").tasks == index.group_spec("bbh").tasks
     assert index.group_spec("doc_group").aggregate_metric_list == index.group_spec("bbh").aggregate_metric_list
 
 
 def test_groups_and_tags_expand(task_folder):
-    index = task_index(components(), [str(task_folder)])
+    index = task_index(registries(), [str(task_folder)])
     assert index.expand("my_group") == ["templated", "from_mirror"]
     assert index.expand("mine") == ["templated"]
     assert index.expand("generated") == ["arith_mc", "arith_yesno"]
@@ -215,9 +215,9 @@ def test_groups_and_tags_expand(task_folder):
 def test_include_path_overrides_a_builtin_task(tmp_path):
     folder = tmp_path / "override"
     folder.mkdir()
-    (folder / "arith_mc.yaml").write_text((components().task_sources[0][1] / "generated" / "arith_mc.yaml").read_text()
+    (folder / "arith_mc.yaml").write_text((registries().task_sources[0][1] / "generated" / "arith_mc.yaml").read_text()
                                           .replace("size: 1000", "size: 12"))
-    (folder / "arith.py").write_text((components().task_sources[0][1] / "generated" / "arith.py").read_text())
+    (folder / "arith.py").write_text((registries().task_sources[0][1] / "generated" / "arith.py").read_text())
     assert len(tasks_named(["arith_mc"], folder)["arith_mc"].items) == 12
 
 
@@ -225,7 +225,7 @@ def test_include_cycle_is_reported(tmp_path):
     write(tmp_path, "a.yaml", "task: a\ninclude: b.yaml\n")
     write(tmp_path, "b.yaml", "include: a.yaml\n")
     with pytest.raises(UsageError, match="include cycle"):
-        task_index(components(), [str(tmp_path)])
+        task_index(registries(), [str(tmp_path)])
 
 
 def test_generated_tasks_are_deterministic_and_correct(generated_tasks):

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from madeval.config import RunSettings
-from madeval.plugins import components
+from madeval.plugins import registries
 from madeval.run import load_tasks
 from madeval.taskfiles import task_index
 from madeval.task import LETTERS
@@ -42,7 +42,7 @@ def _load(names, data_dir):
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("MADEVAL_DATA_DIR", data_dir)
         patch.setenv("HF_HUB_OFFLINE", "1")  # tests use no network
-        tasks = load_tasks(RunSettings(tasks=list(names)), components())
+        tasks = load_tasks(RunSettings(tasks=list(names)), registries())
         for task in tasks.values():
             task.items  # noqa: B018 - read while the variables are set
         return tasks
@@ -78,7 +78,7 @@ def wrong_reply(task, item, items) -> str:
 
 
 def test_every_shipped_task_is_covered():
-    names = set(task_index(components(), []).tasks)
+    names = set(task_index(registries(), []).tasks)
     assert names - {"arith_mc", "arith_yesno"} == set(SHIPPED)
 
 
@@ -219,7 +219,7 @@ def test_task_math_answers(tasks):
 
 
 def test_task_group_specs(tasks):
-    index = task_index(components(), [])
+    index = task_index(registries(), [])
     members = {name: index.group_spec(name).tasks for name in index.groups}
     # the issue's groups, and 001 Table 3's selection (GPQA's 546 items are gpqa_extended)
     assert members["knowledge"] == ("mmlu", "mmlu_pro", "gpqa_main", "gpqa_diamond", "gpqa_extended")

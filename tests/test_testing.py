@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from madeval import hookimpl
-from madeval.plugins import components
+from madeval.plugins import registries
 from madeval.records import read_records
 from madeval.simulator.agents import AgentProfile, SyntheticAgents
 from madeval.simulator.truth import GoldIndex
@@ -43,10 +43,10 @@ def test_lastword_example_own_test_passes(tmp_path):
 
 
 def test_registered_adds_a_plugin_for_the_block_only(lastword):
-    assert "last_word" not in components().deciders.names()
+    assert "last_word" not in registries().deciders.names()
     with registered(lastword):
-        assert components().deciders.resolve("last_word").plugin == "madeval_lastword"
-    assert "last_word" not in components().deciders.names()
+        assert registries().deciders.resolve("last_word").plugin == "madeval_lastword"
+    assert "last_word" not in registries().deciders.names()
 
 
 def test_lastword_plugin_decides_after_the_first_turn_on_the_simulator(lastword, sim, tmp_path):

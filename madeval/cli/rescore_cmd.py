@@ -36,13 +36,13 @@ def _rescore(run: Path, deciders: str, base_url, endpoints, concurrency, cache) 
     from ..leaderboard import LeaderboardOptions, build_leaderboard, write_outputs
     from ..leaderboard.data import load_run
     from ..leaderboard.render import markdown
-    from ..plugins import components as get_components
+    from ..plugins import registries as loaded_registries
     from ..records import writing
     from ..rescore import parse_deciders, rescore as run_rescore
     from ..run import _endpoints, load_tasks
 
     data = load_run(run)
-    built = get_components()
+    built = loaded_registries()
     specs = parse_deciders(deciders, built)
     stored = {k: v for k, v in data.run.get("settings", {}).items() if k in PUBLIC_KEYS}
     settings = RunSettings(**stored)

@@ -62,7 +62,7 @@ def simulator(tasks, gold, include_path, port, accuracy, conformity, persuasion,
     answers normally. It cannot be combined with --latency or the fault rates above.
     """
     from ..config import RunSettings
-    from ..plugins import components
+    from ..plugins import registries
     from ..run import load_tasks
     from ..simulator.agents import AgentProfile, SyntheticAgents
     from ..simulator.http import Faults, SimulatorServer, serve_forever
@@ -75,7 +75,7 @@ def simulator(tasks, gold, include_path, port, accuracy, conformity, persuasion,
     modes = _hostile_modes(hostile, hostile_rate, hostile_interval,
                            latency or rate_limit or server_error or timeout_rate or empty or malformed)
     settings = RunSettings(tasks=[t for t in tasks.split(",") if t], include_path=list(include_path))
-    loaded = load_tasks(settings, components())
+    loaded = load_tasks(settings, registries())
     index = GoldIndex.from_tasks(loaded.values())
     if gold:
         index.update(GoldIndex.from_jsonl(gold))

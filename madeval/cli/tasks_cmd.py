@@ -42,11 +42,11 @@ def tasks(include_path: tuple[str, ...], validate: bool, strict: bool, as_json: 
     data is not available (no hub, no mirror) is reported as skipped and does not fail unless
     --strict is given.
     """
-    from ..plugins import components
+    from ..plugins import registries
     from ..taskfiles import task_index
     from ..task import task_loader
 
-    built = components()
+    built = registries()
     index = task_index(built, list(include_path))
     load = task_loader(index, built.extractors, built.metrics)
     rows = []

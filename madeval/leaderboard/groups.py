@@ -23,7 +23,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..errors import MadevalError
-from ..plugins import components
+from ..plugins import registries
 from ..taskfiles import AggregateMetric, task_index
 
 
@@ -39,7 +39,7 @@ def declared_aggregations(run: dict[str, Any], groups: list[str]) -> dict[str, d
     if not groups:
         return {}
     try:  # a run folder written before run.json recorded them
-        index = task_index(components(), list((run.get("settings") or {}).get("include_path") or []))
+        index = task_index(registries(), list((run.get("settings") or {}).get("include_path") or []))
     except MadevalError:
         return {}
     return declared_in(index, groups)

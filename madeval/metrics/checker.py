@@ -7,7 +7,7 @@ switched off (``parsing_timeout=None``, ``timeout_seconds=None``) and the deadli
 from outside instead: every check runs in a worker process of a ``pebble`` pool (spawn context,
 since the parent runs uvloop and threads) that is killed and replaced when a check exceeds its
 deadline; the worker's address space is capped with ``RLIMIT_AS``. The pool starts on the first
-check, is reused, and :func:`shutdown_checker` stops it (the runner calls it at the end of a run).
+check, is reused, and :func:`shutdown_checker` stops it (the scheduler calls it at the end of a run).
 As with any spawned process, a script of your own that scores math answers must keep its
 top-level code under ``if __name__ == "__main__":`` (``madeval`` and ``python -m madeval`` do).
 
@@ -18,7 +18,7 @@ hostile answer costs its deadline once per run, not once per metric.
 
 The defaults (:data:`DEADLINE_S`, :data:`MEMORY_BYTES`, :data:`WORKERS`) are set here;
 :func:`configure` changes them (the tests use a short deadline). Calls block their thread while
-the worker checks: call :func:`math_equivalent` from a worker thread (the runner scores in
+the worker checks: call :func:`math_equivalent` from a worker thread (the scheduler scores in
 ``asyncio.to_thread``), never from the event loop.
 """
 
@@ -38,7 +38,7 @@ from .notes import note_scoring_error
 
 DEADLINE_S = 3.0  # per check, from the moment the worker starts it
 MEMORY_BYTES = 1 << 30  # address-space cap of a worker (1 GiB; python + sympy use ~0.3 GiB)
-WORKERS = 2  # checks in parallel (the runner scores several finished debates at once)
+WORKERS = 2  # checks in parallel (the scheduler scores several finished debates at once)
 CACHE_SIZE = 20_000  # verdicts kept per process; a verdict is a few hundred bytes
 MAX_ANSWER_CHARS = 10_000  # longer answers are not sent to the checker (no gold is near that long)
 

@@ -2,7 +2,7 @@
 
 A metric that cannot decide (the math checker's deadline or memory cap, see
 :mod:`madeval.metrics.checker`) scores the reply as wrong and calls :func:`note_scoring_error`
-with the reason. The runner scores each unit inside :func:`collecting_scoring_errors` and writes
+with the reason. The scheduler scores each unit inside :func:`collecting_scoring_errors` and writes
 the reasons to the record's ``scoring_errors`` list (empty when every score was decided).
 """
 

@@ -28,7 +28,7 @@ from typing import Any, Callable, Iterable, Iterator, Mapping, Union
 
 from ..components import DebateSetup, TaskPrompt
 from ..debate import run_debate
-from ..plugins import components, load_plugins
+from ..plugins import registries, load_plugins
 from ..transcript import Agent, Persona, Transcript
 
 #: What the scripted debates ask by default: a choice item with two options.
@@ -126,7 +126,7 @@ def debate(
     debate's random choices. ``transcript.decision`` is the outcome.
     """
     neutral = set(neutral)
-    built = components()
+    built = registries()
     setup = DebateSetup(
         personas=[built.personas.create(persona) for _ in range(agents)],
         responder=built.responders.create(responder, responder_args or {}),

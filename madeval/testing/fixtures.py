@@ -25,12 +25,12 @@ def madeval_isolated(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.T
 def generated_tasks() -> dict[str, Any]:
     """The generated tasks (``arith_mc``, ``arith_yesno``) by name, loaded once."""
     from madeval.config import RunSettings
-    from madeval.plugins import components
+    from madeval.plugins import registries
     from madeval.run import load_tasks
 
     with pytest.MonkeyPatch.context() as patch:  # may run before any test: never load entry points
         patch.setenv("MADEVAL_LOAD_PLUGINS", "")
-        return load_tasks(RunSettings(tasks=["generated"]), components())
+        return load_tasks(RunSettings(tasks=["generated"]), registries())
 
 
 @pytest.fixture(scope="module")

@@ -97,7 +97,7 @@ def test_frameworks_every_preset_runs_and_a_sweep_makes_a_leaderboard(freemad, g
 def test_frameworks_bad_layout_fails_at_start_with_one_line():
     with pytest.raises(UsageError) as error:
         from madeval.plan import debate_setup
-        from madeval.plugins import components
+        from madeval.plugins import registries
 
-        debate_setup(debate_config({"preset": "agentverse", "neutral_agents": 1}), components()).validate()
+        debate_setup(debate_config({"preset": "agentverse", "neutral_agents": 1}), registries()).validate()
     assert "\n" not in str(error.value) and "needs exactly 2 neutral agent(s) first" in str(error.value)

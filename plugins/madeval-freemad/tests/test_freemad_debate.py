@@ -15,7 +15,7 @@ from madeval.config import DebateConfig, RunSettings, debate_config
 from madeval.errors import UsageError
 from madeval.leaderboard import build_leaderboard
 from madeval.leaderboard.data import read_rescored
-from madeval.plugins import components
+from madeval.plugins import registries
 from madeval.records import read_records
 from madeval.cli.main import main
 from madeval.run import run
@@ -83,7 +83,7 @@ def test_freemad_attack_records_the_wrapped_paradigm_by_its_registered_name():
 
 
 def test_freemad_attack_bad_options_are_usage_errors():
-    paradigms = components().paradigms
+    paradigms = registries().paradigms
     with pytest.raises(UsageError, match="fraction must be between 0 and 1"):
         paradigms.create("communication_attack", {"fraction": 1.5})
     with pytest.raises(UsageError, match="unknown paradigm 'somm'"):

@@ -9,7 +9,7 @@ import pytest
 
 from madeval.components import DebateSetup, TaskPrompt
 from madeval.errors import UsageError
-from madeval.plugins import components
+from madeval.plugins import registries
 from madeval.replay import replay
 from madeval.testing import ScriptedLLM, debate, letter
 from madeval_freemad.score import parse_factor, parse_weights, score_trajectory
@@ -87,7 +87,7 @@ def test_freemad_options_weights_factor_and_bad_values():
                            responder="conformity", paradigm="som", decider="freemad_score", agents=3,
                            max_turns=2, decider_args={"weights": "1;0;0;1", "factor": "constant"})
     assert transcript.decision.details["scores"] == {"A": 1.0, "B": 4.0}  # A 1; B 1 + 1, then kept twice
-    deciders = components().deciders
+    deciders = registries().deciders
     with pytest.raises(UsageError, match=r"decider 'freemad_score': weights must be four numbers"):
         deciders.create("freemad_score", {"weights": "20;25;30"})
     with pytest.raises(UsageError, match="weights must be four numbers >= 0"):
@@ -101,7 +101,7 @@ def test_freemad_score_replays_on_a_stored_debate_exactly_as_live():
                      agents=3, max_turns=2, seed=5)
     stored, _ = debate(worked_script, responder="conformity", paradigm="som", decider="counting",
                        agents=3, max_turns=2, seed=5)
-    built = components()
+    built = registries()
     setup = DebateSetup(personas=[built.personas.create("none") for _ in range(3)],
                         responder=built.responders.create("conformity"), paradigm=built.paradigms.create("som"),
                         decider=built.deciders.create("freemad_score"), agents=3, max_turns=2)

@@ -7,7 +7,7 @@ import random
 import pytest
 
 from madeval.errors import UsageError
-from madeval.plugins import components
+from madeval.plugins import registries
 from madeval.testing import debate
 from madeval_madc.allocation import consistency_keys, order_fixed, order_madc, order_random, order_truth
 
@@ -98,4 +98,4 @@ def test_madc_random_allocation_is_seeded_and_leaves_the_debate_generator_alone(
 
 def test_madc_unknown_allocation_is_a_usage_error():
     with pytest.raises(UsageError, match="allocation must be one of fixed, random, truth_first, truth_last, madc"):
-        components().paradigms.create("som", {"allocation": "truth_middle"})
+        registries().paradigms.create("som", {"allocation": "truth_middle"})

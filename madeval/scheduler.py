@@ -28,7 +28,7 @@ from .metrics.base import Metric
 from .metrics.checker import shutdown_checker
 from .metrics.notes import collecting_scoring_errors
 from .plan import Plan, Unit
-from .plugins import Components
+from .plugins import Registries
 from .progress import Progress
 from .records import RecordSink
 from .task import score_metrics
@@ -53,7 +53,7 @@ class RunOutcome:
 
 async def execute(
     plan: Plan,
-    components: Components,
+    registries: Registries,
     client: LLMClient,
     sink: RecordSink,
     *,
@@ -62,7 +62,7 @@ async def execute(
 ) -> RunOutcome:
     """Run every unfinished unit of ``plan``; return when all are recorded or failed."""
     # built once per configuration; an unknown extra metric fails before any debate
-    extras = {cid: extra_metrics(planned.config.metrics, components) for cid, planned in plan.configs.items()}
+    extras = {cid: extra_metrics(planned.config.metrics, registries) for cid, planned in plan.configs.items()}
     started, cpu_started = time.perf_counter(), time.process_time()
     pending = (u for u in plan.units() if u.key() not in sink.finished)
     skipped = len(sink.finished)
@@ -73,7 +73,7 @@ async def execute(
     async def worker() -> None:
         for unit in pending:
             try:
-                record = await run_unit(plan, unit, items[unit.task][unit.item], components, client,
+                record = await run_unit(plan, unit, items[unit.task][unit.item], registries, client,
                                         extras[unit.config])
             except LLMError as error:
                 counts["failed"] += 1
@@ -113,14 +113,14 @@ async def execute(
     )
 
 
-async def run_unit(plan: Plan, unit: Unit, item, components: Components, client: LLMClient,
+async def run_unit(plan: Plan, unit: Unit, item, registries: Registries, client: LLMClient,
                    extras: list[tuple[str, Metric]] = ()) -> dict[str, Any]:
     """Debate one unit and return its record (decision, score, transcript, costs).
 
     ``extras`` are the configuration's extra metrics (:func:`extra_metrics`)."""
     planned = plan.configs[unit.config]
     task = plan.tasks[unit.task]
-    setup = planned.setup(components)
+    setup = planned.setup(registries)
     transcript = Transcript()
     settings = plan.settings
     session = DebateSession(
@@ -242,10 +242,10 @@ def unit_metrics(task, extras: list[tuple[str, Metric]], prediction: str | None,
     }
 
 
-def extra_metrics(names: list[str], components: Components) -> list[tuple[str, Metric]]:
+def extra_metrics(names: list[str], registries: Registries) -> list[tuple[str, Metric]]:
     """The configuration's extra metrics (``DebateConfig.metrics``) as (registered name, metric);
     an unknown name raises a one-line UsageError."""
-    return [(components.metrics.resolve(name).name, components.metrics.create(name)) for name in names]
+    return [(registries.metrics.resolve(name).name, registries.metrics.create(name)) for name in names]
 
 
 def challenge_summary(transcript: Transcript, task, item) -> list[dict[str, Any]]:
