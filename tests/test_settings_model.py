@@ -16,15 +16,16 @@ from madeval.cli.run_cmd import run
 from madeval.cli.settings_options import given_options
 from madeval.config import DebateConfig, RunSettings, build_settings, read_config_file
 from madeval.errors import UsageError
+from madeval.leaderboard.options import LeaderboardOptions
 from madeval.options import convert_component_option
 
 NOT_SETTINGS = {"--config", "--no-progress", "--help"}  # plain click options of ``madeval run``
 
 
-def declared() -> dict[str, tuple]:
-    """Every declared option of the model: name -> (declaration, default)."""
+def declared(*models: type) -> dict[str, tuple]:
+    """Every declared option of the models (the run's by default): name -> (declaration, default)."""
     found = {}
-    for cls in (DebateConfig, RunSettings):
+    for cls in models or (DebateConfig, RunSettings):
         for spec in fields(cls):
             if "option" in spec.metadata:
                 default = spec.default_factory() if spec.default_factory is not MISSING else spec.default
@@ -32,27 +33,32 @@ def declared() -> dict[str, tuple]:
     return found
 
 
-def help_entries() -> dict[str, str]:
-    """``madeval run --help`` parsed: each long flag -> its help text (wrapped lines joined)."""
-    result = CliRunner().invoke(cli, ["run", "--help"], terminal_width=1000, max_content_width=1000)
+def help_entries(*command: str) -> dict[str, str]:
+    """``madeval COMMAND --help`` parsed: each long flag -> its help text (wrapped lines joined)."""
+    result = CliRunner().invoke(cli, [*(command or ("run",)), "--help"], terminal_width=1000, max_content_width=1000)
     assert result.exit_code == 0, result.output
     body = result.output.split("Options:\n", 1)[1]
     entries: dict[str, str] = {}
     flag = None
     for line in body.splitlines():
-        match = re.match(r"^  (?:-\w, )?(--[\w-]+)(?: [A-Z\[][\w|\]]*)?\s+(.*)$", line)
+        # A long flag and its metavar may fill the first column: the help then starts on the next line.
+        match = re.match(r"^  (?:-\w, )?(--[\w-]+)(?: [A-Z\[][\w|\]]*)?(?:\s+(.*))?$", line)
         if match:
             flag = match.group(1)
             assert flag not in entries, f"{flag} appears twice in --help"
-            entries[flag] = match.group(2).strip()
+            entries[flag] = (match.group(2) or "").strip()
         elif flag and line.strip():
-            entries[flag] += " " + line.strip()
+            entries[flag] = (entries[flag] + " " + line.strip()).strip()
     return entries
 
 
-def test_every_option_has_one_cli_flag_showing_the_model_default():
-    entries = help_entries()
-    model = declared()
+@pytest.mark.parametrize("command, models, not_settings", [
+    (("run",), (DebateConfig, RunSettings), NOT_SETTINGS),
+    (("leaderboard", "show"), (LeaderboardOptions,), {"--help"}),
+])
+def test_every_option_has_one_cli_flag_showing_the_model_default(command, models, not_settings):
+    entries = help_entries(*command)
+    model = declared(*models)
     on_cli = {name: item for name, item in model.items() if item[0].cli}
     flags = {}
     for name, (option, default) in on_cli.items():
@@ -69,8 +75,8 @@ def test_every_option_has_one_cli_flag_showing_the_model_default():
             assert f"[{default}]" in text, (name, default, text)
         else:
             assert "[" not in text, (name, text)
-    # Every flag of ``madeval run`` is one model option, except the two that are not settings.
-    assert set(entries) - set(flags) == NOT_SETTINGS
+    # Every flag of the command is one model option, except those that are not settings.
+    assert set(entries) - set(flags) == not_settings
     assert len(flags) == len(on_cli)
 
 

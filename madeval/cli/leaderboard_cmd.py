@@ -10,29 +10,19 @@ from typing import Any
 import click
 
 from ..errors import UsageError
+from ..leaderboard.options import LeaderboardOptions
+from .settings_options import given_options, model_options
 
-COMMON = [
-    click.option("--correction", type=click.Choice(["holm", "bh", "none"]), help="Family-wise correction [holm]."),
-    click.option("--test", "test_name", type=click.Choice(["permutation", "bootstrap"]),
-                 help="Paired test for scores that are not 0/1 [permutation]."),
-    click.option("--alpha", type=float, help="Significance level after correction [0.05]."),
-]
+#: The options both subcommands take; ``show`` takes every command-line option of the model.
+COMMON = ("correction", "test", "alpha")
 
 
-def _common(function):
-    for option in reversed(COMMON):
-        function = option(function)
-    return function
-
-
-def _options(run_folder: Path | None, **given: Any):
+def _options(run_folder: Path | None, given: dict[str, Any]) -> LeaderboardOptions:
     """Leaderboard options: those stored with the run, then the command line's."""
-    from ..leaderboard import LeaderboardOptions
-
     stored = {}
     if run_folder is not None and (run_folder / "run.json").is_file():
         stored = json.loads((run_folder / "run.json").read_text(encoding="utf-8")).get("leaderboard") or {}
-    stored.update({k: v for k, v in given.items() if v is not None})
+    stored.update(given_options(given))
     return LeaderboardOptions.from_dict(stored)
 
 
@@ -43,20 +33,14 @@ def leaderboard() -> None:
 
 @leaderboard.command()
 @click.argument("run", type=click.Path(path_type=Path))
-@click.option("--reference", help="Configuration (label or id) every other one is compared with [the first].")
-@click.option("--compare", type=click.Choice(["reference", "all"]), help="Compare with the reference or all pairs.")
-@click.option("--interval", type=click.Choice(["population", "benchmark"]),
-              help="Intervals about the population of questions, or this finite benchmark (FPC).")
-@click.option("--title", help="Title of the HTML page.")
-@_common
-def show(run: Path, reference, compare, interval, title, correction, test_name, alpha) -> None:
+@model_options(LeaderboardOptions)
+def show(run: Path, **given: Any) -> None:
     """Rebuild RUN's leaderboard (Markdown, CSV, JSON, charts, HTML) and print the table."""
     from ..leaderboard import build_leaderboard, write_outputs
     from ..leaderboard.render import markdown
     from ..records import writing
 
-    options = _options(run, reference=reference, compare=compare, interval=interval, title=title,
-                       correction=correction, test=test_name, alpha=alpha)
+    options = _options(run, given)
     board = build_leaderboard(run, options)
     with writing(f"the leaderboard into {run}"):
         write_outputs(board, run)
@@ -67,13 +51,13 @@ def show(run: Path, reference, compare, interval, title, correction, test_name, 
 @click.argument("run", type=click.Path(path_type=Path))
 @click.option("--baseline", required=True, type=click.Path(path_type=Path),
               help="Stored leaderboard JSON, e.g. leaderboards/ci.json.")
-@_common
-def check(run: Path, baseline: Path, correction, test_name, alpha) -> None:
+@model_options(LeaderboardOptions, *COMMON)
+def check(run: Path, baseline: Path, **given: Any) -> None:
     """Exit 1 when a configuration of RUN scores significantly lower than in BASELINE."""
     from ..leaderboard import build_leaderboard
     from ..leaderboard.regression import check as run_check, markdown
 
-    options = _options(None, correction=correction, test=test_name, alpha=alpha)
+    options = _options(None, given)
     stored = read_board(baseline)
     current = read_board(run) if run.is_file() else build_leaderboard(run, options)
     result = run_check(current, stored, options)

@@ -22,11 +22,12 @@ from ..options import Option
 CLICK_TYPES = {rule.integer: int, rule.number: float}
 
 
-def declared_fields() -> list[tuple[str, Option, Any]]:
-    """Every run option meant for the command line: (field name, declaration, default): ``tasks``
-    (the one every run needs) first, then in the order of the declarations."""
+def declared_fields(*models: type) -> list[tuple[str, Option, Any]]:
+    """Every option of ``models`` (by default the run's: DebateConfig and RunSettings) meant for the
+    command line: (field name, declaration, default); ``tasks`` (the one every run needs) first,
+    then in the order of the declarations."""
     found = []
-    for cls in (DebateConfig, RunSettings):
+    for cls in models or (DebateConfig, RunSettings):
         for spec in fields(cls):
             declared = spec.metadata.get("option")
             if declared is not None and declared.cli:
@@ -66,6 +67,19 @@ def settings_options(command: Callable) -> Callable:
     for name, declared, default in reversed(declared_fields()):
         command = settings_option(name, declared, default)(command)
     return command
+
+
+def model_options(model: type, *names: str) -> Callable[[Callable], Callable]:
+    """A decorator adding the click options of ``model``'s declared options (only ``names``, if
+    given), e.g. ``madeval leaderboard``'s from :class:`~madeval.leaderboard.options.LeaderboardOptions`."""
+
+    def decorate(command: Callable) -> Callable:
+        for name, declared, default in reversed(declared_fields(model)):
+            if not names or name in names:
+                command = settings_option(name, declared, default)(command)
+        return command
+
+    return decorate
 
 
 def shared_option(name: str, **overrides: Any) -> Callable:

@@ -10,7 +10,7 @@ from dataclasses import asdict, dataclass, fields
 from typing import Any
 
 from ..errors import UsageError
-from ..options import snake_keys
+from ..options import at_least, declared_option, inside, integer, number, option, snake_keys, text
 
 INTERVALS = {
     "population": "95% confidence intervals are about the population of questions the items were "
@@ -23,17 +23,23 @@ CORRECTION_NAMES = {"holm": "Holm", "bh": "Benjamini-Hochberg", "none": "no corr
 
 @dataclass
 class LeaderboardOptions:
-    """How rows are compared and summarised."""
+    """How rows are compared and summarised: each option declared once, as for run options
+    (:func:`madeval.options.option`); ``madeval leaderboard``'s flags are derived from them."""
 
-    reference: str | None = None  # label or id of the reference configuration; None: the first
-    compare: str = "reference"  # "reference" or "all" (every pair)
-    correction: str = "holm"  # "holm", "bh" or "none"
-    test: str = "permutation"  # for non-binary scores: "permutation" or "bootstrap"
-    interval: str = "population"  # "population" or "benchmark"
-    alpha: float = 0.05
-    resamples: int = 9999
-    seed: int = 0
-    title: str | None = None
+    reference: str | None = option(None, help="Configuration (label or id) every other one is compared with.",
+                                   convert=text, shown_default="the first")
+    compare: str = option("reference", help="Compare with the reference or all pairs.", convert=text,
+                          choices=("reference", "all"))
+    correction: str = option("holm", help="Family-wise correction.", convert=text, choices=tuple(CORRECTION_NAMES))
+    test: str = option("permutation", help="Paired test for scores that are not 0/1.", convert=text,
+                       choices=("permutation", "bootstrap"))
+    interval: str = option("population", help="Intervals about the population of questions, or this finite "
+                           "benchmark (FPC).", convert=text, choices=tuple(INTERVALS))
+    alpha: float = option(0.05, help="Significance level after correction.", convert=number, check=inside(0, 1))
+    resamples: int = option(9999, help="Resamples of the permutation and bootstrap tests.", convert=integer,
+                            check=at_least(99), cli=False)
+    seed: int = option(0, help="Seed of the resamples.", convert=integer, cli=False)
+    title: str | None = option(None, help="Title of the HTML page.", convert=text)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any] | None) -> LeaderboardOptions:
@@ -48,23 +54,12 @@ class LeaderboardOptions:
         return options
 
     def check(self) -> None:
-        """Reject values that cannot work."""
-        for name, value, allowed in (
-            ("compare", self.compare, ("reference", "all")),
-            ("correction", self.correction, tuple(CORRECTION_NAMES)),
-            ("test", self.test, ("permutation", "bootstrap")),
-            ("interval", self.interval, tuple(INTERVALS)),
-        ):
-            if value not in allowed:
-                raise UsageError(f"leaderboard {name} must be one of {', '.join(allowed)}, got '{value}'")
-        try:
-            self.alpha, self.resamples, self.seed = float(self.alpha), int(self.resamples), int(self.seed)
-        except (TypeError, ValueError):
-            raise UsageError("leaderboard alpha must be a number, resamples and seed integers") from None
-        if not 0 < self.alpha < 1:
-            raise UsageError(f"leaderboard alpha must be between 0 and 1, got {self.alpha}")
-        if self.resamples < 99:
-            raise UsageError(f"leaderboard resamples must be at least 99, got {self.resamples}")
+        """Read every option by its declared rule; a value that cannot work is a one-line UsageError."""
+        for spec in fields(self):
+            try:
+                setattr(self, spec.name, declared_option(spec).read(getattr(self, spec.name)))
+            except ValueError as error:
+                raise UsageError(f"leaderboard {spec.name} {error}") from None
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready copy."""
