@@ -28,7 +28,7 @@ from typing import Any, Callable, Iterable, Iterator, Mapping, Union
 
 from ..components import DebateSetup, TaskPrompt
 from ..debate import run_debate
-from ..plugins import registries, load_plugins
+from ..plugins import load_plugins, registries
 from ..transcript import Agent, Persona, Transcript
 
 #: What the scripted debates ask by default: a choice item with two options.
@@ -45,7 +45,7 @@ def registered(*modules: ModuleType) -> Iterator[None]:
     point would, then unregister them.
 
     A module already registered (e.g. through its installed entry point) is left alone. The
-    component registries follow: :func:`madeval.plugins.components` builds them again whenever the
+    component registries follow: :func:`madeval.registries` builds them again whenever the
     set of registered plugins changes.
     """
     manager = load_plugins()
