@@ -8,11 +8,11 @@ import signal
 import pytest
 
 from madeval.item import Item
-from madeval.plugins import registries
+from madeval.testing import core_registries
 from madeval.task import task_loader
 from madeval.taskfiles import task_index
 
-BUILT = registries()
+BUILT = core_registries()
 LOAD = task_loader(task_index(BUILT, []), BUILT.extractors, BUILT.metrics)
 MMLU, MMLU_PRO, MUSR, STRATEGYQA = LOAD("mmlu"), LOAD("mmlu_pro"), LOAD("musr_murder_mysteries"), LOAD("strategyqa")
 MATH500, GSM8K, AIME, SQUAD = LOAD("math500"), LOAD("gsm8k"), LOAD("aime2024"), LOAD("squad_v2")

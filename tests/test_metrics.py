@@ -18,10 +18,11 @@ from madeval.metrics.view import DebateView
 from madeval.metrics.math import integer_value, last_boxed, math_equal
 from madeval.metrics.squad import exact_match, normalize_answer, squad_v2_scores, token_f1
 from madeval.plugins import registries
+from madeval.testing import core_registries
 from madeval.item import Item
 from madeval.transcript import Agent, Message, Persona, Transcript
 
-METRICS = registries().metrics
+METRICS = core_registries().metrics
 
 SUMMARIES = [
     ("The cat sat on the mat.", ["The cat lay on the mat."]),

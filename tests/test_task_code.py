@@ -20,9 +20,10 @@ from madeval.cli.tasks_cmd import tasks
 from madeval.config import RunSettings
 from madeval.errors import UsageError
 from madeval.plugins import registries
+from madeval.testing import core_registries
 from madeval.run import load_tasks
 
-BUILTIN = Path(registries().task_sources[0][1])
+BUILTIN = Path(core_registries().task_sources[0][1])
 
 HOSTILE_PY = '''
 def rows(size, seed):

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import random
 import re
 from types import ModuleType
@@ -28,7 +29,7 @@ from typing import Any, Callable, Iterable, Iterator, Mapping, Union
 
 from ..components import DebateSetup, TaskPrompt
 from ..debate import run_debate
-from ..plugins import load_plugins, registries
+from ..plugins import Registries, load_plugins, registries
 from ..transcript import Agent, Persona, Transcript
 
 #: What the scripted debates ask by default: a choice item with two options.
@@ -59,6 +60,25 @@ def registered(*modules: ModuleType) -> Iterator[None]:
     finally:
         for name in reversed(added):
             manager.unregister(name=name)
+
+
+def core_registries() -> Registries:
+    """The registries without installed plugins (entry points), for a test module that needs them
+    at import time, before any fixture has run.
+
+    Plugins load once per process: whoever asks first decides. A module-level ``registries()``
+    in a test file would load every installed plugin into the whole test session; this one loads
+    none, as :func:`madeval.testing.fixtures.madeval_isolated` asks (plugins a test needs are
+    added with :func:`registered`)."""
+    saved = os.environ.get("MADEVAL_LOAD_PLUGINS")
+    os.environ["MADEVAL_LOAD_PLUGINS"] = ""
+    try:
+        return registries()
+    finally:
+        if saved is None:
+            del os.environ["MADEVAL_LOAD_PLUGINS"]
+        else:
+            os.environ["MADEVAL_LOAD_PLUGINS"] = saved
 
 
 def letter(text: str) -> str | None:
@@ -148,4 +168,4 @@ def debate(
     return transcript, llm
 
 
-__all__ = ["ITEM", "ScriptedLLM", "debate", "letter", "registered"]
+__all__ = ["ITEM", "ScriptedLLM", "core_registries", "debate", "letter", "registered"]
