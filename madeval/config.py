@@ -26,7 +26,7 @@ from . import options as rule
 from .errors import UsageError
 from .leaderboard.options import LeaderboardOptions
 from .llm.endpoint_url import public_url
-from .options import declared_option, option, shown, snake_keys
+from .options import convert_component_option, declared_option, option, shown, snake_keys
 from .options import key_values, parse_endpoints  # noqa: F401 - public names of madeval.config
 from .plugins import registries
 from .presets import apply_preset
@@ -236,17 +236,12 @@ SECRET_KEYS = frozenset(key for key, declared in RULES.items() if declared.secre
 PUBLIC_KEYS = RUN_KEYS - SECRET_KEYS
 
 
-def check_option(key: str, value: Any) -> Any:
-    """``value`` converted by the rule of option ``key`` and checked; ValueError if it is not."""
-    declared = RULES.get(key)
-    return value if declared is None else declared.read(value)
-
-
 def checked(key: str, value: Any, where: str = "") -> Any:
     """``value`` read by option ``key``'s rule; a bad value is a one-line UsageError that starts
     with ``where`` and names the option (a secret option's value is never echoed)."""
+    declared = RULES.get(key)
     try:
-        return check_option(key, value)
+        return value if declared is None else declared.read(value)
     except ValueError as error:
         message = str(error)
         if key in SECRET_KEYS:  # never echo what may be a key
@@ -395,3 +390,27 @@ def check_settings(settings: RunSettings) -> None:
                 f"agent_models lists {len(config.agent_models)} models for {config.agents} agents"
             )
         config.personas()
+    for config in settings.configurations:
+        check_components(config)
+
+
+def check_components(config: DebateConfig) -> None:
+    """Each component of ``config`` resolved by its registry and each of its options read by the
+    one converter, before anything starts.
+
+    An alias is replaced by the registered name, so equal configurations get equal ids; a config
+    file's ``after_turns: 2.5`` is refused like ``--decider-args after_turns=2.5``."""
+    built = registries()
+    chosen = {}
+    for kind in ("responder", "paradigm", "decider"):
+        chosen[kind] = built.registry(kind).resolve(getattr(config, kind))
+        setattr(config, kind, chosen[kind].name)
+    personas = [built.personas.resolve(name) for name in config.personas()]
+    names = [entry.name for entry in personas]
+    config.persona = names[0] if len(set(names)) == 1 and isinstance(config.persona, str) else names
+    given = [("persona", entry, config.persona_args) for entry in {e.name: e for e in personas}.values()]
+    given += [(kind, entry, getattr(config, f"{kind}_args")) for kind, entry in chosen.items()]
+    for kind, entry, options in given:
+        defaults = entry.options()
+        for key, value in options.items():
+            convert_component_option(kind, entry.name, key, value, defaults.get(key, ...))

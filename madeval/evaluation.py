@@ -16,6 +16,9 @@ from .config import build_settings, read_config_file
 if TYPE_CHECKING:
     from .run import RunResult
 
+#: Values that mean "not given" (the command line's options left out): the default applies.
+LEFT_OUT = (None, ())
+
 
 def evaluate(
     tasks: str | list[str] | None = None,
@@ -37,6 +40,7 @@ def evaluate(
     type: ``agents=3``, ``max_turns=2``, ``limit=20``, ``decider_args={"after_turns": 2}``,
     ``paradigm="collective_refinement"``, ``cache="off"``... ``config`` reads a ``--config`` YAML
     file (a sweep file too) first; keyword arguments win over its values, as on the command line.
+    An option given as ``None`` (or an empty tuple, a repeatable option left out) is not given.
 
     Nothing is printed unless asked: ``show_progress=True`` draws the progress bar and ``out``
     (e.g. ``sys.stdout``) receives the leaderboard table and the summary line.
@@ -51,10 +55,9 @@ def evaluate(
     Bad options (an unknown name, a value of the wrong type or out of range, an unknown task or
     component) raise :class:`madeval.UsageError` with one line, before anything is written.
     """
-    given = {"tasks": tasks, "decider": decider, "base_url": base_url, "output_path": output_path}
+    given = {"tasks": tasks, "decider": decider, "base_url": base_url, "output_path": output_path, **options}
     merged: dict[str, Any] = read_config_file(config) if config is not None else {}
-    merged.update({key: value for key, value in given.items() if value is not None})
-    merged.update(options)
+    merged.update({key: value for key, value in given.items() if value not in LEFT_OUT})
     if merged.get("output_path") is not None:
         merged["output_path"] = str(merged["output_path"])
     settings = build_settings(merged)

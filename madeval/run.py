@@ -18,9 +18,8 @@ from typing import Any, TextIO
 
 from . import aio, embedded
 from ._version import __version__
-from .config import DebateConfig, RunSettings, check_settings
+from .config import RunSettings, check_settings
 from .errors import UsageError
-from .options import convert_component_option
 from .llm.cache import ResponseCache
 from .llm.client import Endpoint, LLMClient, RetryPolicy
 from .llm.session import ModelRef
@@ -92,9 +91,6 @@ def validate(settings: RunSettings, registries: Registries) -> dict[str, Task]:
     model, the model name. Every error is a one-line :class:`UsageError`.
     """
     check_settings(settings)  # as the CLI does: settings built in Python get the same checks
-    for config in settings.configurations:
-        canonicalize(config, registries)
-        check_option_types(config, registries)
     tasks = load_tasks(settings, registries)
     names, default = endpoint_names(settings)
     limits = settings.endpoint_concurrency
@@ -116,22 +112,6 @@ def validate(settings: RunSettings, registries: Registries) -> dict[str, Task]:
     return tasks
 
 
-def check_option_types(config: DebateConfig, registries: Registries) -> None:
-    """Every component option of ``config`` read by the one converter, before anything starts:
-    a config file's ``after_turns: 2.5`` is refused like ``after_turns=2.5`` on the command line."""
-    given = [("persona", name, config.persona_args) for name in dict.fromkeys(config.personas())]
-    given += [
-        ("responder", config.responder, config.responder_args),
-        ("paradigm", config.paradigm, config.paradigm_args),
-        ("decider", config.decider, config.decider_args),
-    ]
-    for kind, name, options in given:
-        entry = registries.registry(kind).resolve(name)
-        defaults = entry.options()
-        for key, value in options.items():
-            convert_component_option(kind, entry.name, key, value, defaults.get(key, ...))
-
-
 def endpoint_names(settings: RunSettings) -> tuple[list[str], str]:
     """The names of the run's endpoints and the default one (known before any is started)."""
     if settings.base_url or settings.endpoints:
@@ -146,15 +126,6 @@ def endpoint_limit(settings: RunSettings, name: str, fallback: int) -> int:
     if isinstance(limit, dict):
         return limit.get(name, fallback)
     return fallback if limit is None else limit
-
-
-def canonicalize(config: DebateConfig, registries: Registries) -> None:
-    """Replace aliases by canonical component names, so equal configurations get equal ids."""
-    config.responder = registries.responders.resolve(config.responder).name
-    config.paradigm = registries.paradigms.resolve(config.paradigm).name
-    config.decider = registries.deciders.resolve(config.decider).name
-    names = [registries.personas.resolve(name).name for name in config.personas()]
-    config.persona = names[0] if len(set(names)) == 1 and isinstance(config.persona, str) else names
 
 
 @contextlib.contextmanager

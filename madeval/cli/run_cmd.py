@@ -7,8 +7,8 @@ from typing import Any
 
 import click
 
-from ..config import read_config_file
-from .settings_options import given_options, settings_options
+from ..evaluation import evaluate
+from .settings_options import settings_options
 
 
 @click.command()
@@ -17,11 +17,7 @@ from .settings_options import given_options, settings_options
 @click.option("--no-progress", is_flag=True, help="Do not draw the progress bar.")
 def run(config_file: str | None, no_progress: bool, **given: Any) -> None:
     """Run debates on tasks and print the leaderboard table."""
-    options: dict[str, Any] = read_config_file(config_file) if config_file else {}
-    options.update(given_options(given))
-    from ..evaluation import evaluate
-
-    result = evaluate(**options, show_progress=not no_progress, out=sys.stdout)
+    result = evaluate(config=config_file, show_progress=not no_progress, out=sys.stdout, **given)
     if result.outcome.failed:
         click.echo(
             f"madeval: {result.outcome.failed} units failed for good (see errors.jsonl); "
