@@ -339,10 +339,6 @@ def build_settings(options: dict[str, Any]) -> RunSettings:
         debates = [{k: v for k, v in options.items() if k in DEBATE_KEYS}]
     settings = RunSettings(**run, leaderboard=leaderboard.to_dict())
     settings.configurations = [debate_config(debate) for debate in debates]
-    labels = [config.label() for config in settings.configurations]
-    twice = sorted({label for label in labels if labels.count(label) > 1})
-    if twice:
-        raise UsageError(f"two configurations are both labelled {twice[0]}; give them distinct names")
     check_settings(settings)
     return settings
 
@@ -392,6 +388,10 @@ def check_settings(settings: RunSettings) -> None:
         config.personas()
     for config in settings.configurations:
         check_components(config)
+    labels = [config.label() for config in settings.configurations]  # aliases replaced: one name each
+    twice = sorted({label for label in labels if labels.count(label) > 1})
+    if twice:
+        raise UsageError(f"two configurations are both labelled {twice[0]}; give them distinct names")
 
 
 def check_components(config: DebateConfig) -> None:

@@ -45,6 +45,9 @@ def test_a_preset_run_keeps_its_own_options_over_common():
     ({"grid": {"decider": []}}, "non-empty list"),
     ({"common": {"tasks": ["arith_mc"]}}, "cannot vary per configuration"),
     ({"runs": [{"decider": "counting"}, {"decider": "counting"}]}, "both labelled"),
+    # An alias is the component it names: the same configuration twice.
+    ({"runs": [{"decider": "unanimity"}, {"decider": "unanimity_consensus"}]},
+     "both labelled none/simple/memory/unanimity_consensus/3a"),
     ({"runs": {"decider": "counting"}}, "runs must be a list"),
     ({"leaderboard": {"correction": "bonferroni"}}, "correction must be one of"),
     ({"leaderboard": {"refrence": "x"}}, "unknown leaderboard option refrence"),
