@@ -26,6 +26,7 @@ from . import options as rule
 from .errors import UsageError
 from .leaderboard.options import LeaderboardOptions
 from .llm.endpoint_url import public_url
+from .llm.routing import GRAINS, SGLANG_ROUTER_HEADER, VLLM_ROUTER_HEADER, header_name_problem
 from .options import convert_component_option, declared_option, option, shown, snake_keys
 from .options import key_values, parse_endpoints  # noqa: F401 - public names of madeval.config
 from .plugins import registries
@@ -172,6 +173,12 @@ class RunSettings:
     # the largest response body accepted, in MiB
     max_response_mb: float = option(16.0, help="Largest response body accepted, in MiB; a larger one fails "
                                     "the call without retry.", convert=rule.number, check=rule.positive)
+    routing_header: str = option(
+        VLLM_ROUTER_HEADER, help=f"Header carrying each call's routing key, so a router's consistent-hash "
+        f"policy keeps a conversation on one replica ({VLLM_ROUTER_HEADER}: vllm-router; {SGLANG_ROUTER_HEADER}: "
+        "sglang-router); 'off' sends none.", convert=rule.text, check=header_name_problem)
+    routing_grain: str = option("agent", help="Routing key per debate and agent ('agent') or per debate "
+                                "('debate').", convert=rule.text, choices=GRAINS)
     temperature: float = option(1.0, help="Sampling temperature.", convert=rule.number,
                                 check=rule.between(0, 2))
     top_p: float = option(1.0, help="Nucleus sampling top_p.", convert=rule.number, check=rule.top_p)

@@ -23,6 +23,7 @@ from typing import Any
 from .debate import run_debate
 from .errors import LLMError, StorageError
 from .llm.client import LLMClient
+from .llm.routing import RoutingKey
 from .llm.session import DebateSession, derive_seed
 from .metrics.base import Metric
 from .metrics.checker import shutdown_checker
@@ -132,6 +133,8 @@ async def run_unit(plan: Plan, unit: Unit, item, registries: Registries, client:
         item_id=item.id,
         repeat=unit.repeat,
         transcript=transcript,
+        routing=RoutingKey.for_unit(settings.routing_header, settings.routing_grain,
+                                    (unit.config, unit.task, unit.item, unit.repeat)),
     )
     agents = [
         Agent(i, Persona(""), ref.model, ref.endpoint, setup.neutral[i])

@@ -80,12 +80,15 @@ class AiohttpTransport:
         except ValueError:
             self._targets = None  # refused on the first request, as a client-side error
 
-    async def chat(self, model: str, messages: list[dict[str, str]], params: dict[str, Any]) -> Reply:
-        """One chat completion; returns ``(text, prompt_tokens, completion_tokens)``."""
+    async def chat(self, model: str, messages: list[dict[str, str]], params: dict[str, Any],
+                   headers: dict[str, str] | None = None) -> Reply:
+        """One chat completion; returns ``(text, prompt_tokens, completion_tokens)``.
+
+        ``headers`` are sent with this request besides the session's own (the routing key)."""
         body = json.dumps({"model": model, "messages": messages, **params}).encode()
-        status, headers, raw = await self._send("POST", "/chat/completions", body, self._timeout_s)
+        status, reply_headers, raw = await self._send("POST", "/chat/completions", body, self._timeout_s, headers)
         if status != 200:
-            raise status_error(status, headers, raw)
+            raise status_error(status, reply_headers, raw)
         return read_reply(raw)
 
     async def models(self) -> list[str]:
@@ -95,8 +98,10 @@ class AiohttpTransport:
             raise status_error(status, _headers, raw)
         return read_model_list(raw)
 
-    async def _send(self, method: str, path: str, body: bytes | None, timeout_s: float):
-        """``(status, headers, body)`` of one exchange, all of it within ``timeout_s``.
+    async def _send(self, method: str, path: str, body: bytes | None, timeout_s: float,
+                    headers: dict[str, str] | None = None):
+        """``(status, headers, body)`` of one exchange, all of it within ``timeout_s``; ``headers``
+        are added to the session's for this request.
 
         A kept-alive connection the server closed just as the request went out is replaced once,
         within the same deadline, without counting as a failure (aiohttp does this itself only
@@ -108,11 +113,11 @@ class AiohttpTransport:
         try:
             async with asyncio.timeout(timeout_s):
                 try:
-                    return await self._exchange(session, method, path, body)
+                    return await self._exchange(session, method, path, body, headers)
                 except aiohttp.ClientConnectorError:
                     raise
                 except (aiohttp.ServerDisconnectedError, aiohttp.ClientOSError):
-                    return await self._exchange(session, method, path, body)
+                    return await self._exchange(session, method, path, body, headers)
         except TimeoutError:
             raise RetryableError("timeout") from None
         except ResponseTooLarge as error:
@@ -126,8 +131,9 @@ class AiohttpTransport:
         except ValueError as error:  # aiohttp refused to send it: a header with CR/LF, a bad value
             raise ClientSideError(f"invalid request: {short(self._url.redact(str(error)))}") from None
 
-    async def _exchange(self, session: aiohttp.ClientSession, method: str, path: str, body: bytes | None):
-        async with session.request(method, self._targets[path], data=body, params=self._params,
+    async def _exchange(self, session: aiohttp.ClientSession, method: str, path: str, body: bytes | None,
+                        headers: dict[str, str] | None):
+        async with session.request(method, self._targets[path], data=body, params=self._params, headers=headers,
                                    proxy=self._proxy, proxy_auth=self._proxy_auth,
                                    allow_redirects=False) as response:
             raw = await _read_capped(response, self._limit)

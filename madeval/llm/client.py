@@ -165,8 +165,12 @@ class LLMClient:
         messages: list[dict[str, str]],
         params: dict[str, Any],
         scope: tuple[Any, ...],
+        headers: dict[str, str] | None = None,
     ) -> Completion:
-        """Return the reply to ``messages``, from the cache when the same request was made before."""
+        """Return the reply to ``messages``, from the cache when the same request was made before.
+
+        ``headers`` are sent with this call only (the routing key); they are not part of the cache
+        key, so a reply cached without them, or with other ones, is still a hit."""
         key = None
         if self.cache is not None:
             request = {"base_url": self.endpoints[endpoint].public_url, "model": model, "messages": messages, **params}
@@ -176,15 +180,18 @@ class LLMClient:
                 self.stats.cached += 1
                 self.stats.changed()
                 return Completion(hit[0], hit[1], hit[2], 0.0, 0, True, [])
-        completion = await self._call_with_retries(endpoint, model, messages, params)
+        completion = await self._call_with_retries(endpoint, model, messages, params, headers)
         if key is not None and completion.text:  # an empty last reply is never reused
             self.cache.put(key, completion.text, completion.prompt_tokens, completion.completion_tokens)
         return completion
 
     async def _call_with_retries(
-        self, endpoint: str, model: str, messages: list[dict[str, str]], params: dict[str, Any]
+        self, endpoint: str, model: str, messages: list[dict[str, str]], params: dict[str, Any],
+        headers: dict[str, str] | None = None,
     ) -> Completion:
         transport = self._transports[endpoint]
+        # Passed only when there are any: a transport written before routing keys still works without.
+        extra = {"headers": headers} if headers else {}
         errors: list[str] = []
         in_slot = 0.0  # the latency: seconds holding a slot (queueing for it and backoff excluded)
         for attempt in range(1, self.retry.max_attempts + 1):
@@ -195,7 +202,7 @@ class LLMClient:
                 acquired = time.perf_counter()
                 self.stats.started()
                 try:
-                    text, prompt_tokens, completion_tokens = await transport.chat(model, messages, params)
+                    text, prompt_tokens, completion_tokens = await transport.chat(model, messages, params, **extra)
                 except FatalError as error:
                     self.stats.failures += 1
                     raise LLMError(self.redact(f"{endpoint}: {error} (not retried)")) from None

@@ -50,8 +50,11 @@ class OpenAITransport:
             ),
         )
 
-    async def chat(self, model: str, messages: list[dict[str, str]], params: dict[str, Any]) -> Reply:
+    async def chat(self, model: str, messages: list[dict[str, str]], params: dict[str, Any],
+                   headers: dict[str, str] | None = None) -> Reply:
         """One chat completion; returns ``(text, prompt_tokens, completion_tokens)``.
+
+        ``headers`` are sent with this request besides the client's own (the routing key).
 
         The request goes through the client's own ``post`` (its auth, headers and error types)
         with the body as plain JSON, and the reply is read as bytes: the typed
@@ -60,7 +63,8 @@ class OpenAITransport:
         four times the rest of the harness (see ``python -m bench``).
         """
         body = {"model": model, "messages": messages, **params}
-        raw = await self._call(lambda: self._client.post("/chat/completions", cast_to=bytes, body=body, options=_AUTH),
+        options = _AUTH if headers is None else {**_AUTH, "headers": headers}
+        raw = await self._call(lambda: self._client.post("/chat/completions", cast_to=bytes, body=body, options=options),
                                self._timeout_s)
         return read_reply(raw)
 

@@ -1,18 +1,19 @@
 """LLM access bound to one debate: the :class:`madeval.components.DebateLLM` the components use.
 
 It knows each agent's model and endpoint, derives each agent's seed from (run seed, item, repeat,
-agent), scopes the cache to (item, repeat, agent, turn, purpose, re-ask), and records every call
-with its purpose, tokens and latency in the transcript.
+agent), scopes the cache to (item, repeat, agent, turn, purpose, re-ask), sends each call's routing
+key (:mod:`madeval.llm.routing`) and records every call with its purpose, tokens and latency in the
+transcript.
 """
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
 from typing import Any
 
 from ..transcript import Call, Transcript
 from .client import LLMClient
+from .routing import RoutingKey, digest_parts
 
 
 @dataclass(frozen=True)
@@ -25,8 +26,7 @@ class ModelRef:
 
 def derive_seed(*parts: Any) -> int:
     """A stable 31-bit seed from any parts (the same parts always give the same seed)."""
-    digest = hashlib.sha256("\x1f".join(str(p) for p in parts).encode()).digest()
-    return int.from_bytes(digest[:4], "big") & 0x7FFFFFFF
+    return int.from_bytes(digest_parts(*parts)[:4], "big") & 0x7FFFFFFF
 
 
 class DebateSession:
@@ -43,6 +43,7 @@ class DebateSession:
         item_id: str,
         repeat: int,
         transcript: Transcript,
+        routing: RoutingKey | None = None,
     ):
         self.client = client
         self.agents = agents
@@ -52,6 +53,7 @@ class DebateSession:
         self.item_id = item_id
         self.repeat = repeat
         self.transcript = transcript
+        self.routing = routing  # None: no routing header
         self._finished_depth = 0
 
     def seed(self, agent: int | None, nonce: int = 0) -> int:
@@ -77,7 +79,8 @@ class DebateSession:
         turn = self.transcript.turns_used
         scope = (self.item_id, self.repeat, "judge" if agent is None else agent, turn, purpose, nonce)
         depth = self._finished_depth + 1
-        completion = await self.client.complete(ref.endpoint, ref.model, messages, params, scope)
+        headers = None if self.routing is None else self.routing.headers(agent)
+        completion = await self.client.complete(ref.endpoint, ref.model, messages, params, scope, headers)
         self._finished_depth = max(self._finished_depth, depth)
         self.transcript.calls.append(
             Call(

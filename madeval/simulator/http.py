@@ -20,11 +20,12 @@ import signal
 import socket
 import threading
 import time
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
 from .. import aio
+from ..llm.routing import SGLANG_ROUTER_HEADER, VLLM_ROUTER_HEADER
 
 Behaviour = Callable[[dict], tuple[str, int, int]]
 """Request JSON -> (reply text, prompt_tokens, completion_tokens); raises ValueError -> HTTP 400."""
@@ -82,6 +83,8 @@ class ServerStats:
     faults: dict[str, int] = field(default_factory=dict)  # faults injected per kind
     in_flight: int = 0  # chat requests received but not yet answered
     peak_in_flight: int = 0
+    #: Chat requests per (routing header, its value), for the headers the server counts.
+    routing_keys: Counter[tuple[str, str]] = field(default_factory=Counter)
 
 
 class LoopbackServer:
@@ -144,9 +147,11 @@ class SimulatorServer(LoopbackServer):
         faults: Faults | None = None,
         api_key: str | None = None,
         models: Iterable[str] = (),
+        routing_headers: Iterable[str] = (VLLM_ROUTER_HEADER, SGLANG_ROUTER_HEADER),
     ):
         super().__init__(behaviour, host, port, models)
         self.latency_s = latency_s
+        self._routing_headers = tuple(name.lower() for name in routing_headers)  # counted in stats
         self.faults = faults or Faults()
         self.stats = ServerStats()
         # Only a digest of the expected header is kept, never the key itself.
@@ -180,6 +185,9 @@ class SimulatorServer(LoopbackServer):
             stats.requests += 1
             stats.in_flight += 1
             stats.peak_in_flight = max(stats.peak_in_flight, stats.in_flight)
+            for name in self._routing_headers:
+                if name in headers:
+                    stats.routing_keys[name, headers[name]] += 1
             delay = self.latency_s
         if self._auth_digest is not None and not hmac.compare_digest(
             _digest(headers.get("authorization", "")), self._auth_digest
