@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from madeval.config import checked
+from madeval.errors import UsageError
 from madeval.simulator import AgentProfile, GoldIndex, SyntheticAgents
 from madeval.simulator.http import SimulatorServer, run_in_thread
 
@@ -125,3 +127,10 @@ def test_fleet_routing_key_api_key_only_in_authorization(generated_tasks, tmp_pa
     leaks = [(name, value) for headers in sent for name, value in headers.items()
              if name != "authorization" and API_KEY in value]
     assert leaks == []
+
+
+@pytest.mark.parametrize("name", ["X Session", "X-Session:", "Ключ"])
+def test_fleet_routing_key_bad_header_name_refused(name):
+    with pytest.raises(UsageError, match="routing_header must be an HTTP header name"):
+        checked("routing_header", name)
+    assert checked("routing_header", "off") == "off" and checked("routing_header", "X-My-Key") == "X-My-Key"
