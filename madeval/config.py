@@ -155,41 +155,41 @@ class RunSettings:
     endpoints: dict[str, str] = option(factory=dict, help="Extra endpoint NAME=URL (repeatable).",
                                        convert=parse_endpoints, flags=("--endpoint",), multiple=True)
     concurrency: int = option(64, help="LLM calls in flight at most.", convert=rule.integer,
-                              check=rule.at_least(1))
+                              check=rule.at_least(1), results=False)
     # one limit, or a limit per endpoint name
     endpoint_concurrency: int | dict[str, int] | None = option(
         None, help="LLM calls in flight per endpoint at most: N for every endpoint, or NAME=N,... per "
         "endpoint ('default' is --base-url).", convert=rule.limits, check=rule.at_least(1),
-        shown_default="--concurrency; the embedded model: 1")
+        shown_default="--concurrency; the embedded model: 1", results=False)
     timeout: float = option(120.0, help="Seconds a call may take in all (connect, send, read the whole "
-                            "reply) before it is retried.", convert=rule.number, check=rule.positive)
+                            "reply) before it is retried.", convert=rule.number, check=rule.positive, results=False)
     max_attempts: int = option(8, help="Attempts per call before the unit fails.", convert=rule.integer,
-                               check=rule.at_least(1))
+                               check=rule.at_least(1), results=False)
     retry_delay: float = option(0.5, help="Seconds before the first retry (doubling after each).",
-                                convert=rule.number, check=rule.at_least(0), cli=False)
+                                convert=rule.number, check=rule.at_least(0), cli=False, results=False)
     transport: str = option("aiohttp", help="How calls travel: 'aiohttp' (a third of the official client's "
                             "CPU per call) or 'openai' (the official client); 'direct' is an old name of "
-                            "aiohttp.", convert=rule.transport_name, check=rule.known_transport)
+                            "aiohttp.", convert=rule.transport_name, check=rule.known_transport, results=False)
     # the largest response body accepted, in MiB
     max_response_mb: float = option(16.0, help="Largest response body accepted, in MiB; a larger one fails "
-                                    "the call without retry.", convert=rule.number, check=rule.positive)
+                                    "the call without retry.", convert=rule.number, check=rule.positive, results=False)
     routing_header: str = option(
         VLLM_ROUTER_HEADER, help=f"Header carrying each call's routing key, so a router's consistent-hash "
         f"policy keeps a conversation on one replica ({VLLM_ROUTER_HEADER}: vllm-router; {SGLANG_ROUTER_HEADER}: "
-        "sglang-router); 'off' sends none.", convert=rule.text, check=header_name_problem)
+        "sglang-router); 'off' sends none.", convert=rule.text, check=header_name_problem, results=False)
     routing_grain: str = option("agent", help="Routing key per debate and agent ('agent') or per debate "
-                                "('debate').", convert=rule.text, choices=GRAINS)
+                                "('debate').", convert=rule.text, choices=GRAINS, results=False)
     temperature: float = option(1.0, help="Sampling temperature.", convert=rule.number,
                                 check=rule.between(0, 2))
     top_p: float = option(1.0, help="Nucleus sampling top_p.", convert=rule.number, check=rule.top_p)
     max_tokens: int = option(1024, help="Tokens per reply at most.", convert=rule.integer,
                              check=rule.at_least(1))
     output_path: str | None = option(None, help="Run folder; re-running into it resumes.", convert=rule.text,
-                                     flags=("-o",), shown_default="madeval-out/run-<time>")
+                                     flags=("-o",), shown_default="madeval-out/run-<time>", results=False)
     include_path: list[str] = option(factory=list, help="Extra folder of task YAML files (repeatable).",
                                      convert=rule.paths, multiple=True)
     cache: str | None = option(None, help="Response cache file, or 'off'.", convert=rule.text,
-                               shown_default="~/.cache/madeval/responses.sqlite")
+                               shown_default="~/.cache/madeval/responses.sqlite", results=False)
     api_key: str | None = option(None, help="API key (environment variables MADEVAL_API_KEY and "
                                  "OPENAI_API_KEY win).", convert=rule.text, repr=False, cli=False, secret=True)
     leaderboard: dict[str, Any] = field(default_factory=dict)
@@ -240,6 +240,8 @@ DEBATE_KEYS = set(DEBATE_OPTIONS)
 RUN_KEYS = set(RUN_OPTIONS)
 #: Options whose values are never shown in an error message (nor stored with results).
 SECRET_KEYS = frozenset(key for key, declared in RULES.items() if declared.secret)
+#: Run options that cannot change results (limits, transport, routing, where files go): a resume may change them.
+NOT_RESULT_KEYS = frozenset(key for key, declared in RUN_OPTIONS.items() if not declared.results)
 PUBLIC_KEYS = RUN_KEYS - SECRET_KEYS
 
 

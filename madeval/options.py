@@ -272,7 +272,9 @@ class Option:
     ``shown_default`` describes a default that is not a plain value (``"agent 1's"``);
     ``flags`` are extra spellings (``-t``) or replace the derived one (``--endpoint``);
     ``cli=False`` keeps an option to config files (secrets, rarely changed tuning);
-    ``secret`` options never appear in messages or records.
+    ``secret`` options never appear in messages or records;
+    ``results=False`` marks an option that cannot change a run's results (limits, transport, where
+    files go): the run folder's fingerprint leaves it out, so a resume may change it.
     """
 
     convert: Callable[[Any], Any]
@@ -285,6 +287,7 @@ class Option:
     multiple: bool = False
     cli: bool = True
     secret: bool = False
+    results: bool = True
 
     def read(self, value: Any) -> Any:
         """``value`` converted and checked; ValueError saying what is wrong if it is not."""

@@ -15,7 +15,7 @@ from typing import Any, Iterable, Iterator
 
 from .challenge import check_variants
 from .components import DebateSetup
-from .config import DebateConfig, RunSettings
+from .config import NOT_RESULT_KEYS, DebateConfig, RunSettings
 from .errors import UsageError
 from .item import Item
 from .llm.session import ModelRef
@@ -141,10 +141,7 @@ class Plan:
         """A hash of what determines the results (not limits such as concurrency or timeouts)."""
         described = self.describe()
         settings = described["settings"]
-        for volatile in (
-            "concurrency", "endpoint_concurrency", "timeout", "max_attempts", "retry_delay", "transport",
-            "max_response_mb", "output_path", "cache",
-        ):
+        for volatile in NOT_RESULT_KEYS:
             settings.pop(volatile, None)
         for task in described["tasks"].values():
             task.pop("path")

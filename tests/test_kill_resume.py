@@ -88,3 +88,13 @@ def test_resume_refuses_a_different_run(sim, tmp_path):
     run_quietly(settings_for(sim.base_url, tmp_path, limit=2, cache="off"))
     with pytest.raises(UsageError, match="holds a different run"):
         run_quietly(settings_for(sim.base_url, tmp_path, limit=2, cache="off", decider="unanimity"))
+
+
+def test_resume_accepts_options_that_cannot_change_results(sim, tmp_path):
+    """Limits, transport and routing are declared ``results=False``: a resume may change them."""
+    from helpers import run_quietly, settings_for
+
+    run_quietly(settings_for(sim.base_url, tmp_path, limit=2, cache="off"))
+    again, _ = run_quietly(settings_for(sim.base_url, tmp_path, limit=2, cache="off", concurrency=3,
+                                        transport="openai", routing_header="off", routing_grain="debate"))
+    assert (again.outcome.finished, again.outcome.skipped) == (0, 2)
