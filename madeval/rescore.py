@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import astuple, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +27,7 @@ from .errors import MadevalError, UsageError
 from .leaderboard.data import RESCORED_FILE, RunData, load_run, read_rescored
 from .llm.cache import ResponseCache
 from .llm.client import LLMClient, RetryPolicy
+from .llm.routing import RoutingKey
 from .llm.session import DebateSession, ModelRef
 from .plan import PlannedConfig, Unit, parse_model_ref
 from .plugins import Registries
@@ -171,7 +172,9 @@ async def _replay_record(record, planned, new_id, described, spec, settings, reg
 
     def llm_for(transcript: Transcript) -> DebateSession:
         return DebateSession(client, agents=agents, judge=judge, generation=settings.generation(),
-                             run_seed=settings.seed, item_id=item.id, repeat=source.repeat, transcript=transcript)
+                             run_seed=settings.seed, item_id=item.id, repeat=source.repeat, transcript=transcript,
+                             routing=RoutingKey.for_unit(settings.routing_header, settings.routing_grain,
+                                                         astuple(source)))  # the debate's replica
 
     transcript = await replay(planned.setup(registries), recorded, task.prompt(item), llm_for,
                               extract=lambda text: task.extract(text, item),

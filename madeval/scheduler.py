@@ -17,7 +17,7 @@ import asyncio
 import random
 import time
 import traceback
-from dataclasses import dataclass
+from dataclasses import astuple, dataclass
 from typing import Any
 
 from .debate import run_debate
@@ -133,8 +133,7 @@ async def run_unit(plan: Plan, unit: Unit, item, registries: Registries, client:
         item_id=item.id,
         repeat=unit.repeat,
         transcript=transcript,
-        routing=RoutingKey.for_unit(settings.routing_header, settings.routing_grain,
-                                    (unit.config, unit.task, unit.item, unit.repeat)),
+        routing=RoutingKey.for_unit(settings.routing_header, settings.routing_grain, astuple(unit)),
     )
     agents = [
         Agent(i, Persona(""), ref.model, ref.endpoint, setup.neutral[i])
