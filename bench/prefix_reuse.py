@@ -86,6 +86,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--conformity", type=float, default=0.5)
     parser.add_argument("--json", help="also write the rows here")
     args = parser.parse_args(argv)
+    if args.items < 1 or args.max_turns < 1 or not 0 <= args.conformity <= 1:
+        parser.error("--items and --max-turns must be at least 1, --conformity between 0 and 1")
+    if args.json and not Path(args.json).resolve().parent.is_dir():
+        parser.error(f"--json {args.json}: no such folder")
     tasks = load_tasks(RunSettings(tasks=["arith_mc"]), registries())
     rows = []
     with simulate(tasks=tasks.values(), conformity=args.conformity) as sim:
