@@ -5,7 +5,9 @@ every debate run all its turns) and every plugin preset (in its authors' setting
 decision as the preset gives them) on ``--items`` items of ``arith_mc`` against an in-process
 simulator, captures the exact messages of every call, and prints per configuration: calls,
 prompt tokens, the tokens that are a prefix of an earlier call's prompt in the same debate
-(:mod:`madeval.prefix_reuse`), and their fraction, weighted by prompt tokens over all calls.
+(:mod:`madeval.prefix_reuse`), and their fraction, weighted by prompt tokens over all calls; and
+the fraction left when only the same agent's earlier calls count (each agent routed to its own
+replica, the routing key's per-agent grain).
 """
 
 from __future__ import annotations
@@ -47,36 +49,41 @@ def configurations(max_turns: int) -> list[tuple[str, DebateConfig]]:
 
 
 @contextlib.contextmanager
-def captured_prompts() -> Iterator[dict[tuple, list[list[dict[str, str]]]]]:
-    """Record every request's messages, grouped by debate, in the order the client sends them.
+def captured_prompts() -> Iterator[dict[tuple, list[tuple[object, list[str]]]]]:
+    """Record every request's (speaker, prompt tokens), grouped by debate, in the order the client
+    sends them.
 
     ``LLMClient.complete`` is wrapped, not replaced: the call still goes to the endpoint. Its
-    ``scope`` starts with the unit's (item, repeat), which names the debate within a run of one
-    configuration.
+    ``scope`` is the unit's (item, repeat), which names the debate within a run of one
+    configuration, then the speaker (an agent's index or "judge").
     """
-    debates: dict[tuple, list[list[dict[str, str]]]] = defaultdict(list)
+    debates: dict[tuple, list[tuple[object, list[str]]]] = defaultdict(list)
     send = LLMClient.complete
 
     async def capturing(client, endpoint, model, messages, params, scope):
-        debates[tuple(scope[:2])].append([dict(message) for message in messages])
+        debates[tuple(scope[:2])].append((scope[2], prompt_tokens(messages)))
         return await send(client, endpoint, model, messages, params, scope)
 
     with mock.patch.object(LLMClient, "complete", capturing):
         yield debates
 
 
-def measure(config: DebateConfig, *, items: int, base_url: str) -> PrefixReuse:
-    """Run ``config`` on ``items`` items of arith_mc and sum the prefix reuse of its debates."""
+def measure(config: DebateConfig, *, items: int, base_url: str) -> tuple[PrefixReuse, PrefixReuse]:
+    """Run ``config`` on ``items`` items of arith_mc and sum the prefix reuse of its debates: from
+    any earlier call of the debate (one replica per debate), and from the same speaker's earlier
+    calls only (one replica per agent)."""
     with captured_prompts() as debates, tempfile.TemporaryDirectory() as folder:
         settings = RunSettings(tasks=["arith_mc"], configurations=[config], limit=items, base_url=base_url,
                                output_path=folder, cache="off")
         result = run(settings, show_progress=False, out=io.StringIO())
     if result.outcome.failed:
         raise SystemExit(f"{config.label()}: {result.outcome.failed} units failed")
-    total = PrefixReuse()
+    per_debate, per_agent = PrefixReuse(), PrefixReuse()
     for calls in debates.values():
-        total += prefix_reuse([prompt_tokens(messages) for messages in calls])
-    return total
+        per_debate += prefix_reuse([tokens for _, tokens in calls])
+        for speaker in {speaker for speaker, _ in calls}:
+            per_agent += prefix_reuse([tokens for who, tokens in calls if who == speaker])
+    return per_debate, per_agent
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -94,10 +101,11 @@ def main(argv: list[str] | None = None) -> None:
     rows = []
     with simulate(tasks=tasks.values(), conformity=args.conformity) as sim:
         for name, config in configurations(args.max_turns):
-            reuse = measure(config, items=args.items, base_url=sim.base_url)
+            reuse, own = measure(config, items=args.items, base_url=sim.base_url)
             rows.append({"configuration": name, "agents": config.agents, "max_turns": config.max_turns,
                          "calls": reuse.calls, "prompt_tokens": reuse.prompt_tokens,
-                         "reusable_tokens": reuse.reusable_tokens, "fraction": reuse.fraction})
+                         "reusable_tokens": reuse.reusable_tokens, "fraction": reuse.fraction,
+                         "own_reusable_tokens": own.reusable_tokens, "own_fraction": own.fraction})
     print_table(rows, args.items)
     if args.json:
         Path(args.json).write_text(json.dumps(rows, indent=2))
@@ -107,10 +115,13 @@ def print_table(rows: list[dict], items: int) -> None:
     """One line per paradigm or preset."""
     width = max(len(row["configuration"]) for row in rows)
     print(f"prefix reuse over {items} items of arith_mc (tokens: words and punctuation of role + content)")
-    print(f"{'paradigm / preset'.ljust(width)}  agents  turns  calls  prompt tokens  reusable  fraction")
+    print("reusable: a prefix of any earlier call of the debate; own: of the same agent's earlier calls")
+    print(f"{'paradigm / preset'.ljust(width)}  agents  turns  calls  prompt tokens  reusable  fraction"
+          f"  own fraction")
     for row in rows:
         print(f"{row['configuration'].ljust(width)}  {row['agents']:6d}  {row['max_turns']:5d}  {row['calls']:5d}  "
-              f"{row['prompt_tokens']:13d}  {row['reusable_tokens']:8d}  {row['fraction']:8.1%}")
+              f"{row['prompt_tokens']:13d}  {row['reusable_tokens']:8d}  {row['fraction']:8.1%}"
+              f"  {row['own_fraction']:12.1%}")
 
 
 if __name__ == "__main__":

@@ -69,6 +69,9 @@ def test_bench_prefix_reuse_measures_every_paradigm_and_preset(tmp_path):
     for row in rows.values():
         assert row["calls"] > 0 and 0 <= row["reusable_tokens"] < row["prompt_tokens"]
         assert row["fraction"] == row["reusable_tokens"] / row["prompt_tokens"]
+        # The same agent's earlier calls are some of the debate's earlier calls: never more reuse.
+        assert 0 <= row["own_reusable_tokens"] <= row["reusable_tokens"]
+        assert row["own_fraction"] == row["own_reusable_tokens"] / row["prompt_tokens"]
     # Every agent of a Memory debate is shown the same opening lines, so some prefix is always shared.
     assert rows["memory"]["reusable_tokens"] > 0
     assert "fraction" in done.stdout and "memory" in done.stdout
