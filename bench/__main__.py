@@ -72,6 +72,11 @@ def environment() -> dict:
 
 
 def main(argv: list[str] | None = None) -> None:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["prefix-reuse"]:  # python -m bench prefix-reuse: see bench/prefix_reuse.py
+        from .prefix_reuse import main as prefix_reuse
+
+        return prefix_reuse(argv[1:])
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
     parser.add_argument("--items", type=int, default=100)
     parser.add_argument("--agents", type=int, default=3)

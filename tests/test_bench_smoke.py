@@ -7,11 +7,15 @@ checks that ``python -m bench --smoke`` works and measures what it says it measu
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
 
+import yaml
+
 ROOT = Path(__file__).resolve().parent.parent
+PLUGIN_PACKAGES = ("madeval-frameworks", "madeval-freemad", "madeval-madc")
 
 
 def test_bench_smoke_runs_and_reports_consistent_numbers(tmp_path):
@@ -41,3 +45,33 @@ def test_bench_smoke_runs_and_reports_consistent_numbers(tmp_path):
     assert abs(large["output_bytes_per_item"] / small["output_bytes_per_item"] - 1) < 0.05
     assert report["simulator_requests_per_s"] > 0
     assert "wall / bound" in done.stdout and "CPU per call" in done.stdout
+
+
+def test_bench_prefix_reuse_measures_every_paradigm_and_preset(tmp_path):
+    """``python -m bench prefix-reuse`` on one item: one row per built-in paradigm and plugin preset,
+    each with the calls its protocol makes and a fraction that is its reusable share of the tokens."""
+    out = tmp_path / "reuse.json"
+    env = {**os.environ, "MADEVAL_LOAD_PLUGINS": ",".join(PLUGIN_PACKAGES)}
+    done = subprocess.run([sys.executable, "-m", "bench", "prefix-reuse", "--items", "1", "--json", str(out)],
+                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    rows = {row["configuration"]: row for row in json.loads(out.read_text())}
+    # leaderboards/presets.yaml names every preset of the plugin packages (their tests check it).
+    listed = yaml.safe_load((ROOT / "leaderboards" / "presets.yaml").read_text())["runs"]
+    plugin_presets = {f"preset {run['preset']}" for run in listed}
+    paradigms = {"memory", "relay", "report", "debate", "collective_refinement", "collective_improvement"}
+    assert set(rows) == paradigms | plugin_presets
+    # 3 agents x 5 turns, counting adds no call; Debate: a draft + 2 rounds of 2 debaters per turn;
+    # Collective Improvement (voting only): one vote per agent after turn 5.
+    calls = {name: rows[name]["calls"] for name in paradigms}
+    assert calls == {"memory": 15, "relay": 15, "report": 15, "collective_refinement": 15,
+                     "debate": 25, "collective_improvement": 18}
+    for row in rows.values():
+        assert row["calls"] > 0 and 0 <= row["reusable_tokens"] < row["prompt_tokens"]
+        assert row["fraction"] == row["reusable_tokens"] / row["prompt_tokens"]
+        # The same agent's earlier calls are some of the debate's earlier calls: never more reuse.
+        assert 0 <= row["own_reusable_tokens"] <= row["reusable_tokens"]
+        assert row["own_fraction"] == row["own_reusable_tokens"] / row["prompt_tokens"]
+    # Every agent of a Memory debate is shown the same opening lines, so some prefix is always shared.
+    assert rows["memory"]["reusable_tokens"] > 0
+    assert "fraction" in done.stdout and "memory" in done.stdout

@@ -1,7 +1,7 @@
 """A hostile OpenAI-compatible endpoint: the simulator's agents behind a server that misbehaves.
 
-:class:`HostileServer` answers ``POST /v1/chat/completions`` and ``GET /v1/models`` like
-:class:`~madeval.simulator.http.SimulatorServer`, but sabotages a chosen share of chat requests
+:class:`HostileServer` answers ``POST /v1/chat/completions``, ``GET /v1/models`` and
+``GET /health`` like :class:`~madeval.simulator.http.SimulatorServer`, but sabotages a chosen share of chat requests
 with one of :data:`MODES`: replies that never end, lie about their length, smuggle a second
 response onto the connection, are not JSON or not the right JSON, or break off mid-body. It is a
 test device for HTTP clients and for madeval's retry and record keeping
@@ -35,7 +35,7 @@ import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from .http import CHAT_PATH, MODELS_PATH, Behaviour, LoopbackServer
+from .http import CHAT_PATH, HEALTH_PATH, HEALTHY, MODELS_PATH, Behaviour, LoopbackServer
 
 #: Sabotage modes and what each does to a chat request.
 MODES = {
@@ -183,6 +183,9 @@ class HostileServer(LoopbackServer):
 
     async def _answer(self, writer: asyncio.StreamWriter, method: str, path: str, body: bytes) -> bool:
         """Answer one request; return whether the connection stays open."""
+        if method == "GET" and path == HEALTH_PATH:
+            await _respond(writer, HEALTHY[0], HEALTHY[1])
+            return True
         if method == "GET" and path == MODELS_PATH:
             data = [{"id": m, "object": "model", "created": 0, "owned_by": "madeval"}
                     for m in sorted(self._models)]

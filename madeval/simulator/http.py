@@ -1,7 +1,7 @@
 """OpenAI-compatible HTTP transport for synthetic agents.
 
-:class:`SimulatorServer` answers ``POST /v1/chat/completions`` (non-streaming) and
-``GET /v1/models`` over HTTP/1.1 with keep-alive and pipelining, on a plain
+:class:`SimulatorServer` answers ``POST /v1/chat/completions`` (non-streaming),
+``GET /v1/models`` and ``GET /health`` over HTTP/1.1 with keep-alive and pipelining, on a plain
 :class:`asyncio.Protocol` and the standard library only. What an agent says is decided by a
 *behaviour* callback; this module adds latency, fault injection (429, 500, hangs, empty and
 malformed replies), optional bearer-key checks and request statistics around it.
@@ -36,6 +36,10 @@ MALFORMED_BODY = b'{"id": "x", "choices": ['
 FAULT_KINDS = ("rate_limit", "server_error", "timeout", "empty", "malformed")
 CHAT_PATH = "/v1/chat/completions"
 MODELS_PATH = "/v1/models"
+#: What a router polls before it admits a worker (vllm-router 0.1.17: ``--health-check-endpoint``,
+#: default ``/health``, 200 expected); like vLLM's, it answers without the API key.
+HEALTH_PATH = "/health"
+HEALTHY = (200, b'{"status": "ok"}', "")
 
 _REASONS = {
     200: "OK",
@@ -189,7 +193,9 @@ class SimulatorServer(LoopbackServer):
                 if name in headers:
                     stats.routing_keys[name, headers[name]] += 1
             delay = self.latency_s
-        if self._auth_digest is not None and not hmac.compare_digest(
+        if method == "GET" and path == HEALTH_PATH:
+            response = HEALTHY
+        elif self._auth_digest is not None and not hmac.compare_digest(
             _digest(headers.get("authorization", "")), self._auth_digest
         ):
             response = _error(401, "Incorrect or missing API key.", "invalid_request_error",
