@@ -60,9 +60,9 @@ def captured_prompts() -> Iterator[dict[tuple, list[tuple[object, list[str]]]]]:
     debates: dict[tuple, list[tuple[object, list[str]]]] = defaultdict(list)
     send = LLMClient.complete
 
-    async def capturing(client, endpoint, model, messages, params, scope):
+    async def capturing(client, endpoint, model, messages, params, scope, *rest, **options):
         debates[tuple(scope[:2])].append((scope[2], prompt_tokens(messages)))
-        return await send(client, endpoint, model, messages, params, scope)
+        return await send(client, endpoint, model, messages, params, scope, *rest, **options)
 
     with mock.patch.object(LLMClient, "complete", capturing):
         yield debates
