@@ -37,10 +37,18 @@ from ..errors import UsageError
               help="Share of chat requests sabotaged (chosen by a hash of --seed and the request).")
 @click.option("--hostile-interval", type=float, default=0.5, show_default=True,
               help="Seconds between the bytes of 'trickle' and the responses of 'endless-continue'.")
+@click.option("--max-concurrency", type=int, help="Answer at most this many chat requests at once; the "
+              "others wait in a queue (a replica; default: no limit).")
+@click.option("--prefix-cache-tokens", type=int, help="Keep a prefix cache of this many prompt tokens, "
+              "least recently used blocks dropped first (default: none).")
+@click.option("--block-tokens", type=int, default=16, show_default=True,
+              help="Tokens per prefix cache block (vLLM's block size).")
+@click.option("--prefill-ms-per-1k", type=float, default=0.0, show_default=True,
+              help="Milliseconds per 1,000 prompt tokens not found in the prefix cache, on top of --latency.")
 @click.option("--seed", type=int, default=0, show_default=True)
 def simulator(tasks, gold, include_path, port, accuracy, conformity, persuasion, self_doubt, latency, rate_limit,
               server_error, timeout_rate, empty, malformed, hostile, hostile_rate, hostile_interval,
-              seed) -> None:
+              max_concurrency, prefix_cache_tokens, block_tokens, prefill_ms_per_1k, seed) -> None:
     """Serve synthetic agents with known accuracy, conformity, persuasion, self-doubt, latency and faults.
 
     \b
@@ -60,6 +68,11 @@ def simulator(tasks, gold, include_path, port, accuracy, conformity, persuasion,
     the chat requests (the same requests on every run, given --seed): endless or trickled
     bodies, false or conflicting lengths, smuggled responses, bad JSON, resets. GET /models
     answers normally. It cannot be combined with --latency or the fault rates above.
+
+    \b
+    --max-concurrency, --prefix-cache-tokens and --prefill-ms-per-1k make the simulator behave like
+    one serving replica: a queue when saturated, a prefix cache over --block-tokens blocks, and a
+    prefill cost for the tokens the cache did not hold. GET /stats shows the counts (no API key).
     """
     from ..config import RunSettings
     from ..plugins import registries
@@ -72,8 +85,11 @@ def simulator(tasks, gold, include_path, port, accuracy, conformity, persuasion,
                         ("self-doubt", self_doubt)):
         if not 0 <= value <= 1:
             raise UsageError(f"--{name} must be between 0 and 1, got {value}")
+    _check_replica(max_concurrency, prefix_cache_tokens, block_tokens, prefill_ms_per_1k)
+    replica_wanted = max_concurrency is not None or prefix_cache_tokens is not None or prefill_ms_per_1k
     modes = _hostile_modes(hostile, hostile_rate, hostile_interval,
-                           latency or rate_limit or server_error or timeout_rate or empty or malformed)
+                           latency or rate_limit or server_error or timeout_rate or empty or malformed
+                           or replica_wanted)
     settings = RunSettings(tasks=[t for t in tasks.split(",") if t], include_path=list(include_path))
     loaded = load_tasks(settings, registries())
     index = GoldIndex.from_tasks(loaded.values())
@@ -89,7 +105,9 @@ def simulator(tasks, gold, include_path, port, accuracy, conformity, persuasion,
         server = HostileServer(agents, modes, rate=hostile_rate, seed=seed, interval_s=hostile_interval,
                                port=port, keep_log=False)
     else:
-        server = SimulatorServer(agents, port=port, latency_s=latency, faults=faults)
+        server = SimulatorServer(agents, port=port, latency_s=latency, faults=faults,
+                                 max_concurrency=max_concurrency, prefix_cache_tokens=prefix_cache_tokens,
+                                 block_tokens=block_tokens, prefill_s_per_token=prefill_ms_per_1k / 1e6)
     click.echo(f"simulator: {len(index)} questions known; serving on http://127.0.0.1:{port}/v1", err=True)
     serve_forever(server)
 
@@ -106,5 +124,18 @@ def _hostile_modes(hostile: str | None, rate: float, interval: float, other_faul
     except ValueError as error:
         raise UsageError(f"--hostile: {error}") from None
     if other_faults:
-        raise UsageError("--hostile cannot be combined with --latency or the fault rates")
+        raise UsageError("--hostile cannot be combined with --latency, the fault rates or the replica options")
     return modes
+
+
+def _check_replica(max_concurrency: int | None, cache_tokens: int | None, block_tokens: int,
+                   prefill_ms_per_1k: float) -> None:
+    """One line and exit 2 for a replica option out of range."""
+    if max_concurrency is not None and max_concurrency < 1:
+        raise UsageError(f"--max-concurrency must be at least 1, got {max_concurrency}")
+    if cache_tokens is not None and cache_tokens < 0:
+        raise UsageError(f"--prefix-cache-tokens must be at least 0, got {cache_tokens}")
+    if block_tokens < 1:
+        raise UsageError(f"--block-tokens must be at least 1, got {block_tokens}")
+    if prefill_ms_per_1k < 0:
+        raise UsageError(f"--prefill-ms-per-1k must be at least 0, got {prefill_ms_per_1k}")

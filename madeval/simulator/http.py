@@ -1,10 +1,12 @@
 """OpenAI-compatible HTTP transport for synthetic agents.
 
 :class:`SimulatorServer` answers ``POST /v1/chat/completions`` (non-streaming),
-``GET /v1/models`` and ``GET /health`` over HTTP/1.1 with keep-alive and pipelining, on a plain
+``GET /v1/models``, ``GET /health`` and ``GET /stats`` over HTTP/1.1 with keep-alive and pipelining, on a plain
 :class:`asyncio.Protocol` and the standard library only. What an agent says is decided by a
 *behaviour* callback; this module adds latency, fault injection (429, 500, hangs, empty and
-malformed replies), optional bearer-key checks and request statistics around it.
+malformed replies), optional bearer-key checks and request statistics around it, and, when asked,
+what makes it behave like one serving replica (:mod:`.replica`: a concurrency limit with a queue,
+a prefix cache and a prefill cost).
 """
 
 from __future__ import annotations
@@ -21,11 +23,12 @@ import socket
 import threading
 import time
 from collections import Counter, deque
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Coroutine, Iterable, Iterator
 from dataclasses import dataclass, field
 
 from .. import aio
 from ..llm.routing import SGLANG_ROUTER_HEADER, VLLM_ROUTER_HEADER
+from .replica import PrefixCache, Replica
 
 Behaviour = Callable[[dict], tuple[str, int, int]]
 """Request JSON -> (reply text, prompt_tokens, completion_tokens); raises ValueError -> HTTP 400."""
@@ -40,6 +43,8 @@ MODELS_PATH = "/v1/models"
 #: default ``/health``, 200 expected); like vLLM's, it answers without the API key.
 HEALTH_PATH = "/health"
 HEALTHY = (200, b'{"status": "ok"}', "")
+#: The server's counters as JSON; like /health it answers without the API key.
+STATS_PATH = "/stats"
 
 _REASONS = {
     200: "OK",
@@ -89,6 +94,24 @@ class ServerStats:
     peak_in_flight: int = 0
     #: Chat requests per (routing header, its value), for the headers the server counts.
     routing_keys: Counter[tuple[str, str]] = field(default_factory=Counter)
+    # Kept only when the server acts as a replica (``max_concurrency``, prefix cache, prefill cost):
+    running: int = 0  # chat requests holding a concurrency slot
+    peak_running: int = 0
+    queued: int = 0  # chat requests waiting for a slot
+    prompt_tokens_computed: int = 0  # prompt tokens not found in the prefix cache (prefilled)
+    prompt_tokens_cached: int = 0  # prompt tokens found in the prefix cache
+    cache_blocks: int = 0  # blocks the prefix cache holds
+
+    def as_json(self) -> bytes:
+        """What ``GET /stats`` answers."""
+        return json.dumps({
+            "requests": self.requests, "in_flight": self.in_flight, "running": self.running,
+            "peak_running": self.peak_running, "queued": self.queued,
+            "prompt_tokens_computed": self.prompt_tokens_computed,
+            "prompt_tokens_cached": self.prompt_tokens_cached, "cache_blocks": self.cache_blocks,
+            "by_status": {str(status): count for status, count in sorted(self.by_status.items())},
+            "faults": self.faults,
+        }).encode()
 
 
 class LoopbackServer:
@@ -139,6 +162,12 @@ class SimulatorServer(LoopbackServer):
     requests that a rate_limit, server_error, empty or malformed fault answers), so it must be
     quick. Chat responses, errors included, are sent ``latency_s`` after the request arrived,
     and ``faults.hang_s`` later still when a timeout fault was drawn.
+
+    As a replica (all off by default): at most ``max_concurrency`` answered requests are served at
+    once, the others wait in a queue; with ``prefix_cache_tokens`` a prefix cache of that many
+    tokens in blocks of ``block_tokens`` counts each prompt's cached and computed tokens; a served
+    request holds its slot ``latency_s`` plus ``prefill_s_per_token`` per computed token.
+    Error and fault responses skip the replica and keep the plain timing.
     """
 
     def __init__(
@@ -152,6 +181,10 @@ class SimulatorServer(LoopbackServer):
         api_key: str | None = None,
         models: Iterable[str] = (),
         routing_headers: Iterable[str] = (VLLM_ROUTER_HEADER, SGLANG_ROUTER_HEADER),
+        max_concurrency: int | None = None,
+        prefix_cache_tokens: int | None = None,
+        block_tokens: int = 16,
+        prefill_s_per_token: float = 0.0,
     ):
         super().__init__(behaviour, host, port, models)
         self.latency_s = latency_s
@@ -166,6 +199,10 @@ class SimulatorServer(LoopbackServer):
         self._ids = itertools.count(1)
         self._loop: asyncio.AbstractEventLoop | None = None
         self._connections: set[_Connection] = set()
+        cache = None if prefix_cache_tokens is None else PrefixCache(prefix_cache_tokens, block_tokens)
+        wanted = max_concurrency is not None or cache is not None or prefill_s_per_token > 0
+        self._replica = Replica(self.stats, max_concurrency=max_concurrency, cache=cache,
+                                prefill_s_per_token=prefill_s_per_token) if wanted else None
 
     async def start(self) -> None:
         """Bind and start accepting connections; ``self.port`` is the real port afterwards."""
@@ -195,14 +232,19 @@ class SimulatorServer(LoopbackServer):
             delay = self.latency_s
         if method == "GET" and path == HEALTH_PATH:
             response = HEALTHY
+        elif method == "GET" and path == STATS_PATH:
+            response = (200, self.stats.as_json(), "")
         elif self._auth_digest is not None and not hmac.compare_digest(
             _digest(headers.get("authorization", "")), self._auth_digest
         ):
             response = _error(401, "Incorrect or missing API key.", "invalid_request_error",
                               "invalid_api_key")
         elif is_chat:
-            response, hang = self._chat(body)
+            response, hang, messages = self._chat(body)
             delay += self.faults.hang_s if hang else 0.0
+            if self._replica is not None and messages is not None:
+                connection.respond(response, 0.0, is_chat, wait=self._replica.serve(messages, delay))
+                return
         elif method == "GET" and path == MODELS_PATH:
             response = self._model_list()
         else:
@@ -210,17 +252,18 @@ class SimulatorServer(LoopbackServer):
                               "unknown_url")
         connection.respond(response, delay, is_chat)
 
-    def _chat(self, body: bytes) -> tuple[tuple[int, bytes, str], bool]:
-        """The response to a chat completion request, and whether to hang before sending it."""
+    def _chat(self, body: bytes) -> tuple[tuple[int, bytes, str], bool, list | None]:
+        """The response to a chat completion request, whether to hang before sending it, and the
+        request's messages when the behaviour answered it (None for errors and faults)."""
         try:
             request = json.loads(body)
         except ValueError:
-            return _invalid("The request body is not valid JSON.", "invalid_json"), False
+            return _invalid("The request body is not valid JSON.", "invalid_json"), False, None
         if not isinstance(request, dict):
-            return _invalid("The request body must be a JSON object.", "invalid_request"), False
+            return _invalid("The request body must be a JSON object.", "invalid_request"), False, None
         if request.get("stream"):
             message = "Streaming is not supported by the madeval simulator; send stream=false."
-            return _invalid(message, "stream_not_supported"), False
+            return _invalid(message, "stream_not_supported"), False, None
         model = request.get("model")
         model = model if isinstance(model, str) else "simulator"
         self._models.add(model)
@@ -229,24 +272,24 @@ class SimulatorServer(LoopbackServer):
             self.stats.faults[fault] = self.stats.faults.get(fault, 0) + 1
         if fault == "rate_limit":
             return _error(429, "Rate limit reached (simulated).", "rate_limit_error",
-                          "rate_limit_exceeded", "retry-after: 0\r\n"), False
+                          "rate_limit_exceeded", "retry-after: 0\r\n"), False, None
         if fault == "server_error":
             return _error(500, "The server had an error (simulated).", "server_error",
-                          "internal_error"), False
+                          "internal_error"), False, None
         if fault == "malformed":
-            return (200, MALFORMED_BODY, ""), False
+            return (200, MALFORMED_BODY, ""), False, None
         if fault == "empty":
-            return (200, self._completion(model, "", 0, 0), ""), False
+            return (200, self._completion(model, "", 0, 0), ""), False, None
         hang = fault == "timeout"
         try:
             text, prompt_tokens, completion_tokens = self.behaviour(request)
             completion = self._completion(model, text, prompt_tokens, completion_tokens)
         except ValueError as exc:
-            return _invalid(str(exc) or "Invalid request.", "invalid_request"), hang
+            return _invalid(str(exc) or "Invalid request.", "invalid_request"), hang, None
         except Exception as exc:  # a broken behaviour must not take the connection down
             message = f"The behaviour failed: {type(exc).__name__}: {exc}"
-            return _error(500, message, "server_error", "behaviour_error"), hang
-        return (200, completion, ""), hang
+            return _error(500, message, "server_error", "behaviour_error"), hang, None
+        return (200, completion, ""), hang, request.get("messages")
 
     def _draw_fault(self) -> str | None:
         """One uniform draw against the cumulative fault rates."""
@@ -293,7 +336,7 @@ class _Pending:
     def __init__(self, status: int, body: bytes, extra: str, is_chat: bool):
         self.status, self.body, self.extra, self.is_chat = status, body, extra, is_chat
         self.ready = False
-        self.timer: asyncio.TimerHandle | None = None
+        self.timer: asyncio.TimerHandle | asyncio.Task | None = None  # what makes it ready
 
 
 class _Connection(asyncio.Protocol):
@@ -393,9 +436,16 @@ class _Connection(asyncio.Protocol):
         self._keep_alive = False
         self.respond(_error(status, message, "invalid_request_error", "bad_request"), 0.0, False)
 
-    def respond(self, response: tuple[int, bytes, str], delay: float, is_chat: bool) -> None:
-        """Send ``response`` after ``delay`` seconds, and after every earlier response."""
+    def respond(self, response: tuple[int, bytes, str], delay: float, is_chat: bool,
+                wait: Coroutine | None = None) -> None:
+        """Send ``response`` after ``delay`` seconds, or once ``wait`` is done when given, and
+        after every earlier response."""
         status, body, extra = response
+        if wait is not None:
+            pending = _Pending(status, body, extra, is_chat)
+            self._queue.append(pending)
+            pending.timer = self._server._loop.create_task(self._after(wait, pending))
+            return
         if delay <= 0 and not self._queue:
             self._write(status, body, extra, is_chat, close=not self._keep_alive)
             return
@@ -405,6 +455,11 @@ class _Connection(asyncio.Protocol):
             pending.timer = self._server._loop.call_later(delay, self._ready, pending)
         else:
             pending.ready = True
+
+    async def _after(self, wait: Coroutine, pending: _Pending) -> None:
+        """Await ``wait``, then send ``pending`` (a dropped connection cancels this first)."""
+        await wait
+        self._ready(pending)
 
     def _ready(self, pending: _Pending) -> None:
         """A delayed response is due: send it and whatever it was holding back."""
