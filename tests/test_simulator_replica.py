@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import http.client
 import json
+import socket
 import threading
 import time
 
@@ -42,6 +43,14 @@ def chat(port: int, content: str) -> int:
     """One chat request whose prompt is a single user message; its HTTP status."""
     body = {"model": "m", "messages": [{"role": "user", "content": content}]}
     return ask(port, "POST", "/v1/chat/completions", body)[0]
+
+
+def wait_until(condition, timeout: float = 5.0) -> None:
+    """Poll ``condition`` until it holds; fail after ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "timed out waiting"
+        time.sleep(0.005)
 
 
 # With blocks of 4 tokens, "a b c d e f g" is <user> a b c | d e f g: two full blocks (B1, B2).
@@ -102,8 +111,7 @@ def test_one_slot_queues_the_second_request_behind_the_first():
         start = time.monotonic()
         first = threading.Thread(target=send, args=("first", P1))
         first.start()
-        while server.stats.running == 0:  # the first holds the slot before the second arrives
-            time.sleep(0.005)
+        wait_until(lambda: server.stats.running == 1)  # the first holds the slot before the second arrives
         second = threading.Thread(target=send, args=("second", "h i j k l m n"))
         second.start()
         while second.is_alive():
@@ -152,3 +160,24 @@ def test_cli_rejects_a_bad_replica_option_with_one_line_and_status_2(args, capsy
     assert exit_.value.code == 2
     error = capsys.readouterr().err
     assert error.count("\n") == 1 and args[0] in error, error
+
+
+def test_a_client_that_leaves_while_queued_frees_its_place_and_counts():
+    server = SimulatorServer(echo, max_concurrency=1, prefill_s_per_token=0.05)  # 8 tokens: 0.4 s
+    body = json.dumps({"model": "m", "messages": [{"role": "user", "content": P1}]}).encode()
+    request = (b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+               b"Content-Length: %d\r\n\r\n" % len(body) + body)
+    with run_in_thread(server):
+        first = socket.create_connection(("127.0.0.1", server.port), timeout=5)
+        first.sendall(request)
+        wait_until(lambda: server.stats.running == 1)
+        with socket.create_connection(("127.0.0.1", server.port), timeout=5) as leaving:
+            leaving.sendall(request)
+            wait_until(lambda: server.stats.queued == 1)
+        wait_until(lambda: server.stats.queued == 0)  # the closed connection gives up its place
+        assert server.stats.running == 1
+        with first:
+            assert first.makefile("rb").readline().startswith(b"HTTP/1.1 200")
+        wait_until(lambda: server.stats.in_flight == 0)
+        assert (server.stats.running, server.stats.queued, server.stats.by_status) == (0, 0, {200: 1})
+        assert server.stats.prompt_tokens_computed == 8  # the one that left was never prefilled

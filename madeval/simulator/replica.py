@@ -86,11 +86,12 @@ class Replica:
         """Wait for a slot, count the prompt's cached and computed tokens, then hold the slot for
         ``delay_s`` plus the prefill of the computed tokens."""
         stats = self.stats
-        stats.queued += 1
-        try:
-            await (self._slots.acquire() if self._slots else asyncio.sleep(0))
-        finally:
-            stats.queued -= 1
+        if self._slots is not None:
+            stats.queued += 1
+            try:
+                await self._slots.acquire()
+            finally:
+                stats.queued -= 1
         stats.running += 1
         stats.peak_running = max(stats.peak_running, stats.running)
         try:
@@ -98,7 +99,7 @@ class Replica:
             await asyncio.sleep(delay_s + computed * self.prefill_s_per_token)
         finally:
             stats.running -= 1
-            if self._slots:
+            if self._slots is not None:
                 self._slots.release()
 
     def _account(self, messages: list) -> int:
