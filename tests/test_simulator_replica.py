@@ -181,3 +181,21 @@ def test_a_client_that_leaves_while_queued_frees_its_place_and_counts():
         wait_until(lambda: server.stats.in_flight == 0)
         assert (server.stats.running, server.stats.queued, server.stats.by_status) == (0, 0, {200: 1})
         assert server.stats.prompt_tokens_computed == 8  # the one that left was never prefilled
+
+
+def test_content_parts_and_odd_messages_are_counted_and_answered():
+    server = SimulatorServer(echo_any, prefix_cache_tokens=64, block_tokens=4)
+    parts = [{"role": "user", "content": [{"type": "text", "text": "a b c"}, {"type": "image_url"},
+                                          {"type": "text", "text": "d e f g"}]}]
+    with run_in_thread(server):
+        for messages in (parts, [{"content": "a b c"}], [{"role": "user", "content": None}], ["x"]):
+            status, _ = ask(server.port, "POST", "/v1/chat/completions", {"model": "m", "messages": messages})
+            assert status == 200, messages
+    # The parts read as "a b c d e f g" (8 tokens, P1); then <> a b c (4); <user> (1); nothing (0).
+    assert server.stats.prompt_tokens_computed == 8 + 4 + 1
+    assert server.stats.by_status == {200: 4}
+
+
+def echo_any(request: dict) -> tuple[str, int, int]:
+    """Answer any request with the same text."""
+    return "ok", 1, 1

@@ -457,9 +457,12 @@ class _Connection(asyncio.Protocol):
             pending.ready = True
 
     async def _after(self, wait: Coroutine, pending: _Pending) -> None:
-        """Await ``wait``, then send ``pending`` (a dropped connection cancels this first)."""
-        await wait
-        self._ready(pending)
+        """Await ``wait``, then send ``pending``; sent even if ``wait`` failed, so that no client
+        waits forever (a dropped connection cancels this, and then nothing is sent)."""
+        try:
+            await wait
+        finally:
+            self._ready(pending)
 
     def _ready(self, pending: _Pending) -> None:
         """A delayed response is due: send it and whatever it was holding back."""

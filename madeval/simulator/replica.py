@@ -104,10 +104,25 @@ class Replica:
 
     def _account(self, messages: list) -> int:
         """Count the prompt's tokens as cached or computed; the computed ones."""
-        tokens = prompt_tokens(messages)
+        tokens = prompt_tokens(_plain_messages(messages))
         cached = self.cache.admit(tokens) if self.cache is not None else 0
         stats = self.stats
         stats.prompt_tokens_cached += cached
         stats.prompt_tokens_computed += len(tokens) - cached
         stats.cache_blocks = len(self.cache) if self.cache is not None else 0
         return len(tokens) - cached
+
+
+def _plain_messages(messages: list) -> list[dict[str, str]]:
+    """The messages as role and text strings, whatever shape a behaviour accepted: OpenAI content
+    parts (``[{"type": "text", "text": ...}]``) become their texts joined, anything else no text."""
+    plain = []
+    for message in messages if isinstance(messages, list) else []:
+        if not isinstance(message, dict):
+            continue
+        content = message.get("content")
+        if isinstance(content, list):
+            content = " ".join(part["text"] for part in content
+                               if isinstance(part, dict) and isinstance(part.get("text"), str))
+        plain.append({"role": str(message.get("role", "")), "content": content if isinstance(content, str) else ""})
+    return plain
