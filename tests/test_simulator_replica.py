@@ -199,3 +199,17 @@ def test_content_parts_and_odd_messages_are_counted_and_answered():
 def echo_any(request: dict) -> tuple[str, int, int]:
     """Answer any request with the same text."""
     return "ok", 1, 1
+
+
+def test_only_the_tokens_the_cache_did_not_hold_are_prefilled():
+    # 8 tokens at 50 ms: 0.4 s the first time; the repeat finds both blocks and skips the prefill.
+    server = SimulatorServer(echo, prefix_cache_tokens=64, block_tokens=4, prefill_s_per_token=0.05)
+    elapsed = []
+    with run_in_thread(server):
+        for _ in range(2):
+            start = time.monotonic()
+            assert chat(server.port, P1) == 200
+            elapsed.append(time.monotonic() - start)
+    assert elapsed[0] >= 0.4
+    assert elapsed[1] < elapsed[0]
+    assert (server.stats.prompt_tokens_computed, server.stats.prompt_tokens_cached) == (8, 8)
