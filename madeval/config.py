@@ -28,7 +28,7 @@ from .leaderboard.options import LeaderboardOptions
 from .llm.endpoint_url import public_url
 from .llm.routing import GRAINS, SGLANG_ROUTER_HEADER, VLLM_ROUTER_HEADER, header_name_problem
 from .options import convert_component_option, declared_option, option, shown, snake_keys
-from .options import key_values, parse_endpoints  # noqa: F401 - public names of madeval.config
+from .options import parse_endpoints
 from .plugins import registries
 from .presets import apply_preset
 from .sampling import parse_sample
@@ -53,7 +53,6 @@ def registered_metrics(listed: list[str]) -> str | None:
         except UsageError as error:
             return f"must name registered metrics: {error}"
     return None
-
 
 
 @dataclass
@@ -196,7 +195,6 @@ class RunSettings:
 
     def sample_spec(self):
         """The parsed ``sample`` setting (:class:`madeval.sampling.SampleSpec`)."""
-
         return parse_sample(self.sample, self.confidence, self.margin)
 
     def generation(self) -> dict[str, Any]:
@@ -219,7 +217,6 @@ class RunSettings:
     def public(self) -> dict[str, Any]:
         """The settings as stored with results: every declared option but the secret ones
         (configurations and leaderboard options are stored apart)."""
-
         data = {key: value for key, value in asdict(self).items() if key in PUBLIC_KEYS}
         # A base URL may carry credentials (user info, ?api-key=): never stored.
         data["base_url"] = public_url(self.base_url) if self.base_url else self.base_url
@@ -269,7 +266,6 @@ def check_config(options: dict[str, Any], where: str) -> dict[str, Any]:
     ``where`` names the file in the one-line error, e.g. ``config run.yaml: agents must be an
     integer, got 'three'``.
     """
-
     known = sorted(DEBATE_KEYS | RUN_KEYS | {"leaderboard", *SWEEP_KEYS})
     unknown = sorted(set(options) - set(known))
     if unknown:
@@ -334,7 +330,6 @@ def build_settings(options: dict[str, Any]) -> RunSettings:
     option's rule. A sweep file (``common``, ``grid``, ``runs``; see :mod:`madeval.sweep`) gives
     several configurations; ``leaderboard`` holds the leaderboard options (:mod:`madeval.leaderboard`).
     """
-
     options = dict(options)
     leaderboard = LeaderboardOptions.from_dict(options.pop("leaderboard", None))
     unknown = sorted(set(options) - DEBATE_KEYS - RUN_KEYS - set(SWEEP_KEYS))
@@ -383,7 +378,6 @@ def check_settings(settings: RunSettings) -> None:
     _check_fields(settings, RUN_OPTIONS)
     if not settings.tasks:
         raise UsageError("no tasks given: use --tasks NAME[,NAME...] (see 'madeval tasks')")
-
     settings.sample = settings.sample.strip().lower()
     parse_sample(settings.sample, settings.confidence, settings.margin)
     for config in settings.configurations:

@@ -154,14 +154,14 @@ class Registries:
     """
 
     def __init__(self) -> None:
-        self.registries = {kind.name: Registry(kind.name) for kind in REGISTRY_KINDS}
+        self._by_kind = {kind.name: Registry(kind.name) for kind in REGISTRY_KINDS}
         self.task_sources: list[tuple[str, Any]] = []
         for kind in REGISTRY_KINDS:
-            setattr(self, kind.plural, self.registries[kind.name])
+            setattr(self, kind.plural, self._by_kind[kind.name])
 
     def registry(self, kind: str) -> Registry:
         """The registry of ``kind`` ("persona", "responder", "paradigm", "decider", ...)."""
-        return self.registries[kind]
+        return self._by_kind[kind]
 
 
 _cache: tuple[tuple[int, ...], Registries] | None = None
