@@ -12,12 +12,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from .config import build_settings, read_config_file
+from .options import given_options
 
 if TYPE_CHECKING:
     from .run import RunResult
-
-#: Values that mean "not given" (the command line's options left out): the default applies.
-LEFT_OUT = (None, ())
 
 
 def evaluate(
@@ -57,7 +55,7 @@ def evaluate(
     """
     given = {"tasks": tasks, "decider": decider, "base_url": base_url, "output_path": output_path, **options}
     merged: dict[str, Any] = read_config_file(config) if config is not None else {}
-    merged.update({key: value for key, value in given.items() if value not in LEFT_OUT})
+    merged.update(given_options(given))
     if merged.get("output_path") is not None:
         merged["output_path"] = str(merged["output_path"])
     settings = build_settings(merged)

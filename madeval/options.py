@@ -39,6 +39,12 @@ def snake_keys(mapping: dict[Any, Any]) -> dict[str, Any]:
     return {str(key).replace("-", "_"): value for key, value in mapping.items()}
 
 
+def given_options(options: dict[str, Any]) -> dict[str, Any]:
+    """The options given: those left out (None, or a repeatable option with no value) dropped, so
+    their defaults apply. The command line and :func:`madeval.evaluate` both read options so."""
+    return {key: value for key, value in options.items() if value not in (None, ())}
+
+
 def comma_parts(text: str) -> list[str]:
     """``"a, b,,c"`` -> ``["a", "b", "", "c"]``: the one place text is split at commas."""
     return [part.strip() for part in text.split(",")]

@@ -11,7 +11,8 @@ import click
 
 from ..errors import UsageError
 from ..leaderboard.options import LeaderboardOptions
-from .settings_options import given_options, model_options
+from ..options import given_options
+from .settings_options import model_options
 
 #: The options both subcommands take; ``show`` takes every command-line option of the model.
 COMMON = ("correction", "test", "alpha")

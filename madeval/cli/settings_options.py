@@ -16,7 +16,7 @@ import click
 
 from .. import options as rule
 from ..config import DebateConfig, RunSettings, checked
-from ..options import Option
+from ..options import Option, given_options
 
 #: Click types of the converters that have one (the others take text and are read by their rule).
 CLICK_TYPES = {rule.integer: int, rule.number: float}
@@ -88,11 +88,6 @@ def shared_option(name: str, **overrides: Any) -> Callable:
         if field_name == name:
             return settings_option(field_name, declared, default, **overrides)
     raise KeyError(name)
-
-
-def given_options(given: dict[str, Any]) -> dict[str, Any]:
-    """The options given on the command line: left-out ones (None, or no repeatable value) dropped."""
-    return {key: value for key, value in given.items() if value not in (None, ())}
 
 
 def read_given(given: dict[str, Any]) -> dict[str, Any]:
