@@ -45,6 +45,11 @@ HEALTH_PATH = "/health"
 HEALTHY = (200, b'{"status": "ok"}', "")
 #: The server's counters as JSON; like /health it answers without the API key.
 STATS_PATH = "/stats"
+#: What sglang-router 0.3.2 asks a worker it admits (it tolerates 404, then tries the deprecated
+#: ``/get_*`` names): SGLang's model and server info. Answered without ``model_path``, which would
+#: make the router download that model's tokenizer from the Hugging Face hub. No API key, like /health.
+SGLANG_INFO_PATHS = frozenset({"/model_info", "/server_info", "/get_model_info", "/get_server_info"})
+SGLANG_INFO = json.dumps({"is_generation": True, "version": "madeval-simulator"}).encode()
 
 _REASONS = {
     200: "OK",
@@ -111,7 +116,15 @@ class ServerStats:
             "prompt_tokens_cached": self.prompt_tokens_cached, "cache_blocks": self.cache_blocks,
             "by_status": {str(status): count for status, count in sorted(self.by_status.items())},
             "faults": self.faults,
+            "routing_keys": self.routing_keys_by_header(),
         }).encode()
+
+    def routing_keys_by_header(self) -> dict[str, dict[str, int]]:
+        """Chat requests per routing header (lower case) and value, e.g. ``{"x-session-id": {"3f..": 4}}``."""
+        by_header: dict[str, dict[str, int]] = {}
+        for (header, value), count in sorted(self.routing_keys.items()):
+            by_header.setdefault(header, {})[value] = count
+        return by_header
 
 
 class LoopbackServer:
@@ -234,6 +247,8 @@ class SimulatorServer(LoopbackServer):
             response = HEALTHY
         elif method == "GET" and path == STATS_PATH:
             response = (200, self.stats.as_json(), "")
+        elif method == "GET" and path in SGLANG_INFO_PATHS:
+            response = (200, SGLANG_INFO, "")
         elif self._auth_digest is not None and not hmac.compare_digest(
             _digest(headers.get("authorization", "")), self._auth_digest
         ):
