@@ -12,6 +12,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -75,3 +76,27 @@ def test_bench_prefix_reuse_measures_every_paradigm_and_preset(tmp_path):
     # Every agent of a Memory debate is shown the same opening lines, so some prefix is always shared.
     assert rows["memory"]["reusable_tokens"] > 0
     assert "fraction" in done.stdout and "memory" in done.stdout
+
+
+def test_bench_fleet_runs_every_fleet_on_the_same_workload(tmp_path):
+    from madeval.testing.fleet import router_binary
+
+    if router_binary("vllm-router") is None:
+        pytest.skip("vllm-router is not installed (the 'fleet' extra: make install)")
+    out = tmp_path / "fleet.json"
+    done = subprocess.run([sys.executable, "-m", "bench", "fleet", "--smoke", "--replicas", "2", "--out", str(out)],
+                          cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    report = json.loads(out.read_text())
+    one, two = report["throughput"]["1"], report["throughput"]["2"]
+    # --smoke: 8 debates of 3 agents, 2 turns, counting (every debate runs all its turns): 48 calls.
+    for row in (one, two):
+        assert (row["units"], row["failed"], row["calls"], row["total_calls_recorded"]) == (8, 0, 48, 48)
+        assert row["calls_per_s"] == row["calls"] / row["wall_s"] and row["debates_per_s"] == 8 / row["wall_s"]
+    # The prefix-cache runs: the same 4 debates (24 calls) under each policy, every prompt token of
+    # them counted once by the replicas, as computed or as cached.
+    rows = report["prefix_cache"]
+    assert list(rows) == ["round_robin", "cache_aware", "consistent_hash"]
+    totals = {row["computed_tokens"] + row["cached_tokens"] for row in rows.values()}
+    assert len(totals) == 1 and totals.pop() > 0 and all(row["calls"] == 24 for row in rows.values())
+    assert 0 < two["cpu_s"] and "(c) madeval CPU per call" in done.stdout and "(a) speed-up" in done.stdout

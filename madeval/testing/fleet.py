@@ -76,13 +76,18 @@ def _wait(condition: Callable[[], bool], deadline_s: float, failure: str) -> Non
         time.sleep(0.05)
 
 
-def _stop_group(process: subprocess.Popen, sig: int) -> None:
-    """Send ``sig`` to ``process``'s process group (its own session) and reap it."""
+def _signal_group(process: subprocess.Popen, sig: int) -> None:
+    """Send ``sig`` to ``process``'s process group (its own session), if it still runs."""
     if process.poll() is None:
         try:
             os.killpg(process.pid, sig)
         except ProcessLookupError:
             pass
+
+
+def _stop_group(process: subprocess.Popen, sig: int) -> None:
+    """Send ``sig`` to ``process``'s process group and reap it (SIGKILL after 10 s)."""
+    _signal_group(process, sig)
     try:
         process.wait(timeout=10)
     except subprocess.TimeoutExpired:
@@ -125,7 +130,7 @@ class Fleet:
     folder: Path
     replicas: int = 3
     router: str = "vllm-router"
-    policy: str = "consistent_hash"
+    policy: str | None = None  # None: the router's policy that reads madeval's routing key (KEY_POLICY)
     simulator_args: Sequence[str] = ()
     router_args: Sequence[str] = ()
     start_timeout_s: float = 60.0
@@ -138,6 +143,7 @@ class Fleet:
         if self.router not in ROUTERS:
             raise ValueError(f"router must be one of {', '.join(ROUTERS)}, got '{self.router}'")
         self.folder = Path(self.folder)
+        self.policy = self.policy or KEY_POLICY[self.router]
 
     @property
     def router_log(self) -> Path:
@@ -155,26 +161,30 @@ class Fleet:
         return self.router_url + "/v1"
 
     def __enter__(self) -> Fleet:
-        try:
-            self.start()
-        except BaseException:
-            self.stop()
-            raise
+        self.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
 
     def start(self) -> None:
-        """Start the replicas, then the router, and wait until it admits every replica."""
+        """Start the replicas, then the router, and wait until it admits every replica; if any of
+        it fails, stop what was started and raise."""
         binary = router_binary(self.router)
         if binary is None:
             raise FleetError(f"{self.router} is not installed (pip install 'madeval[fleet]')")
+        try:
+            self._start(binary)
+        except BaseException:
+            self.stop()
+            raise
+
+    def _start(self, binary: str) -> None:
         self.folder.mkdir(parents=True, exist_ok=True)
         started = [self._spawn_replica() for _ in range(self.replicas)]
+        self.members.extend(started)
         for replica in started:
             self._wait_healthy(replica)
-        self.members.extend(started)
         self._router_port = free_loopback_port()
         command = [binary, *self._router_command(), *self.router_args]
         with self.router_log.open("ab") as log:
@@ -253,11 +263,14 @@ class Fleet:
 
     def stop(self) -> None:
         """Stop the router, then every replica (SIGTERM to each process group, reaped)."""
+        processes = [replica.process for replica in self.members]
         if self._router is not None:
-            _stop_group(self._router, signal.SIGTERM)
+            processes.insert(0, self._router)
             self._router = None
-        for replica in self.members:
-            _stop_group(replica.process, signal.SIGTERM)
+        for process in processes:  # all signalled first, then reaped: they stop in parallel
+            _signal_group(process, signal.SIGTERM)
+        for process in processes:
+            _stop_group(process, signal.SIGTERM)
 
 
 __all__ = ["Fleet", "FleetError", "KEY_POLICY", "ROUTERS", "Replica", "router_binary"]
