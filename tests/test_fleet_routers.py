@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 import madeval
-from madeval.testing.fleet import KEY_POLICY, ROUTERS, Fleet, router_binary
+from madeval.testing.fleet import KEY_POLICY, ROUTERS, Fleet, FleetError, router_binary
 
 from test_fleet_routing import expected_counts, records
 
@@ -84,3 +84,17 @@ def test_fleet_routing_key_beats_round_robin(tmp_path):
     ratio = key_computed / rr_computed
     print(f"computed prompt tokens: consistent_hash {key_computed}, round_robin {rr_computed}, ratio {ratio:.2f}")
     assert key_computed < rr_computed and key_cached > rr_cached, (tokens, ratio)
+
+
+def test_fleet_start_failure_names_the_log_and_leaves_no_process(tmp_path):
+    needs("vllm-router")
+    bad_replica = Fleet(tmp_path / "replica", replicas=2, simulator_args=["--accuracy", "2"])
+    with pytest.raises(FleetError, match=r"exited; see .*replica-1-\d+\.log"):
+        bad_replica.start()
+    assert "--accuracy must be between 0 and 1" in bad_replica.members[0].log.read_text()
+    bad_router = Fleet(tmp_path / "router", replicas=1, policy="no_such_policy")
+    with pytest.raises(FleetError, match=r"vllm-router exited; see .*vllm-router\.log"):
+        bad_router.start()
+    assert "no_such_policy" in bad_router.router_log.read_text()
+    for fleet in (bad_replica, bad_router):  # what was started is stopped and reaped
+        assert fleet.members and all(replica.process.poll() is not None for replica in fleet.members)

@@ -180,6 +180,7 @@ class Fleet:
             raise
 
     def _start(self, binary: str) -> None:
+        """The replicas, their health, then ``binary`` (the router) in front of them."""
         self.folder.mkdir(parents=True, exist_ok=True)
         started = [self._spawn_replica() for _ in range(self.replicas)]
         self.members.extend(started)
