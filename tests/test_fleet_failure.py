@@ -33,6 +33,7 @@ def test_fleet_replica_killed_mid_run(tmp_path):
     needs("vllm-router")
     finished: dict = {}
     with Fleet(tmp_path / "fleet", replicas=3, simulator_args=REPLICA, router_args=["--disable-retries"]) as fleet:
+        newcomer = fleet.start_replica()  # started now, added to the router mid-run (a slow start can't miss the run)
         run = threading.Thread(target=lambda: finished.update(result=madeval.evaluate(
             "arith_mc", base_url=fleet.base_url, output_path=tmp_path / "run", cache="off", **DEBATE)))
         run.start()
@@ -41,7 +42,8 @@ def test_fleet_replica_killed_mid_run(tmp_path):
             time.sleep(0.02)
         victim = max(fleet.members, key=lambda replica: replica.stats()["requests"])  # one with calls in flight
         victim.kill()
-        newcomer = fleet.add_replica()
+        assert newcomer.stats()["requests"] == 0  # the router does not know it yet
+        fleet.add_replica(newcomer)
         assert run.is_alive()  # the newcomer joined mid-run
         run.join(timeout=180)
         assert not run.is_alive()

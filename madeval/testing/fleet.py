@@ -12,7 +12,7 @@ madeval has no load balancer of its own: this module only starts the real ones::
         madeval.evaluate("arith_mc", base_url=fleet.base_url, limit=6, output_path=tmp_path / "run")
         per_replica = fleet.stats()  # GET /stats of every live replica, by its URL
 
-:meth:`Fleet.add_replica` starts one more replica and adds it to the running router
+:meth:`Fleet.add_replica` adds one more replica to the running router
 (vllm-router: ``POST /add_worker?url=...``; sglang-router: ``POST /workers`` with ``{"url": ...}``).
 Every process is stopped on exit, its whole process group.
 Every wait is bounded; when one runs out, :class:`FleetError` names the log to read.
@@ -238,11 +238,18 @@ class Fleet:
         _wait(ready, self.start_timeout_s,
               f"{self.router} did not admit {sorted(urls)} in {self.start_timeout_s:g} s; see {self.router_log}")
 
-    def add_replica(self) -> Replica:
-        """Start one more replica, add it to the running router, and wait until it is admitted."""
+    def start_replica(self) -> Replica:
+        """Start one more replica and wait until it is healthy, without adding it to the router
+        (:meth:`add_replica` does); it is stopped with the fleet."""
         replica = self._spawn_replica()
-        self.members.append(replica)  # stopped with the others even if it never gets admitted
+        self.members.append(replica)
         self._wait_healthy(replica)
+        return replica
+
+    def add_replica(self, replica: Replica | None = None) -> Replica:
+        """Add ``replica`` (by default a new one, :meth:`start_replica`) to the running router and
+        wait until the router admits it."""
+        replica = replica or self.start_replica()
         if self.router == "sglang-router":  # 0.3.2 has no /add_worker; it queues a JSON POST to /workers
             request = urllib.request.Request(f"{self.router_url}/workers", json.dumps({"url": replica.url}).encode(),
                                              {"content-type": "application/json"}, method="POST")
