@@ -77,8 +77,8 @@ def main(argv: list[str] | None = None) -> None:
         raise SystemExit("bench fleet: vllm-router is not installed (pip install 'madeval[fleet]')")
     tasks = task_folder(max(args.items, args.cache_items))
     work = Path(tempfile.mkdtemp(prefix="madeval-bench-fleet-"))
-    base = {"task": "bench_arith", "include_path": str(tasks), "paradigm": "memory", "decider": "counting", "transport": "aiohttp",
-            "agents": 3, "concurrency": args.replicas * args.max_concurrency * 2}
+    base = {"task": "bench_arith", "include_path": str(tasks), "transport": "aiohttp", "paradigm": "memory",
+            "decider": "counting", "agents": 3, "concurrency": args.replicas * args.max_concurrency * 2}
     report = {"environment": environment(), "replicas": args.replicas, "policy": args.policy,
               "replica": {"max_concurrency": args.max_concurrency, "latency_s": args.latency,
                           "prefill_ms_per_1k": args.prefill_ms_per_1k, "cache_tokens": args.cache_tokens}}
@@ -116,15 +116,17 @@ def print_table(report: dict) -> None:
                     f"prefill {replica['prefill_ms_per_1k']:g} ms per 1k computed tokens"),
     ]
     for label, row in (("1 replica", one), (f"{n} replicas", many)):
-        rows.append((f"(a) {label}", f"{row['calls']} calls in {row['wall_s']:.2f} s: {row['calls_per_s']:.0f} calls/s, "
+        rows.append((f"(a) {label}", f"{row['calls']} calls in {row['wall_s']:.2f} s: "
+                                     f"{row['calls_per_s']:.0f} calls/s, "
                                      f"{row['debates_per_s']:.1f} debates/s ({report['policy']})"))
     rows.append(("(a) speed-up", f"{many['calls_per_s'] / one['calls_per_s']:.2f}x (target >= 3.5x at 4 replicas)"))
     for policy, row in cache.items():
         share = row["cached_tokens"] / max(row["cached_tokens"] + row["computed_tokens"], 1)
         rows.append((f"(b) {policy}", f"{row['computed_tokens']} prompt tokens computed, {row['cached_tokens']} cached "
                                       f"({share:.1%}), wall {row['wall_s']:.2f} s"))
-    rows.append(("(b) key / round robin", f"{key['computed_tokens'] / max(rr['computed_tokens'], 1):.2f} (target <= 0.5)"))
-    rows.append(("(b) key / cache_aware", f"{key['computed_tokens'] / max(aware['computed_tokens'], 1):.2f} (target <= 1)"))
+    for name, other, target in (("round robin", rr, 0.5), ("cache_aware", aware, 1)):
+        ratio = key["computed_tokens"] / max(other["computed_tokens"], 1)
+        rows.append((f"(b) key / {name}", f"{ratio:.2f} (target <= {target:g})"))
     rows.append(("(c) madeval CPU per call", f"{1000 * many['cpu_s'] / max(many['calls'], 1):.3f} ms (target <= 1)"))
     width = max(len(name) for name, _ in rows)
     for name, value in rows:

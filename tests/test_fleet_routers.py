@@ -8,7 +8,6 @@ come with the ``fleet`` extra (``make install``); a test is skipped only when it
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from pathlib import Path
 
@@ -79,8 +78,10 @@ def test_fleet_routing_key_beats_round_robin(tmp_path):
         sent[policy] = sum(call["prompt_tokens"] for r in records(folder) for call in r["transcript"]["calls"])
     # Both runs sent the same prompts (the same workload), and the replicas counted the same tokens
     # (the simulator's own tokens, madeval.prefix_reuse.prompt_tokens, not the usage counts).
-    assert sent["consistent_hash"] == sent["round_robin"] and sum(tokens["consistent_hash"]) == sum(tokens["round_robin"])
-    (key_computed, key_cached), (rr_computed, rr_cached) = tokens["consistent_hash"], tokens["round_robin"]
+    assert sent["consistent_hash"] == sent["round_robin"]
+    assert sum(tokens["consistent_hash"]) == sum(tokens["round_robin"])
+    key_computed, key_cached = tokens["consistent_hash"]
+    rr_computed, rr_cached = tokens["round_robin"]
     ratio = key_computed / rr_computed
     print(f"computed prompt tokens: consistent_hash {key_computed}, round_robin {rr_computed}, ratio {ratio:.2f}")
     assert key_computed < rr_computed and key_cached > rr_cached, (tokens, ratio)

@@ -222,7 +222,8 @@ class Fleet:
             with NO_PROXY_OPENER.open(replica.url + "/health", timeout=1) as response:
                 return response.status == 200
         _wait(healthy, self.start_timeout_s,
-              f"the simulator replica {replica.url} did not answer /health in {self.start_timeout_s:g} s; see {replica.log}")
+              f"the simulator replica {replica.url} did not answer /health in {self.start_timeout_s:g} s; "
+              f"see {replica.log}")
 
     def admitted(self) -> set[str]:
         """The worker URLs the router lists as healthy (``GET /workers``)."""
