@@ -3,10 +3,10 @@
 :class:`SimulatorServer` answers ``POST /v1/chat/completions`` (non-streaming),
 ``GET /v1/models``, ``GET /health``, ``GET /stats`` and sglang-router's info probes over
 HTTP/1.1 with keep-alive and pipelining, on a plain :class:`asyncio.Protocol` and the standard
-library only. What an agent says is decided by a *behaviour* callback; this module adds latency, fault injection (429, 500, hangs, empty and
-malformed replies), optional bearer-key checks and request statistics around it, and, when asked,
-what makes it behave like one serving replica (:mod:`.replica`: a concurrency limit with a queue,
-a prefix cache and a prefill cost).
+library only. What an agent says is decided by a *behaviour* callback; this module adds latency,
+fault injection (429, 500, hangs, empty and malformed replies), optional bearer-key checks and
+request statistics around it, and, when asked, what makes it behave like one serving replica
+(:mod:`.replica`: a concurrency limit with a queue, a prefix cache and a prefill cost).
 """
 
 from __future__ import annotations
