@@ -7,9 +7,11 @@ and in the binaries of the PyPI wheels vllm-router 0.1.17 and sglang-router 0.3.
 
 * vllm-router ``--policy consistent_hash`` reads ``X-Session-ID`` first (``x-session-id`` heads
   ``SESSION_HEADER_NAMES`` in vllm-project/router ``src/policies/hash_key.rs``);
-* sglang-router ``--policy consistent_hashing`` reads ``X-SMG-Routing-Key``
+* sglang-router's ``consistent_hashing`` policy reads ``X-SMG-Routing-Key``
   (``HEADER_ROUTING_KEY`` in sgl-project's ``src/policies/consistent_hashing.rs``); without it,
-  that policy hashes the ``Authorization`` header, which pins a whole run to one replica.
+  that policy hashes the ``Authorization`` header, which pins a whole run to one replica. The
+  0.3.2 command line does not offer that policy; its ``--policy manual`` reads the same header
+  and keeps each key on one worker (tests/test_fleet_routers.py checks it).
 
 The key is a short hex digest of the unit (configuration id, task, item id, repeat) and the agent
 (or ``judge``), so it is the same on every resume and repeat of a command, differs between
@@ -26,7 +28,7 @@ from typing import Any
 
 #: The header vllm-router's ``consistent_hash`` policy reads (the default).
 VLLM_ROUTER_HEADER = "X-Session-ID"
-#: The header sglang-router's ``consistent_hashing`` policy reads.
+#: The header sglang-router's ``consistent_hashing`` and ``manual`` policies read.
 SGLANG_ROUTER_HEADER = "X-SMG-Routing-Key"
 #: The header values that send no routing key at all.
 NO_HEADER = ("off", "")
