@@ -61,3 +61,16 @@ def test_mallm_default_memory_window_drops_the_oldest_turn_so_the_discussion_res
     head = turn3.split("Discussion so far: \n", 1)[0] + "Discussion so far: \n"
     common = prefix_reuse([prompt_tokens(prompts[2]), prompt_tokens(prompts[3])]).reusable_tokens
     assert common == len(prompt_tokens([{"role": "system", "content": head}])) + 3
+
+
+def test_bench_prefix_reuse_visible_turns_sets_the_built_in_paradigms_window_only():
+    """``python -m bench prefix-reuse --visible-turns N``: the option, for the built-in paradigms."""
+    from bench.prefix_reuse import PARADIGMS, configurations
+
+    default = dict(configurations(5))
+    lifted = dict(configurations(5, visible_turns=5))
+    assert set(default) == set(lifted)
+    for name in PARADIGMS:
+        assert default[name].paradigm_args == {}
+        assert lifted[name].paradigm_args == {"visible_turns_in_memory": 5}
+    assert all(lifted[name] == default[name] for name in default if name not in PARADIGMS)  # presets: as given
