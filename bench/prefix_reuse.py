@@ -7,7 +7,9 @@ simulator, captures the exact messages of every call, and prints per configurati
 prompt tokens, the tokens that are a prefix of an earlier call's prompt in the same debate
 (:mod:`madeval.prefix_reuse`), and their fraction, weighted by prompt tokens over all calls; and
 the fraction left when only the same agent's earlier calls count (each agent routed to its own
-replica, the routing key's per-agent grain).
+replica, the routing key's per-agent grain). ``--visible-turns N`` runs the built-in paradigms with
+``visible_turns_in_memory`` N instead of their defaults (an option that changes what agents see:
+with N >= the turns, no turn drops out of an agent's memory, as in MALLM's code).
 """
 
 from __future__ import annotations
@@ -41,9 +43,11 @@ def plugin_presets() -> list[str]:
     return [name for name in presets.names() if not presets.resolve(name).plugin.startswith(BUILTIN)]
 
 
-def configurations(max_turns: int) -> list[tuple[str, DebateConfig]]:
-    """(row name, configuration): the built-in paradigms, then the plugin presets."""
-    rows = [(paradigm, DebateConfig(paradigm=paradigm, agents=3, max_turns=max_turns, **DECIDER.get(
+def configurations(max_turns: int, visible_turns: int | None = None) -> list[tuple[str, DebateConfig]]:
+    """(row name, configuration): the built-in paradigms (with ``visible_turns_in_memory``
+    ``visible_turns`` when given), then the plugin presets."""
+    window = {} if visible_turns is None else {"paradigm_args": {"visible_turns_in_memory": visible_turns}}
+    rows = [(paradigm, DebateConfig(paradigm=paradigm, agents=3, max_turns=max_turns, **window, **DECIDER.get(
                 paradigm, {"decider": "counting"}))) for paradigm in PARADIGMS]
     return rows + [(f"preset {name}", debate_config({"preset": name})) for name in plugin_presets()]
 
@@ -91,21 +95,27 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--items", type=int, default=3)
     parser.add_argument("--max-turns", type=int, default=5)
     parser.add_argument("--conformity", type=float, default=0.5)
+    parser.add_argument("--visible-turns", type=int, help="visible_turns_in_memory of the built-in paradigms "
+                        "(default: each paradigm's own)")
     parser.add_argument("--json", help="also write the rows here")
     args = parser.parse_args(argv)
     if args.items < 1 or args.max_turns < 1 or not 0 <= args.conformity <= 1:
         parser.error("--items and --max-turns must be at least 1, --conformity between 0 and 1")
+    if args.visible_turns is not None and args.visible_turns < 1:
+        parser.error("--visible-turns must be at least 1")
     if args.json and not Path(args.json).resolve().parent.is_dir():
         parser.error(f"--json {args.json}: no such folder")
     tasks = load_tasks(RunSettings(tasks=["arith_mc"]), registries())
     rows = []
     with simulate(tasks=tasks.values(), conformity=args.conformity) as sim:
-        for name, config in configurations(args.max_turns):
+        for name, config in configurations(args.max_turns, args.visible_turns):
             reuse, own = measure(config, items=args.items, base_url=sim.base_url)
             rows.append({"configuration": name, "agents": config.agents, "max_turns": config.max_turns,
                          "calls": reuse.calls, "prompt_tokens": reuse.prompt_tokens,
                          "reusable_tokens": reuse.reusable_tokens, "fraction": reuse.fraction,
                          "own_reusable_tokens": own.reusable_tokens, "own_fraction": own.fraction})
+    if args.visible_turns is not None:
+        print(f"built-in paradigms with visible_turns_in_memory {args.visible_turns}")
     print_table(rows, args.items)
     if args.json:
         Path(args.json).write_text(json.dumps(rows, indent=2))

@@ -6,6 +6,13 @@ al., "Voting or Consensus? Decision-Making in Multi-Agent Debate", Appendix E (s
 001_e4189b64ca057703.txt). Figure numbers refer to the MALLM paper. Placeholders in angle brackets
 in the paper are ``{named}`` fields here; nothing else was changed. Where the paper is silent
 (how the discussion history is laid out), the choice is marked as madeval's.
+
+Prefix caching (issue 17): Figure 11 fixes the order persona, task, input, "Current Solution:",
+"Discussion so far:" with the memory inside the system prompt, and Figures 15-23 are "appended to
+the system prompt in Figure 11". A new current solution therefore changes everything after the
+input, and the stage prompt always follows the memory; madeval keeps that published layout. What
+is madeval's, the memory's lines (oldest first, one per message), only ever grows while the
+current solution stays and no turn leaves the ``visible_turns_in_memory`` window.
 """
 
 from __future__ import annotations

@@ -16,6 +16,14 @@ please make your talk short and clear, ${agent_name} !" is ChatEval's prompt tem
 round line telling the agent which round it is is madeval wording (the roles' prompts refer to "the
 final round"). The answer is the most frequent answer of the last turn (core ``counting``); the
 seed-004 score-based selection is not implemented.
+
+Layout. Seed 004 prints each role's system prompt with ``{chat_history}`` inside it, so the history
+stays there and everything after it is new on every call. Where the question goes is not printed;
+madeval puts it first, before the role prompt in the system message, as ChatEval's own prompt
+template does (``[Question] ${source_text}`` opens it, the history and ``${role_description}``
+follow): every agent's every call then starts with the same question, which a prefix cache reuses
+across agents and rounds. The round line and ChatEval's "Now it's your time to talk" line follow, in
+the user message.
 """
 
 from __future__ import annotations
@@ -45,7 +53,8 @@ SUMMARY = (
     "New summary:\n"
 )
 # --- madeval wording ------------------------------------------------------------------------------
-QUESTION = "Question: {instruction}\n{input}\n\nThis is round {turn} of {turns}.{final}"
+QUESTION = "Question: {instruction}\n{input}"
+ROUND = "This is round {turn} of {turns}.{final}"
 FINAL = " This is the final round."
 NOTHING_YET = "(nothing yet)"
 
@@ -123,10 +132,10 @@ class ChatEvalResponder(Responder):
         history = "\n".join(lines) or NOTHING_YET
         role = ctx.agent.persona.description or ROLES[ROLE_ORDER[0]]
         turns = ctx.state.max_turns
-        user = QUESTION.format(instruction=ctx.task.instruction, input=ctx.task.input, turn=ctx.turn, turns=turns,
-                               final=FINAL if ctx.turn == turns else "")
+        question = QUESTION.format(instruction=ctx.task.instruction, input=ctx.task.input)
+        user = ROUND.format(turn=ctx.turn, turns=turns, final=FINAL if ctx.turn == turns else "")
         user += "\n\n" + YOUR_TURN.format(name=ctx.agent.persona.name)
-        return [{"role": "system", "content": role.replace("{chat_history}", history)},
+        return [{"role": "system", "content": f"{question}\n\n{role.replace('{chat_history}', history)}"},
                 {"role": "user", "content": user}]
 
     def parse(self, text: str, ctx: SpeakContext) -> Contribution:

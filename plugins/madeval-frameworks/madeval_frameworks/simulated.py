@@ -45,7 +45,9 @@ def reply(prompt) -> tuple[str, str] | None:
         new = user.split("New lines:", 1)[-1]
         return "summary", "The group proposed: " + " ".join(f"Final Solution: {s.strip()}." for s in prompt.final_markers(new))
     if "part of a group discussing this question" in before.lower():  # ChatEval debaters
-        belief = prompt.believe(prompt.answers_in(before), own)
+        # Answers are read from the role prompt on (its chat history), not from the question before it.
+        history = before[before.lower().index("part of a group discussing this question"):]
+        belief = prompt.believe(prompt.answers_in(history), own)
         return "chateval", f"Answer: {prompt.say(belief)}\nFinal Solution: {prompt.say(belief)}"
     if "you are the leader of a group of experts" in before.lower() + lowered:  # AgentVerse
         count = int((RECRUIT.findall(user) or ["2"])[-1])
