@@ -55,7 +55,8 @@ def test_across_merged_board_pairs_the_shared_units_as_one_run_would(runs):
     options = LeaderboardOptions(compare="all")
     merged = build_merged_leaderboard([runs["a"], runs["b"]], options)
     single = build_leaderboard(runs["both"], options)
-    assert merged["merged"]["runs"] == [str(runs["a"]), str(runs["b"])] and merged["merged"]["notes"] == []
+    assert merged["merged"]["runs"] == {str(runs["a"]): ["two agents"], str(runs["b"]): ["three agents"]}
+    assert merged["merged"]["notes"] == []
     (comparison,) = [c for c in merged["comparisons"] if c["scope"] == "task" and c["metric"] == "accuracy"]
     assert comparison["items"] == 20 and comparison["units"] == 40
     (expected,) = [c for c in single["comparisons"] if c["scope"] == "task" and c["metric"] == "accuracy"]

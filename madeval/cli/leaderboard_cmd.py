@@ -58,7 +58,6 @@ def show(runs: tuple[str, ...], output: Path | None, history_file: Path | None, 
     history = read(history_file)[0] if history_file is not None else None
     target = folders[0] if len(folders) == 1 else output
     if target is not None:
-        target.mkdir(parents=True, exist_ok=True)
         with writing(f"the leaderboard into {target}"):
             write_outputs(board, target, history)
     click.echo(markdown(board), nl=False)

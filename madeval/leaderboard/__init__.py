@@ -49,6 +49,7 @@ def write_outputs(board: dict[str, Any], folder: str | Path,
     from .charts import draw_all  # matplotlib takes a second to import: only when charts are drawn
 
     folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)  # a merged board's own folder (--output) may be new
     (folder / "leaderboard.md").write_text(markdown(board), encoding="utf-8")
     (folder / "leaderboard.csv").write_text(csv_text(board), encoding="utf-8")
     (folder / "comparisons.csv").write_text(comparisons_csv(board), encoding="utf-8")

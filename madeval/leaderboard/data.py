@@ -36,8 +36,9 @@ class RunData:
     aggregations: dict[str, dict[str, Any]] = field(default_factory=dict)
     #: broken lines skipped and duplicate records ignored in ``records.jsonl`` and ``rescored.jsonl``
     reading: ReadReport = field(default_factory=ReadReport)
-    #: the run folders merged into this one (:mod:`.merge`); empty for a single run
-    runs: list[str] = field(default_factory=list)
+    #: the run folders merged into this one, each with its configurations' labels (:mod:`.merge`);
+    #: empty for a single run
+    runs: dict[str, list[str]] = field(default_factory=dict)
     #: what did not pair across the merged runs, one line each (:func:`.merge.pairing_notes`)
     notes: list[str] = field(default_factory=list)
 

@@ -129,8 +129,9 @@ def _images(charts: list[Path]) -> str:
 
 def _merged(board: dict[str, Any]) -> str:
     """A merged board's runs, what did not pair, and every comparison with the units it shared."""
-    runs = ", ".join(f"<code>{html.escape(run)}</code>" for run in board["merged"]["runs"])
-    parts = [f"<h2>Runs merged</h2><p>{runs}. Each comparison pairs the (task, item, repeat) units both "
+    runs = "".join(f"<li><code>{html.escape(run)}</code>: {html.escape(', '.join(labels))}</li>"
+                   for run, labels in board["merged"]["runs"].items())
+    parts = [f"<h2>Runs merged</h2><ul>{runs}</ul><p>Each comparison pairs the (task, item, repeat) units both "
              "configurations recorded; <i>items</i> and <i>units</i> say how many they shared.</p>"]
     parts += [f"<p class='note'>{html.escape(note)}.</p>" for note in board["merged"]["notes"]]
     if board["comparisons"]:

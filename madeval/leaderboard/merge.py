@@ -68,7 +68,7 @@ def merge_runs(folders: list[Path], merge_same: bool = False) -> RunData:
             merged.aggregations.setdefault(name, declared)
         merged.reading.broken += data.reading.broken
         merged.reading.duplicates += data.reading.duplicates
-    merged.runs = [str(data.folder) for data in runs]
+    merged.runs = {str(data.folder): [c["label"] for c in data.configurations.values()] for data in runs}
     merged.notes = pairing_notes(runs)
     return merged
 

@@ -94,7 +94,8 @@ def markdown(board: dict[str, Any]) -> str:
 
 def merged_markdown(board: dict[str, Any]) -> str:
     """Which runs a merged board holds, what did not pair, and every comparison with its shared units."""
-    text = "Runs merged: " + ", ".join(board["merged"]["runs"]) + ". Each comparison pairs the (task, item, repeat) "
+    held = [f"{run} ({', '.join(labels)})" for run, labels in board["merged"]["runs"].items()]
+    text = "Runs merged: " + "; ".join(held) + ". Each comparison pairs the (task, item, repeat) "
     text += "units both configurations recorded.\n"
     text += "".join(f"\nNote: {note}.\n" for note in board["merged"]["notes"])
     return text + ("\n" + comparisons_markdown(board["comparisons"]) if board["comparisons"] else "")
