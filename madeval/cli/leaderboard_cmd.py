@@ -38,7 +38,7 @@ def leaderboard() -> None:
 @leaderboard.command()
 @click.argument("runs", nargs=-1, required=True)
 @click.option("--output", "-o", type=click.Path(path_type=Path),
-              help="Folder for the merged board's files (several runs; default: print the table only).")
+              help="Folder for the board's files [default: the run's folder; for several runs, print the table only].")
 @click.option("--history", "history_file", type=click.Path(path_type=Path),
               help="A history file of 'leaderboard check --history': its chart and table go on the page.")
 @model_options(LeaderboardOptions)
@@ -56,7 +56,7 @@ def show(runs: tuple[str, ...], output: Path | None, history_file: Path | None, 
     options = _options(folders[0], given)
     board = build_merged_leaderboard(folders, options)
     history = read(history_file)[0] if history_file is not None else None
-    target = folders[0] if len(folders) == 1 else output
+    target = output or (folders[0] if len(folders) == 1 else None)
     if target is not None:
         with writing(f"the leaderboard into {target}"):
             write_outputs(board, target, history)

@@ -85,7 +85,7 @@ def compare_family(
     for a, b in wanted:
         if a in scores and b in scores:
             first, second = (scores[a], scores[b]) if units is None else shared_item_scores(units[a], units[b])
-            if not first.keys() & second.keys():  # merged runs holding different items of a task
+            if units is not None and not first.keys() & second.keys():  # runs holding different items
                 continue
             result, shared = paired_test(first, second, options, strata=strata)
             found.append({"a": a, "b": b, "items": shared, "delta": result.delta, "test": result.test,

@@ -29,13 +29,14 @@ from .data import RunData, load_run
 
 def run_folders(patterns: list[str]) -> list[Path]:
     """The run folders ``patterns`` name (folders or globs), each once, in the order given."""
-    folders: list[Path] = []
+    folders: dict[Path, Path] = {}  # resolved -> as given: ``a`` and ``./a`` are one run
     for pattern in patterns:
         found = sorted(glob.glob(pattern)) if glob.has_magic(pattern) else [pattern]
         if not found:
             raise UsageError(f"no run folder matches {pattern}")
-        folders += [Path(f) for f in found if Path(f) not in folders]
-    return folders
+        for folder in found:
+            folders.setdefault(Path(folder).resolve(), Path(folder))
+    return list(folders.values())
 
 
 def merge_runs(folders: list[Path], merge_same: bool = False) -> RunData:

@@ -49,7 +49,8 @@ def build(data: RunData, options: LeaderboardOptions) -> dict[str, Any]:
                 if not found:  # a metric only some configurations score (DebateConfig.metrics): no row
                     continue
                 scores[config] = found
-                units[config] = unit_scores(mine, metric)
+                if data.runs:  # merged runs pair on shared units (see compare_family)
+                    units[config] = unit_scores(mine, metric)
                 benchmark = options.interval == "benchmark"
                 row = _row(data, config, scope, name, metric, mine, scores[config], benchmark, macro)
                 group = scope == "group"
