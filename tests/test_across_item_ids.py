@@ -9,6 +9,7 @@ import random
 import textwrap
 
 from madeval.config import RunSettings
+from madeval.leaderboard import build_merged_leaderboard
 from madeval.plugins import registries
 from madeval.records import read_records
 from madeval.run import load_tasks
@@ -71,16 +72,22 @@ def test_across_reordered_mirror_gives_the_same_ids_item_for_item(tmp_path, monk
     random.Random(7).shuffle(shuffled)
     assert shuffled != ROWS
     runs = {}
-    for name, rows in (("original", ROWS), ("reordered", shuffled)):
+    folders = []
+    for agents, (name, rows) in enumerate((("original", ROWS), ("reordered", shuffled)), start=2):
         monkeypatch.setenv("MADEVAL_DATA_DIR", str(write_mirror(tmp_path / f"data-{name}", rows)))
         task = mini_task(tasks_folder)
         with simulate(tasks=[task], accuracy=0.7) as sim:
             settings = settings_for(sim.base_url, tmp_path, tasks=["mini"], include_path=[str(tasks_folder)],
-                                    output_path=str(tmp_path / name), max_turns=1, agents=2)
+                                    output_path=str(tmp_path / name), max_turns=1, agents=agents)
             result, _ = run_quietly(settings)
+        folders.append(result.folder)
         by_input = {item.input: item.id for item in task.items}
         # every recorded unit's item, by the question it asked (the copy of row 3 asks the same one)
         runs[name] = {record["unit"]["item"] for record in read_records(result.folder)}, by_input
     (ids_a, inputs_a), (ids_b, inputs_b) = runs["original"], runs["reordered"]
     assert len(ids_a) == len(ROWS) and ids_a == ids_b
     assert inputs_a == inputs_b  # the same question has the same id in both copies
+    # the run on the re-ordered copy pairs with the original's on every item
+    merged = build_merged_leaderboard(folders)
+    (comparison,) = [c for c in merged["comparisons"] if c["metric"] == "accuracy"]
+    assert comparison["items"] == len(ROWS) and comparison["units"] == len(ROWS) and merged["merged"]["notes"] == []
