@@ -7,12 +7,15 @@ at once. Fields that build an item (``doc_to_id``, ``doc_to_text``, ``doc_to_con
 template is literal text only if it cannot be a misspelt column: a single word (``questoin``) or a
 string close to a column name fails with the closest column. An exception raised by a
 ``!function`` is reported as one line naming the task, the field and where it raised
-(:class:`madeval.taskfiles.TaskCodeError`).
+(:class:`madeval.taskfiles.TaskCodeError`). ``doc_to_id: !content`` names each item by a hash
+of its content (:func:`madeval.item.content_id`) for datasets without an id column, so ids survive
+a re-ordered or re-mirrored copy; without ``doc_to_id`` an item is ``<task>-<row position>``.
 """
 
 from __future__ import annotations
 
 import ast
+import dataclasses
 import difflib
 import functools
 import re
@@ -24,10 +27,10 @@ import jinja2
 from .components import TaskPrompt
 from .datasources import load_docs_with_source
 from .errors import UsageError
-from .item import Item
+from .item import Item, content_id
 from .metrics.base import DebateMetric, Metric
 from .metrics.view import DebateView
-from .taskfiles import DATASET_KEYS, TASK_KEYS, FunctionRef, check_keys, closest, read_yaml, task_code
+from .taskfiles import CONTENT, DATASET_KEYS, TASK_KEYS, FunctionRef, check_keys, closest, read_yaml, task_code
 from .transcript import Transcript
 
 ANSWER_TYPES = ("choice", "yes_no", "number", "math", "text")
@@ -93,6 +96,8 @@ class Task:
             with task_code(f"task {self.name}: process_docs !function {process.ref}"):
                 docs = list(process.resolve()(docs))
         items = [self._item(index, doc) for index, doc in enumerate(docs)]
+        if self.spec.get("doc_to_id") is CONTENT:
+            items = _number_repeats(items)
         ids = [item.id for item in items]
         if len(set(ids)) != len(ids):
             raise UsageError(f"task {self.name}: item ids are not unique ({self.path})")
@@ -106,7 +111,8 @@ class Task:
             raise UsageError(f"task {self.name}: {key} {error} ({self.path})") from None
 
     def _item(self, index: int, doc: dict[str, Any]) -> Item:
-        raw_id = self._field("doc_to_id", doc)
+        by_content = self.spec.get("doc_to_id") is CONTENT
+        raw_id = None if by_content else self._field("doc_to_id", doc)
         item_id = str(raw_id) if raw_id is not None else f"{self.name}-{index}"
         text = str(self._field("doc_to_text", doc) or "")
         context = self._field("doc_to_context", doc)
@@ -115,6 +121,8 @@ class Task:
             choices = ast.literal_eval(choices)
         choices = tuple(str(c) for c in choices) if choices else None
         target = self._normalise_target(self._field("doc_to_target", doc), choices)
+        if by_content:
+            item_id = content_id(text, str(context) if context else None, choices, target)
         if choices:
             lines = [self.choice_format.format(letter=LETTERS[i], choice=c) for i, c in enumerate(choices)]
             text = text.rstrip() + "\n" + "\n".join(lines)
@@ -204,6 +212,20 @@ class Task:
                 return f"FINAL SOLUTION: {wrong}"
             return f"So the answer is $\\boxed{{{wrong}}}$."
         return "FINAL SOLUTION: qqqx zzzv"
+
+
+def _number_repeats(items: list[Item]) -> list[Item]:
+    """Content ids made unique: the second identical item gets ``<id>-2``, the third ``<id>-3``.
+
+    Identical items are interchangeable, so which copy gets which suffix does not matter: the
+    ids stay the same, item for item, in any order of the rows (MMLU's test split has 105 such repeats).
+    """
+    seen: dict[str, int] = {}
+    numbered = []
+    for item in items:
+        seen[item.id] = seen.get(item.id, 0) + 1
+        numbered.append(item if seen[item.id] == 1 else dataclasses.replace(item, id=f"{item.id}-{seen[item.id]}"))
+    return numbered
 
 
 def _name_and_options(entry: Any, key: str) -> tuple[str, dict[str, Any]]:

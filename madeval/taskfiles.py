@@ -119,6 +119,17 @@ class FunctionRef:
             raise UsageError(f"!function '{self.ref}': {module_name} has no {attr}") from None
 
 
+class _ContentId:
+    """The type of :data:`CONTENT`."""
+
+    def __repr__(self) -> str:
+        return "!content"
+
+
+#: ``doc_to_id: !content``: an item's id is a hash of its content (:func:`madeval.item.content_id`).
+CONTENT = _ContentId()
+
+
 def _loader_for(base: Path) -> type[yaml.SafeLoader]:
     class Loader(yaml.SafeLoader):
         pass
@@ -127,6 +138,7 @@ def _loader_for(base: Path) -> type[yaml.SafeLoader]:
         return FunctionRef(loader.construct_scalar(node), base)
 
     Loader.add_constructor("!function", function)
+    Loader.add_constructor("!content", lambda loader, node: CONTENT)
     return Loader
 
 

@@ -1,8 +1,10 @@
-"""``madeval leaderboard``: re-render a run's leaderboard, or check it against a stored baseline."""
+"""``madeval leaderboard``: re-render a run's leaderboard (or several runs' merged), or check it against a
+stored baseline."""
 
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -29,22 +31,35 @@ def _options(run_folder: Path | None, given: dict[str, Any]) -> LeaderboardOptio
 
 @click.group()
 def leaderboard() -> None:
-    """Leaderboards of finished runs: show them again, or check them against a baseline."""
+    """Leaderboards of finished runs: show them again (or several merged), check them against a baseline,
+    and draw the history of checks."""
 
 
 @leaderboard.command()
-@click.argument("run", type=click.Path(path_type=Path))
+@click.argument("runs", nargs=-1, required=True)
+@click.option("--output", "-o", type=click.Path(path_type=Path),
+              help="Folder for the board's files [default: the run's folder; for several runs, print the table only].")
+@click.option("--history", "history_file", type=click.Path(path_type=Path),
+              help="A history file of 'leaderboard check --history': its chart and table go on the page.")
 @model_options(LeaderboardOptions)
-def show(run: Path, **given: Any) -> None:
-    """Rebuild RUN's leaderboard (Markdown, CSV, JSON, charts, HTML) and print the table."""
-    from ..leaderboard import build_leaderboard, write_outputs
+def show(runs: tuple[str, ...], output: Path | None, history_file: Path | None, **given: Any) -> None:
+    """Rebuild the leaderboard (Markdown, CSV, JSON, charts, HTML) of RUNS (folders or globs) and print
+    the table. One run is written into its folder; several are merged into one board, each two
+    configurations paired on the (task, item, repeat) units they share."""
+    from ..leaderboard import build_merged_leaderboard, write_outputs
+    from ..leaderboard.history import read
+    from ..leaderboard.merge import run_folders
     from ..leaderboard.render import markdown
     from ..records import writing
 
-    options = _options(run, given)
-    board = build_leaderboard(run, options)
-    with writing(f"the leaderboard into {run}"):
-        write_outputs(board, run)
+    folders = run_folders(list(runs))
+    options = _options(folders[0], given)
+    board = build_merged_leaderboard(folders, options)
+    history = read(history_file)[0] if history_file is not None else None
+    target = output or (folders[0] if len(folders) == 1 else None)
+    if target is not None:
+        with writing(f"the leaderboard into {target}"):
+            write_outputs(board, target, history)
     click.echo(markdown(board), nl=False)
 
 
@@ -52,19 +67,62 @@ def show(run: Path, **given: Any) -> None:
 @click.argument("run", type=click.Path(path_type=Path))
 @click.option("--baseline", required=True, type=click.Path(path_type=Path),
               help="Stored leaderboard JSON, e.g. leaderboards/ci.json.")
+@click.option("--history", "history_file", type=click.Path(path_type=Path),
+              help="Append the result to this JSON Lines file (see 'madeval leaderboard history').")
+@click.option("--commit", help="Commit of the entry appended to --history [default: GITHUB_SHA, else git HEAD].")
+@click.option("--format", "output_format", type=click.Choice(["markdown", "github"]), default="markdown",
+              show_default=True, help="github: Markdown for a CI job summary, appended to $GITHUB_STEP_SUMMARY "
+              "when set (else printed).")
 @model_options(LeaderboardOptions, *COMMON)
-def check(run: Path, baseline: Path, **given: Any) -> None:
+def check(run: Path, baseline: Path, history_file: Path | None, commit: str | None, output_format: str,
+          **given: Any) -> None:
     """Exit 1 when a configuration of RUN scores significantly lower than in BASELINE."""
     from ..leaderboard import build_leaderboard
-    from ..leaderboard.regression import check as run_check, markdown
+    from ..leaderboard.history import append, current_commit, entry
+    from ..leaderboard.regression import check as run_check, github_markdown, markdown
+    from ..records import writing
 
     options = _options(None, given)
     stored = read_board(baseline)
     current = read_board(run) if run.is_file() else build_leaderboard(run, options)
     result = run_check(current, stored, options)
-    click.echo(markdown(result, options), nl=False)
+    commit = current_commit(commit) if history_file is not None or output_format == "github" else None
+    if history_file is not None:
+        with writing(f"the history {history_file}"):
+            append(history_file, entry(result, current, options, commit))
+    summary = os.environ.get("GITHUB_STEP_SUMMARY")
+    if output_format == "github" and summary:
+        with open(summary, "a", encoding="utf-8") as handle:
+            handle.write(github_markdown(result, options, commit))
+    if output_format == "github" and not summary:
+        click.echo(github_markdown(result, options, commit), nl=False)
+    else:
+        click.echo(markdown(result, options), nl=False)
     if result.failed:
         sys.exit(1)
+
+
+@leaderboard.command()
+@click.argument("history_file", metavar="FILE", type=click.Path(path_type=Path))
+@click.option("--output", "-o", type=click.Path(path_type=Path),
+              help="Folder for history.md, history.html and charts/history.png [default: FILE's folder].")
+def history(history_file: Path, output: Path | None) -> None:
+    """Score over commits from a history FILE that 'leaderboard check --history' appends to: a table,
+    a chart with 95% intervals and the significant drops marked, and an HTML page."""
+    from ..leaderboard.history import markdown, read
+    from ..leaderboard.history_chart import draw
+    from ..leaderboard.html import history_page
+    from ..records import writing
+
+    entries, broken = read(history_file)
+    folder = output or history_file.parent
+    text = markdown(entries, broken)
+    with writing(f"the history into {folder}"):
+        folder.mkdir(parents=True, exist_ok=True)
+        chart = draw(entries, folder / "charts")
+        (folder / "history.md").write_text(text, encoding="utf-8")
+        (folder / "history.html").write_text(history_page(history_file.name, entries, chart), encoding="utf-8")
+    click.echo(text, nl=False)
 
 
 def read_board(path: Path) -> dict[str, Any]:

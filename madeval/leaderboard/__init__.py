@@ -4,7 +4,7 @@
 content of ``leaderboard.json``); ``write_outputs`` writes it as Markdown, CSV, JSON, charts and a
 self-contained HTML page. One module per job:
 
-* :mod:`.data` reads a run folder (records and rescored records);
+* :mod:`.data` reads a run folder (records and rescored records); :mod:`.merge` merges several;
 * :mod:`.stats` holds the tests, corrections and intervals (checked against scipy/statsmodels);
 * :mod:`.compare` pairs configurations on shared items and corrects each family;
 * :mod:`.groups` says how a group row combines its tasks;
@@ -33,18 +33,35 @@ def build_leaderboard(folder: str | Path, options: LeaderboardOptions | None = N
     return build(load_run(folder, transcripts=False), options or LeaderboardOptions())
 
 
-def write_outputs(board: dict[str, Any], folder: str | Path) -> list[Path]:
-    """Write the board into ``folder``: Markdown, CSV (rows; comparisons), JSON, ``charts/`` and HTML."""
+def build_merged_leaderboard(folders: list[Path], options: LeaderboardOptions | None = None) -> dict[str, Any]:
+    """One leaderboard of the runs in ``folders`` (:mod:`.merge`); of one folder, its own board."""
+    from .merge import merge_runs
+    from .table import build
+
+    options = options or LeaderboardOptions()
+    return build(merge_runs(folders, options.merge_same), options)
+
+
+def write_outputs(board: dict[str, Any], folder: str | Path,
+                  history: list[dict[str, Any]] | None = None) -> list[Path]:
+    """Write the board into ``folder``: Markdown, CSV (rows; comparisons), JSON, ``charts/`` and HTML;
+    ``history`` (entries of :mod:`.history`) adds the history chart and table to the page."""
     from .charts import draw_all  # matplotlib takes a second to import: only when charts are drawn
 
     folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)  # a merged board's own folder (--output) may be new
     (folder / "leaderboard.md").write_text(markdown(board), encoding="utf-8")
     (folder / "leaderboard.csv").write_text(csv_text(board), encoding="utf-8")
     (folder / "comparisons.csv").write_text(comparisons_csv(board), encoding="utf-8")
     write_json_atomically(folder / "leaderboard.json", board)
     charts = draw_all(board, folder / "charts")
-    (folder / "leaderboard.html").write_text(page(board, charts), encoding="utf-8")
+    shown = None
+    if history:
+        from .history_chart import draw
+
+        shown = (history, draw(history, folder / "charts"))
+    (folder / "leaderboard.html").write_text(page(board, charts, shown), encoding="utf-8")
     return [folder / name for name in OUTPUT_FILES] + charts
 
 
-__all__ = ["LeaderboardOptions", "build_leaderboard", "write_outputs"]
+__all__ = ["LeaderboardOptions", "build_leaderboard", "build_merged_leaderboard", "write_outputs"]

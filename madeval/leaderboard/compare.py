@@ -10,6 +10,7 @@ are adjusted together. Every comparison records which test it used.
 
 from __future__ import annotations
 
+import statistics
 from itertools import combinations
 from typing import Any
 
@@ -43,6 +44,20 @@ def paired_test(
     return paired_permutation(x, y, alternative, resamples=options.resamples, seed=options.seed), len(shared)
 
 
+def shared_item_scores(a: dict[tuple[str, int], float],
+                       b: dict[tuple[str, int], float]) -> tuple[dict[str, float], dict[str, float]]:
+    """Per-item means of ``a`` and ``b`` over the (item, repeat) units both hold."""
+    shared = set(a) & set(b)
+    return _item_means({k: a[k] for k in shared}), _item_means({k: b[k] for k in shared})
+
+
+def _item_means(units: dict[tuple[str, int], float]) -> dict[str, float]:
+    by_item: dict[str, list[float]] = {}
+    for (item, _), value in units.items():
+        by_item.setdefault(item, []).append(value)
+    return {item: statistics.fmean(values) for item, values in by_item.items()}
+
+
 def pairs(config_ids: list[str], reference: str | None, compare: str) -> list[tuple[str, str]]:
     """The (configuration, other) pairs to test: each against the reference, or all pairs."""
     if compare == "all":
@@ -57,17 +72,26 @@ def compare_family(
     wanted: list[tuple[str, str]],
     options: LeaderboardOptions,
     strata: dict[str, str] | None = None,
+    units: dict[str, dict[tuple[str, int], float]] | None = None,
 ) -> list[dict[str, Any]]:
     """Test every wanted pair (scores: config id -> item -> score) and adjust the family.
 
-    ``strata`` (item -> task) is given for a macro group row (see :func:`paired_test`).
+    ``strata`` (item -> task) is given for a macro group row (see :func:`paired_test`). ``units``
+    (config id -> (item, repeat) -> score), given for merged runs, pairs each two configurations on
+    the units both recorded: their item scores are the means over the shared repeats, and the
+    comparison counts the shared units.
     """
     found = []
     for a, b in wanted:
         if a in scores and b in scores:
-            result, shared = paired_test(scores[a], scores[b], options, strata=strata)
+            first, second = (scores[a], scores[b]) if units is None else shared_item_scores(units[a], units[b])
+            if units is not None and not first.keys() & second.keys():  # runs holding different items
+                continue
+            result, shared = paired_test(first, second, options, strata=strata)
             found.append({"a": a, "b": b, "items": shared, "delta": result.delta, "test": result.test,
                           "method": result.method, "p_value": result.p_value})
+            if units is not None:
+                found[-1]["units"] = len(set(units[a]) & set(units[b]))
     for comparison, adjusted in zip(found, adjust([c["p_value"] for c in found], options.correction)):
         comparison["p_adjusted"] = adjusted
         comparison["significant"] = adjusted < options.alpha

@@ -36,6 +36,11 @@ class RunData:
     aggregations: dict[str, dict[str, Any]] = field(default_factory=dict)
     #: broken lines skipped and duplicate records ignored in ``records.jsonl`` and ``rescored.jsonl``
     reading: ReadReport = field(default_factory=ReadReport)
+    #: the run folders merged into this one, each with its configurations' labels (:mod:`.merge`);
+    #: empty for a single run
+    runs: dict[str, list[str]] = field(default_factory=dict)
+    #: what did not pair across the merged runs, one line each (:func:`.merge.pairing_notes`)
+    notes: list[str] = field(default_factory=list)
 
     @property
     def tasks(self) -> list[str]:
@@ -114,6 +119,11 @@ def item_scores(records: list[dict[str, Any]], metric: str) -> dict[str, float]:
         if metric in record["metrics"]:
             by_item[item_key(record)].append(float(record["metrics"][metric]))
     return {key: statistics.fmean(values) for key, values in by_item.items()}
+
+
+def unit_scores(records: list[dict[str, Any]], metric: str) -> dict[tuple[str, int], float]:
+    """Per unit: the score keyed ``(task/item, repeat)``, for pairing runs on the units they share."""
+    return {(item_key(r), r["unit"]["repeat"]): float(r["metrics"][metric]) for r in records if metric in r["metrics"]}
 
 
 def item_spread(records: list[dict[str, Any]], metric: str) -> tuple[list[float], list[int]]:

@@ -1,5 +1,6 @@
 """The leaderboard as one self-contained HTML page: sortable tables per task, of all pairwise
-comparisons (with ``--compare all``) and the charts.
+comparisons (with ``--compare all``; always for runs merged, with the units each pair shared), the
+charts and, when given, the CI history; also the history's own page (:func:`history_page`).
 
 CSS, JavaScript and the charts (PNG as data URIs) are inline, so the file can be mailed or
 archived alone. When the sorting script has initialised and passed its self-check it sets
@@ -13,6 +14,7 @@ import html
 from pathlib import Path
 from typing import Any
 
+from .history import DROP, cell, series, short, summary as history_summary
 from .render import TIME_COLUMN, label_of, points, test_name, versus
 
 STYLE = """
@@ -82,10 +84,13 @@ SCRIPT = """
 COLUMNS = ("configuration", "score", "95% CI", "std (repeats)", "items", "parse fail", "decided", "turns",
            "calls/item", "tokens/item", TIME_COLUMN, "vs reference")
 COMPARISON_COLUMNS = ("A", "B", "task", "metric", "items", "A − B", "test", "p", "p adjusted", "significant")
+#: A merged board's comparisons also show the (task, item, repeat) units each pair shared.
+MERGED_COLUMNS = COMPARISON_COLUMNS[:5] + ("units",) + COMPARISON_COLUMNS[5:]
 
 
-def page(board: dict[str, Any], charts: list[Path]) -> str:
-    """The whole page as a string."""
+def page(board: dict[str, Any], charts: list[Path],
+         history: tuple[list[dict[str, Any]], Path | None] | None = None) -> str:
+    """The whole page as a string; ``history`` (entries, chart) adds the CI history (:mod:`.history`)."""
     title = html.escape(board["title"])
     parts = [
         f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>{title}</title>",
@@ -100,17 +105,67 @@ def page(board: dict[str, Any], charts: list[Path]) -> str:
         kind = f"group, {rows[0].get('aggregation') or 'macro'} average" if scope == "group" else "task"
         parts.append(f"<h2>{html.escape(task)} ({kind}) — {html.escape(metric)}</h2>")
         parts.append(_table(rows))
-    if board["options"]["compare"] == "all" and board["comparisons"]:
+    if board.get("merged"):
+        parts.append(_merged(board))
+    elif board["options"]["compare"] == "all" and board["comparisons"]:
         parts.append("<h2>All pairwise comparisons</h2><p>Also in <code>comparisons.csv</code>.</p>")
         parts.append(_comparisons(board["comparisons"]))
     if charts:
-        parts.append("<h2>Charts</h2><div class='charts'>")
-        for chart in charts:
-            data = base64.b64encode(chart.read_bytes()).decode("ascii")
-            parts.append(f"<img alt='{html.escape(chart.stem)}' src='data:image/png;base64,{data}'>")
-        parts.append("</div>")
+        parts.append("<h2>Charts</h2>" + _images(charts))
+    if history is not None:
+        parts.append(history_section(*history))
     parts.append(f"<script>{SCRIPT}</script></body></html>\n")
     return "\n".join(parts)
+
+
+def _images(charts: list[Path]) -> str:
+    """The charts as inline PNG images."""
+    images = []
+    for chart in charts:
+        data = base64.b64encode(chart.read_bytes()).decode("ascii")
+        images.append(f"<img alt='{html.escape(chart.stem)}' src='data:image/png;base64,{data}'>")
+    return "<div class='charts'>" + "".join(images) + "</div>"
+
+
+def _merged(board: dict[str, Any]) -> str:
+    """A merged board's runs, what did not pair, and every comparison with the units it shared."""
+    runs = "".join(f"<li><code>{html.escape(run)}</code>: {html.escape(', '.join(labels))}</li>"
+                   for run, labels in board["merged"]["runs"].items())
+    parts = [f"<h2>Runs merged</h2><ul>{runs}</ul><p>Each comparison pairs the (task, item, repeat) units both "
+             "configurations recorded; <i>items</i> and <i>units</i> say how many they shared.</p>"]
+    parts += [f"<p class='note'>{html.escape(note)}.</p>" for note in board["merged"]["notes"]]
+    if board["comparisons"]:
+        parts.append(_comparisons(board["comparisons"]))
+    return "\n".join(parts)
+
+
+def history_section(entries: list[dict[str, Any]], chart: Path | None) -> str:
+    """The CI history (:mod:`.history`): a table per task and metric, drops marked, and its chart."""
+    parts = [f"<h2>History of checks</h2><p class='note'>{html.escape(history_summary(entries))}</p>"]
+    for (task, metric), by_label in series(entries).items():
+        labels = list(by_label)
+        head = "".join(f"<th>{html.escape(c)}</th>" for c in ("#", "commit", "time", *labels, "verdict"))
+        body = []
+        for index, line in enumerate(entries):
+            rows = [by_label[label][index] for label in labels]
+            cells = "".join(f"<td{' class=sig' if row and row['status'] == DROP else ''}>{html.escape(cell(row))}</td>"
+                            for row in rows)
+            verdict = "PASS" if line["passed"] else "FAIL"
+            body.append(f"<tr><td>{index + 1}</td><td>{html.escape(short(line['commit']))}</td>"
+                        f"<td>{html.escape(line['time'])}</td>{cells}<td>{verdict}</td></tr>")
+        parts.append(f"<h3>{html.escape(task)} — {html.escape(metric)}</h3><div class='scroll'><table class='sortable'>"
+                     f"<thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table></div>")
+    if chart is not None:
+        parts.append(_images([chart]))
+    return "\n".join(parts)
+
+
+def history_page(name: str, entries: list[dict[str, Any]], chart: Path | None) -> str:
+    """A self-contained page of a history file: its tables and chart."""
+    title = html.escape(f"madeval history: {name}")
+    return (f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>{title}</title>"
+            f"<style>{STYLE}</style></head><body><h1>{title}</h1>\n{history_section(entries, chart)}\n"
+            f"<script>{SCRIPT}</script></body></html>\n")
 
 
 def _reference_label(board: dict[str, Any]) -> str:
@@ -130,12 +185,14 @@ def _cells(cells: list[tuple[str, Any]], significant_column: int | None = None) 
 
 def _comparisons(comparisons: list[dict[str, Any]]) -> str:
     """Every pairwise comparison as a sortable table, with its test."""
-    head = "".join(f"<th>{c}</th>" for c in COMPARISON_COLUMNS)
+    merged = any("units" in c for c in comparisons)
+    head = "".join(f"<th>{c}</th>" for c in (MERGED_COLUMNS if merged else COMPARISON_COLUMNS))
     body = []
     for c in comparisons:
+        units = [(str(c["units"]), c["units"])] if merged else []
         cells = [
             (c["label_a"], None), (c["label_b"], None), (c["task"], None), (c["metric"], None),
-            (str(c["items"]), c["items"]), (f"{100 * c['delta']:+.1f}", c["delta"]),
+            (str(c["items"]), c["items"]), *units, (f"{100 * c['delta']:+.1f}", c["delta"]),
             (test_name(c["test"]), None), (f"{c['p_value']:.3g}", c["p_value"]),
             (f"{c['p_adjusted']:.3g}", c["p_adjusted"]), ("yes" if c["significant"] else "no", None),
         ]

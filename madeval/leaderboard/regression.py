@@ -120,3 +120,11 @@ def detectable(result: Check, options: LeaderboardOptions) -> str:
             "items that also move up need a larger drop.\n"
         )
     return "".join(lines)
+
+
+def github_markdown(result: Check, options: LeaderboardOptions, commit: str | None = None) -> str:
+    """The check as a GitHub Actions job summary: a verdict heading, then :func:`markdown`'s table
+    and notes (GitHub renders Markdown tables in ``$GITHUB_STEP_SUMMARY``)."""
+    verdict = "❌ FAIL" if result.failed else "✅ PASS"
+    at = f" at `{commit[:10]}`" if commit else ""
+    return f"## madeval leaderboard check{at}: {verdict}\n\n" + markdown(result, options) + "\n"

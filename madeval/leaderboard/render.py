@@ -85,9 +85,20 @@ def markdown(board: dict[str, Any]) -> str:
     text = header + "\n".join(lines) + "\n\n" + board["statement"] + "\n"
     if (board.get("records_read") or {}).get("summary"):  # each unit counted once, whatever is on disk
         text += f"\nRecords: {board['records_read']['summary']}; each unit counts once.\n"
-    if board["options"]["compare"] == "all" and board["comparisons"]:
+    if board.get("merged"):
+        text += "\n" + merged_markdown(board)
+    elif board["options"]["compare"] == "all" and board["comparisons"]:
         text += "\n" + comparisons_markdown(board["comparisons"])
     return text
+
+
+def merged_markdown(board: dict[str, Any]) -> str:
+    """Which runs a merged board holds, what did not pair, and every comparison with its shared units."""
+    held = [f"{run} ({', '.join(labels)})" for run, labels in board["merged"]["runs"].items()]
+    text = "Runs merged: " + "; ".join(held) + ". Each comparison pairs the (task, item, repeat) "
+    text += "units both configurations recorded.\n"
+    text += "".join(f"\nNote: {note}.\n" for note in board["merged"]["notes"])
+    return text + ("\n" + comparisons_markdown(board["comparisons"]) if board["comparisons"] else "")
 
 
 def comparisons_markdown(comparisons: list[dict[str, Any]]) -> str:
@@ -96,9 +107,12 @@ def comparisons_markdown(comparisons: list[dict[str, Any]]) -> str:
         "| task | metric | A | B | items | A − B | test | p | p adjusted | significant |",
         "|---|---|---|---|---:|---:|---|---:|---:|---|",
     ]
+    if any("units" in c for c in comparisons):  # a merged board: the units each pair shared
+        lines = [lines[0].replace("| items |", "| items | units |"), lines[1].replace("|---:|", "|---:|---:|", 1)]
     for c in comparisons:
+        units = f" | {c['units']}" if "units" in c else ""
         lines.append(
-            f"| {c['task']} | {c['metric']} | {c['label_a']} | {c['label_b']} | {c['items']} "
+            f"| {c['task']} | {c['metric']} | {c['label_a']} | {c['label_b']} | {c['items']}{units} "
             f"| {100 * c['delta']:+.1f} | {test_name(c['test'])} | {c['p_value']:.3g} | {c['p_adjusted']:.3g} "
             f"| {'yes' if c['significant'] else 'no'} |"
         )
@@ -121,4 +135,8 @@ def csv_text(board: dict[str, Any]) -> str:
 
 def comparisons_csv(board: dict[str, Any]) -> str:
     """Every comparison of the board (against the reference or all pairs) as CSV, with its test."""
-    return _csv(board["comparisons"], COMPARISON_FIELDS)
+    fields = COMPARISON_FIELDS
+    if board.get("merged"):  # the (task, item, repeat) units each pair of a merged board shared
+        at = fields.index("items") + 1
+        fields = fields[:at] + ("units",) + fields[at:]
+    return _csv(board["comparisons"], fields)

@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import statistics
 from collections import Counter, defaultdict
+from pathlib import Path
 from typing import Any
 
 from ..errors import UsageError
 from .compare import compare_family, pairs
-from .data import RunData, item_scores, item_spread, llm_seconds, metric_names, strata_of
+from .data import RunData, item_scores, item_spread, llm_seconds, metric_names, strata_of, unit_scores
 from .groups import is_declared, name as aggregation_name, rule
 from .options import LeaderboardOptions
 from .stats import Interval, enclose, mean_interval, stratified_interval
@@ -38,6 +39,7 @@ def build(data: RunData, options: LeaderboardOptions) -> dict[str, Any]:
         for metric in _shared_metrics(records, members):
             macro = scope == "group" and not rule(data.aggregations, name, metric).weight_by_size
             scores: dict[str, dict[str, float]] = {}
+            units: dict[str, dict[tuple[str, int], float]] = {}
             family_rows = []
             for config in order:
                 mine = [r for r in records if r["unit"]["config"] == config]
@@ -47,6 +49,8 @@ def build(data: RunData, options: LeaderboardOptions) -> dict[str, Any]:
                 if not found:  # a metric only some configurations score (DebateConfig.metrics): no row
                     continue
                 scores[config] = found
+                if data.runs:  # merged runs pair on shared units (see compare_family)
+                    units[config] = unit_scores(mine, metric)
                 benchmark = options.interval == "benchmark"
                 row = _row(data, config, scope, name, metric, mine, scores[config], benchmark, macro)
                 group = scope == "group"
@@ -54,7 +58,8 @@ def build(data: RunData, options: LeaderboardOptions) -> dict[str, Any]:
                 row["aggregation_declared"] = is_declared(data.aggregations, name, metric) if group else None
                 family_rows.append(row)
             strata = strata_of(records) if macro else None
-            family = compare_family(scores, pairs(list(scores), reference, options.compare), options, strata)
+            family = compare_family(scores, pairs(list(scores), reference, options.compare), options, strata,
+                                    units if data.runs else None)
             _mark(family_rows, family, reference, options)
             for comparison in family:
                 comparison.update(scope=scope, task=name, metric=metric,
@@ -66,8 +71,8 @@ def build(data: RunData, options: LeaderboardOptions) -> dict[str, Any]:
                 per_item.setdefault(name, {})[metric] = scores
     return {
         "format": FORMAT,
-        "title": options.title or f"madeval leaderboard: {data.folder.name}",
-        "run": str(data.folder),
+        "title": options.title or f"madeval leaderboard: {_name(data)}",
+        "run": ", ".join(data.runs) if data.runs else str(data.folder),
         "fingerprint": data.run.get("fingerprint"),
         "statement": options.statement(),
         "options": {**options.to_dict(), "reference": reference},
@@ -76,7 +81,13 @@ def build(data: RunData, options: LeaderboardOptions) -> dict[str, Any]:
         "comparisons": comparisons,
         "item_scores": per_item,
         "records_read": {**data.reading.to_dict(), "summary": data.reading.summary()},
+        **({"merged": {"runs": data.runs, "notes": data.notes}} if data.runs else {}),
     }
+
+
+def _name(data: RunData) -> str:
+    """The board's name: the run folder's, or the merged folders' (``a + b``)."""
+    return " + ".join(Path(run).name for run in data.runs) if data.runs else data.folder.name
 
 
 def resolve_reference(data: RunData, wanted: str | None) -> str | None:
