@@ -13,7 +13,7 @@ import html
 from pathlib import Path
 from typing import Any
 
-from .render import TIME_COLUMN, label_of, points, test_name, versus
+from .render import TIME_COLUMN, label_of, mde_text, points, row_mde, test_name, versus
 
 STYLE = """
 body{font-family:system-ui,-apple-system,'Segoe UI',sans-serif;margin:2em auto;max-width:1200px;color:#222;padding:0 1em}
@@ -80,8 +80,10 @@ SCRIPT = """
 """
 
 COLUMNS = ("configuration", "score", "95% CI", "std (repeats)", "items", "parse fail", "decided", "turns",
-           "calls/item", "tokens/item", TIME_COLUMN, "vs reference")
-COMPARISON_COLUMNS = ("A", "B", "task", "metric", "items", "A − B", "test", "p", "p adjusted", "significant")
+           "calls/item", "tokens/item", TIME_COLUMN, "vs reference",
+           "MDE (80% power)")
+COMPARISON_COLUMNS = ("A", "B", "task", "metric", "items", "A − B", "test", "p", "p adjusted", "significant",
+                      "MDE (80% power)")
 
 
 def page(board: dict[str, Any], charts: list[Path]) -> str:
@@ -138,8 +140,9 @@ def _comparisons(comparisons: list[dict[str, Any]]) -> str:
             (str(c["items"]), c["items"]), (f"{100 * c['delta']:+.1f}", c["delta"]),
             (test_name(c["test"]), None), (f"{c['p_value']:.3g}", c["p_value"]),
             (f"{c['p_adjusted']:.3g}", c["p_adjusted"]), ("yes" if c["significant"] else "no", None),
+            (mde_text(c.get("mde")), c.get("mde")),
         ]
-        body.append(f"<tr>{_cells(cells, len(cells) - 1 if c['significant'] else None)}</tr>")
+        body.append(f"<tr>{_cells(cells, len(cells) - 2 if c['significant'] else None)}</tr>")
     return (f"<div class='scroll'><table class='sortable comparisons'><thead><tr>{head}</tr></thead>"
             f"<tbody>{''.join(body)}</tbody></table></div>")
 
@@ -162,8 +165,9 @@ def _table(rows: list[dict[str, Any]]) -> str:
             (f"{r['tokens_per_item']:.0f}", r["tokens_per_item"]),
             ("–" if seconds is None else f"{seconds:.2f}", seconds),
             (versus(r), r["delta"]),
+            (row_mde(r), r.get("mde")),
         ]
-        tds = _cells(cells, len(cells) - 1 if r.get("significant") else None)
+        tds = _cells(cells, len(cells) - 2 if r.get("significant") else None)
         body.append(f"<tr{' class=ref' if r.get('reference') else ''}>{tds}</tr>")
     return (f"<div class='scroll'><table class='sortable'><thead><tr>{head}</tr></thead>"
             f"<tbody>{''.join(body)}</tbody></table></div>")

@@ -17,11 +17,11 @@ CSV_FIELDS = (
     "config", "label", "source", "replay_of", "scope", "task", "aggregation", "metric", "score", "ci_low",
     "ci_high", "ci_method", "population", "std_repeats", "items", "units", "repeats", "parse_failure_rate",
     "decision_success_rate", "mean_turns", "calls_per_item", "tokens_per_item", "llm_s_per_item",
-    "wall_s_per_item", "oracle", "reference", "delta", "test", "p_value", "p_adjusted", "significant",
+    "wall_s_per_item", "oracle", "reference", "delta", "test", "p_value", "p_adjusted", "significant", "mde",
 )
 COMPARISON_FIELDS = (
     "scope", "task", "metric", "a", "label_a", "b", "label_b", "items", "delta", "test", "method", "p_value",
-    "p_adjusted", "significant",
+    "p_adjusted", "significant", "mde", "mde_method",
 )
 #: How each test is named in tables.
 TEST_NAMES = {"mcnemar": "McNemar", "permutation": "permutation", "bootstrap": "bootstrap",
@@ -57,6 +57,18 @@ def versus(row: dict[str, Any]) -> str:
     return f"{points(row, row['delta'], sign=True)}{star} (p={row['p_adjusted']:.3g}, {test_name(row.get('test'))})"
 
 
+def mde_text(mde: float | None, bounded: bool = True) -> str:
+    """A minimum detectable effect as shown: ``±`` points (percent for scores in [0, 1]), or ``–``."""
+    if mde is None:
+        return "–"
+    return f"±{100 * mde:.1f}" if bounded else f"±{mde:.3g}"
+
+
+def row_mde(row: dict[str, Any]) -> str:
+    """The row's minimum detectable effect against the reference as shown; empty without a comparison."""
+    return mde_text(row.get("mde"), row.get("bounded", True)) if row.get("delta") is not None else ""
+
+
 def points(row: dict[str, Any], value: float, sign: bool = False) -> str:
     """A score as shown: percent for scores in [0, 1], else the value itself."""
     plus = "+" if sign else ""
@@ -79,7 +91,8 @@ def markdown(board: dict[str, Any]) -> str:
         f"| {points(r, r['score'])} | {points(r, r['ci_low'])}–{points(r, r['ci_high'])} "
         f"| {points(r, r['std_repeats'])} | {r['items']} | {100 * r['parse_failure_rate']:.1f}% "
         f"| {100 * r['decision_success_rate']:.0f}% | {r['mean_turns']:.2f} | {r['calls_per_item']:.1f} "
-        f"| {r['tokens_per_item']:.0f} | {_num(r.get('llm_s_per_item'), 2)} | {versus(r)} |"
+        f"| {r['tokens_per_item']:.0f} | {_num(r.get('llm_s_per_item'), 2)} | {versus(r)} "
+        f"| {row_mde(r)} |"
         for r in board["rows"]
     ]
     text = header + "\n".join(lines) + "\n\n" + board["statement"] + "\n"
@@ -93,14 +106,14 @@ def markdown(board: dict[str, Any]) -> str:
 def comparisons_markdown(comparisons: list[dict[str, Any]]) -> str:
     """Every pairwise comparison as a Markdown table."""
     lines = [
-        "| task | metric | A | B | items | A − B | test | p | p adjusted | significant |",
-        "|---|---|---|---|---:|---:|---|---:|---:|---|",
+        "| task | metric | A | B | items | A − B | test | p | p adjusted | significant | MDE (80% power) |",
+        "|---|---|---|---|---:|---:|---|---:|---:|---|---:|",
     ]
     for c in comparisons:
         lines.append(
             f"| {c['task']} | {c['metric']} | {c['label_a']} | {c['label_b']} | {c['items']} "
             f"| {100 * c['delta']:+.1f} | {test_name(c['test'])} | {c['p_value']:.3g} | {c['p_adjusted']:.3g} "
-            f"| {'yes' if c['significant'] else 'no'} |"
+            f"| {'yes' if c['significant'] else 'no'} | {mde_text(c.get('mde'))} |"
         )
     return "\n".join(lines) + "\n"
 

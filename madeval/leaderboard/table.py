@@ -215,3 +215,4 @@ def _mark(rows: list[dict[str, Any]], family: list[dict[str, Any]], reference: s
         row["p_adjusted"] = found["p_adjusted"] if found else None
         row["significant"] = found["significant"] if found else None
         row["test"] = found["test"] if found else None
+        row["mde"] = found["mde"] if found else None
