@@ -16,8 +16,9 @@ from madeval.config import build_settings
 from madeval.leaderboard import LeaderboardOptions
 from madeval.leaderboard.compare import compare_family
 from madeval.leaderboard.power import (
-    connor_sample_size, detectable, mcnemar_items, mcnemar_mde, mcnemar_power, pilot_spread, t_mde,
+    connor_sample_size, detectable, mcnemar_items, mcnemar_mde, mcnemar_power, t_mde,
 )
+from madeval.leaderboard.pilot import pilot_spread
 from madeval.leaderboard.stats import mcnemar_exact, paired_permutation
 from madeval.sampling import paired_sample_size
 from madeval.simulator import simulate

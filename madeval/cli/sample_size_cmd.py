@@ -47,7 +47,7 @@ def sample_size(population: int | None, confidence: float, margin: float, paired
             raise UsageError("give --pilot or --discordance/--sd, not both")
         if not (config_a and config_b):
             raise UsageError("--pilot needs --a and --b")
-        from ..leaderboard.power import pilot_spread
+        from ..leaderboard.pilot import pilot_spread
 
         found = pilot_spread(pilot, config_a, config_b, task, metric)
         discordance, sd = found.discordance, found.sd
