@@ -13,7 +13,7 @@ import html
 from pathlib import Path
 from typing import Any
 
-from .render import TIME_COLUMN, label_of, mde_text, points, row_mde, test_name, versus
+from .render import TIME_COLUMN, label_of, mde_text, on_front, points, row_mde, task_of, test_name, versus
 
 STYLE = """
 body{font-family:system-ui,-apple-system,'Segoe UI',sans-serif;margin:2em auto;max-width:1200px;color:#222;padding:0 1em}
@@ -22,6 +22,7 @@ table{border-collapse:collapse;margin:.6em 0;font-size:.9em}
 th,td{border-bottom:1px solid #ddd;padding:.3em .6em;text-align:right;white-space:nowrap}
 th:first-child,td:first-child{text-align:left}
 table.comparisons :is(th,td):is(:nth-child(-n+4),:nth-child(7)){text-align:left}
+table.cost :is(th,td):is(:nth-child(-n+3),:nth-child(6),:nth-child(8)){text-align:left}
 .scroll{overflow-x:auto}
 th{cursor:pointer;background:#f3f3f3;user-select:none}
 th.asc::after{content:' \\25B2'}th.desc::after{content:' \\25BC'}
@@ -82,6 +83,8 @@ SCRIPT = """
 COLUMNS = ("configuration", "score", "95% CI", "std (repeats)", "items", "parse fail", "decided", "turns",
            "calls/item", "tokens/item", TIME_COLUMN, "vs reference",
            "MDE (80% power)")
+COST_COLUMNS = ("configuration", "task", "metric", "score", "tokens/item", "front (tokens)", "calls/item",
+                "front (calls)")
 COMPARISON_COLUMNS = ("A", "B", "task", "metric", "items", "A − B", "test", "p", "p adjusted", "significant",
                       "MDE (80% power)")
 
@@ -102,6 +105,10 @@ def page(board: dict[str, Any], charts: list[Path]) -> str:
         kind = f"group, {rows[0].get('aggregation') or 'macro'} average" if scope == "group" else "task"
         parts.append(f"<h2>{html.escape(task)} ({kind}) — {html.escape(metric)}</h2>")
         parts.append(_table(rows))
+    parts.append("<h2>Cost and accuracy</h2><p>Tokens (prompt + completion) and calls per item; "
+                 "<b>front</b>: no other configuration of the task scores at least as high for at most the "
+                 "cost (the cost-accuracy Pareto front, drawn in the <code>cost</code> chart).</p>")
+    parts.append(_cost_table(board["rows"]))
     if board["options"]["compare"] == "all" and board["comparisons"]:
         parts.append("<h2>All pairwise comparisons</h2><p>Also in <code>comparisons.csv</code>.</p>")
         parts.append(_comparisons(board["comparisons"]))
@@ -144,6 +151,21 @@ def _comparisons(comparisons: list[dict[str, Any]]) -> str:
         ]
         body.append(f"<tr>{_cells(cells, len(cells) - 2 if c['significant'] else None)}</tr>")
     return (f"<div class='scroll'><table class='sortable comparisons'><thead><tr>{head}</tr></thead>"
+            f"<tbody>{''.join(body)}</tbody></table></div>")
+
+
+def _cost_table(rows: list[dict[str, Any]]) -> str:
+    """Score against tokens and calls per item for every row, the Pareto fronts marked."""
+    head = "".join(f"<th>{c}</th>" for c in COST_COLUMNS)
+    body = []
+    for r in rows:
+        cells = [
+            (label_of(r), None), (task_of(r), None), (r["metric"], None), (points(r, r["score"]), r["score"]),
+            (f"{r['tokens_per_item']:.0f}", r["tokens_per_item"]), (on_front(r, "tokens_per_item"), None),
+            (f"{r['calls_per_item']:.1f}", r["calls_per_item"]), (on_front(r, "calls_per_item"), None),
+        ]
+        body.append(f"<tr>{_cells(cells)}</tr>")
+    return (f"<div class='scroll'><table class='sortable cost'><thead><tr>{head}</tr></thead>"
             f"<tbody>{''.join(body)}</tbody></table></div>")
 
 

@@ -18,6 +18,7 @@ CSV_FIELDS = (
     "ci_high", "ci_method", "population", "std_repeats", "items", "units", "repeats", "parse_failure_rate",
     "decision_success_rate", "mean_turns", "calls_per_item", "tokens_per_item", "llm_s_per_item",
     "wall_s_per_item", "oracle", "reference", "delta", "test", "p_value", "p_adjusted", "significant", "mde",
+    "front_tokens_per_item", "front_calls_per_item",
 )
 COMPARISON_FIELDS = (
     "scope", "task", "metric", "a", "label_a", "b", "label_b", "items", "delta", "test", "method", "p_value",
@@ -100,7 +101,28 @@ def markdown(board: dict[str, Any]) -> str:
         text += f"\nRecords: {board['records_read']['summary']}; each unit counts once.\n"
     if board["options"]["compare"] == "all" and board["comparisons"]:
         text += "\n" + comparisons_markdown(board["comparisons"])
-    return text
+    return text + "\n" + cost_markdown(board["rows"])
+
+
+def on_front(row: dict[str, Any], cost: str) -> str:
+    """``front`` when the row is on the cost-accuracy Pareto front against ``cost`` (see :mod:`.cost`)."""
+    return "front" if row.get(f"front_{cost}") else ""
+
+
+def cost_markdown(rows: list[dict[str, Any]]) -> str:
+    """Score against tokens and calls per item, with each family's Pareto front marked."""
+    lines = [
+        "Cost and accuracy (front: no other configuration of the task scores at least as high for at most "
+        "the cost):\n",
+        "| configuration | task | metric | score | tokens/item | front (tokens) | calls/item | front (calls) |",
+        "|---|---|---|---:|---:|---|---:|---|",
+    ]
+    for r in rows:
+        lines.append(
+            f"| {label_of(r)} | {task_of(r)} | {r['metric']} | {points(r, r['score'])} | {r['tokens_per_item']:.0f} "
+            f"| {on_front(r, 'tokens_per_item')} | {r['calls_per_item']:.1f} | {on_front(r, 'calls_per_item')} |"
+        )
+    return "\n".join(lines) + "\n"
 
 
 def comparisons_markdown(comparisons: list[dict[str, Any]]) -> str:
