@@ -87,3 +87,18 @@ def test_cost_self_consistency_matched_bad_input_is_one_line_and_status_2(matche
     err = capsys.readouterr().err
     assert done.value.code == 2 and len(err.strip().splitlines()) == 1 and message in err
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("width", [1400, 800])
+def test_cost_page_shows_the_cost_table_chart_and_mde_in_headless_chromium(matched_runs, tmp_path, width):
+    from browser import run_chromium
+
+    page = matched_runs[1] / "leaderboard.html"
+    dom = run_chromium(page, tmp_path / "profile-dom", f"--window-size={width},3000", "--dump-dom")
+    assert dom.returncode == 0, dom.stderr[-2000:]
+    assert 'data-sortable="ready"' in dom.stdout and "Uncaught" not in dom.stderr
+    assert "<table class=\"sortable cost\">" in dom.stdout and 'alt="cost"' in dom.stdout
+    assert "<th>MDE (80% power)</th>" in dom.stdout
+    shot = tmp_path / "page.png"
+    taken = run_chromium(page, tmp_path / "profile-shot", f"--screenshot={shot}", f"--window-size={width},3000")
+    assert taken.returncode == 0 and shot.stat().st_size > 50_000

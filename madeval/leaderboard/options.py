@@ -78,5 +78,6 @@ class LeaderboardOptions:
             f"{CORRECTION_NAMES[self.correction]} correction per task; * = significant at "
             f"alpha {self.alpha:g} after correction. MDE: the smallest difference the comparison's test "
             f"detects with 80% power at alpha {self.alpha:g} (before correction) on these items, from the observed "
-            f"discordant pairs (0/1 scores: exact McNemar power) or the SD of the paired differences (paired t)."
+            f"discordant pairs (0/1 scores: exact McNemar power) or the SD of the paired differences (paired t); "
+            f"– when no difference would reach that power (too few discordant pairs)."
         )
