@@ -36,3 +36,18 @@ def test_cost_fronts_are_marked_per_cost_on_rows():
     assert [r["front_tokens_per_item"] for r in rows] == [True, False, True]
     assert [r["front_calls_per_item"] for r in rows] == [True, True, False]
     assert pareto_front([]) == [] and pareto_front([(0.5, 1.0)]) == [True]
+
+
+def test_cost_chart_is_drawn_only_when_costs_differ():
+    from madeval.leaderboard.charts import _cost
+
+    def row(config, score, tokens, calls):
+        return {"config": config, "label": config, "task": "t", "metric": "accuracy", "score": score,
+                "ci_low": score - 0.1, "ci_high": score + 0.1, "tokens_per_item": tokens, "calls_per_item": calls,
+                "front_tokens_per_item": True, "front_calls_per_item": True}
+
+    board = {"configurations": {"a": {"label": "a"}, "b": {"label": "b"}}}
+    assert _cost(board, [row("a", 0.5, 10.0, 1.0), row("b", 0.6, 10.0, 1.0)]) is None
+    figure = _cost(board, [row("a", 0.5, 10.0, 1.0), row("b", 0.6, 30.0, 3.0)])
+    assert [ax.get_title() for ax in figure.axes] == ["t: accuracy against tokens per item",
+                                                      "t: accuracy against calls per item"]

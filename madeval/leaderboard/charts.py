@@ -15,7 +15,7 @@
   configuration they were replayed on.
 * ``cost``: score against tokens and against calls per item, one point per configuration with its
   95% interval; the cost-accuracy Pareto front (:mod:`.cost`) is joined by a dashed line and its
-  points ringed.
+  points ringed (drawn when the configurations' costs differ).
 
 One panel per task. A configuration keeps one colour and hatch (bars) or marker (lines) across
 charts: ten colours, then the same colours with another hatch or marker. Figures are drawn with the
@@ -383,8 +383,11 @@ def _scaling(board: dict[str, Any], rows: list[dict[str, Any]], variable: str, s
     return figure
 
 
-def _cost(board: dict[str, Any], rows: list[dict[str, Any]]) -> Figure:
-    """Score against each cost per item: one row of panels per task, one column per cost."""
+def _cost(board: dict[str, Any], rows: list[dict[str, Any]]) -> Figure | None:
+    """Score against each cost per item: one row of panels per task, one column per cost; none when
+    every configuration costs the same (nothing to trade off)."""
+    if len({tuple(r[cost] for cost in COSTS) for r in rows}) < 2:
+        return None
     tasks, configs = _tasks(rows), list(board["configurations"])
     figure = Figure(figsize=(10.5, 1.0 + 3.9 * len(tasks) + 0.2 * len(_labels(rows))), layout="constrained")
     axes = figure.subplots(len(tasks), len(COSTS), squeeze=False)
