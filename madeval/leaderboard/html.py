@@ -21,7 +21,7 @@ h1{font-size:1.5em}h2{font-size:1.2em;margin-top:1.6em}
 table{border-collapse:collapse;margin:.6em 0;font-size:.9em}
 th,td{border-bottom:1px solid #ddd;padding:.3em .6em;text-align:right;white-space:nowrap}
 th:first-child,td:first-child{text-align:left}
-table.comparisons :is(th,td):is(:nth-child(-n+4),:nth-child(7)){text-align:left}
+table.comparisons :is(th,td):is(:nth-child(-n+4),:nth-child(8)){text-align:left}
 table.cost :is(th,td):is(:nth-child(-n+3),:nth-child(6),:nth-child(8)){text-align:left}
 .scroll{overflow-x:auto}
 th{cursor:pointer;background:#f3f3f3;user-select:none}
@@ -85,8 +85,8 @@ COLUMNS = ("configuration", "score", "95% CI", "std (repeats)", "items", "parse 
            "MDE (80% power)")
 COST_COLUMNS = ("configuration", "task", "metric", "score", "tokens/item", "front (tokens)", "calls/item",
                 "front (calls)")
-COMPARISON_COLUMNS = ("A", "B", "task", "metric", "items", "A − B", "test", "p", "p adjusted", "significant",
-                      "MDE (80% power)")
+COMPARISON_COLUMNS = ("A", "B", "task", "metric", "items", "A − B", "MDE (80% power)", "test", "p", "p adjusted",
+                      "significant")
 
 
 def page(board: dict[str, Any], charts: list[Path]) -> str:
@@ -145,11 +145,11 @@ def _comparisons(comparisons: list[dict[str, Any]]) -> str:
         cells = [
             (c["label_a"], None), (c["label_b"], None), (c["task"], None), (c["metric"], None),
             (str(c["items"]), c["items"]), (f"{100 * c['delta']:+.1f}", c["delta"]),
+            (mde_text(c.get("mde")), c.get("mde")),
             (test_name(c["test"]), None), (f"{c['p_value']:.3g}", c["p_value"]),
             (f"{c['p_adjusted']:.3g}", c["p_adjusted"]), ("yes" if c["significant"] else "no", None),
-            (mde_text(c.get("mde")), c.get("mde")),
         ]
-        body.append(f"<tr>{_cells(cells, len(cells) - 2 if c['significant'] else None)}</tr>")
+        body.append(f"<tr>{_cells(cells, len(cells) - 1 if c['significant'] else None)}</tr>")
     return (f"<div class='scroll'><table class='sortable comparisons'><thead><tr>{head}</tr></thead>"
             f"<tbody>{''.join(body)}</tbody></table></div>")
 

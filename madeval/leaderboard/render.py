@@ -128,14 +128,14 @@ def cost_markdown(rows: list[dict[str, Any]]) -> str:
 def comparisons_markdown(comparisons: list[dict[str, Any]]) -> str:
     """Every pairwise comparison as a Markdown table."""
     lines = [
-        "| task | metric | A | B | items | A − B | test | p | p adjusted | significant | MDE (80% power) |",
-        "|---|---|---|---|---:|---:|---|---:|---:|---|---:|",
+        "| task | metric | A | B | items | A − B | MDE (80% power) | test | p | p adjusted | significant |",
+        "|---|---|---|---|---:|---:|---:|---|---:|---:|---|",
     ]
     for c in comparisons:
         lines.append(
             f"| {c['task']} | {c['metric']} | {c['label_a']} | {c['label_b']} | {c['items']} "
-            f"| {100 * c['delta']:+.1f} | {test_name(c['test'])} | {c['p_value']:.3g} | {c['p_adjusted']:.3g} "
-            f"| {'yes' if c['significant'] else 'no'} | {mde_text(c.get('mde'))} |"
+            f"| {100 * c['delta']:+.1f} | {mde_text(c.get('mde'))} | {test_name(c['test'])} | {c['p_value']:.3g} "
+            f"| {c['p_adjusted']:.3g} | {'yes' if c['significant'] else 'no'} |"
         )
     return "\n".join(lines) + "\n"
 
