@@ -163,3 +163,25 @@ def test_power_sample_size_bad_input_is_one_line_and_status_2(argv, capsys):
         main(argv)
     assert done.value.code == 2
     assert len(capsys.readouterr().err.strip().splitlines()) == 1
+
+
+def test_power_sample_size_paired_from_a_pilot_with_repeats_uses_the_sd_of_differences(generated_tasks, tmp_path,
+                                                                                        capsys):
+    options = {"tasks": ["arith_mc"], "limit": 30, "repeats": 2, "cache": "off", "output_path": str(tmp_path / "run"),
+               "runs": [{"preset": "baseline_cot"}, {"preset": "self_consistency"}]}
+    with simulate(tasks=generated_tasks.values(), accuracy=0.6) as sim:
+        result, _ = run_quietly(build_settings({**options, "base_url": sim.base_url}))
+    labels = {cid: c["label"] for cid, c in json.loads((result.folder / "run.json").read_text())["configurations"].items()}
+    by_item: dict = {}
+    for line in (result.folder / "records.jsonl").read_text().splitlines():
+        r = json.loads(line)
+        by_item.setdefault((labels[r["unit"]["config"]], r["unit"]["item"]), []).append(r["metrics"]["accuracy"])
+    items = sorted({item for _, item in by_item})
+    diffs = [np.mean(by_item[("baseline_cot", i)]) - np.mean(by_item[("self_consistency", i)]) for i in items]
+    sd = float(np.std(diffs, ddof=1))
+    found = pilot_spread(str(result.folder), "baseline_cot", "self_consistency")
+    assert found.discordance is None and found.sd == pytest.approx(sd, rel=1e-12)  # repeats: not 0/1
+    main(["sample-size", "--paired", "--pilot", str(result.folder), "--a", "baseline_cot", "--b", "self_consistency",
+          "--delta", "0.1"])
+    expected = math.ceil(TTestPower().solve_power(effect_size=0.1 / sd, nobs=None, alpha=0.05, power=0.8))
+    assert int(capsys.readouterr().out.strip()) == expected
