@@ -95,6 +95,9 @@ class DebateConfig:
         convert=rule.names, check=registered_metrics)
     preset: str | None = option(None, help="A named bundle of options, e.g. baseline_cot, self_consistency "
                                 "(see 'madeval plugins').", convert=rule.text)
+    preset_args: dict[str, Any] = option(
+        factory=dict, help="Options of the preset, key=value,... (self_consistency_matched: run=FOLDER,match=CONFIG).",
+        convert=rule.component_options)
     name: str | None = option(None, help="Display name of the configuration.", convert=rule.text)
 
     def personas(self) -> list[str]:
@@ -108,11 +111,13 @@ class DebateConfig:
     def identity(self) -> dict[str, Any]:
         """Everything that changes the debate or its scores (not the display name), for ids and
         records. ``metrics`` appears only when it names a metric, so configurations without extra
-        metrics keep the ids they had before the option existed."""
+        metrics keep the ids they had before the option existed (``preset_args`` likewise)."""
         data = asdict(self)
         data.pop("name")
         if not data["metrics"]:
             data.pop("metrics")
+        if not data["preset_args"]:  # as for metrics: configurations without preset options keep their ids
+            data.pop("preset_args")
         return data
 
     def config_id(self) -> str:

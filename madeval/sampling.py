@@ -59,11 +59,36 @@ def cochran_sample_size(
 
     ``n = n0 / (1 + (n0 - 1) / N)`` rounded up, never more than ``N``.
     """
+    return finite_population_size(cochran_n0(confidence, margin, p), population)
+
+
+def finite_population_size(n0: int, population: int) -> int:
+    """An infinite-population sample size ``n0`` corrected for ``population`` items:
+    ``n = n0 / (1 + (n0 - 1) / N)`` rounded up, never more than ``N``."""
     if population < 1:
         raise UsageError(f"population size must be at least 1, got {population}")
-    n0 = cochran_n0(confidence, margin, p)
     corrected = n0 / (1 + (n0 - 1) / population)
     return min(population, math.ceil(corrected - 1e-9))
+
+
+def paired_sample_size(
+    delta: float, *, discordance: float | None = None, sd: float | None = None, alpha: float = 0.05,
+    power: float = 0.8, population: int | None = None,
+) -> int:
+    """Items needed to detect a difference ``delta`` between two configurations with ``power``.
+
+    For 0/1 scores give the ``discordance`` (share of items right on exactly one side, from a pilot):
+    the exact McNemar test's first sufficient n. For other scores give the ``sd`` of the paired
+    differences: the paired t test's n (statsmodels' ``TTestPower``). With ``population`` the result
+    gets the finite-population correction, as ``--sample fpc`` does. See
+    :mod:`madeval.leaderboard.power`.
+    """
+    from .leaderboard.power import mcnemar_items, t_items  # scipy and statsmodels: only when asked
+
+    if (discordance is None) == (sd is None):
+        raise UsageError("give either the discordance (0/1 scores) or the SD of the paired differences")
+    n0 = mcnemar_items(delta, discordance, alpha, power) if discordance is not None else t_items(delta, sd, alpha, power)
+    return finite_population_size(n0, population) if population else n0
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,7 @@ from typing import Any
 
 from .errors import UsageError
 from .options import snake_keys
-from .plugins import registries
+from .presets import preset_values
 
 SWEEP_KEYS = ("common", "grid", "runs")
 COMPONENT_KEYS = ("persona", "responder", "paradigm", "decider", "preset")
@@ -55,15 +55,15 @@ def expand(options: dict[str, Any], debate_keys: set[str]) -> tuple[list[dict[st
         configurations.append({**base, **point, "name": grid_name(point)})
     for index, run in enumerate(runs):
         own = _mapping(run, f"runs[{index}]", debate_keys)
-        configurations.append({**_without_preset_keys(base, own.get("preset")), **own})
+        configurations.append({**_without_preset_keys(base, own.get("preset"), own.get("preset_args")), **own})
     return configurations or [base], options.get("name")
 
 
-def _without_preset_keys(base: dict[str, Any], preset: str | None) -> dict[str, Any]:
+def _without_preset_keys(base: dict[str, Any], preset: str | None, args: Any = None) -> dict[str, Any]:
     """``base`` less the options a preset sets: a baseline run keeps its own agents and turns."""
     if not preset:
         return base
-    fixed = registries().presets.resolve(str(preset)).factory()
+    fixed = preset_values(str(preset), args)
     return {k: v for k, v in base.items() if k not in fixed}
 
 

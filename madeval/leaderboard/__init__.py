@@ -7,6 +7,8 @@ self-contained HTML page. One module per job:
 * :mod:`.data` reads a run folder (records and rescored records); :mod:`.merge` merges several;
 * :mod:`.stats` holds the tests, corrections and intervals (checked against scipy/statsmodels);
 * :mod:`.compare` pairs configurations on shared items and corrects each family;
+* :mod:`.power` gives each comparison its minimum detectable effect (and ``sample-size --paired`` its n);
+* :mod:`.cost` marks the cost-accuracy Pareto front;
 * :mod:`.groups` says how a group row combines its tasks;
 * :mod:`.table` builds the rows; :mod:`.render` prints them; :mod:`.charts` and :mod:`.html` draw;
 * :mod:`.regression` checks a run against a stored baseline leaderboard.

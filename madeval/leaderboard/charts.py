@@ -13,6 +13,9 @@
   option when a sweep varies it with everything else fixed (seed 001, Figures 4 and 5), with a
   dotted least-squares line. Rescored configurations form their own series, named after the
   configuration they were replayed on.
+* ``cost``: score against tokens and against calls per item, one point per configuration with its
+  95% interval; the cost-accuracy Pareto front (:mod:`.cost`) is joined by a dashed line and its
+  points ringed (drawn when the configurations' costs differ).
 
 One panel per task. A configuration keeps one colour and hatch (bars) or marker (lines) across
 charts: ten colours, then the same colours with another hatch or marker. Figures are drawn with the
@@ -32,6 +35,7 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
+from .cost import COSTS, front_key
 from .render import TIME_COLUMN
 
 #: Display-only or bookkeeping fields: never what tells two configurations of a sweep apart.
@@ -56,6 +60,7 @@ def draw_all(board: dict[str, Any], folder: Path) -> list[Path]:
         "turns": _turns,
         "decisions": _decisions,
         "llm-time": _llm_time,
+        "cost": _cost,
     }
     written = []
     for name, draw in charts.items():
@@ -376,3 +381,61 @@ def _scaling(board: dict[str, Any], rows: list[dict[str, Any]], variable: str, s
         figure.legend(handles, labels, loc="outside lower center", ncols=min(3, len(labels)), fontsize=8)
     figure.suptitle(f"{metric} against {name} (error bars: 95% CI; dotted: linear fit)")
     return figure
+
+
+def _cost(board: dict[str, Any], rows: list[dict[str, Any]]) -> Figure | None:
+    """Score against each cost per item: one row of panels per task, one column per cost; none when
+    every configuration costs the same (nothing to trade off)."""
+    if len({tuple(r[cost] for cost in COSTS) for r in rows}) < 2:
+        return None
+    tasks, configs = _tasks(rows), list(board["configurations"])
+    figure = Figure(figsize=(10.5, 1.0 + 3.9 * len(tasks) + 0.2 * len(_labels(rows))), layout="constrained")
+    axes = figure.subplots(len(tasks), len(COSTS), squeeze=False)
+    metric = rows[0]["metric"]
+    shown = _labels(rows)
+    number = {config: index + 1 for index, config in enumerate(shown)}
+    for line, task in zip(axes, tasks):
+        mine = [r for r in rows if r["task"] == task]
+        for ax, (cost, name) in zip(line, COSTS.items()):
+            for row in mine:
+                look = style(configs.index(row["config"]))
+                below, above = error_bars([row["score"]], [row["ci_low"]], [row["ci_high"]])
+                ax.errorbar(row[cost], row["score"], yerr=[below, above], fmt=look["marker"], color=look["color"],
+                            capsize=2, markersize=6, alpha=0.9)
+            _cost_labels(ax, mine, cost, number)
+            front = sorted((r for r in mine if r.get(front_key(cost))), key=lambda r: (r[cost], r["score"]))
+            ax.plot([r[cost] for r in front], [r["score"] for r in front], "--", color="black", linewidth=1,
+                    marker="o", markersize=13, markerfacecolor="none")
+            costs = [r[cost] for r in mine if r[cost] > 0]
+            if costs and max(costs) / min(costs) > 20:
+                ax.set_xscale("log")
+            ax.set_title(f"{task}: {metric} against {name}")
+            ax.set_xlabel(f"{name} (prompt + completion)" if cost == "tokens_per_item" else name)
+            ax.set_ylabel(metric)
+            ax.grid(alpha=0.3)
+    handles = [Line2D([], [], linestyle="", marker=style(configs.index(c))["marker"], color=style(configs.index(c))["color"],
+                      label=f"{number[c]} {board['configurations'][c]['label']}") for c in shown]
+    handles.append(Line2D([], [], linestyle="--", color="black", marker="o", markersize=10, markerfacecolor="none",
+                          label="Pareto front"))
+    figure.legend(handles=handles, loc="outside lower center", ncols=3, fontsize=8)
+    figure.suptitle("Cost and accuracy per configuration (error bars: 95% CI; ringed and dashed: the Pareto "
+                    "front, where no configuration scores at least as high for at most the cost)", fontsize=9)
+    return figure
+
+
+def _cost_labels(ax: Any, rows: list[dict[str, Any]], cost: str, number: dict[str, int]) -> None:
+    """Number each point of a cost panel (the legend names the numbers): configurations at the same
+    point share one label, and labels of points close to an earlier one move down a line each."""
+    points: dict[tuple[float, float], list[str]] = {}
+    for row in rows:
+        points.setdefault((round(row[cost], 6), round(row["score"], 9)), []).append(str(number[row["config"]]))
+    costs = [c for c, _ in points if c > 0] or [1.0]
+    scores = [s for _, s in points]
+    width = np.log10(max(costs) / min(costs)) or 1.0
+    height = (max(scores) - min(scores)) or 1.0
+    placed: list[tuple[float, float]] = []
+    for (x, y), labels in sorted(points.items(), key=lambda p: (-p[0][1], p[0][0])):
+        near = sum(abs(np.log10(max(x, 1e-9) / max(px, 1e-9))) < 0.05 * width and abs(y - py) < 0.05 * height
+                   for px, py in placed)
+        placed.append((x, y))
+        ax.annotate(",".join(labels), (x, y), textcoords="offset points", xytext=(6, 2 - 9 * near), fontsize=7)

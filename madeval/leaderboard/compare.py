@@ -5,7 +5,8 @@ repeat, or repeats that agree on every item), otherwise the paired permutation t
 paired bootstrap, by option). A macro group row (tasks weighted equally, see :mod:`.groups`) whose
 tasks share different numbers of items uses the stratified sign-flip test instead, which weights
 each item by ``1 / (tasks x task items)``. A family is one task (or group) and metric; its p-values
-are adjusted together. Every comparison records which test it used.
+are adjusted together. Every comparison records which test it used, and the minimum detectable
+effect of that test with these items (:mod:`.power`): the smallest difference it finds with 80% power.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from itertools import combinations
 from typing import Any
 
 from .options import LeaderboardOptions
+from .power import detectable
 from .stats import (
     TestResult, adjust, is_binary, mcnemar_exact, paired_bootstrap, paired_permutation, stratified_permutation,
 )
@@ -88,8 +90,12 @@ def compare_family(
             if units is not None and not first.keys() & second.keys():  # runs holding different items
                 continue
             result, shared = paired_test(first, second, options, strata=strata)
+            items = sorted(first.keys() & second.keys())
+            power = detectable([first[k] for k in items], [second[k] for k in items], result.test,
+                               options.alpha, strata=[strata[k] for k in items] if strata else None)
             found.append({"a": a, "b": b, "items": shared, "delta": result.delta, "test": result.test,
-                          "method": result.method, "p_value": result.p_value})
+                          "method": result.method, "p_value": result.p_value, "mde": power.mde,
+                          "mde_method": power.method})
             if units is not None:
                 found[-1]["units"] = len(set(units[a]) & set(units[b]))
     for comparison, adjusted in zip(found, adjust([c["p_value"] for c in found], options.correction)):

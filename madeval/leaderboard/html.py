@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from .history import DROP, cell, series, short, summary as history_summary
-from .render import TIME_COLUMN, label_of, points, test_name, versus
+from .render import TIME_COLUMN, label_of, mde_text, on_front, points, row_mde, task_of, test_name, versus
 
 STYLE = """
 body{font-family:system-ui,-apple-system,'Segoe UI',sans-serif;margin:2em auto;max-width:1200px;color:#222;padding:0 1em}
@@ -23,7 +23,8 @@ h1{font-size:1.5em}h2{font-size:1.2em;margin-top:1.6em}
 table{border-collapse:collapse;margin:.6em 0;font-size:.9em}
 th,td{border-bottom:1px solid #ddd;padding:.3em .6em;text-align:right;white-space:nowrap}
 th:first-child,td:first-child{text-align:left}
-table.comparisons :is(th,td):is(:nth-child(-n+4),:nth-child(7)){text-align:left}
+table.comparisons :is(th,td):is(:nth-child(-n+4),:nth-child(8)){text-align:left}
+table.cost :is(th,td):is(:nth-child(-n+3),:nth-child(6),:nth-child(8)){text-align:left}
 .scroll{overflow-x:auto}
 th{cursor:pointer;background:#f3f3f3;user-select:none}
 th.asc::after{content:' \\25B2'}th.desc::after{content:' \\25BC'}
@@ -82,8 +83,12 @@ SCRIPT = """
 """
 
 COLUMNS = ("configuration", "score", "95% CI", "std (repeats)", "items", "parse fail", "decided", "turns",
-           "calls/item", "tokens/item", TIME_COLUMN, "vs reference")
-COMPARISON_COLUMNS = ("A", "B", "task", "metric", "items", "A − B", "test", "p", "p adjusted", "significant")
+           "calls/item", "tokens/item", TIME_COLUMN, "vs reference",
+           "MDE (80% power)")
+COST_COLUMNS = ("configuration", "task", "metric", "score", "tokens/item", "front (tokens)", "calls/item",
+                "front (calls)")
+COMPARISON_COLUMNS = ("A", "B", "task", "metric", "items", "A − B", "MDE (80% power)", "test", "p", "p adjusted",
+                      "significant")
 #: A merged board's comparisons also show the (task, item, repeat) units each pair shared.
 MERGED_COLUMNS = COMPARISON_COLUMNS[:5] + ("units",) + COMPARISON_COLUMNS[5:]
 
@@ -105,6 +110,10 @@ def page(board: dict[str, Any], charts: list[Path],
         kind = f"group, {rows[0].get('aggregation') or 'macro'} average" if scope == "group" else "task"
         parts.append(f"<h2>{html.escape(task)} ({kind}) — {html.escape(metric)}</h2>")
         parts.append(_table(rows))
+    parts.append("<h2>Cost and accuracy</h2><p>Tokens (prompt + completion) and calls per item; "
+                 "<b>front</b>: no other configuration of the task scores at least as high for at most the "
+                 "cost (the cost-accuracy Pareto front, drawn in the <code>cost</code> chart).</p>")
+    parts.append(_cost_table(board["rows"]))
     if board.get("merged"):
         parts.append(_merged(board))
     elif board["options"]["compare"] == "all" and board["comparisons"]:
@@ -193,11 +202,27 @@ def _comparisons(comparisons: list[dict[str, Any]]) -> str:
         cells = [
             (c["label_a"], None), (c["label_b"], None), (c["task"], None), (c["metric"], None),
             (str(c["items"]), c["items"]), *units, (f"{100 * c['delta']:+.1f}", c["delta"]),
+            (mde_text(c.get("mde")), c.get("mde")),
             (test_name(c["test"]), None), (f"{c['p_value']:.3g}", c["p_value"]),
             (f"{c['p_adjusted']:.3g}", c["p_adjusted"]), ("yes" if c["significant"] else "no", None),
         ]
         body.append(f"<tr>{_cells(cells, len(cells) - 1 if c['significant'] else None)}</tr>")
     return (f"<div class='scroll'><table class='sortable comparisons'><thead><tr>{head}</tr></thead>"
+            f"<tbody>{''.join(body)}</tbody></table></div>")
+
+
+def _cost_table(rows: list[dict[str, Any]]) -> str:
+    """Score against tokens and calls per item for every row, the Pareto fronts marked."""
+    head = "".join(f"<th>{c}</th>" for c in COST_COLUMNS)
+    body = []
+    for r in rows:
+        cells = [
+            (label_of(r), None), (task_of(r), None), (r["metric"], None), (points(r, r["score"]), r["score"]),
+            (f"{r['tokens_per_item']:.0f}", r["tokens_per_item"]), (on_front(r, "tokens_per_item"), None),
+            (f"{r['calls_per_item']:.1f}", r["calls_per_item"]), (on_front(r, "calls_per_item"), None),
+        ]
+        body.append(f"<tr>{_cells(cells)}</tr>")
+    return (f"<div class='scroll'><table class='sortable cost'><thead><tr>{head}</tr></thead>"
             f"<tbody>{''.join(body)}</tbody></table></div>")
 
 
@@ -219,8 +244,9 @@ def _table(rows: list[dict[str, Any]]) -> str:
             (f"{r['tokens_per_item']:.0f}", r["tokens_per_item"]),
             ("–" if seconds is None else f"{seconds:.2f}", seconds),
             (versus(r), r["delta"]),
+            (row_mde(r), r.get("mde")),
         ]
-        tds = _cells(cells, len(cells) - 1 if r.get("significant") else None)
+        tds = _cells(cells, len(cells) - 2 if r.get("significant") else None)
         body.append(f"<tr{' class=ref' if r.get('reference') else ''}>{tds}</tr>")
     return (f"<div class='scroll'><table class='sortable'><thead><tr>{head}</tr></thead>"
             f"<tbody>{''.join(body)}</tbody></table></div>")

@@ -78,5 +78,8 @@ class LeaderboardOptions:
             f"names its test. Group rows combine their tasks as the group declares (micro: pooled items; "
             f"macro: mean of task scores, stratified interval; macro when nothing is declared). "
             f"{CORRECTION_NAMES[self.correction]} correction per task; * = significant at "
-            f"alpha {self.alpha:g} after correction."
+            f"alpha {self.alpha:g} after correction. MDE: the smallest difference the comparison's test "
+            f"detects with 80% power at alpha {self.alpha:g} (before correction) on these items, from the observed "
+            f"discordant pairs (0/1 scores: exact McNemar power) or the SD of the paired differences (paired t); "
+            f"– when no difference would reach that power (too few discordant pairs)."
         )

@@ -17,11 +17,12 @@ CSV_FIELDS = (
     "config", "label", "source", "replay_of", "scope", "task", "aggregation", "metric", "score", "ci_low",
     "ci_high", "ci_method", "population", "std_repeats", "items", "units", "repeats", "parse_failure_rate",
     "decision_success_rate", "mean_turns", "calls_per_item", "tokens_per_item", "llm_s_per_item",
-    "wall_s_per_item", "oracle", "reference", "delta", "test", "p_value", "p_adjusted", "significant",
+    "wall_s_per_item", "oracle", "reference", "delta", "test", "p_value", "p_adjusted", "significant", "mde",
+    "front_tokens_per_item", "front_calls_per_item",
 )
 COMPARISON_FIELDS = (
     "scope", "task", "metric", "a", "label_a", "b", "label_b", "items", "delta", "test", "method", "p_value",
-    "p_adjusted", "significant",
+    "p_adjusted", "significant", "mde", "mde_method",
 )
 #: How each test is named in tables.
 TEST_NAMES = {"mcnemar": "McNemar", "permutation": "permutation", "bootstrap": "bootstrap",
@@ -57,6 +58,18 @@ def versus(row: dict[str, Any]) -> str:
     return f"{points(row, row['delta'], sign=True)}{star} (p={row['p_adjusted']:.3g}, {test_name(row.get('test'))})"
 
 
+def mde_text(mde: float | None, bounded: bool = True) -> str:
+    """A minimum detectable effect as shown: ``±`` points (percent for scores in [0, 1]), or ``–``."""
+    if mde is None:
+        return "–"
+    return f"±{100 * mde:.1f}" if bounded else f"±{mde:.3g}"
+
+
+def row_mde(row: dict[str, Any]) -> str:
+    """The row's minimum detectable effect against the reference as shown; empty without a comparison."""
+    return mde_text(row.get("mde"), row.get("bounded", True)) if row.get("delta") is not None else ""
+
+
 def points(row: dict[str, Any], value: float, sign: bool = False) -> str:
     """A score as shown: percent for scores in [0, 1], else the value itself."""
     plus = "+" if sign else ""
@@ -79,7 +92,8 @@ def markdown(board: dict[str, Any]) -> str:
         f"| {points(r, r['score'])} | {points(r, r['ci_low'])}–{points(r, r['ci_high'])} "
         f"| {points(r, r['std_repeats'])} | {r['items']} | {100 * r['parse_failure_rate']:.1f}% "
         f"| {100 * r['decision_success_rate']:.0f}% | {r['mean_turns']:.2f} | {r['calls_per_item']:.1f} "
-        f"| {r['tokens_per_item']:.0f} | {_num(r.get('llm_s_per_item'), 2)} | {versus(r)} |"
+        f"| {r['tokens_per_item']:.0f} | {_num(r.get('llm_s_per_item'), 2)} | {versus(r)} "
+        f"| {row_mde(r)} |"
         for r in board["rows"]
     ]
     text = header + "\n".join(lines) + "\n\n" + board["statement"] + "\n"
@@ -89,7 +103,28 @@ def markdown(board: dict[str, Any]) -> str:
         text += "\n" + merged_markdown(board)
     elif board["options"]["compare"] == "all" and board["comparisons"]:
         text += "\n" + comparisons_markdown(board["comparisons"])
-    return text
+    return text + "\n" + cost_markdown(board["rows"])
+
+
+def on_front(row: dict[str, Any], cost: str) -> str:
+    """``front`` when the row is on the cost-accuracy Pareto front against ``cost`` (see :mod:`.cost`)."""
+    return "front" if row.get(f"front_{cost}") else ""
+
+
+def cost_markdown(rows: list[dict[str, Any]]) -> str:
+    """Score against tokens and calls per item, with each family's Pareto front marked."""
+    lines = [
+        "Cost and accuracy (front: no other configuration of the task scores at least as high for at most "
+        "the cost):\n",
+        "| configuration | task | metric | score | tokens/item | front (tokens) | calls/item | front (calls) |",
+        "|---|---|---|---:|---:|---|---:|---|",
+    ]
+    for r in rows:
+        lines.append(
+            f"| {label_of(r)} | {task_of(r)} | {r['metric']} | {points(r, r['score'])} | {r['tokens_per_item']:.0f} "
+            f"| {on_front(r, 'tokens_per_item')} | {r['calls_per_item']:.1f} | {on_front(r, 'calls_per_item')} |"
+        )
+    return "\n".join(lines) + "\n"
 
 
 def merged_markdown(board: dict[str, Any]) -> str:
@@ -104,8 +139,8 @@ def merged_markdown(board: dict[str, Any]) -> str:
 def comparisons_markdown(comparisons: list[dict[str, Any]]) -> str:
     """Every pairwise comparison as a Markdown table."""
     lines = [
-        "| task | metric | A | B | items | A − B | test | p | p adjusted | significant |",
-        "|---|---|---|---|---:|---:|---|---:|---:|---|",
+        "| task | metric | A | B | items | A − B | MDE (80% power) | test | p | p adjusted | significant |",
+        "|---|---|---|---|---:|---:|---:|---|---:|---:|---|",
     ]
     if any("units" in c for c in comparisons):  # a merged board: the units each pair shared
         lines = [lines[0].replace("| items |", "| items | units |"), lines[1].replace("|---:|", "|---:|---:|", 1)]
@@ -113,8 +148,8 @@ def comparisons_markdown(comparisons: list[dict[str, Any]]) -> str:
         units = f" | {c['units']}" if "units" in c else ""
         lines.append(
             f"| {c['task']} | {c['metric']} | {c['label_a']} | {c['label_b']} | {c['items']}{units} "
-            f"| {100 * c['delta']:+.1f} | {test_name(c['test'])} | {c['p_value']:.3g} | {c['p_adjusted']:.3g} "
-            f"| {'yes' if c['significant'] else 'no'} |"
+            f"| {100 * c['delta']:+.1f} | {mde_text(c.get('mde'))} | {test_name(c['test'])} | {c['p_value']:.3g} "
+            f"| {c['p_adjusted']:.3g} | {'yes' if c['significant'] else 'no'} |"
         )
     return "\n".join(lines) + "\n"
 

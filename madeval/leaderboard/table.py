@@ -17,6 +17,7 @@ from typing import Any
 
 from ..errors import UsageError
 from .compare import compare_family, pairs
+from .cost import mark_fronts
 from .data import RunData, item_scores, item_spread, llm_seconds, metric_names, strata_of, unit_scores
 from .groups import is_declared, name as aggregation_name, rule
 from .options import LeaderboardOptions
@@ -61,6 +62,7 @@ def build(data: RunData, options: LeaderboardOptions) -> dict[str, Any]:
             family = compare_family(scores, pairs(list(scores), reference, options.compare), options, strata,
                                     units if data.runs else None)
             _mark(family_rows, family, reference, options)
+            mark_fronts(family_rows)
             for comparison in family:
                 comparison.update(scope=scope, task=name, metric=metric,
                                   label_a=data.configurations[comparison["a"]]["label"],
@@ -192,10 +194,10 @@ def _row(data: RunData, config: str, scope: str, name: str, metric: str, records
         "parse_failure_rate": _rate(records, "parse_failure"),
         "decision_success_rate": _rate(records, "decision_success"),
         "mean_turns": statistics.fmean(r["turns"] for r in records),
-        "calls_per_item": _per_item(records, lambda r: r["calls"]),
-        "tokens_per_item": _per_item(records, lambda r: r["tokens"]["total"]),
-        "llm_s_per_item": _per_item(records, llm_seconds),
-        "wall_s_per_item": _per_item(timed, lambda r: r["wall_s"]) if timed else None,
+        "calls_per_item": per_item(records, lambda r: r["calls"]),
+        "tokens_per_item": per_item(records, lambda r: r["tokens"]["total"]),
+        "llm_s_per_item": per_item(records, llm_seconds),
+        "wall_s_per_item": per_item(timed, lambda r: r["wall_s"]) if timed else None,
         "oracle": any(r.get("oracle") for r in records),
         "turns_histogram": {str(k): v for k, v in sorted(Counter(r["turns"] for r in records).items())},
         "turns_decided": {str(k): v for k, v in sorted(decided.items())},
@@ -206,7 +208,7 @@ def _rate(records: list[dict[str, Any]], key: str) -> float:
     return sum(bool(r[key]) for r in records) / len(records)
 
 
-def _per_item(records: list[dict[str, Any]], value) -> float:
+def per_item(records: list[dict[str, Any]], value) -> float:
     """Mean over items of the mean over the item's repeats (the cost of one debate on an item)."""
     by_item: dict[tuple[str, str], list[float]] = defaultdict(list)
     for record in records:
@@ -226,3 +228,4 @@ def _mark(rows: list[dict[str, Any]], family: list[dict[str, Any]], reference: s
         row["p_adjusted"] = found["p_adjusted"] if found else None
         row["significant"] = found["significant"] if found else None
         row["test"] = found["test"] if found else None
+        row["mde"] = found["mde"] if found else None
