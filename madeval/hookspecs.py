@@ -83,6 +83,19 @@ def register_tasks(register):
 
 
 @hookspec
+def register_task_providers(register):
+    """Add task providers: tasks that come from elsewhere than task YAML folders.
+
+    Call ``register(prefix, factory)``; a task name ``prefix:NAME`` (``lm_eval:gsm8k``) is then
+    resolved by the provider the factory builds (once per process, on first use, so a slow
+    catalogue costs nothing to runs that do not name it). The provider has ``names()`` (every name
+    it knows, for ``madeval tasks --source prefix``), ``expand(name)`` (the task names a task, group
+    or tag stands for, without the prefix) and ``load(name, extractors, metrics)`` (a
+    :class:`madeval.task.Task` whose ``name`` carries the prefix; the registries are madeval's).
+    """
+
+
+@hookspec
 def register_metrics(register):
     """Add metrics that task YAMLs can name in ``metric_list``.
 

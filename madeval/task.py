@@ -246,6 +246,10 @@ def _render(spec: Any, doc: dict[str, Any]) -> Any:
 def task_loader(index, extractors, metrics) -> Callable[[str], Task]:
     """A function that builds the named task from ``index`` (a :class:`TaskIndex`)."""
     def load(name: str) -> Task:
+        provided = None if name in index.tasks else index.provider_of(name)
+        if provided is not None:
+            provider, rest = provided
+            return provider.load(rest, extractors, metrics)
         path = index.tasks[name]
         return Task(read_yaml(path), path, extractors, metrics)
 

@@ -233,7 +233,17 @@ class TaskIndex:
     tags: dict[str, list[str]] = field(default_factory=dict)
     #: Every name a later file took over from an earlier one, in indexing order.
     replaced: list[Replacement] = field(default_factory=list)
+    #: The task providers' registry (``prefix:NAME`` task names); ``None``: no providers.
+    providers: Any = field(default=None, repr=False)
     _sources: dict[Path, str] = field(default_factory=dict, repr=False)
+
+    def provider_of(self, name: str) -> tuple[Any, str] | None:
+        """``(provider, NAME)`` when ``name`` is ``prefix:NAME`` of a registered task provider, else
+        ``None``. The provider is built on first use (:func:`task_provider`)."""
+        prefix, colon, rest = name.partition(":")
+        if not colon or self.providers is None or prefix not in self.providers.names():
+            return None
+        return task_provider(self.providers, prefix), rest
 
     def add_source(self, folder: Path, source: str = "--include-path") -> None:
         """Index every ``*.yaml`` under ``folder`` (names defined here override earlier ones, and
@@ -305,6 +315,11 @@ class TaskIndex:
         """The task names that ``name`` (a task, group or tag) stands for."""
         if name in self.tasks:
             return [name]
+        provided = self.provider_of(name)
+        if provided is not None:
+            provider, rest = provided
+            prefix = name.partition(":")[0]
+            return [f"{prefix}:{task}" for task in provider.expand(rest)]
         if name in self.groups:
             members = read_yaml(self.groups[name]).get("task") or []
             expanded: list[str] = []
@@ -322,12 +337,22 @@ class TaskIndex:
 
 #: Task and group replacements already warned about (the index is built several times per command).
 _WARNED: set = set()
+#: Task providers built so far, by prefix and factory (a provider's catalogue is read once per process).
+_PROVIDERS: dict[tuple[str, Any], Any] = {}
+
+
+def task_provider(providers, prefix: str) -> Any:
+    """The task provider registered under ``prefix``, built once per process."""
+    key = (prefix, providers.resolve(prefix).factory)
+    if key not in _PROVIDERS:
+        _PROVIDERS[key] = providers.create(prefix)
+    return _PROVIDERS[key]
 
 
 def task_index(registries: Registries, include_paths: list[str]) -> TaskIndex:
     """Index the plugins' task folders, then ``--include-path`` folders (later ones win); a task or
     group that replaces one of the same name is one warning line on stderr, once per process."""
-    index = TaskIndex()
+    index = TaskIndex(providers=registries.task_providers)
     for plugin, folder in registries.task_sources:
         index.add_source(Path(str(folder)), "built-in" if plugin in DEFAULT_PLUGINS else f"plugin {plugin}")
     for folder in include_paths:
