@@ -168,7 +168,9 @@ class AggregateMetric:
 
     metric: str
     aggregation: str = "mean"
-    weight_by_size: bool = False  # lm-eval's default
+    # madeval's default (macro). lm-eval's has been true since 0.4.12 (GroupConfig's
+    # AggregateMetricConfig): a group file written for lm-eval should say weight_by_size explicitly.
+    weight_by_size: bool = False
 
     def combine(self, scores: dict[str, tuple[float, int]]) -> float:
         """The group's value from ``{task: (score, items)}`` of its tasks."""
