@@ -187,6 +187,7 @@ async def _run(settings, registries, tasks, endpoints, default_model, show_progr
             "order": {"configurations": list(plan.configs), "tasks": list(plan.items)},
             **task_groups(settings, registries),
             "task_sizes": {name: len(task.items) for name, task in tasks.items()},
+            **task_notes(tasks),
             "leaderboard": settings.leaderboard,
         }
         sink = RecordSink(folder, description, plan.fingerprint())  # holds the folder's lock until closed
@@ -224,6 +225,14 @@ def task_groups(settings: RunSettings, registries: Registries) -> dict[str, Any]
     expanded = {name: index.expand(name) for name in settings.tasks if name not in index.tasks}
     groups = {name: members for name, members in expanded.items() if len(members) > 1}
     return {"groups": groups, "group_aggregation": recordable(declared_in(index, list(groups)))}
+
+
+def task_notes(tasks: dict[str, Task]) -> dict[str, Any]:
+    """For ``run.json``: ``{"task_notes": {task: note}}`` of the tasks that carry a note for the
+    leaderboard (a task provider's ``note``, e.g. lm-eval multiple choice run as generation); ``{}``
+    when none does."""
+    notes = {name: task.note for name, task in tasks.items() if getattr(task, "note", None)}
+    return {"task_notes": notes} if notes else {}
 
 
 async def check_models(client: LLMClient, refs: list[ModelRef], listings: dict[str, list[str]] | None = None) -> None:

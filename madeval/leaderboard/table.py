@@ -69,7 +69,8 @@ def build(data: RunData, options: LeaderboardOptions) -> dict[str, Any]:
         "title": options.title or f"madeval leaderboard: {data.folder.name}",
         "run": str(data.folder),
         "fingerprint": data.run.get("fingerprint"),
-        "statement": options.statement(),
+        "statement": options.statement() + "".join(
+            f" {task}: {note}." for task, note in sorted((data.run.get("task_notes") or {}).items())),
         "options": {**options.to_dict(), "reference": reference},
         "configurations": data.configurations,
         "rows": rows,

@@ -45,3 +45,37 @@ def test_lmeval_unknown_task_is_one_line_with_the_closest_name(lm_tasks, tmp_pat
         run(RunSettings(tasks=["lm_eval:gsm8kk"], base_url="http://127.0.0.1:9", output_path=str(tmp_path / "x")),
             show_progress=False, out=io.StringIO())
     assert not (tmp_path / "x").exists()
+
+
+def test_lmeval_multiple_choice_is_lettered_and_noted_in_the_leaderboard(lm_tasks, tmp_path):
+    task = lm_tasks("lm_eval:mmlu_abstract_algebra")
+    items = task.items
+    assert len(items) == 100  # the MMLU mirror's abstract_algebra rows (cais/mmlu config = subject)
+    docs = task.lm_task.eval_docs
+    first = items[0]
+    assert first.target == "ABCD"[docs[0]["answer"]]
+    # lm-eval's prompt: the description, then doc_to_text, which already lists A.-D. (no second list)
+    assert first.input == ("The following are multiple choice questions (with answers) about abstract algebra.\n\n"
+                           + task.lm_task.doc_to_text(docs[0]))
+    assert task.score(task.extract(f"FINAL SOLUTION: {first.target}", first), first) == {"accuracy": 1.0}
+    assert task.score(task.extract(task.wrong_reply(first), first), first) == {"accuracy": 0.0}
+    with simulate(tasks=[task], accuracy=0.6, conformity=0.0) as sim:
+        result = run(RunSettings(tasks=["lm_eval:mmlu_abstract_algebra"], limit=10, base_url=sim.base_url,
+                                 configurations=[debate_config({})],
+                                 output_path=str(tmp_path / "mc"), cache="off", transport="direct"),
+                     show_progress=False, out=io.StringIO())
+    assert result.outcome.finished == 10
+    assert "lm_eval:mmlu_abstract_algebra: lm-eval multiple_choice task run as generation" in result.board["statement"]
+    assert "not comparable with lm-eval's acc" in (tmp_path / "mc" / "leaderboard.md").read_text()
+
+
+def test_lmeval_task_without_a_mirror_fails_in_one_line_naming_the_variable(lm_tasks, tmp_path, capsys):
+    from madeval.cli.main import main
+
+    lm_tasks("lm_eval:gsm8k")
+    with pytest.raises(SystemExit) as exited:
+        main(["--tasks", "lm_eval:arc_easy", "--base-url", "http://127.0.0.1:9", "--output-path", str(tmp_path / "x")])
+    assert exited.value.code == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "MADEVAL_DATA_DIR" in err[0] and "allenai/ai2_arc/ARC-Easy/test" in err[0]
+    assert not (tmp_path / "x").exists()
