@@ -92,6 +92,8 @@ def register_task_providers(register):
     it knows, for ``madeval tasks --source prefix``), ``expand(name)`` (the task names a task, group
     or tag stands for, without the prefix) and ``load(name, extractors, metrics)`` (a
     :class:`madeval.task.Task` whose ``name`` carries the prefix; the registries are madeval's).
+    It may also have ``group_spec(name)``: a :class:`madeval.taskfiles.GroupSpec` (prefixed names)
+    saying how a group's tasks combine on the leaderboard, or ``None`` for a name that is no group.
     """
 
 

@@ -295,6 +295,11 @@ class TaskIndex:
 
     def group_spec(self, name: str) -> GroupSpec:
         """The group ``name`` as data: its direct members and its ``aggregate_metric_list``."""
+        provided = None if name in self.groups else self.provider_of(name)
+        find = getattr(provided[0], "group_spec", None) if provided is not None else None
+        spec = find(provided[1]) if find is not None else None
+        if spec is not None:
+            return spec
         if name not in self.groups:
             raise UsageError(f"unknown group '{name}'")
         path = self.groups[name]

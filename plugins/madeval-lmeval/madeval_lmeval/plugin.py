@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from madeval import hookimpl
 from madeval.errors import UsageError
-from madeval.taskfiles import closest
+from madeval.taskfiles import AggregateMetric, GroupSpec, closest
 
 from . import lmeval_api, mirrors
 from .task import PREFIX, adapt
@@ -34,11 +34,41 @@ class LmEvalTasks:
             raise UsageError(f"unknown task '{PREFIX}:{name}'{closest(name, self.manager.all_tasks)}")
         return found
 
-    def expand(self, name: str) -> list[str]:
-        """The lm-eval tasks ``name`` stands for (a group or tag: its leaf tasks, loaded)."""
-        if lmeval_api.kind_of(self._entry(name)) in ("task", "py_task"):
+    def expand(self, name: str, _seen: tuple[str, ...] = ()) -> list[str]:
+        """The lm-eval tasks ``name`` stands for: itself, a tag's tasks, or a group's leaf tasks
+        (through its subgroups and tags), in the group file's order."""
+        if name in _seen:
+            raise UsageError(f"lm-eval group cycle: {' -> '.join((*_seen, name))}")
+        entry = self._entry(name)
+        kind = lmeval_api.kind_of(entry)
+        if kind in ("task", "py_task"):
             return [name]
-        raise UsageError(f"{PREFIX}:{name} is an lm-eval group or tag: not supported yet (name its tasks)")
+        if kind == "tag":
+            members = sorted(entry.tags)
+        else:
+            members = (entry.cfg or {}).get("task") or []
+            members = [members] if isinstance(members, str) else members
+        found: list[str] = []
+        for member in members:
+            if not isinstance(member, str):
+                raise UsageError(f"{PREFIX}:{name}: lm-eval group members defined inline (with their own "
+                                 "settings) are not supported; name the tasks instead")
+            for task in self.expand(member, (*_seen, name)):
+                if task not in found:
+                    found.append(task)
+        return found
+
+    def group_spec(self, name: str):
+        """An lm-eval group as a madeval group, its ``aggregate_metric_list`` lm-eval's
+        (:func:`group_aggregation`); ``None`` for a task or tag."""
+        entry = self._entry(name)
+        if lmeval_api.kind_of(entry) != "group":
+            return None
+        config = entry.cfg or {}
+        members = config.get("task") or []
+        members = [members] if isinstance(members, str) else members
+        return GroupSpec(f"{PREFIX}:{name}", tuple(f"{PREFIX}:{m}" for m in members if isinstance(m, str)),
+                         group_aggregation(config.get("aggregate_metric_list")), dict(config.get("metadata") or {}))
 
     def load(self, name: str, extractors, metrics):
         """The madeval task for the lm-eval task ``name``, its data read from madeval's mirrors."""
@@ -47,6 +77,31 @@ class LmEvalTasks:
             loader = mirrors.dataset_loader(f"{PREFIX}:{name}", entry.cfg or {})
             self._built[name] = lmeval_api.build(self.manager, name, loader)
         return adapt(self._built[name], name, extractors, metrics)
+
+
+#: lm-eval's log-likelihood accuracies, which madeval's lettered-option form scores as ``accuracy``.
+LOGLIKELIHOOD_ACCURACY = ("acc", "acc_norm")
+
+
+def group_aggregation(entries) -> tuple[AggregateMetric, ...]:
+    """lm-eval's ``aggregate_metric_list`` as madeval's: one entry per (metric, filter) named as
+    the tasks' scores are (``exact_match,custom-extract``), ``weight_by_size`` defaulting to true as
+    in lm-eval's ``AggMetricConfig``; ``acc``/``acc_norm`` also declare ``accuracy``, the score of
+    a multiple-choice task run as generation. Only ``mean`` aggregation exists in both."""
+    declared = []
+    for entry in entries or []:
+        if not isinstance(entry, dict) or "metric" not in entry:
+            raise UsageError(f"lm-eval aggregate_metric_list entry without metric: {entry!r}")
+        if entry.get("aggregation", "mean") != "mean":
+            raise UsageError(f"lm-eval group aggregation {entry['aggregation']!r} is not supported (only mean)")
+        filters = entry.get("filter_list") or ["none"]
+        filters = [filters] if isinstance(filters, str) else filters
+        weight = bool(entry.get("weight_by_size", True))
+        names = [f"{entry['metric']},{f}" for f in filters]
+        if entry["metric"] in LOGLIKELIHOOD_ACCURACY:
+            names.append("accuracy")
+        declared += [AggregateMetric(metric, "mean", weight) for metric in names]
+    return tuple(dict.fromkeys(declared))
 
 
 @hookimpl

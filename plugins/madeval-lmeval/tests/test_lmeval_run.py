@@ -79,3 +79,29 @@ def test_lmeval_task_without_a_mirror_fails_in_one_line_naming_the_variable(lm_t
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "MADEVAL_DATA_DIR" in err[0] and "allenai/ai2_arc/ARC-Easy/test" in err[0]
     assert not (tmp_path / "x").exists()
+
+
+def test_lmeval_group_runs_with_lm_evals_aggregation(lm_tasks, tmp_path):
+    from madeval.plugins import registries
+    from madeval.taskfiles import AggregateMetric, task_index
+
+    index = task_index(registries(), [])
+    members = index.expand("lm_eval:mmlu_pro")
+    assert len(members) == 14 and members[0] == "lm_eval:mmlu_pro_biology"  # _mmlu_pro.yaml's order
+    spec = index.group_spec("lm_eval:mmlu_pro")
+    # lm-eval: metric exact_match, filter_list custom-extract, weight_by_size true (micro)
+    assert spec.aggregate_metric_list == (AggregateMetric("exact_match,custom-extract", "mean", True),)
+    assert index.expand("lm_eval:ai2_arc") == ["lm_eval:arc_challenge", "lm_eval:arc_easy"]  # a tag
+    tasks = [lm_tasks(name) for name in members]
+    with simulate(tasks=tasks, accuracy=0.6, conformity=0.0) as sim:
+        result = run(RunSettings(tasks=["lm_eval:mmlu_pro"], limit=3, base_url=sim.base_url,
+                                 configurations=[debate_config({"preset": "baseline_cot"})],
+                                 output_path=str(tmp_path / "g"), cache="off", transport="direct"),
+                     show_progress=False, out=io.StringIO())
+    assert result.outcome.finished == 42 and result.outcome.failed == 0
+    group_rows = [r for r in result.rows if r["task"] == "lm_eval:mmlu_pro"]
+    assert [r["metric"] for r in group_rows] == ["exact_match,custom-extract"]
+    assert group_rows[0]["aggregation"] == "micro" and group_rows[0]["aggregation_declared"]
+    records = [json.loads(line) for line in (tmp_path / "g" / "records.jsonl").read_text().splitlines()]
+    pooled = sum(r["metrics"]["exact_match,custom-extract"] for r in records) / len(records)
+    assert group_rows[0]["score"] == pytest.approx(pooled)  # micro: every item counts once
