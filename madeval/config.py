@@ -147,6 +147,9 @@ class RunSettings:
     margin: float = option(0.05, help="Margin of error for --sample fpc.", convert=rule.number,
                            check=rule.inside(0, 1))
     seed: int = option(1234, help="Run seed: item choice and sampling seeds.", convert=rule.integer)
+    num_fewshot: int = option(0, help="Few-shot examples in the prompts of lm-eval tasks (lm_eval:NAME), "
+                              "chosen by lm-eval's sampler seeded with --seed.", convert=rule.integer,
+                              check=rule.at_least(0))
     model: str | None = option(None, help="Model name for all agents.", convert=rule.text,
                                shown_default="the embedded model, or the endpoint's only model")
     base_url: str | None = option(None, help="OpenAI-compatible endpoint.", convert=rule.text,

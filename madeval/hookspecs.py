@@ -90,8 +90,9 @@ def register_task_providers(register):
     resolved by the provider the factory builds (once per process, on first use, so a slow
     catalogue costs nothing to runs that do not name it). The provider has ``names()`` (every name
     it knows, for ``madeval tasks --source prefix``), ``expand(name)`` (the task names a task, group
-    or tag stands for, without the prefix) and ``load(name, extractors, metrics)`` (a
-    :class:`madeval.task.Task` whose ``name`` carries the prefix; the registries are madeval's).
+    or tag stands for, without the prefix) and ``load(name, extractors, metrics, settings)`` (a
+    :class:`madeval.task.Task` whose ``name`` carries the prefix; the registries are madeval's and
+    ``settings`` the run's :class:`madeval.config.RunSettings`, or ``None`` outside a run).
     It may also have ``group_spec(name)``: a :class:`madeval.taskfiles.GroupSpec` (prefixed names)
     saying how a group's tasks combine on the leaderboard, or ``None`` for a name that is no group.
     """

@@ -41,7 +41,7 @@ EMBEDDED_ENDPOINT = "embedded"
 def load_tasks(settings: RunSettings, registries: Registries) -> dict[str, Task]:
     """The tasks named by ``settings.tasks`` (groups and tags expanded), loaded with their items."""
     index = task_index(registries, settings.include_path)
-    load = task_loader(index, registries.extractors, registries.metrics)
+    load = task_loader(index, registries.extractors, registries.metrics, settings)
     names: list[str] = []
     for name in settings.tasks:
         for task in index.expand(name):

@@ -68,6 +68,17 @@ def fewshot_context(task: Any, doc: dict[str, Any], num_fewshot: int) -> Any:
     return task.fewshot_context(doc=doc, num_fewshot=num_fewshot)
 
 
+def seed_fewshot(task: Any, seed: int) -> None:
+    """Seed the task's few-shot sampler (unseeded until this is called)."""
+    task.set_fewshot_seed(seed=seed)
+
+
+def fewshot_pool(task: Any) -> Any:
+    """The docs the few-shot sampler draws from (empty when the task has none)."""
+    sampler = getattr(task, "sampler", None)
+    return getattr(sampler, "df", None) or []
+
+
 def signature_of(function: Callable[..., Any]) -> list[str]:
     """The parameter names of ``function`` (for the test that pins this module's assumptions)."""
     return list(inspect.signature(function).parameters)

@@ -70,13 +70,17 @@ class LmEvalTasks:
         return GroupSpec(f"{PREFIX}:{name}", tuple(f"{PREFIX}:{m}" for m in members if isinstance(m, str)),
                          group_aggregation(config.get("aggregate_metric_list")), dict(config.get("metadata") or {}))
 
-    def load(self, name: str, extractors, metrics):
-        """The madeval task for the lm-eval task ``name``, its data read from madeval's mirrors."""
+    def load(self, name: str, extractors, metrics, settings=None):
+        """The madeval task for the lm-eval task ``name``, its data read from madeval's mirrors;
+        ``settings`` (a run's) give ``num_fewshot`` and the few-shot sampler's seed."""
         if name not in self._built:
             entry = self._entry(name)
             loader = mirrors.dataset_loader(f"{PREFIX}:{name}", entry.cfg or {})
             self._built[name] = lmeval_api.build(self.manager, name, loader)
-        return adapt(self._built[name], name, extractors, metrics)
+        task = adapt(self._built[name], name, extractors, metrics)
+        if settings is not None:
+            task.num_fewshot, task.fewshot_seed = settings.num_fewshot, settings.seed
+        return task
 
 
 #: lm-eval's log-likelihood accuracies, which madeval's lettered-option form scores as ``accuracy``.

@@ -45,7 +45,8 @@ class LmEvalTask(Task):
         super().__init__({"task": f"{PREFIX}:{name}", **spec}, path, extractors, metrics)
         self.lm_task = lm_task
         self.lm_name = name
-        self.num_fewshot = 0
+        self.num_fewshot = 0  # lm-eval's prompt without examples unless the run asks for some
+        self.fewshot_seed = 1234  # lm-eval's own default (simple_evaluate); a run sets its --seed
 
     @functools.cached_property
     def docs(self) -> list[dict[str, Any]]:
@@ -56,7 +57,13 @@ class LmEvalTask(Task):
     @functools.cached_property
     def items(self) -> list[Item]:
         """One item per doc, its input lm-eval's prompt."""
-        self.source = f"lm-eval {self.lm_name} via madeval mirror"
+        shots = f", {self.num_fewshot}-shot (lm-eval sampler seed {self.fewshot_seed})" if self.num_fewshot else ""
+        self.source = f"lm-eval {self.lm_name} from madeval's mirror{shots}"
+        if self.num_fewshot and not len(lmeval_api.fewshot_pool(self.lm_task)):
+            raise UsageError(f"task {self.name}: --num-fewshot {self.num_fewshot}, but the task's few-shot "
+                             "split has no local mirror (use --num-fewshot 0)")
+        # the sampler draws in doc order from a fresh seed, as lm-eval's build_all_requests does
+        lmeval_api.seed_fewshot(self.lm_task, self.fewshot_seed)
         with task_code(f"task {self.name}: lm-eval prompt"):
             return [self._lm_item(index, doc) for index, doc in enumerate(self.docs)]
 

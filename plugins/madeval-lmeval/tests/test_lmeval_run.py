@@ -105,3 +105,26 @@ def test_lmeval_group_runs_with_lm_evals_aggregation(lm_tasks, tmp_path):
     records = [json.loads(line) for line in (tmp_path / "g" / "records.jsonl").read_text().splitlines()]
     pooled = sum(r["metrics"]["exact_match,custom-extract"] for r in records) / len(records)
     assert group_rows[0]["score"] == pytest.approx(pooled)  # micro: every item counts once
+
+
+def test_lmeval_num_fewshot_uses_lm_evals_sampler_seeded_by_the_run_seed(tmp_path):
+    from madeval.plugins import registries
+    from madeval.task import task_loader
+    from madeval.taskfiles import task_index
+
+    built = registries()
+    settings = RunSettings(tasks=["lm_eval:bbh_fewshot_geometric_shapes"], num_fewshot=2, seed=77)
+    load = task_loader(task_index(built, []), built.extractors, built.metrics, settings)
+    task = load("lm_eval:bbh_fewshot_geometric_shapes")
+    items = task.items
+    assert "2-shot (lm-eval sampler seed 77)" in task.source
+    lm = task.lm_task  # lm-eval itself: seed the sampler, then build the prompts in doc order
+    lm.set_fewshot_seed(seed=77)
+    expected = [lm.fewshot_context(doc=doc, num_fewshot=2) for doc in lm.eval_docs]
+    assert [item.input for item in items] == expected
+    zero = [lm.fewshot_context(doc=doc, num_fewshot=0) for doc in list(lm.eval_docs)[:3]]
+    assert all(len(item.input) > len(z) for item, z in zip(items, zero))  # the examples are there
+    gsm8k = task_loader(task_index(built, []), built.extractors, built.metrics,
+                        RunSettings(tasks=["lm_eval:gsm8k"], num_fewshot=5))("lm_eval:gsm8k")
+    with pytest.raises(UsageError, match="few-shot split has no local mirror"):
+        gsm8k.items  # noqa: B018
