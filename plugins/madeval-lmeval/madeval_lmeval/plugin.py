@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from madeval import hookimpl
-from madeval.errors import UsageError
-from madeval.taskfiles import AggregateMetric, GroupSpec, closest
+import difflib
+
+from madeval import AggregateMetric, GroupSpec, UsageError, hookimpl
 
 from . import lmeval_api, mirrors
 from .task import PREFIX, adapt
@@ -31,7 +31,9 @@ class LmEvalTasks:
     def _entry(self, name: str):
         found = lmeval_api.entries(self.manager).get(name)
         if found is None:
-            raise UsageError(f"unknown task '{PREFIX}:{name}'{closest(name, self.manager.all_tasks)}")
+            near = difflib.get_close_matches(name, self.manager.all_tasks, n=1, cutoff=0.6)
+            hint = f"; did you mean {near[0]}?" if near else ""
+            raise UsageError(f"unknown task '{PREFIX}:{name}'{hint}")
         return found
 
     def expand(self, name: str, _seen: tuple[str, ...] = ()) -> list[str]:

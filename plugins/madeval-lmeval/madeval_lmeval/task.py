@@ -17,14 +17,15 @@ import math
 from pathlib import Path
 from typing import Any
 
-from madeval.errors import UsageError
-from madeval.item import Item
-from madeval.task import LETTERS, Task
-from madeval.taskfiles import read_yaml, task_code
+import yaml
+
+from madeval import Item, Task, UsageError, task_code
 
 from . import lmeval_api
+from .mirrors import builtin_task_folder
 
 PREFIX = "lm_eval"
+LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 #: The note the leaderboard shows for a multiple-choice lm-eval task.
 MC_NOTE = ("lm-eval multiple_choice task run as generation (lettered options, accuracy of the "
            "answered letter), not log-likelihood ranking: not comparable with lm-eval's acc")
@@ -32,9 +33,7 @@ MC_NOTE = ("lm-eval multiple_choice task run as generation (lettered options, ac
 
 def _builtin_template(name: str) -> dict[str, Any]:
     """A shared template of madeval's built-in tasks (``_multiple_choice.yaml``)."""
-    import importlib.resources
-
-    return read_yaml(Path(str(importlib.resources.files("madeval.tasks"))) / name)
+    return yaml.safe_load((builtin_task_folder() / name).read_text(encoding="utf-8"))
 
 
 class LmEvalTask(Task):
