@@ -50,7 +50,7 @@ def tasks(include_path: tuple[str, ...], validate: bool, strict: bool, as_json: 
 
     built = registries()
     if source is not None:
-        _list_provided(built, source, as_json)
+        _list_provided(built, source, as_json, include_path)
         return
     index = task_index(built, list(include_path))
     load = task_loader(index, built.extractors, built.metrics)
@@ -85,11 +85,11 @@ def tasks(include_path: tuple[str, ...], validate: bool, strict: bool, as_json: 
         raise SystemExit(1)
 
 
-def _list_provided(built, prefix: str, as_json: bool) -> None:
-    """Every name the task provider ``prefix`` offers, as ``prefix:NAME``."""
+def _list_provided(built, prefix: str, as_json: bool, include_path: tuple[str, ...]) -> None:
+    """Every name the task provider ``prefix`` offers (with ``--include-path``), as ``prefix:NAME``."""
     from ..taskfiles import task_provider
 
-    names = [f"{prefix}:{name}" for name in task_provider(built.task_providers, prefix).names()]
+    names = [f"{prefix}:{name}" for name in task_provider(built.task_providers, prefix, include_path).names()]
     click.echo(json.dumps(names, indent=2) if as_json else "\n".join(names))
 
 

@@ -72,8 +72,18 @@ def rows(task_name: str, path: str, name: str | None, split: str) -> list[dict[s
     return found
 
 
+#: ``datasets`` builders that read local files (``dataset_path: json`` with ``data_files``).
+FILE_BUILDERS = ("json", "csv", "parquet", "text", "arrow")
+
+
+def is_local(path: str, dataset_kwargs: dict[str, Any] | None) -> bool:
+    """True when the dataset is the task's own files, not a hub dataset."""
+    return path in FILE_BUILDERS or "data_files" in (dataset_kwargs or {}) or Path(path).exists()
+
+
 def dataset_loader(task_name: str, config: dict[str, Any]):
-    """A ``custom_dataset`` for lm-eval: a ``DatasetDict`` of the task's splits.
+    """A ``custom_dataset`` for lm-eval: a ``DatasetDict`` of the task's splits (``None`` for a
+    task that reads its own local files).
 
     The split the task is scored on (``test_split``, else ``validation_split``) is read at once and
     must be available; the task's other splits (training, few-shot) are read when madeval mirrors
@@ -82,6 +92,8 @@ def dataset_loader(task_name: str, config: dict[str, Any]):
     path = config.get("dataset_path")
     if not path:
         raise UsageError(f"task {task_name}: lm-eval tasks without dataset_path are not supported")
+    if is_local(path, config.get("dataset_kwargs")):
+        return None  # the task's own files: lm-eval reads them as it always does
     name = config.get("dataset_name")
     eval_split = config.get("test_split") or config.get("validation_split")
     if not eval_split:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+from pathlib import Path
 
 from madeval import AggregateMetric, GroupSpec, UsageError, hookimpl
 
@@ -16,13 +17,20 @@ class LmEvalTasks:
     Nothing of lm-eval is imported until a name is looked up; its index is built once per process.
     """
 
-    def __init__(self):
+    def __init__(self, include_path: tuple[str, ...] = ()):
+        self.include_path = tuple(str(Path(p).resolve()) for p in include_path)
         self._built: dict[str, object] = {}
 
     @property
     def manager(self):
-        """lm-eval's task manager (built on first use)."""
-        return lmeval_api.task_manager()
+        """lm-eval's task manager over its tasks and the ``--include-path`` folders (built on first use)."""
+        return lmeval_api.task_manager(self.include_path)
+
+    @staticmethod
+    def claims(data: dict) -> bool:
+        """A task file in lm-eval's format (it has ``dataset_path``, ``output_type`` or ``class``),
+        found through ``--include-path``: lm-eval loads it, unchanged."""
+        return any(key in data for key in LM_EVAL_ONLY_KEYS)
 
     def names(self) -> list[str]:
         """Every lm-eval task, group and tag name."""
@@ -85,6 +93,8 @@ class LmEvalTasks:
         return task
 
 
+#: Task file keys that only lm-eval's format has.
+LM_EVAL_ONLY_KEYS = ("dataset_path", "output_type", "class")
 #: lm-eval's log-likelihood accuracies, which madeval's lettered-option form scores as ``accuracy``.
 LOGLIKELIHOOD_ACCURACY = ("acc", "acc_norm")
 
