@@ -137,8 +137,9 @@ class RunSettings:
     configurations: list[DebateConfig] = field(default_factory=list)
     repeats: int = option(1, help="Run every item this many times with distinct seeds.",
                           convert=rule.integer, check=rule.at_least(1))
-    limit: int | None = option(None, help="Use only the first N items of each task (for testing).",
-                               convert=rule.integer, check=rule.at_least(1))
+    limit: int | float | None = option(None, help="Use only the first N items of each task (for testing), or "
+                                       "a fraction of them (0.1: the first 10%, rounded up, as lm-eval does).",
+                                       convert=rule.count_or_fraction, check=rule.count_or_fraction_check)
     sample: str = option("all", help="Items per task: 'all', a number N (seeded random draw) or 'fpc' "
                          "(Cochran's size with finite-population correction).", convert=rule.text,
                          check=rule.sample_size)
@@ -186,6 +187,12 @@ class RunSettings:
     top_p: float = option(1.0, help="Nucleus sampling top_p.", convert=rule.number, check=rule.top_p)
     max_tokens: int = option(1024, help="Tokens per reply at most.", convert=rule.integer,
                              check=rule.at_least(1))
+    gen_kwargs: dict[str, Any] = option(factory=dict, help="Generation parameters sent with every call, "
+                                        "key=value,... (temperature, top_p, max_tokens, stop, presence_penalty, "
+                                        "frequency_penalty; lm-eval's until, max_gen_toks, do_sample); they win "
+                                        "over --temperature, --top-p and --max-tokens.", convert=rule.generation_kwargs)
+    log_samples: bool = option(False, help="Accepted for lm-eval users: every debate is always written to "
+                               "records.jsonl, with or without it.", convert=rule.flag, results=False)
     output_path: str | None = option(None, help="Run folder; re-running into it resumes.", convert=rule.text,
                                      flags=("-o",), shown_default="madeval-out/run-<time>", results=False)
     include_path: list[str] = option(factory=list, help="Extra folder of task YAML files (repeatable).",
@@ -208,6 +215,7 @@ class RunSettings:
             "presence_penalty": 0.0,
             "frequency_penalty": 0.0,
             "max_tokens": self.max_tokens,
+            **self.gen_kwargs,
         }
 
     def resolved_api_key(self) -> str:

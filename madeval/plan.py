@@ -9,6 +9,7 @@ intervals can later be corrected for a finite population.
 from __future__ import annotations
 
 import hashlib
+import math
 import json
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Iterator
@@ -190,13 +191,16 @@ def choose_items(task: Task, settings: RunSettings) -> list[Item]:
     """The items of ``task`` this run uses.
 
     ``--sample`` draws from all items (:func:`madeval.sampling.draw`, seeded by the run seed and
-    the task name); ``--limit`` then keeps the first N of them (lm-eval's testing option).
+    the task name); ``--limit`` then keeps the first N of them (lm-eval's testing option), or the
+    first fraction of them rounded up (``--limit 0.1``, as lm-eval).
     """
     items = task.items
     if not items:
         raise UsageError(f"task {task.name} has no items")
     spec = settings.sample_spec()
     chosen = draw(items, spec.size(len(items)), seed=settings.seed, task=task.name)
+    if isinstance(settings.limit, float):  # a fraction, rounded up as lm-eval's --limit 0.1 is
+        return chosen[: math.ceil(len(chosen) * settings.limit)]
     return chosen[: settings.limit] if settings.limit else chosen
 
 
