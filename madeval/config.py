@@ -191,6 +191,10 @@ class RunSettings:
                                         "key=value,... (temperature, top_p, max_tokens, stop, presence_penalty, "
                                         "frequency_penalty; lm-eval's until, max_gen_toks, do_sample); they win "
                                         "over --temperature, --top-p and --max-tokens.", convert=rule.generation_kwargs)
+    wandb_args: dict[str, str] = option(factory=dict, help="Log the leaderboard table, charts and run.json to "
+                                        "Weights & Biases: wandb.init arguments key=value,... (project=NAME; "
+                                        "WANDB_MODE=offline keeps them on disk). Needs madeval[wandb].",
+                                        convert=rule.key_value_texts, results=False)
     log_samples: bool = option(False, help="Accepted for lm-eval users: every debate is always written to "
                                "records.jsonl, with or without it.", convert=rule.flag, results=False)
     output_path: str | None = option(None, help="Run folder; re-running into it resumes.", convert=rule.text,
@@ -387,6 +391,10 @@ def check_settings(settings: RunSettings) -> None:
     file), then what depends on several options is checked.
     """
     _check_fields(settings, RUN_OPTIONS)
+    if settings.wandb_args:
+        from .wandb_log import check_wandb_args
+
+        check_wandb_args(settings.wandb_args)
     if not settings.tasks:
         raise UsageError("no tasks given: use --tasks NAME[,NAME...] (see 'madeval tasks')")
     settings.sample = settings.sample.strip().lower()

@@ -197,6 +197,16 @@ def generation_kwargs(value: Any) -> dict[str, Any]:
     return params
 
 
+def key_value_texts(value: Any) -> dict[str, str]:
+    """``"a=1,b=x"`` or a mapping -> ``{"a": "1", "b": "x"}`` (every value text)."""
+    if value is None:
+        return {}
+    given = key_values(value) if isinstance(value, str) else value
+    if not isinstance(given, dict):
+        raise ValueError(f"must be key=value pairs separated by commas, got {shown(value)}")
+    return {str(key): text(v) for key, v in given.items()}
+
+
 def component_options(value: Any) -> dict[str, Any]:
     """Component options: a mapping, or ``key=value,...`` as on the command line."""
     if value is None:

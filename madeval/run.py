@@ -215,6 +215,10 @@ def finish(folder: Path, settings: RunSettings) -> dict[str, Any]:
     with writing(f"the leaderboard into {folder}",
                  f"every record is kept: run 'madeval leaderboard show {folder}' when there is room"):
         write_outputs(board, folder)
+    if settings.wandb_args:
+        from .wandb_log import log_run
+
+        log_run(folder, board, settings.wandb_args)
     return board
 
 

@@ -51,3 +51,27 @@ def test_lmeval_log_samples_is_accepted_and_records_are_written(tmp_path):
     run_json = json.loads((tmp_path / "run" / "run.json").read_text())
     assert run_json["settings"]["gen_kwargs"] == {"temperature": 0.0}
     assert len((tmp_path / "run" / "records.jsonl").read_text().splitlines()) == result.outcome.finished
+
+
+def test_lmeval_wandb_args_log_the_leaderboard_offline(tmp_path, monkeypatch):
+    from madeval.plugins import registries
+    from madeval.run import load_tasks
+    from madeval.simulator import simulate
+
+    monkeypatch.setenv("WANDB_MODE", "offline")
+    monkeypatch.setenv("WANDB_SILENT", "true")
+    with pytest.raises(UsageError, match="wandb_args has no key 'projct'"):
+        check_settings(RunSettings(tasks=["x"], wandb_args="projct=madeval"))
+    tasks = load_tasks(RunSettings(tasks=["arith_mc"]), registries())
+    with simulate(tasks=tasks.values(), accuracy=0.6, conformity=0.0) as sim:
+        result = evaluate("arith_mc", base_url=sim.base_url, output_path=tmp_path / "run", limit=4, cache="off",
+                          wandb_args=f"project=madeval-test,dir={tmp_path}")
+    offline = list((tmp_path / "wandb").glob("offline-run-*"))
+    assert len(offline) == 1
+    tables = list(offline[0].glob("files/media/table/leaderboard_*.table.json"))
+    assert len(tables) == 1
+    logged = json.loads(tables[0].read_text())
+    assert len(logged["data"]) == len(result.rows) and "metric" in logged["columns"]
+    metric = logged["columns"].index("metric")
+    assert [row[metric] for row in logged["data"]] == [row["metric"] for row in result.rows]
+    assert list(offline[0].glob("files/media/images/charts/*.png"))  # the leaderboard's charts
