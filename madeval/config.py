@@ -193,7 +193,7 @@ class RunSettings:
                                         "over --temperature, --top-p and --max-tokens.", convert=rule.generation_kwargs)
     wandb_args: dict[str, str] = option(factory=dict, help="Log the leaderboard table, charts and run.json to "
                                         "Weights & Biases: wandb.init arguments key=value,... (project=NAME; "
-                                        "WANDB_MODE=offline keeps them on disk). Needs madeval[wandb].",
+                                        "WANDB_MODE=offline keeps them on disk). Needs the wandb extra of madeval.",
                                         convert=rule.key_value_texts, results=False)
     log_samples: bool = option(False, help="Accepted for lm-eval users: every debate is always written to "
                                "records.jsonl, with or without it.", convert=rule.flag, results=False)

@@ -25,6 +25,9 @@ from . import lmeval_api
 from .mirrors import builtin_task_folder
 
 PREFIX = "lm_eval"
+#: The longest reply scored (characters): far beyond any lm-eval task's max_gen_toks (2,048 tokens
+#: in mmlu_pro, about 10,000 characters).
+MAX_SCORED_CHARS = 65_536
 LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 #: The note the leaderboard shows for a multiple-choice lm-eval task.
 MC_NOTE = ("lm-eval multiple_choice task run as generation (lettered options, accuracy of the "
@@ -57,7 +60,7 @@ class LmEvalTask(Task):
     def items(self) -> list[Item]:
         """One item per doc, its input lm-eval's prompt."""
         shots = f", {self.num_fewshot}-shot (lm-eval sampler seed {self.fewshot_seed})" if self.num_fewshot else ""
-        self.source = f"lm-eval {self.lm_name} from madeval's mirror{shots}"
+        self.source = f"lm-eval {self.lm_name}{shots}"
         if self.num_fewshot and not len(lmeval_api.fewshot_pool(self.lm_task)):
             raise UsageError(f"task {self.name}: --num-fewshot {self.num_fewshot}, but the task's few-shot "
                              "split has no local mirror (use --num-fewshot 0)")
@@ -126,9 +129,15 @@ class GenerateUntilTask(LmEvalTask):
         return text if text else None
 
     def score(self, prediction: str | None, item: Item, transcript=None) -> dict[str, float]:
-        """lm-eval's score of ``prediction`` through each filter: ``{"metric,filter": value}``."""
+        """lm-eval's score of ``prediction`` through each filter: ``{"metric,filter": value}``.
+
+        A reply longer than :data:`MAX_SCORED_CHARS` is scored on its beginning: lm-eval's own
+        generation stops at ``max_gen_toks``, and the task's regexes (``(?s).*#### `` in gsm8k's
+        ``regexes_to_ignore``) take time quadratic in the length of an untrusted reply.
+        """
         doc = item.doc
-        filtered = self.filtered(doc, int(item.id.rpartition("-")[2]), prediction or "")
+        reply = (prediction or "")[:MAX_SCORED_CHARS]
+        filtered = self.filtered(doc, int(item.id.rpartition("-")[2]), reply)
         scores = {}
         for ensemble in self.filters:
             with task_code(f"task {self.name}: lm-eval process_results"):

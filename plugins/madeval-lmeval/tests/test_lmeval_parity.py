@@ -98,3 +98,24 @@ def test_lmeval_mmlu_pro_parity(lm_tasks):
     assert task.metric_names == ["exact_match,custom-extract"]
     gold = items[0].target
     assert task.score(f"The answer is ({gold}).", items[0]) == {"exact_match,custom-extract": 1.0}
+
+
+def test_lmeval_hostile_replies_score_quickly_on_their_beginning(lm_tasks):
+    import time
+
+    from madeval_lmeval.task import MAX_SCORED_CHARS
+
+    task = lm_tasks("lm_eval:gsm8k")
+    first = task.items[0]
+    hostile = [
+        "#### 18\n" + "9," * 2_000_000,  # 4 MB of number-like text after the answer
+        "1 " * 2_000_000 + "#### 18",  # the answer beyond the scored beginning
+        "\u0000\udcff" * 100_000 + "The answer is 18",
+        "$" * 3_000_000,
+    ]
+    for reply in hostile:
+        started = time.monotonic()
+        got = task.score(reply, first)
+        assert time.monotonic() - started < 10
+        assert got == lm_eval_scores(task, [first], [reply[:MAX_SCORED_CHARS]])[0]
+    assert task.score(hostile[1], first)["exact_match,strict-match"] == 0.0  # cut before '#### 18'
