@@ -253,6 +253,9 @@ RUN_KEYS = set(RUN_OPTIONS)
 #: Options whose values are never shown in an error message (nor stored with results).
 SECRET_KEYS = frozenset(key for key, declared in RULES.items() if declared.secret)
 #: Run options that cannot change results (limits, transport, routing, where files go): a resume may change them.
+#: Result options added after run folders were written: at these values they are left out of a
+#: run's fingerprint, so a folder written before they existed still resumes.
+LATER_OPTION_DEFAULTS = {"num_fewshot": 0, "gen_kwargs": {}}
 NOT_RESULT_KEYS = frozenset(key for key, declared in RUN_OPTIONS.items() if not declared.results)
 PUBLIC_KEYS = RUN_KEYS - SECRET_KEYS
 

@@ -16,7 +16,7 @@ from typing import Any, Iterable, Iterator
 
 from .challenge import check_variants
 from .components import DebateSetup
-from .config import NOT_RESULT_KEYS, DebateConfig, RunSettings
+from .config import LATER_OPTION_DEFAULTS, NOT_RESULT_KEYS, DebateConfig, RunSettings
 from .errors import UsageError
 from .item import Item
 from .llm.session import ModelRef
@@ -144,6 +144,9 @@ class Plan:
         settings = described["settings"]
         for volatile in NOT_RESULT_KEYS:
             settings.pop(volatile, None)
+        for later, default in LATER_OPTION_DEFAULTS.items():
+            if settings.get(later) == default:
+                settings.pop(later)
         for task in described["tasks"].values():
             task.pop("path")
             task.get("sampling", {}).pop("source", None)  # the same rows may live in another folder
