@@ -61,6 +61,11 @@ _LAZY = {
     "same_answer": "madeval.builtins.metrics",
     "parse_json_object": "madeval.builtins.personas",
     "CollectiveRefinement": "madeval.builtins.paradigms",
+    "Task": "madeval.task",
+    "GroupSpec": "madeval.taskfiles",
+    "AggregateMetric": "madeval.taskfiles",
+    "task_code": "madeval.taskfiles",
+    "load_docs_with_source": "madeval.datasources",
 }
 
 if TYPE_CHECKING:  # what the lazy names are, for type checkers and editors
@@ -73,7 +78,9 @@ if TYPE_CHECKING:  # what the lazy names are, for type checkers and editors
     from .run import RunResult
     from .metrics.notes import note_scoring_error
     from .plugins import registries
-    from .task import AMBIGUOUS
+    from .task import AMBIGUOUS, Task
+    from .taskfiles import AggregateMetric, GroupSpec, task_code
+    from .datasources import load_docs_with_source
 
 
 def __getattr__(name: str) -> Any:
@@ -127,6 +134,12 @@ __all__ = [
     "CollectiveRefinement",
     "registries",
     "run_debate",
+    # task providers (register_task_providers): the task base class, groups, a task's own code, data
+    "Task",
+    "GroupSpec",
+    "AggregateMetric",
+    "task_code",
+    "load_docs_with_source",
     # running an evaluation from Python
     "evaluate",
     "RunResult",

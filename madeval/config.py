@@ -142,8 +142,9 @@ class RunSettings:
     configurations: list[DebateConfig] = field(default_factory=list)
     repeats: int = option(1, help="Run every item this many times with distinct seeds.",
                           convert=rule.integer, check=rule.at_least(1))
-    limit: int | None = option(None, help="Use only the first N items of each task (for testing).",
-                               convert=rule.integer, check=rule.at_least(1))
+    limit: int | float | None = option(None, help="Use only the first N items of each task (for testing), or "
+                                       "a fraction of them (0.1: the first 10%, rounded up, as lm-eval does).",
+                                       convert=rule.count_or_fraction, check=rule.count_or_fraction_check)
     sample: str = option("all", help="Items per task: 'all', a number N (seeded random draw) or 'fpc' "
                          "(Cochran's size with finite-population correction).", convert=rule.text,
                          check=rule.sample_size)
@@ -152,6 +153,9 @@ class RunSettings:
     margin: float = option(0.05, help="Margin of error for --sample fpc.", convert=rule.number,
                            check=rule.inside(0, 1))
     seed: int = option(1234, help="Run seed: item choice and sampling seeds.", convert=rule.integer)
+    num_fewshot: int = option(0, help="Few-shot examples in the prompts of lm-eval tasks (lm_eval:NAME), "
+                              "chosen by lm-eval's sampler seeded with --seed.", convert=rule.integer,
+                              check=rule.at_least(0))
     model: str | None = option(None, help="Model name for all agents.", convert=rule.text,
                                shown_default="the embedded model, or the endpoint's only model")
     base_url: str | None = option(None, help="OpenAI-compatible endpoint.", convert=rule.text,
@@ -188,6 +192,16 @@ class RunSettings:
     top_p: float = option(1.0, help="Nucleus sampling top_p.", convert=rule.number, check=rule.top_p)
     max_tokens: int = option(1024, help="Tokens per reply at most.", convert=rule.integer,
                              check=rule.at_least(1))
+    gen_kwargs: dict[str, Any] = option(factory=dict, help="Generation parameters sent with every call, "
+                                        "key=value,... (temperature, top_p, max_tokens, stop, presence_penalty, "
+                                        "frequency_penalty; lm-eval's until, max_gen_toks, do_sample); they win "
+                                        "over --temperature, --top-p and --max-tokens.", convert=rule.generation_kwargs)
+    wandb_args: dict[str, str] = option(factory=dict, help="Log the leaderboard table, charts and run.json to "
+                                        "Weights & Biases: wandb.init arguments key=value,... (project=NAME; "
+                                        "WANDB_MODE=offline keeps them on disk). Needs the wandb extra of madeval.",
+                                        convert=rule.key_value_texts, results=False)
+    log_samples: bool = option(False, help="Accepted for lm-eval users: every debate is always written to "
+                               "records.jsonl, with or without it.", convert=rule.flag, results=False)
     output_path: str | None = option(None, help="Run folder; re-running into it resumes.", convert=rule.text,
                                      flags=("-o",), shown_default="madeval-out/run-<time>", results=False)
     include_path: list[str] = option(factory=list, help="Extra folder of task YAML files (repeatable).",
@@ -210,6 +224,7 @@ class RunSettings:
             "presence_penalty": 0.0,
             "frequency_penalty": 0.0,
             "max_tokens": self.max_tokens,
+            **self.gen_kwargs,
         }
 
     def resolved_api_key(self) -> str:
@@ -243,6 +258,9 @@ RUN_KEYS = set(RUN_OPTIONS)
 #: Options whose values are never shown in an error message (nor stored with results).
 SECRET_KEYS = frozenset(key for key, declared in RULES.items() if declared.secret)
 #: Run options that cannot change results (limits, transport, routing, where files go): a resume may change them.
+#: Result options added after run folders were written: at these values they are left out of a
+#: run's fingerprint, so a folder written before they existed still resumes.
+LATER_OPTION_DEFAULTS = {"num_fewshot": 0, "gen_kwargs": {}}
 NOT_RESULT_KEYS = frozenset(key for key, declared in RUN_OPTIONS.items() if not declared.results)
 PUBLIC_KEYS = RUN_KEYS - SECRET_KEYS
 
@@ -381,6 +399,10 @@ def check_settings(settings: RunSettings) -> None:
     file), then what depends on several options is checked.
     """
     _check_fields(settings, RUN_OPTIONS)
+    if settings.wandb_args:
+        from .wandb_log import check_wandb_args
+
+        check_wandb_args(settings.wandb_args)
     if not settings.tasks:
         raise UsageError("no tasks given: use --tasks NAME[,NAME...] (see 'madeval tasks')")
     settings.sample = settings.sample.strip().lower()

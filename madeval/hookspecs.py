@@ -83,6 +83,25 @@ def register_tasks(register):
 
 
 @hookspec
+def register_task_providers(register):
+    """Add task providers: tasks that come from elsewhere than task YAML folders.
+
+    Call ``register(prefix, factory)``; a task name ``prefix:NAME`` (``lm_eval:gsm8k``) is then
+    resolved by the provider the factory builds (once per process, on first use, so a slow
+    catalogue costs nothing to runs that do not name it). The factory is called with
+    ``include_path``, the run's ``--include-path`` folders (a tuple). A provider with
+    ``claims(data)`` takes the task files of those folders that are in its format (``data``: the
+    file's keys; true: the task ``NAME`` is run as ``prefix:NAME``). The provider has ``names()`` (every name
+    it knows, for ``madeval tasks --source prefix``), ``expand(name)`` (the task names a task, group
+    or tag stands for, without the prefix) and ``load(name, extractors, metrics, settings)`` (a
+    :class:`madeval.task.Task` whose ``name`` carries the prefix; the registries are madeval's and
+    ``settings`` the run's :class:`madeval.config.RunSettings`, or ``None`` outside a run).
+    It may also have ``group_spec(name)``: a :class:`madeval.taskfiles.GroupSpec` (prefixed names)
+    saying how a group's tasks combine on the leaderboard, or ``None`` for a name that is no group.
+    """
+
+
+@hookspec
 def register_metrics(register):
     """Add metrics that task YAMLs can name in ``metric_list``.
 

@@ -142,6 +142,71 @@ def key_values(text: str) -> dict[str, str]:
     return options
 
 
+def count_or_fraction(value: Any) -> int | float:
+    """A number of items (an integer) or a fraction of them (a number between 0 and 1, as lm-eval's
+    ``--limit 0.1``)."""
+    if isinstance(value, (int, str)) and not isinstance(value, bool):
+        try:
+            return int(value)
+        except ValueError:
+            pass
+    try:
+        fraction = number(value)
+    except ValueError:
+        raise ValueError(f"must be an integer or a fraction between 0 and 1, got {shown(value)}") from None
+    if 0 < fraction < 1:
+        return fraction
+    raise ValueError(f"must be an integer, got {shown(value)} (or a fraction between 0 and 1)")
+
+
+def count_or_fraction_check(value: int | float) -> str | None:
+    """At least one item, or a fraction (converted already)."""
+    if isinstance(value, int) and value < 1:
+        return f"must be at least 1, got {value}"
+    return None
+
+
+#: Per-call generation parameters ``--gen-kwargs`` may set, and lm-eval's names for two of them.
+GENERATION_KEYS = ("temperature", "top_p", "max_tokens", "stop", "presence_penalty", "frequency_penalty")
+LM_EVAL_GENERATION_NAMES = {"until": "stop", "max_gen_toks": "max_tokens"}
+
+
+def generation_kwargs(value: Any) -> dict[str, Any]:
+    """``"temperature=0,until=Question:"`` (or a mapping) -> OpenAI request parameters. lm-eval's
+    names are accepted (``until``, ``max_gen_toks``; ``do_sample=false`` is ``temperature=0``)."""
+    if value is None:
+        return {}
+    given = key_values(value) if isinstance(value, str) else value
+    if not isinstance(given, dict):
+        raise ValueError(f"must be key=value pairs separated by commas, got {shown(value)}")
+    params: dict[str, Any] = {}
+    for key, raw in given.items():
+        key = LM_EVAL_GENERATION_NAMES.get(str(key), str(key))
+        if key == "do_sample":
+            if not flag(raw):
+                params.setdefault("temperature", 0.0)
+            continue
+        if key not in GENERATION_KEYS:
+            raise ValueError(f"has no key '{key}' (keys: {', '.join(GENERATION_KEYS)}, until, max_gen_toks, do_sample)")
+        if key == "stop":
+            params[key] = raw if isinstance(raw, list) else text(raw)
+        elif key == "max_tokens":
+            params[key] = integer(raw)
+        else:
+            params[key] = number(raw)
+    return params
+
+
+def key_value_texts(value: Any) -> dict[str, str]:
+    """``"a=1,b=x"`` or a mapping -> ``{"a": "1", "b": "x"}`` (every value text)."""
+    if value is None:
+        return {}
+    given = key_values(value) if isinstance(value, str) else value
+    if not isinstance(given, dict):
+        raise ValueError(f"must be key=value pairs separated by commas, got {shown(value)}")
+    return {str(key): text(v) for key, v in given.items()}
+
+
 def component_options(value: Any) -> dict[str, Any]:
     """Component options: a mapping, or ``key=value,...`` as on the command line."""
     if value is None:

@@ -9,13 +9,14 @@ intervals can later be corrected for a finite population.
 from __future__ import annotations
 
 import hashlib
+import math
 import json
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Iterator
 
 from .challenge import check_variants
 from .components import DebateSetup
-from .config import NOT_RESULT_KEYS, DebateConfig, RunSettings
+from .config import LATER_OPTION_DEFAULTS, NOT_RESULT_KEYS, DebateConfig, RunSettings
 from .errors import UsageError
 from .item import Item
 from .llm.session import ModelRef
@@ -143,6 +144,9 @@ class Plan:
         settings = described["settings"]
         for volatile in NOT_RESULT_KEYS:
             settings.pop(volatile, None)
+        for later, default in LATER_OPTION_DEFAULTS.items():
+            if settings.get(later) == default:
+                settings.pop(later)
         for task in described["tasks"].values():
             task.pop("path")
             task.get("sampling", {}).pop("source", None)  # the same rows may live in another folder
@@ -190,13 +194,16 @@ def choose_items(task: Task, settings: RunSettings) -> list[Item]:
     """The items of ``task`` this run uses.
 
     ``--sample`` draws from all items (:func:`madeval.sampling.draw`, seeded by the run seed and
-    the task name); ``--limit`` then keeps the first N of them (lm-eval's testing option).
+    the task name); ``--limit`` then keeps the first N of them (lm-eval's testing option), or the
+    first fraction of them rounded up (``--limit 0.1``, as lm-eval).
     """
     items = task.items
     if not items:
         raise UsageError(f"task {task.name} has no items")
     spec = settings.sample_spec()
     chosen = draw(items, spec.size(len(items)), seed=settings.seed, task=task.name)
+    if isinstance(settings.limit, float):  # a fraction, rounded up as lm-eval's --limit 0.1 is
+        return chosen[: math.ceil(len(chosen) * settings.limit)]
     return chosen[: settings.limit] if settings.limit else chosen
 
 

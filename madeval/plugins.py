@@ -62,6 +62,7 @@ KINDS = (
     Kind("register_deciders", "decider", "deciders"),
     TASK_SOURCES,
     Kind("register_metrics", "metric", "metrics"),
+    Kind("register_task_providers", "task provider", "task_providers"),
     Kind("register_extractors", "extractor", "extractors"),
     Kind("register_presets", "preset", "presets"),
 )

@@ -41,7 +41,7 @@ EMBEDDED_ENDPOINT = "embedded"
 def load_tasks(settings: RunSettings, registries: Registries) -> dict[str, Task]:
     """The tasks named by ``settings.tasks`` (groups and tags expanded), loaded with their items."""
     index = task_index(registries, settings.include_path)
-    load = task_loader(index, registries.extractors, registries.metrics)
+    load = task_loader(index, registries.extractors, registries.metrics, settings)
     names: list[str] = []
     for name in settings.tasks:
         for task in index.expand(name):
@@ -187,6 +187,7 @@ async def _run(settings, registries, tasks, endpoints, default_model, show_progr
             "order": {"configurations": list(plan.configs), "tasks": list(plan.items)},
             **task_groups(settings, registries),
             "task_sizes": {name: len(task.items) for name, task in tasks.items()},
+            **task_notes(tasks),
             "leaderboard": settings.leaderboard,
         }
         sink = RecordSink(folder, description, plan.fingerprint())  # holds the folder's lock until closed
@@ -214,6 +215,10 @@ def finish(folder: Path, settings: RunSettings) -> dict[str, Any]:
     with writing(f"the leaderboard into {folder}",
                  f"every record is kept: run 'madeval leaderboard show {folder}' when there is room"):
         write_outputs(board, folder)
+    if settings.wandb_args:
+        from .wandb_log import log_run
+
+        log_run(folder, board, settings.wandb_args)
     return board
 
 
@@ -224,6 +229,14 @@ def task_groups(settings: RunSettings, registries: Registries) -> dict[str, Any]
     expanded = {name: index.expand(name) for name in settings.tasks if name not in index.tasks}
     groups = {name: members for name, members in expanded.items() if len(members) > 1}
     return {"groups": groups, "group_aggregation": recordable(declared_in(index, list(groups)))}
+
+
+def task_notes(tasks: dict[str, Task]) -> dict[str, Any]:
+    """For ``run.json``: ``{"task_notes": {task: note}}`` of the tasks that carry a note for the
+    leaderboard (a task provider's ``note``, e.g. lm-eval multiple choice run as generation); ``{}``
+    when none does."""
+    notes = {name: task.note for name, task in tasks.items() if getattr(task, "note", None)}
+    return {"task_notes": notes} if notes else {}
 
 
 async def check_models(client: LLMClient, refs: list[ModelRef], listings: dict[str, list[str]] | None = None) -> None:

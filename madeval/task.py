@@ -265,9 +265,14 @@ def _render(spec: Any, doc: dict[str, Any]) -> Any:
     return spec
 
 
-def task_loader(index, extractors, metrics) -> Callable[[str], Task]:
-    """A function that builds the named task from ``index`` (a :class:`TaskIndex`)."""
+def task_loader(index, extractors, metrics, settings=None) -> Callable[[str], Task]:
+    """A function that builds the named task from ``index`` (a :class:`TaskIndex`); a task
+    provider's task also gets the run's ``settings`` (``None``: the defaults)."""
     def load(name: str) -> Task:
+        provided = None if name in index.tasks else index.provider_of(name)
+        if provided is not None:
+            provider, rest = provided
+            return provider.load(rest, extractors, metrics, settings)
         path = index.tasks[name]
         return Task(read_yaml(path), path, extractors, metrics)
 

@@ -180,7 +180,9 @@ class AggregateMetric:
 
     metric: str
     aggregation: str = "mean"
-    weight_by_size: bool = False  # lm-eval's default
+    # madeval's default (macro). lm-eval's has been true since 0.4.12 (GroupConfig's
+    # AggregateMetricConfig): a group file written for lm-eval should say weight_by_size explicitly.
+    weight_by_size: bool = False
 
     def combine(self, scores: dict[str, tuple[float, int]]) -> float:
         """The group's value from ``{task: (score, items)}`` of its tasks."""
@@ -245,7 +247,29 @@ class TaskIndex:
     tags: dict[str, list[str]] = field(default_factory=dict)
     #: Every name a later file took over from an earlier one, in indexing order.
     replaced: list[Replacement] = field(default_factory=list)
+    #: The task providers' registry (``prefix:NAME`` task names); ``None``: no providers.
+    providers: Any = field(default=None, repr=False)
+    #: The ``--include-path`` folders, which task providers also read.
+    include_paths: tuple[str, ...] = ()
+    #: Task files in a provider's own format (``claims``), by task name: the provider's prefix.
+    claimed: dict[str, str] = field(default_factory=dict)
     _sources: dict[Path, str] = field(default_factory=dict, repr=False)
+
+    def provider_of(self, name: str) -> tuple[Any, str] | None:
+        """``(provider, NAME)`` when ``name`` is ``prefix:NAME`` of a registered task provider, else
+        ``None``. The provider is built on first use (:func:`task_provider`)."""
+        prefix, colon, rest = name.partition(":")
+        if not colon or self.providers is None or prefix not in self.providers.names():
+            return None
+        return task_provider(self.providers, prefix, self.include_paths), rest
+
+    def _claimant(self, data: dict[str, Any]) -> str | None:
+        """The prefix of the task provider whose format the task file ``data`` is in, or ``None``."""
+        for prefix in self.providers.names() if self.providers is not None else ():
+            claims = getattr(task_provider(self.providers, prefix, self.include_paths), "claims", None)
+            if claims is not None and claims(data):
+                return prefix
+        return None
 
     def add_source(self, folder: Path, source: str = "--include-path") -> None:
         """Index every ``*.yaml`` under ``folder`` (names defined here override earlier ones, and
@@ -259,6 +283,8 @@ class TaskIndex:
             if "group" in data:
                 self._note("group", self.groups, str(data["group"]), path)
                 self.groups[str(data["group"])] = path
+            elif "task" in data and source == "--include-path" and (prefix := self._claimant(data)):
+                self.claimed[str(data["task"])] = prefix  # e.g. an lm-eval task: loaded by its provider
             elif "task" in data:
                 name = str(data["task"])
                 self._note("task", self.tasks, name, path)
@@ -295,6 +321,11 @@ class TaskIndex:
 
     def group_spec(self, name: str) -> GroupSpec:
         """The group ``name`` as data: its direct members and its ``aggregate_metric_list``."""
+        provided = None if name in self.groups else self.provider_of(name)
+        find = getattr(provided[0], "group_spec", None) if provided is not None else None
+        spec = find(provided[1]) if find is not None else None
+        if spec is not None:
+            return spec
         if name not in self.groups:
             raise UsageError(f"unknown group '{name}'")
         path = self.groups[name]
@@ -311,12 +342,19 @@ class TaskIndex:
 
     def names(self) -> list[str]:
         """Every task, group and tag name, sorted."""
-        return sorted({*self.tasks, *self.groups, *self.tags})
+        return sorted({*self.tasks, *self.groups, *self.tags, *self.claimed})
 
     def expand(self, name: str) -> list[str]:
         """The task names that ``name`` (a task, group or tag) stands for."""
         if name in self.tasks:
             return [name]
+        if name in self.claimed:
+            return [f"{self.claimed[name]}:{name}"]
+        provided = self.provider_of(name)
+        if provided is not None:
+            provider, rest = provided
+            prefix = name.partition(":")[0]
+            return [f"{prefix}:{task}" for task in provider.expand(rest)]
         if name in self.groups:
             members = read_yaml(self.groups[name]).get("task") or []
             expanded: list[str] = []
@@ -334,12 +372,24 @@ class TaskIndex:
 
 #: Task and group replacements already warned about (the index is built several times per command).
 _WARNED: set = set()
+#: Task providers built so far, by prefix, factory and include paths (read once per process).
+_PROVIDERS: dict[tuple[str, Any, tuple[str, ...]], Any] = {}
+
+
+def task_provider(providers, prefix: str, include_paths: tuple[str, ...] = ()) -> Any:
+    """The task provider registered under ``prefix`` for the ``--include-path`` folders
+    ``include_paths`` (its factory's ``include_path`` argument), built once per process."""
+    factory = providers.resolve(prefix).factory
+    key = (prefix, factory, tuple(include_paths))
+    if key not in _PROVIDERS:
+        _PROVIDERS[key] = factory(include_path=tuple(include_paths))
+    return _PROVIDERS[key]
 
 
 def task_index(registries: Registries, include_paths: list[str]) -> TaskIndex:
     """Index the plugins' task folders, then ``--include-path`` folders (later ones win); a task or
     group that replaces one of the same name is one warning line on stderr, once per process."""
-    index = TaskIndex()
+    index = TaskIndex(providers=registries.task_providers, include_paths=tuple(str(p) for p in include_paths))
     for plugin, folder in registries.task_sources:
         index.add_source(Path(str(folder)), "built-in" if plugin in DEFAULT_PLUGINS else f"plugin {plugin}")
     for folder in include_paths:

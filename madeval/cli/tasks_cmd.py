@@ -35,7 +35,9 @@ def _row_count(spec: dict) -> int | None:
               help="Load every task and check that a gold answer scores right and a wrong one wrong.")
 @click.option("--strict", is_flag=True, help="With --validate: a task without data fails instead of being skipped.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
-def tasks(include_path: tuple[str, ...], validate: bool, strict: bool, as_json: bool) -> None:
+@click.option("--source", default=None, metavar="PREFIX",
+              help="List the names a task provider plugin offers as PREFIX:NAME (e.g. lm_eval).")
+def tasks(include_path: tuple[str, ...], validate: bool, strict: bool, as_json: bool, source: str | None) -> None:
     """List tasks with their answer type and row count (when known).
 
     With --validate, every task is loaded and checked (exit status 1 if one fails). A task whose
@@ -47,6 +49,9 @@ def tasks(include_path: tuple[str, ...], validate: bool, strict: bool, as_json: 
     from ..task import task_loader
 
     built = registries()
+    if source is not None:
+        _list_provided(built, source, as_json, include_path)
+        return
     index = task_index(built, list(include_path))
     load = task_loader(index, built.extractors, built.metrics)
     rows = []
@@ -78,6 +83,14 @@ def tasks(include_path: tuple[str, ...], validate: bool, strict: bool, as_json: 
                 click.echo(f"{row['name']:<36} {row['kind']:<7} {', '.join(row['tasks'])}{status}")
     if validate and any(_fails(row.get("status", "ok"), strict) for row in rows):
         raise SystemExit(1)
+
+
+def _list_provided(built, prefix: str, as_json: bool, include_path: tuple[str, ...]) -> None:
+    """Every name the task provider ``prefix`` offers (with ``--include-path``), as ``prefix:NAME``."""
+    from ..taskfiles import task_provider
+
+    names = [f"{prefix}:{name}" for name in task_provider(built.task_providers, prefix, include_path).names()]
+    click.echo(json.dumps(names, indent=2) if as_json else "\n".join(names))
 
 
 def _fails(status: str, strict: bool) -> bool:

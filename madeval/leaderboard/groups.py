@@ -5,7 +5,8 @@ A group file declares, per metric, ``weight_by_size`` (lm-evaluation-harness' ``
 * ``true``: **micro** average. Every item counts once (tasks weighted by their number of items):
   the row pools the tasks' per-item scores, its interval is that of the pooled mean and its
   comparisons are the ordinary paired tests on the pooled items.
-* ``false`` (lm-eval's default, also used for tags and for metrics a group does not list):
+* ``false`` (madeval's default when a group file leaves it out, though lm-eval's is true since
+  0.4.12; also used for tags and for metrics a group does not list):
   **macro** average. Every task counts once: the row is the mean of the task scores, its interval
   is the stratified one (:func:`.stats.stratified_interval`: items are sampled within each task)
   and its comparisons are a stratified sign-flip test (:func:`.stats.stratified_permutation`):
@@ -50,7 +51,7 @@ def declared_in(index: Any, groups: list[str]) -> dict[str, dict[str, AggregateM
     its ``aggregate_metric_list`` by metric."""
     found = {}
     for name in groups:
-        if name in index.groups:
+        if name in index.groups or index.provider_of(name) is not None:  # a provider's group (lm_eval:mmlu)
             try:
                 spec = index.group_spec(name)
             except MadevalError:

@@ -76,7 +76,8 @@ def build(data: RunData, options: LeaderboardOptions) -> dict[str, Any]:
         "title": options.title or f"madeval leaderboard: {_name(data)}",
         "run": ", ".join(data.runs) if data.runs else str(data.folder),
         "fingerprint": data.run.get("fingerprint"),
-        "statement": options.statement(),
+        "statement": options.statement() + "".join(
+            f" {task}: {note}." for task, note in sorted((data.run.get("task_notes") or {}).items())),
         "options": {**options.to_dict(), "reference": reference},
         "configurations": data.configurations,
         "rows": rows,

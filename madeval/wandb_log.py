@@ -1,0 +1,48 @@
+"""``--wandb-args``: a finished run's leaderboard table, charts and ``run.json`` logged to Weights &
+Biases (the optional ``wandb`` extra), as lm-eval's ``--wandb_args`` logs its results.
+
+``--wandb-args project=NAME,name=...`` are ``wandb.init`` arguments; ``WANDB_MODE=offline`` keeps
+everything on disk (``wandb sync`` uploads it later).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+from typing import Any
+
+from .errors import UsageError
+
+#: ``wandb.init`` arguments ``--wandb-args`` may set.
+INIT_KEYS = ("project", "entity", "name", "group", "job_type", "mode", "dir", "notes", "id", "resume")
+
+
+def check_wandb_args(args: dict[str, str]) -> None:
+    """Refuse unknown keys and a missing ``wandb`` before the run starts (one line)."""
+    unknown = sorted(set(args) - set(INIT_KEYS))
+    if unknown:
+        raise UsageError(f"wandb_args has no key '{unknown[0]}' (keys: {', '.join(INIT_KEYS)})")
+    if importlib.util.find_spec("wandb") is None:
+        raise UsageError("--wandb-args needs the wandb package: pip install 'madeval[wandb]'")
+
+
+def log_run(folder: Path, board: dict[str, Any], args: dict[str, str]) -> None:
+    """Log the leaderboard rows as a table, every chart as an image and ``run.json`` as an artifact."""
+    import wandb
+
+    described = json.loads((folder / "run.json").read_text(encoding="utf-8"))
+    run = wandb.init(**{"job_type": "madeval", **args}, config=described.get("settings") or {})
+    try:
+        columns = list(board["rows"][0]) if board["rows"] else []
+        rows = [[json.dumps(row.get(c)) if isinstance(row.get(c), (dict, list)) else row.get(c) for c in columns]
+                for row in board["rows"]]
+        logged: dict[str, Any] = {"leaderboard": wandb.Table(columns=columns, data=rows)}
+        for chart in sorted((folder / "charts").glob("*.png")):
+            logged[f"charts/{chart.stem}"] = wandb.Image(str(chart))
+        run.log(logged)
+        artifact = wandb.Artifact(f"madeval-run-{folder.name}", type="madeval-run")
+        artifact.add_file(str(folder / "run.json"))
+        run.log_artifact(artifact)
+    finally:
+        run.finish()

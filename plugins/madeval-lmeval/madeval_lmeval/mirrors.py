@@ -1,0 +1,117 @@
+"""An lm-eval task's dataset read as madeval reads its own: the hub when reachable, else the local
+mirrors under ``MADEVAL_DATA_DIR`` (``madeval.load_docs_with_source``).
+
+The table of mirrors is madeval's own: every built-in task YAML whose ``dataset`` names a hub
+``path``/``name``/``split`` and a ``mirror`` file says which file holds that split. Two rules extend
+it to lm-eval's spelling of the same data: a few hub ids lm-eval reads from another copy
+(:data:`SAME_DATA`), and MMLU's per-subject configs, which are the ``all`` mirror's rows of one
+``subject`` (as madeval's own ``mmlu_formal_logic`` is).
+"""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from madeval import UsageError, load_docs_with_source, registries
+
+#: The madeval plugin whose task folder holds the built-in tasks (and so the mirror table).
+BUILTIN_TASKS = "madeval.builtins.tasks"
+#: Hub ids lm-eval's YAMLs read that hold the same rows as the id madeval's mirror was made from.
+SAME_DATA = {"SaylorTwift/bbh": "lukaemon/bbh"}
+#: Hub ids whose configs are subsets of the ``all`` config, by the column naming the subset.
+SUBSET_COLUMN = {"cais/mmlu": "subject"}
+
+
+class _TaskYaml(yaml.SafeLoader):
+    """Reads a task YAML's plain keys; ``!function`` values (never a dataset's path) become None."""
+
+
+_TaskYaml.add_constructor("!function", lambda loader, node: None)
+
+
+def builtin_task_folder() -> Path:
+    """The folder of madeval's built-in task YAMLs."""
+    return next(Path(str(folder)) for plugin, folder in registries().task_sources if plugin == BUILTIN_TASKS)
+
+
+@functools.lru_cache(maxsize=1)
+def known_mirrors() -> dict[tuple[str, str | None, str], dict[str, Any]]:
+    """``(hub id, config, split)`` -> the ``dataset`` mapping of the built-in task that mirrors it."""
+    table: dict[tuple[str, str | None, str], dict[str, Any]] = {}
+    for path in sorted(builtin_task_folder().rglob("*.yaml")):
+        dataset = (yaml.load(path.read_text(encoding="utf-8"), Loader=_TaskYaml) or {}).get("dataset")
+        if isinstance(dataset, dict) and dataset.get("path") and dataset.get("mirror"):
+            key = (str(dataset["path"]), dataset.get("name"), str(dataset.get("split", "test")))
+            table.setdefault(key, {k: dataset[k] for k in ("path", "name", "split", "mirror", "filter") if k in dataset})
+    return table
+
+
+def dataset_of(path: str, name: str | None, split: str) -> dict[str, Any]:
+    """madeval's ``dataset`` mapping for the hub split: with its ``mirror`` (and ``filter``) when
+    madeval mirrors it, else the hub split alone (no mirror: the error names MADEVAL_DATA_DIR)."""
+    same = SAME_DATA.get(path, path)
+    table = known_mirrors()
+    for config in (name, None, "default") if name in (None, "default") else (name,):
+        found = table.get((same, config, split))
+        if found is not None:
+            return {**found, "path": path, "name": name}
+    column = SUBSET_COLUMN.get(same)
+    whole = table.get((same, "all", split))
+    if column and whole is not None and name:
+        return {**whole, "path": path, "name": name, "filter": {column: name}}
+    return {"path": path, "name": name, "split": split}
+
+
+def rows(task_name: str, path: str, name: str | None, split: str) -> list[dict[str, Any]]:
+    """The rows of the hub split, from the hub or madeval's mirror (``load_docs_with_source``)."""
+    found, _source = load_docs_with_source(task_name, dataset_of(path, name, split), Path(path))
+    return found
+
+
+#: ``datasets`` builders that read local files (``dataset_path: json`` with ``data_files``).
+FILE_BUILDERS = ("json", "csv", "parquet", "text", "arrow")
+
+
+def is_local(path: str, dataset_kwargs: dict[str, Any] | None) -> bool:
+    """True when the dataset is the task's own files, not a hub dataset."""
+    return path in FILE_BUILDERS or "data_files" in (dataset_kwargs or {}) or Path(path).exists()
+
+
+def dataset_loader(task_name: str, config: dict[str, Any]):
+    """A ``custom_dataset`` for lm-eval: a ``DatasetDict`` of the task's splits (``None`` for a
+    task that reads its own local files).
+
+    The split the task is scored on (``test_split``, else ``validation_split``) is read at once and
+    must be available; the task's other splits (training, few-shot) are read when madeval mirrors
+    them and are otherwise empty, so a zero-shot run works and a few-shot one fails in one line.
+    """
+    path = config.get("dataset_path")
+    if not path:
+        raise UsageError(f"task {task_name}: lm-eval tasks without dataset_path are not supported")
+    if is_local(path, config.get("dataset_kwargs")):
+        return None  # the task's own files: lm-eval reads them as it always does
+    name = config.get("dataset_name")
+    eval_split = config.get("test_split") or config.get("validation_split")
+    if not eval_split:
+        raise UsageError(f"task {task_name}: the lm-eval task has neither test_split nor validation_split")
+    others = [config.get(key) for key in ("test_split", "validation_split", "training_split", "fewshot_split")]
+    others.append((config.get("fewshot_config") or {}).get("split"))
+    loaded = {eval_split: rows(task_name, path, name, eval_split)}
+    for split in dict.fromkeys(s for s in others if s and s not in loaded):
+        loaded[split] = rows(task_name, path, name, split) if "mirror" in dataset_of(path, name, split) else []
+
+    def load(**_ignored: Any):
+        import datasets
+
+        columns = list(loaded[eval_split][0]) if loaded[eval_split] else []
+        return datasets.DatasetDict({
+            split: datasets.Dataset.from_list(found) if found
+            else datasets.Dataset.from_dict({column: [] for column in columns})
+            for split, found in loaded.items()
+        })
+
+    return load

@@ -1,0 +1,126 @@
+"""The madeval hooks of madeval-lmeval: the ``lm_eval`` task provider."""
+
+from __future__ import annotations
+
+import difflib
+from pathlib import Path
+
+from madeval import AggregateMetric, GroupSpec, UsageError, hookimpl
+
+from . import lmeval_api, mirrors
+from .task import PREFIX, adapt
+
+
+class LmEvalTasks:
+    """lm-eval's tasks, groups and tags as ``lm_eval:NAME``, read through lm-eval's ``TaskManager``.
+
+    Nothing of lm-eval is imported until a name is looked up; its index is built once per process.
+    """
+
+    def __init__(self, include_path: tuple[str, ...] = ()):
+        self.include_path = tuple(str(Path(p).resolve()) for p in include_path)
+        self._built: dict[str, object] = {}
+
+    @property
+    def manager(self):
+        """lm-eval's task manager over its tasks and the ``--include-path`` folders (built on first use)."""
+        return lmeval_api.task_manager(self.include_path)
+
+    @staticmethod
+    def claims(data: dict) -> bool:
+        """A task file in lm-eval's format (it has ``dataset_path``, ``output_type`` or ``class``),
+        found through ``--include-path``: lm-eval loads it, unchanged."""
+        return any(key in data for key in LM_EVAL_ONLY_KEYS)
+
+    def names(self) -> list[str]:
+        """Every lm-eval task, group and tag name."""
+        return list(self.manager.all_tasks)
+
+    def _entry(self, name: str):
+        found = lmeval_api.entries(self.manager).get(name)
+        if found is None:
+            near = difflib.get_close_matches(name, self.manager.all_tasks, n=1, cutoff=0.6)
+            hint = f"; did you mean {near[0]}?" if near else ""
+            raise UsageError(f"unknown task '{PREFIX}:{name}'{hint}")
+        return found
+
+    def expand(self, name: str, _seen: tuple[str, ...] = ()) -> list[str]:
+        """The lm-eval tasks ``name`` stands for: itself, a tag's tasks, or a group's leaf tasks
+        (through its subgroups and tags), in the group file's order."""
+        if name in _seen:
+            raise UsageError(f"lm-eval group cycle: {' -> '.join((*_seen, name))}")
+        entry = self._entry(name)
+        kind = lmeval_api.kind_of(entry)
+        if kind in ("task", "py_task"):
+            return [name]
+        if kind == "tag":
+            members = sorted(entry.tags)
+        else:
+            members = (entry.cfg or {}).get("task") or []
+            members = [members] if isinstance(members, str) else members
+        found: list[str] = []
+        for member in members:
+            if not isinstance(member, str):
+                raise UsageError(f"{PREFIX}:{name}: lm-eval group members defined inline (with their own "
+                                 "settings) are not supported; name the tasks instead")
+            for task in self.expand(member, (*_seen, name)):
+                if task not in found:
+                    found.append(task)
+        return found
+
+    def group_spec(self, name: str):
+        """An lm-eval group as a madeval group, its ``aggregate_metric_list`` lm-eval's
+        (:func:`group_aggregation`); ``None`` for a task or tag."""
+        entry = self._entry(name)
+        if lmeval_api.kind_of(entry) != "group":
+            return None
+        config = entry.cfg or {}
+        members = config.get("task") or []
+        members = [members] if isinstance(members, str) else members
+        return GroupSpec(f"{PREFIX}:{name}", tuple(f"{PREFIX}:{m}" for m in members if isinstance(m, str)),
+                         group_aggregation(config.get("aggregate_metric_list")), dict(config.get("metadata") or {}))
+
+    def load(self, name: str, extractors, metrics, settings=None):
+        """The madeval task for the lm-eval task ``name``, its data read from madeval's mirrors;
+        ``settings`` (a run's) give ``num_fewshot`` and the few-shot sampler's seed."""
+        if name not in self._built:
+            entry = self._entry(name)
+            loader = mirrors.dataset_loader(f"{PREFIX}:{name}", entry.cfg or {})
+            self._built[name] = lmeval_api.build(self.manager, name, loader)
+        task = adapt(self._built[name], name, extractors, metrics)
+        if settings is not None:
+            task.num_fewshot, task.fewshot_seed = settings.num_fewshot, settings.seed
+        return task
+
+
+#: Task file keys that only lm-eval's format has.
+LM_EVAL_ONLY_KEYS = ("dataset_path", "output_type", "class")
+#: lm-eval's log-likelihood accuracies, which madeval's lettered-option form scores as ``accuracy``.
+LOGLIKELIHOOD_ACCURACY = ("acc", "acc_norm")
+
+
+def group_aggregation(entries) -> tuple[AggregateMetric, ...]:
+    """lm-eval's ``aggregate_metric_list`` as madeval's: one entry per (metric, filter) named as
+    the tasks' scores are (``exact_match,custom-extract``), ``weight_by_size`` defaulting to true as
+    in lm-eval's ``AggMetricConfig``; ``acc``/``acc_norm`` also declare ``accuracy``, the score of
+    a multiple-choice task run as generation. Only ``mean`` aggregation exists in both."""
+    declared = []
+    for entry in entries or []:
+        if not isinstance(entry, dict) or "metric" not in entry:
+            raise UsageError(f"lm-eval aggregate_metric_list entry without metric: {entry!r}")
+        if entry.get("aggregation", "mean") != "mean":
+            raise UsageError(f"lm-eval group aggregation {entry['aggregation']!r} is not supported (only mean)")
+        filters = entry.get("filter_list") or ["none"]
+        filters = [filters] if isinstance(filters, str) else filters
+        weight = bool(entry.get("weight_by_size", True))
+        names = [f"{entry['metric']},{f}" for f in filters]
+        if entry["metric"] in LOGLIKELIHOOD_ACCURACY:
+            names.append("accuracy")
+        declared += [AggregateMetric(metric, "mean", weight) for metric in names]
+    return tuple(dict.fromkeys(declared))
+
+
+@hookimpl
+def register_task_providers(register):
+    """lm-evaluation-harness tasks as ``lm_eval:NAME``."""
+    register(PREFIX, LmEvalTasks)

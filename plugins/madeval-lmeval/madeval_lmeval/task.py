@@ -1,0 +1,201 @@
+"""An lm-eval task as a madeval :class:`~madeval.task.Task`: lm-eval's prompt, targets and scoring.
+
+* ``generate_until``: agents see lm-eval's prompt (``fewshot_context``: ``description`` then
+  ``doc_to_text``; zero-shot). The debate's final solution text is scored as lm-eval scores a
+  model's output: every ``filter_list`` pipeline, then ``process_results``, one score per
+  ``(metric, filter)`` named as lm-eval reports it (``exact_match,strict-match``).
+* ``multiple_choice``: lm-eval ranks the choices by log-likelihood, which a debate cannot do. The
+  choices (``doc_to_choice``) are shown as lettered options after lm-eval's prompt, agents answer
+  with a letter, and accuracy is scored against ``doc_to_target`` with madeval's multiple-choice
+  extraction: generation, not log-likelihood, so not comparable with lm-eval's ``acc``.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from madeval import Item, Task, UsageError, task_code
+
+from . import lmeval_api
+from .mirrors import builtin_task_folder
+
+PREFIX = "lm_eval"
+#: The longest reply scored (characters): far beyond any lm-eval task's max_gen_toks (2,048 tokens
+#: in mmlu_pro, about 10,000 characters).
+MAX_SCORED_CHARS = 65_536
+LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+#: The note the leaderboard shows for a multiple-choice lm-eval task.
+MC_NOTE = ("lm-eval multiple_choice task run as generation (lettered options, accuracy of the "
+           "answered letter), not log-likelihood ranking: not comparable with lm-eval's acc")
+
+
+def _builtin_template(name: str) -> dict[str, Any]:
+    """A shared template of madeval's built-in tasks (``_multiple_choice.yaml``)."""
+    return yaml.safe_load((builtin_task_folder() / name).read_text(encoding="utf-8"))
+
+
+class LmEvalTask(Task):
+    """Items and prompts of one lm-eval task; subclasses say how a reply is scored."""
+
+    def __init__(self, lm_task: Any, name: str, spec: dict[str, Any], extractors, metrics):
+        path = Path(str(getattr(lm_task.config, "dataset_path", "") or "lm_eval"))
+        super().__init__({"task": f"{PREFIX}:{name}", **spec}, path, extractors, metrics)
+        self.lm_task = lm_task
+        self.lm_name = name
+        self.num_fewshot = 0  # lm-eval's prompt without examples unless the run asks for some
+        self.fewshot_seed = 1234  # lm-eval's own default (simple_evaluate); a run sets its --seed
+
+    @functools.cached_property
+    def docs(self) -> list[dict[str, Any]]:
+        """The docs the task is scored on: lm-eval's ``eval_docs`` (test split, else validation)."""
+        with task_code(f"task {self.name}: lm-eval eval_docs"):
+            return list(self.lm_task.eval_docs)
+
+    @functools.cached_property
+    def items(self) -> list[Item]:
+        """One item per doc, its input lm-eval's prompt."""
+        shots = f", {self.num_fewshot}-shot (lm-eval sampler seed {self.fewshot_seed})" if self.num_fewshot else ""
+        self.source = f"lm-eval {self.lm_name}{shots}"
+        if self.num_fewshot and not len(lmeval_api.fewshot_pool(self.lm_task)):
+            raise UsageError(f"task {self.name}: --num-fewshot {self.num_fewshot}, but the task's few-shot "
+                             "split has no local mirror (use --num-fewshot 0)")
+        # the sampler draws in doc order from a fresh seed, as lm-eval's build_all_requests does
+        lmeval_api.seed_fewshot(self.lm_task, self.fewshot_seed)
+        with task_code(f"task {self.name}: lm-eval prompt"):
+            return [self._lm_item(index, doc) for index, doc in enumerate(self.docs)]
+
+    def prompt_text(self, doc: dict[str, Any]) -> str:
+        """lm-eval's context for ``doc``; a task with one context per choice is refused."""
+        context = lmeval_api.fewshot_context(self.lm_task, doc, self.num_fewshot)
+        if not isinstance(context, str):
+            raise UsageError(f"task {self.name}: lm-eval tasks with one context per choice "
+                             "(multiple_input, e.g. winogrande) are not supported")
+        return context
+
+    def _lm_item(self, index: int, doc: dict[str, Any]) -> Item:
+        raise NotImplementedError
+
+
+class GenerateUntilTask(LmEvalTask):
+    """An lm-eval ``generate_until`` task, scored by lm-eval's filters and ``process_results``."""
+
+    def __init__(self, lm_task: Any, name: str, extractors, metrics):
+        super().__init__(lm_task, name, {"answer_type": "text"}, extractors, metrics)
+        self.filters = lmeval_api.filter_ensembles(lm_task)
+        unsupported = sorted(
+            metric for metric, aggregate in lm_task.aggregation().items()
+            if getattr(aggregate, "__name__", "") != "mean"
+        )
+        if unsupported:
+            raise UsageError(f"task {self.name}: lm-eval metrics aggregated other than by mean "
+                             f"are not supported: {', '.join(unsupported)}")
+        self.metrics = []
+        self.metric_names = [f"{metric},{f.name}" for f in self.filters for metric in lm_task.aggregation()]
+
+    @functools.cached_property
+    def items(self) -> list[Item]:
+        """One item per doc; the task's answers are numbers when every gold answer is one."""
+        items = super().items
+        if items and all(_is_number(item.target) for item in items):
+            self.answer_type = "number"
+        return items
+
+    def _lm_item(self, index: int, doc: dict[str, Any]) -> Item:
+        target = self.lm_task.doc_to_target(doc)
+        return Item(f"{self.name}-{index}", self.prompt_text(doc), self._gold(doc, target), None, None, doc)
+
+    def _gold(self, doc: dict[str, Any], target: Any) -> Any:
+        """The answer the task's first filter finds in the target (gsm8k: the number after
+        ``####``), else the target: what a correct reply states (the simulator answers it)."""
+        if isinstance(target, list):
+            return [str(t) for t in target]
+        found = self.filtered(doc, -1, str(target))[self.filters[0].name]
+        return found if isinstance(found, str) and found and found != "[invalid]" else str(target)
+
+    def filtered(self, doc: dict[str, Any], doc_id: int, reply: str) -> dict[str, Any]:
+        """The reply after each filter pipeline, by pipeline name (lm-eval's ``filtered_resps``)."""
+        request = lmeval_api.instance(self.lm_task, doc, doc_id, reply)
+        for ensemble in self.filters:
+            ensemble.apply([request])
+        return request.filtered_resps
+
+    def extract(self, text: str | None, item: Item | None = None) -> str | None:
+        """The reply itself: lm-eval's filters read the whole text when it is scored."""
+        return text if text else None
+
+    def score(self, prediction: str | None, item: Item, transcript=None) -> dict[str, float]:
+        """lm-eval's score of ``prediction`` through each filter: ``{"metric,filter": value}``.
+
+        A reply longer than :data:`MAX_SCORED_CHARS` is scored on its beginning: lm-eval's own
+        generation stops at ``max_gen_toks``, and the task's regexes (``(?s).*#### `` in gsm8k's
+        ``regexes_to_ignore``) take time quadratic in the length of an untrusted reply.
+        """
+        doc = item.doc
+        reply = (prediction or "")[:MAX_SCORED_CHARS]
+        filtered = self.filtered(doc, int(item.id.rpartition("-")[2]), reply)
+        scores = {}
+        for ensemble in self.filters:
+            with task_code(f"task {self.name}: lm-eval process_results"):
+                results = self.lm_task.process_results(doc, [filtered[ensemble.name]])
+            for metric, value in results.items():
+                scores[f"{metric},{ensemble.name}"] = _number(self.name, metric, value)
+        return scores
+
+    def reference_reply(self, item: Item) -> str:
+        """The doc's own target text (gsm8k's worked solution ending ``#### N``)."""
+        target = self.lm_task.doc_to_target(item.doc)
+        return str(target[0] if isinstance(target, list) else target)
+
+
+def _is_number(text: Any) -> bool:
+    try:
+        return isinstance(text, str) and math.isfinite(float(text.replace(",", "")))
+    except ValueError:
+        return False
+
+
+def _number(task: str, metric: str, value: Any) -> float:
+    """A per-item score as a float; lm-eval metrics whose items are not numbers are refused."""
+    if isinstance(value, bool) or isinstance(value, (int, float)):
+        return float(value)
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise UsageError(f"task {task}: lm-eval metric {metric} gives per-item {type(value).__name__} "
+                         "values, not numbers: not supported") from None
+    return number if math.isfinite(number) else 0.0
+
+
+class MultipleChoiceTask(LmEvalTask):
+    """An lm-eval ``multiple_choice`` task as lettered options, scored by accuracy of the letter."""
+
+    note = MC_NOTE
+
+    def __init__(self, lm_task: Any, name: str, extractors, metrics):
+        template = _builtin_template("_multiple_choice.yaml")
+        super().__init__(lm_task, name, template, extractors, metrics)
+
+    def _lm_item(self, index: int, doc: dict[str, Any]) -> Item:
+        choices = tuple(str(c) for c in self.lm_task.doc_to_choice(doc))
+        target = self._normalise_target(self.lm_task.doc_to_target(doc), choices)
+        text = self.prompt_text(doc).rstrip()
+        if choices != tuple(LETTERS[: len(choices)]):  # letters as choices: lm-eval's prompt lists the options
+            lines = [self.choice_format.format(letter=LETTERS[i], choice=c) for i, c in enumerate(choices)]
+            text += "\n" + "\n".join(lines)
+        return Item(f"{self.name}-{index}", text, target, None, choices, doc)
+
+
+def adapt(lm_task: Any, name: str, extractors, metrics) -> LmEvalTask:
+    """The madeval task for the lm-eval task object ``lm_task`` (registered as ``name``)."""
+    output_type = lm_task.config.output_type
+    if output_type == "generate_until":
+        return GenerateUntilTask(lm_task, name, extractors, metrics)
+    if output_type == "multiple_choice":
+        return MultipleChoiceTask(lm_task, name, extractors, metrics)
+    raise UsageError(f"task {PREFIX}:{name}: lm-eval output_type {output_type} has no debate "
+                     "form (only generate_until and multiple_choice)")
