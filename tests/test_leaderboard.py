@@ -331,7 +331,7 @@ def test_scaling_charts_plot_one_series_per_setting_and_rescored_series_by_sourc
     folder = tmp_path / "scaling"
     options = {"tasks": ["arith_mc"], "limit": 3, "repeats": 1, "seed": 3, "cache": "off", "base_url": sim.base_url,
                "output_path": str(folder), "common": {"persona": "none", "paradigm": "memory", "decider": "counting"},
-               "grid": {"agents": [2, 3, 4], "max_turns": [1, 2, 3]}}
+               "grid": {"agents": [2, 3, 4], "max_turns": [1, 2, 3]}, "leaderboard": {"charts": True}}
     run_quietly(build_settings(options))
     done = subprocess.run([sys.executable, "-m", "madeval", "rescore", str(folder), "--decider",
                            "counting:after_turns=1", "--base-url", sim.base_url, "--cache", "off"],

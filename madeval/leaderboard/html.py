@@ -109,6 +109,9 @@ def page(board: dict[str, Any], charts: list[Path]) -> str:
             data = base64.b64encode(chart.read_bytes()).decode("ascii")
             parts.append(f"<img alt='{html.escape(chart.stem)}' src='data:image/png;base64,{data}'>")
         parts.append("</div>")
+    elif not board["options"]["charts"]:
+        parts.append(f"<p>No charts drawn: <code>madeval leaderboard show {html.escape(board['run'])} --charts</code> "
+                     "draws them (or <code>charts: true</code> under <code>leaderboard:</code> in a config file).</p>")
     parts.append(f"<script>{SCRIPT}</script></body></html>\n")
     return "\n".join(parts)
 

@@ -10,7 +10,7 @@ from dataclasses import asdict, dataclass, fields
 from typing import Any
 
 from ..errors import UsageError
-from ..options import at_least, declared_option, inside, integer, number, option, snake_keys, text
+from ..options import at_least, declared_option, flag, inside, integer, number, option, snake_keys, text
 
 INTERVALS = {
     "population": "95% confidence intervals are about the population of questions the items were "
@@ -40,6 +40,8 @@ class LeaderboardOptions:
                             check=at_least(99), cli=False)
     seed: int = option(0, help="Seed of the resamples.", convert=integer, cli=False)
     title: str | None = option(None, help="Title of the HTML page.", convert=text)
+    charts: bool = option(False, help="Draw the charts (charts/*.png and *.svg, also in the HTML page); off by "
+                          "default because matplotlib takes 1.5 s or more to load and draw.", convert=flag)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any] | None) -> LeaderboardOptions:
