@@ -16,10 +16,11 @@ from typing import Any
 from .render import TIME_COLUMN, label_of, points, test_name, versus
 
 STYLE = """
-body{font-family:system-ui,-apple-system,'Segoe UI',sans-serif;margin:2em auto;max-width:1200px;color:#222;padding:0 1em}
+body{font-family:system-ui,-apple-system,'Segoe UI',sans-serif;margin:2em auto;max-width:1400px;color:#222;padding:0 1em}
 h1{font-size:1.5em}h2{font-size:1.2em;margin-top:1.6em}
 table{border-collapse:collapse;margin:.6em 0;font-size:.9em}
 th,td{border-bottom:1px solid #ddd;padding:.3em .6em;text-align:right;white-space:nowrap}
+th,td:first-child,td:last-child{white-space:normal}td:first-child{min-width:10em}
 th:first-child,td:first-child{text-align:left}
 table.comparisons :is(th,td):is(:nth-child(-n+4),:nth-child(7)){text-align:left}
 .scroll{overflow-x:auto}
@@ -127,7 +128,10 @@ def _cells(cells: list[tuple[str, Any]], significant_column: int | None = None) 
     for index, (text, key) in enumerate(cells):
         sort = "" if key is None else f" data-sort='{key!r}'"
         cls = " class='sig'" if index == significant_column else ""
-        tds.append(f"<td{sort}{cls}>{html.escape(text)}</td>")
+        shown = html.escape(text)
+        if index == 0:  # a configuration label: may break after each '/' (none/simple/memory/...)
+            shown = shown.replace("/", "/<wbr>")
+        tds.append(f"<td{sort}{cls}>{shown}</td>")
     return "".join(tds)
 
 
