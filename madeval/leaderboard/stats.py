@@ -21,7 +21,7 @@ from typing import Sequence
 
 import numpy as np
 
-# scipy.stats and statsmodels are imported inside the tests that use them: together they take
+# scipy.stats and statsmodels are imported inside the statistical tests that use them: they take
 # 1.5 to 3 s to import, most of a short run's start-up and wrap-up (issue 15). The intervals every
 # leaderboard row needs use only scipy.special (the functions scipy.stats calls for them).
 
