@@ -81,6 +81,10 @@ def main(argv: list[str] | None = None) -> None:
         from .fleet import main as fleet
 
         return fleet(argv[1:])
+    if argv[:1] == ["startup"]:  # python -m bench startup: see bench/startup.py
+        from .startup import main as startup
+
+        return startup(argv[1:])
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
     parser.add_argument("--items", type=int, default=100)
     parser.add_argument("--agents", type=int, default=3)

@@ -8,6 +8,9 @@
   under the folder ``MADEVAL_DATA_DIR`` names, read with ``datasets.load_dataset("json", ...)``.
   If neither works, :class:`DataUnavailable` says what is missing: the variable (when it is not
   set) or the file (when the folder it names has no such file). ``HF_HUB_OFFLINE=1`` skips the hub.
+* ``gated: true``: the hub dataset needs its terms accepted; when it cannot be read, the error
+  says how to get access (accept the terms on its hub page, set ``HF_TOKEN``) or where to put a
+  local copy. A hub refusal that names the dataset gated gets the same message.
 * ``filter: {column: value}`` keeps the rows whose column equals the value (or is in a list of
   values), for hub and mirror alike: ``mmlu_formal_logic`` is the ``formal_logic`` subject of the
   MMLU mirror.
@@ -90,19 +93,42 @@ def mirror_row_count(dataset: dict[str, Any]) -> int | None:
 
 def _hub_or_mirror(task: str, dataset: dict[str, Any]) -> tuple[list[dict[str, Any]], str]:
     mirror = mirror_file(dataset)
-    why = " (unreachable)"
+    why = " (HF_HUB_OFFLINE is set)" if hub_offline() else " (unreachable)"
+    gated = bool(dataset.get("gated"))
     if hub_reachable():
         try:
             return _load_hub(dataset), _hub_name(dataset)
         except Exception as error:  # the hub raises many kinds of errors; fall back to the mirror
             why = f" ({type(error).__name__})"
+            gated = gated or refused_as_gated(error)
     if mirror is not None:
         return _load_json(mirror), f"mirror {mirror}"
-    hint = missing_mirror_hint(dataset)
+    hint = gated_hint(dataset) if gated else missing_mirror_hint(dataset)
     raise DataUnavailable(
         f"task {task}: cannot load {dataset['path']} from the Hugging Face hub{why} and no local mirror: {hint}",
         hint,
     )
+
+
+def refused_as_gated(error: BaseException) -> bool:
+    """True when the hub's error says the dataset is gated (huggingface_hub's ``GatedRepoError``,
+    or datasets' "is a gated dataset" message); only the first 1,000 characters are read."""
+    return type(error).__name__ == "GatedRepoError" or "gated" in str(error)[:1000].lower()
+
+
+def gated_hint(dataset: dict[str, Any]) -> str:
+    """How to get a gated dataset: accept its terms on the hub and set ``HF_TOKEN``, or put a local
+    copy where madeval looks for it (the mirror path under ``MADEVAL_DATA_DIR``)."""
+    page = f"{os.environ.get('HF_ENDPOINT', 'https://huggingface.co').rstrip('/')}/datasets/{dataset['path']}"
+    root, wanted = os.environ.get(DATA_DIR_VARIABLE), dataset.get("mirror")
+    if not wanted:
+        local = "no local copy is named (dataset.mirror)"
+    elif root:
+        local = f"or put a local copy (JSON lines, the hub's columns) at {Path(root) / str(wanted)}"
+    else:
+        local = f"or put a local copy (JSON lines, the hub's columns) at {wanted} under a folder named by {DATA_DIR_VARIABLE}"
+    return (f"{dataset['path']} is a gated dataset: accept its terms at {page} while logged in, then set "
+            f"HF_TOKEN to an access token of that account; {local}")
 
 
 def missing_mirror_hint(dataset: dict[str, Any]) -> str:
@@ -135,10 +161,15 @@ def hub_reachable(timeout_s: float = 3.0) -> bool:
     Checked before calling ``datasets``, whose own retries take tens of seconds to give up; the
     answer is kept for the life of the process.
     """
-    if os.environ.get("HF_HUB_OFFLINE", "").lower() in ("1", "true", "yes"):
+    if hub_offline():
         return False
     host = urllib.parse.urlparse(os.environ.get("HF_ENDPOINT", "https://huggingface.co"))
     return _answers(host.hostname or "", host.port or 443, timeout_s)
+
+
+def hub_offline() -> bool:
+    """True when ``HF_HUB_OFFLINE`` asks not to use the hub."""
+    return os.environ.get("HF_HUB_OFFLINE", "").lower() in ("1", "true", "yes")
 
 
 @functools.lru_cache(maxsize=8)

@@ -41,7 +41,7 @@ TASK_KEYS = (
     "doc_to_choice", "doc_to_target", "answer_type", "choice_format", "instruction", "answer_extraction",
     "metric_list", "metadata",
 )
-DATASET_KEYS = ("path", "name", "split", "mirror", "filter", "generator", "size", "seed")
+DATASET_KEYS = ("path", "name", "split", "mirror", "filter", "generator", "size", "seed", "gated")
 GROUP_KEYS = ("group", "task", "description", "aggregate_metric_list", "metadata")
 
 

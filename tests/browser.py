@@ -32,3 +32,34 @@ def run_chromium(page: Path, profile: Path, *args: str) -> subprocess.CompletedP
         [chromium(), *FLAGS, f"--user-data-dir={profile}", *args, page.resolve().as_uri()],
         capture_output=True, text=True, timeout=120,
     )
+
+
+#: Added at the end of a page: records on ``<html data-layout>`` what overflows horizontally.
+LAYOUT_PROBE = """<script>
+(function () {
+  var root = document.documentElement;
+  var boxes = Array.prototype.slice.call(document.querySelectorAll('.scroll'));
+  root.setAttribute('data-layout', JSON.stringify({
+    width: window.innerWidth,
+    page_overflow: root.scrollWidth - root.clientWidth,
+    tables: boxes.length,
+    overflowing_tables: boxes.filter(function (box) { return box.scrollWidth > box.clientWidth + 1; }).length
+  }));
+})();
+</script>"""
+
+
+def layout(page_html: str, folder: Path, width: int) -> dict:
+    """Open ``page_html`` in a window ``width`` pixels wide and return what overflows: the page
+    (``page_overflow``, pixels beyond the window) and the tables' scroll boxes (``overflowing_tables``)."""
+    import html
+    import json
+    import re
+
+    page = folder / f"layout-{width}.html"
+    page.write_text(page_html.replace("</body>", LAYOUT_PROBE + "</body>"), encoding="utf-8")
+    done = run_chromium(page, folder / f"profile-layout-{width}", "--dump-dom", f"--window-size={width},1200")
+    assert done.returncode == 0, done.stderr[-2000:]
+    found = re.search(r'data-layout="([^"]*)"', done.stdout)
+    assert found, "the layout probe did not run"
+    return json.loads(html.unescape(found.group(1)))

@@ -100,3 +100,20 @@ def test_bench_fleet_runs_every_fleet_on_the_same_workload(tmp_path):
     totals = {row["computed_tokens"] + row["cached_tokens"] for row in rows.values()}
     assert len(totals) == 1 and totals.pop() > 0 and all(row["calls"] == 24 for row in rows.values())
     assert 0 < two["cpu_s"] and "(c) madeval CPU per call" in done.stdout and "(a) speed-up" in done.stdout
+
+
+def test_bench_startup_measures_a_one_item_run_and_splits_it(tmp_path):
+    """``python -m bench startup --runs 1``: one whole-process run of one item against the simulator,
+    and one run split into phases whose CPU fits in their wall time; the run loads no heavy library."""
+    out = tmp_path / "startup.json"
+    done = subprocess.run([sys.executable, "-m", "bench", "startup", "--runs", "1", "--json", str(out)],
+                          cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    report = json.loads(out.read_text())
+    assert report["runs"] == 1 and report["walls_s"] == [report["wall_s"]] and report["target_s"] == 1.5
+    assert 0 < report["interpreter_s"] < report["wall_s"] and 0 < report["cpu_s"]
+    for phase in ("imports", "run", "statistics", "outputs", "charts_when_asked"):
+        assert 0 <= report[f"{phase}_cpu_s"] <= report[f"{phase}_s"] + 0.05, phase
+    assert report["imports_s"] > 0 and report["run_s"] > 0 and report["charts_when_asked_s"] > 0
+    assert report["heavy_modules"] == []
+    assert "one-item run, whole process" in done.stdout and "charts when asked" in done.stdout

@@ -21,7 +21,7 @@ from madeval.leaderboard.charts import chart_rows, scaling_data, scaling_series,
 from madeval.leaderboard.render import test_name as shown_test
 from madeval.records import read_records
 from madeval.simulator import simulate
-from browser import run_chromium
+from browser import layout, run_chromium
 from helpers import run_quietly
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -124,10 +124,49 @@ def test_html_page_sorts_and_renders_in_headless_chromium(protocols_run, tmp_pat
     assert dom.returncode == 0, dom.stderr[-2000:]
     assert 'data-sortable="ready"' in dom.stdout and "sortable comparisons" in dom.stdout
     assert "Uncaught" not in dom.stderr
-    shot = tmp_path / "leaderboard.png"
-    taken = run_chromium(page, tmp_path / "profile-shot", f"--screenshot={shot}", "--window-size=1280,2000")
-    assert taken.returncode == 0, taken.stderr[-2000:]
-    assert shot.stat().st_size > 50_000
+    for width in (1400, 800):
+        shot = tmp_path / f"leaderboard-{width}.png"
+        taken = run_chromium(page, tmp_path / f"profile-shot-{width}", f"--screenshot={shot}",
+                             f"--window-size={width},2000")
+        assert taken.returncode == 0, taken.stderr[-2000:]
+        assert shot.stat().st_size > 50_000
+
+
+def test_html_tables_fit_at_1400_px_and_scroll_in_their_box_at_800(protocols_run, tmp_path):
+    """With the protocol names and with the long labels of a command-line run
+    (none/simple/memory/<decider>/3a): at 1400 px no table needs a scroll bar; at 800 px a table
+    may scroll inside its own box, and the page itself never overflows the window."""
+    from madeval.leaderboard.html import page as html_page
+
+    board = build_leaderboard(protocols_run[0].folder)
+    pages = {"protocol names": html_page(board, [])}
+    for config in board["configurations"].values():
+        config["label"] = f"none/simple/memory/{config['label']}/3a"
+    pages["long labels"] = html_page(board, [])
+    for name, text in pages.items():
+        wide = layout(text, tmp_path, 1400)
+        assert wide["width"] == 1400 and wide["tables"] == 2, (name, wide)
+        assert wide["overflowing_tables"] == 0 and wide["page_overflow"] == 0, (name, wide)
+        narrow = layout(text, tmp_path, 800)
+        assert narrow["width"] == 800 and narrow["page_overflow"] == 0, (name, narrow)
+        assert narrow["overflowing_tables"] == 2, (name, narrow)  # 12 columns do not fit in 800 px
+
+
+@pytest.mark.parametrize("tasks", [1, 2])
+def test_the_turns_legend_lies_inside_its_figure(protocols_run, tasks):
+    """Three legend entries side by side are wider than a one-task figure: they are then stacked."""
+    from madeval.leaderboard.charts import _turns
+
+    board = build_leaderboard(protocols_run[0].folder)
+    for config in board["configurations"].values():
+        config["label"] = f"none/simple/memory/{config['label']}/3a"
+    rows = [r for r in chart_rows(board) if r["task"] in ("arith_mc", "arith_yesno")[:tasks]]
+    figure = _turns(board, rows)
+    figure.draw_without_rendering()  # runs the constrained layout
+    (legend,) = figure.legends
+    box, frame = legend.get_window_extent(), figure.bbox
+    assert frame.x0 <= box.x0 and box.x1 <= frame.x1 and frame.y0 <= box.y0 and box.y1 <= frame.y1
+    assert legend._ncols == (1 if tasks == 1 else 3)
 
 
 def test_a_tag_gets_a_macro_group_row_of_its_tasks(sim, tmp_path):
@@ -331,7 +370,7 @@ def test_scaling_charts_plot_one_series_per_setting_and_rescored_series_by_sourc
     folder = tmp_path / "scaling"
     options = {"tasks": ["arith_mc"], "limit": 3, "repeats": 1, "seed": 3, "cache": "off", "base_url": sim.base_url,
                "output_path": str(folder), "common": {"persona": "none", "paradigm": "memory", "decider": "counting"},
-               "grid": {"agents": [2, 3, 4], "max_turns": [1, 2, 3]}}
+               "grid": {"agents": [2, 3, 4], "max_turns": [1, 2, 3]}, "leaderboard": {"charts": True}}
     run_quietly(build_settings(options))
     done = subprocess.run([sys.executable, "-m", "madeval", "rescore", str(folder), "--decider",
                            "counting:after_turns=1", "--base-url", sim.base_url, "--cache", "off"],

@@ -1,8 +1,8 @@
 """Leaderboards: tables, paired significance tests, charts, an HTML page and regression checks.
 
 ``build_leaderboard(folder, options)`` turns a run folder into a leaderboard dictionary (the
-content of ``leaderboard.json``); ``write_outputs`` writes it as Markdown, CSV, JSON, charts and a
-self-contained HTML page. One module per job:
+content of ``leaderboard.json``); ``write_outputs`` writes it as Markdown, CSV, JSON, a
+self-contained HTML page and, when asked (the ``charts`` option), charts. One module per job:
 
 * :mod:`.data` reads a run folder (records and rescored records); :mod:`.merge` merges several;
 * :mod:`.stats` holds the tests, corrections and intervals (checked against scipy/statsmodels);
@@ -46,19 +46,22 @@ def build_merged_leaderboard(folders: list[Path], options: LeaderboardOptions | 
 
 def write_outputs(board: dict[str, Any], folder: str | Path,
                   history: list[dict[str, Any]] | None = None) -> list[Path]:
-    """Write the board into ``folder``: Markdown, CSV (rows; comparisons), JSON, ``charts/`` and HTML;
+    """Write the board into ``folder``: Markdown, CSV (rows; comparisons), JSON and HTML, and
+    ``charts/`` when the board's options ask for charts (``charts: true``, ``--charts``);
     ``history`` (entries of :mod:`.history`) adds the history chart and table to the page."""
-    from .charts import draw_all  # matplotlib takes a second to import: only when charts are drawn
-
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)  # a merged board's own folder (--output) may be new
     (folder / "leaderboard.md").write_text(markdown(board), encoding="utf-8")
     (folder / "leaderboard.csv").write_text(csv_text(board), encoding="utf-8")
     (folder / "comparisons.csv").write_text(comparisons_csv(board), encoding="utf-8")
     write_json_atomically(folder / "leaderboard.json", board)
-    charts = draw_all(board, folder / "charts")
+    charts = []
+    if board["options"]["charts"]:
+        from .charts import draw_all  # matplotlib takes a second or more to import: only when drawn
+
+        charts = draw_all(board, folder / "charts")
     shown = None
-    if history:
+    if history:  # asked for by name (--history): drawn whatever the charts option says
         from .history_chart import draw
 
         shown = (history, draw(history, folder / "charts"))

@@ -187,7 +187,10 @@ def _turns(board: dict[str, Any], rows: list[dict[str, Any]]) -> Figure:
     handles = [Patch(facecolor=PALETTE[0], label="decided by the protocol (configuration's colour)"),
                Patch(label="not decided: turn limit reached, fallback answer", **UNDECIDED),
                Line2D([], [], marker="^", color="red", linestyle="", label="mean turns of the decided debates")]
-    figure.legend(handles=handles, loc="outside lower center", ncols=3, fontsize=8)
+    legend = figure.legend(handles=handles, loc="outside lower center", ncols=3, fontsize=8)
+    if legend.get_window_extent().width > figure.bbox.width:  # a one-task figure: one entry a line
+        legend.remove()
+        figure.legend(handles=handles, loc="outside lower center", ncols=1, fontsize=8)
     return figure
 
 

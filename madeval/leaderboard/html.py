@@ -18,10 +18,11 @@ from .history import DROP, cell, series, short, summary as history_summary
 from .render import TIME_COLUMN, label_of, mde_text, on_front, points, row_mde, task_of, test_name, versus
 
 STYLE = """
-body{font-family:system-ui,-apple-system,'Segoe UI',sans-serif;margin:2em auto;max-width:1200px;color:#222;padding:0 1em}
+body{font-family:system-ui,-apple-system,'Segoe UI',sans-serif;margin:2em auto;max-width:1400px;color:#222;padding:0 1em}
 h1{font-size:1.5em}h2{font-size:1.2em;margin-top:1.6em}
 table{border-collapse:collapse;margin:.6em 0;font-size:.9em}
 th,td{border-bottom:1px solid #ddd;padding:.3em .6em;text-align:right;white-space:nowrap}
+th,td:first-child,td:last-child{white-space:normal}td:first-child{min-width:10em}
 th:first-child,td:first-child{text-align:left}
 table.comparisons :is(th,td):is(:nth-child(-n+4),:nth-child(8)){text-align:left}
 table.cost :is(th,td):is(:nth-child(-n+3),:nth-child(6),:nth-child(8)){text-align:left}
@@ -121,6 +122,9 @@ def page(board: dict[str, Any], charts: list[Path],
         parts.append(_comparisons(board["comparisons"]))
     if charts:
         parts.append("<h2>Charts</h2>" + _images(charts))
+    elif not board["options"]["charts"]:
+        parts.append(f"<p>No charts drawn: <code>madeval leaderboard show {html.escape(board['run'])} --charts</code> "
+                     "draws them (or <code>charts: true</code> under <code>leaderboard:</code> in a config file).</p>")
     if history is not None:
         parts.append(history_section(*history))
     parts.append(f"<script>{SCRIPT}</script></body></html>\n")
@@ -188,7 +192,10 @@ def _cells(cells: list[tuple[str, Any]], significant_column: int | None = None) 
     for index, (text, key) in enumerate(cells):
         sort = "" if key is None else f" data-sort='{key!r}'"
         cls = " class='sig'" if index == significant_column else ""
-        tds.append(f"<td{sort}{cls}>{html.escape(text)}</td>")
+        shown = html.escape(text)
+        if index == 0:  # a configuration label: may break after each '/' (none/simple/memory/...)
+            shown = shown.replace("/", "/<wbr>")
+        tds.append(f"<td{sort}{cls}>{shown}</td>")
     return "".join(tds)
 
 

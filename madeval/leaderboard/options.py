@@ -42,6 +42,8 @@ class LeaderboardOptions:
     title: str | None = option(None, help="Title of the HTML page.", convert=text)
     merge_same: bool = option(False, help="Merge a configuration found in several runs (their records must "
                               "agree) instead of refusing it.", convert=flag)
+    charts: bool = option(False, help="Draw the charts (charts/*.png and *.svg, also in the HTML page); off by "
+                          "default because matplotlib takes 1.5 s or more to load and draw.", convert=flag)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any] | None) -> LeaderboardOptions:

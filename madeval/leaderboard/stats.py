@@ -1,7 +1,8 @@
 """Paired tests, family-wise corrections and confidence intervals for leaderboards.
 
 The standard statistics come from statsmodels and scipy: Benjamini-Hochberg (``multipletests``),
-the Wilson interval (``proportion_confint``) and the exact McNemar test (``mcnemar`` /
+the Wilson interval (statsmodels' ``proportion_confint``, written out: :func:`wilson` says why),
+Student t's quantile (``scipy.special.stdtrit``) and the exact McNemar test (``mcnemar`` /
 ``binomtest``). madeval's own code is what they lack: the exact paired permutation test on a
 lattice, its stratified (macro-average) form, the paired bootstrap p-value, the two-stage
 finite-population variance and the stratified interval; and Holm (:func:`holm` says why). Every
@@ -19,10 +20,10 @@ from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
-from scipy import stats as scipy_stats
-from statsmodels.stats.contingency_tables import mcnemar
-from statsmodels.stats.multitest import multipletests
-from statsmodels.stats.proportion import proportion_confint
+
+# scipy.stats and statsmodels are imported inside the statistical tests that use them: they take
+# 1.5 to 3 s to import, most of a short run's start-up and wrap-up (issue 15). The intervals every
+# leaderboard row needs use only scipy.special (the functions scipy.stats calls for them).
 
 ALTERNATIVES = ("two-sided", "less", "greater")
 #: Largest number of non-zero differences whose sign flips are enumerated one by one.
@@ -72,9 +73,13 @@ def mcnemar_exact(a: Sequence[float], b: Sequence[float], alternative: str = "tw
     if n == 0:
         p = 1.0  # binomtest needs at least one trial
     elif alternative == "two-sided":
+        from statsmodels.stats.contingency_tables import mcnemar  # deferred: see the imports
+
         p = float(mcnemar([[0, n10], [n01, 0]], exact=True).pvalue)  # the concordant cells do not enter
     else:
-        p = float(scipy_stats.binomtest(n10, n, 0.5, alternative=alternative).pvalue)
+        from scipy.stats import binomtest  # deferred: see the imports
+
+        p = float(binomtest(n10, n, 0.5, alternative=alternative).pvalue)
     return TestResult("mcnemar", delta, p, f"exact binomial on {n} discordant pairs ({n10} vs {n01})")
 
 
@@ -215,6 +220,8 @@ def holm(p_values: Sequence[float]) -> list[float]:
 
 def benjamini_hochberg(p_values: Sequence[float]) -> list[float]:
     """Benjamini-Hochberg adjusted p-values: statsmodels' ``multipletests(method='fdr_bh')``."""
+    from statsmodels.stats.multitest import multipletests  # deferred: see the imports
+
     return multipletests(p_values, method="fdr_bh")[1].tolist()
 
 
@@ -296,7 +303,7 @@ def mean_interval(
         return Interval(mean, mean, "single item")
     variance = _variance_of_mean(values, population, within, repeats)
     method = "t, two-stage FPC" if population else "t"
-    half = float(scipy_stats.t.ppf(0.5 + level / 2, n - 1)) * math.sqrt(variance)
+    half = t_quantile(0.5 + level / 2, n - 1) * math.sqrt(variance)
     low, high = enclose(mean, mean - half, mean + half, bounded)
     return Interval(low, high, method)
 
@@ -319,6 +326,17 @@ def _variance_of_mean(
     return ((1 - f) * between + f * within_term) / n
 
 
+def t_quantile(q: float, df: float) -> float:
+    """Student t's ``q`` quantile with ``df`` degrees of freedom: ``scipy.stats.t.ppf(q, df)``.
+
+    That is ``scipy.special.stdtrit(df, q)``, called here directly because importing scipy.stats
+    costs about a second more than scipy.special (``tests/test_stats_functions.py`` compares them).
+    """
+    from scipy.special import stdtrit
+
+    return float(stdtrit(df, q))
+
+
 def wilson(p: float, n: float, level: float = 0.95) -> tuple[float, float]:
     """Wilson score interval for a proportion ``p`` observed on ``n`` (possibly effective) trials.
 
@@ -326,9 +344,22 @@ def wilson(p: float, n: float, level: float = 0.95) -> tuple[float, float]:
     effective ``n`` (the finite-population correction) as it is (it divides ``p * n`` by ``n``
     again, which can move ``p`` by an ulp there), with its ends enclosed: exactly 0 at ``p = 0``,
     exactly 1 at ``p = 1``, always ``low <= p <= high`` (:func:`enclose`).
+
+    Its ``wilson`` branch is written out here, operation for operation (so the numbers are the
+    same to the bit), because importing statsmodels takes 1.5 s or more (pandas, scipy.stats)
+    for a few lines of arithmetic; ``tests/test_scores_at_bounds.py`` compares the two.
     """
-    low, high = proportion_confint(p * n, n, alpha=1 - level, method="wilson")
-    return enclose(p, float(low), float(high), bounded=True)
+    from scipy.special import ndtri  # scipy.stats.norm.isf(x) is -ndtri(x)
+
+    q = (p * n) / n
+    crit = -float(ndtri((1 - level) / 2.0))
+    crit2 = crit**2
+    denom = 1 + crit2 / n
+    center = (q + crit2 / (2 * n)) / denom
+    dist = crit * math.sqrt(q * (1.0 - q) / n + crit2 / (4.0 * (n * n)))  # numpy squares an array by multiplying
+    dist /= denom
+    low, high = min(max(center - dist, 0.0), 1.0), min(max(center + dist, 0.0), 1.0)
+    return enclose(p, low, high, bounded=True)
 
 
 def stratified_permutation(
@@ -396,7 +427,7 @@ def stratified_interval(
     if variance == 0.0:
         return Interval(mean, mean, method + "; no spread")
     df = sum(variances) ** 2 / sum(v * v / (len(s) - 1) for v, s in zip(variances, strata))
-    half = float(scipy_stats.t.ppf(0.5 + level / 2, df)) * math.sqrt(variance)
+    half = t_quantile(0.5 + level / 2, df) * math.sqrt(variance)
     bounded = all(0.0 <= v <= 1.0 for s in strata for v in s)
     low, high = enclose(mean, mean - half, mean + half, bounded)
     return Interval(low, high, method)

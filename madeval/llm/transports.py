@@ -13,12 +13,21 @@ alias of ``aiohttp`` so that configuration files and stored ``run.json`` setting
 from __future__ import annotations
 
 from .aiohttp_transport import AiohttpTransport
-from .openai_transport import OpenAITransport
 from .wire import (  # noqa: F401 - the errors are part of this module's interface
     DEFAULT_MAX_RESPONSE_BYTES, RETRYABLE_STATUS, ClientSideError, FatalError, Reply, RetryableError,
 )
 
-TRANSPORTS = {"aiohttp": AiohttpTransport, "openai": OpenAITransport}
+
+def openai_transport(*args, **kwargs):
+    """An :class:`.openai_transport.OpenAITransport` (same arguments). The openai package takes
+    about a second to import, so it is imported when this transport is first built, not before."""
+    from .openai_transport import OpenAITransport
+
+    return OpenAITransport(*args, **kwargs)
+
+
+#: What builds each transport, by name: ``TRANSPORTS[name](base_url, api_key, timeout_s, **limits)``.
+TRANSPORTS = {"aiohttp": AiohttpTransport, "openai": openai_transport}
 
 #: Old transport names and the transport that now answers to them.
 ALIASES = {"direct": "aiohttp"}
@@ -32,5 +41,6 @@ def canonical_transport(name: str) -> str:
 
 
 def transport_class(name: str):
-    """The transport class called ``name`` (aliases accepted); ``KeyError`` for an unknown name."""
+    """What builds the transport called ``name`` (aliases accepted): its class, or for ``openai`` a
+    function that imports it first; ``KeyError`` for an unknown name."""
     return TRANSPORTS[canonical_transport(name)]
