@@ -41,7 +41,8 @@ def matched_runs(generated_tasks, tmp_path_factory):
         matched = {**common, "output_path": str(root / "matched"), "base_url": sim.base_url,
                    "runs": [{"preset": "self_consistency_matched",
                              "preset_args": {"run": str(first.folder), "match": "simple_voting"}},
-                            {"preset": "baseline_cot"}]}
+                            {"preset": "baseline_cot"}],
+               "leaderboard": {"charts": True}}  # the cost chart is drawn when asked
         second, _ = run_quietly(build_settings(matched))
     return first.folder, second.folder
 

@@ -145,7 +145,7 @@ def test_html_tables_fit_at_1400_px_and_scroll_in_their_box_at_800(protocols_run
     pages["long labels"] = html_page(board, [])
     for name, text in pages.items():
         wide = layout(text, tmp_path, 1400)
-        assert wide["width"] == 1400 and wide["tables"] == 2, (name, wide)
+        assert wide["width"] == 1400 and wide["tables"] == 3, (name, wide)  # two tasks and the cost table
         assert wide["overflowing_tables"] == 0 and wide["page_overflow"] == 0, (name, wide)
         narrow = layout(text, tmp_path, 800)
         assert narrow["width"] == 800 and narrow["page_overflow"] == 0, (name, narrow)

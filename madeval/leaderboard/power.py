@@ -23,6 +23,9 @@ make it larger), with this many items and the spread the comparison observed:
   ``sum_t s_t^2 / (T^2 n_t)``.
 
 None means the comparison cannot say: no discordant pair, no spread, or fewer than two items.
+
+scipy.stats and statsmodels are imported inside the functions that use them: together they take
+most of a second to load, and a run with one configuration compares nothing (tests/test_startup.py).
 """
 
 from __future__ import annotations
@@ -32,8 +35,6 @@ from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
-from scipy import optimize, stats as scipy_stats
-from statsmodels.stats.power import NormalIndPower, TTestPower
 
 from ..errors import UsageError
 
@@ -52,6 +53,8 @@ class Detectable:
 
 
 def _z(alpha: float, power: float) -> tuple[float, float]:
+    from scipy import stats as scipy_stats
+
     if not 0 < alpha < 1 or not 0 < power < 1:
         raise UsageError(f"alpha and power must be between 0 and 1 (exclusive), got {alpha} and {power}")
     return float(scipy_stats.norm.ppf(1 - alpha / 2)), float(scipy_stats.norm.ppf(power))
@@ -61,6 +64,8 @@ def mcnemar_rejection_bounds(k: np.ndarray, alpha: float) -> np.ndarray:
     """Per number of discordant pairs ``k``: the largest ``c`` whose exact two-sided p-value
     ``2 P(n10 <= c)`` is below alpha (the leaderboard calls ``p < alpha`` significant), so the test
     rejects at ``n10 <= c`` or ``n10 >= k - c``; -1 when it never rejects."""
+    from scipy import stats as scipy_stats
+
     k = np.asarray(k, dtype=np.int64)
     c = scipy_stats.binom.ppf(alpha / 2, k, 0.5).astype(np.int64)
     for _ in range(2):  # ppf gives the smallest c with P(n10 <= c) >= alpha / 2: one step down at most
@@ -75,6 +80,8 @@ def mcnemar_power(n: int, discordance: float, delta: float, alpha: float = 0.05)
     ``discordance`` is the probability ``psi = p10 + p01`` that an item is right on one side only,
     ``delta = p10 - p01`` the difference of the two accuracies (``|delta| <= psi``).
     """
+    from scipy import stats as scipy_stats
+
     if n < 1 or discordance <= 0:
         return 0.0
     psi = min(discordance, 1.0)
@@ -106,6 +113,8 @@ def mcnemar_mde(n: int, discordance: float, alpha: float = 0.05, power: float = 
     psi = min(discordance, 1.0)
     if mcnemar_power(n, psi, psi, alpha) < power:
         return None
+    from scipy import optimize
+
     # The power rises with delta (a stochastically larger n10 given k): bisection on [0, psi].
     return float(optimize.brentq(lambda d: mcnemar_power(n, psi, d, alpha) - power, 0.0, psi, xtol=1e-7))
 
@@ -129,6 +138,8 @@ def t_mde(n: int, sd: float, alpha: float = 0.05, power: float = POWER) -> float
     on ``n`` differences times their standard deviation ``sd``."""
     if n < 2 or not sd > 0:
         return None
+    from statsmodels.stats.power import TTestPower
+
     _z(alpha, power)
     effect = TTestPower().solve_power(effect_size=None, nobs=n, alpha=alpha, power=power, alternative="two-sided")
     return float(effect) * sd
@@ -138,6 +149,8 @@ def t_items(delta: float, sd: float, alpha: float = 0.05, power: float = POWER) 
     """The fewest pairs on which the paired t test has ``power`` against a mean difference ``delta``."""
     if not delta or not sd > 0:
         raise UsageError(f"need a non-zero difference and a positive standard deviation, got {delta} and {sd}")
+    from statsmodels.stats.power import TTestPower
+
     _z(alpha, power)
     n = TTestPower().solve_power(effect_size=abs(delta) / sd, nobs=None, alpha=alpha, power=power,
                                  alternative="two-sided")
@@ -149,6 +162,8 @@ def normal_mde(standard_error: float, alpha: float = 0.05, power: float = POWER)
     ``NormalIndPower`` with one sample (``ratio=0``) and one observation, times the standard error."""
     if not standard_error > 0:
         return None
+    from statsmodels.stats.power import NormalIndPower
+
     _z(alpha, power)
     effect = NormalIndPower().solve_power(effect_size=None, nobs1=1, alpha=alpha, power=power, ratio=0)
     return float(effect) * standard_error
