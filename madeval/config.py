@@ -93,6 +93,9 @@ class DebateConfig:
     metrics: list[str] = option(
         factory=list, help="Extra metrics scored on every debate, comma separated (see 'madeval plugins').", cli=False,
         convert=rule.names, check=registered_metrics)
+    structured_answers: bool = option(
+        False, help="Ask for solutions, votes and agreement in a JSON schema (response_format); the text "
+        "prompts stay as published.", convert=rule.flag)
     preset: str | None = option(None, help="A named bundle of options, e.g. baseline_cot, self_consistency "
                                 "(see 'madeval plugins').", convert=rule.text)
     name: str | None = option(None, help="Display name of the configuration.", convert=rule.text)
@@ -107,12 +110,14 @@ class DebateConfig:
 
     def identity(self) -> dict[str, Any]:
         """Everything that changes the debate or its scores (not the display name), for ids and
-        records. ``metrics`` appears only when it names a metric, so configurations without extra
-        metrics keep the ids they had before the option existed."""
+        records. ``metrics`` appears only when it names a metric and ``structured_answers`` only
+        when on, so configurations without them keep the ids they had before the options existed."""
         data = asdict(self)
         data.pop("name")
         if not data["metrics"]:
             data.pop("metrics")
+        if not data["structured_answers"]:
+            data.pop("structured_answers")
         return data
 
     def config_id(self) -> str:
