@@ -52,6 +52,9 @@ class TaskPrompt:
     instruction: str
     input: str
     context: str | None = None
+    #: The answers allowed when the task fixes them (a choice item's letters); with structured
+    #: answers the solution field is one of them. Never shown in a prompt.
+    options: tuple[str, ...] = ()
 
 
 @dataclass
@@ -233,11 +236,11 @@ class Responder(Component):
     def structured(self, text: str, ctx: SpeakContext) -> dict[str, Any]:
         """The readable fields of ``text`` in :meth:`reply_kind`'s schema (none when structured
         answers are off or the reply is not structured: then the text is read as usual)."""
-        return structured_fields(text, self.reply_kind(ctx.stage), ctx.state.structured_answers)
+        return structured_fields(text, self.reply_kind(ctx.stage), ctx.state)
 
     async def respond(self, ctx: SpeakContext, llm: DebateLLM) -> Contribution:
         """Make the call(s) for one speaking turn; the default is one call, then :meth:`parse`."""
-        asked = reply_in(self.reply_kind(ctx.stage), ctx.state.structured_answers)
+        asked = reply_in(self.reply_kind(ctx.stage), ctx.state)
         text = await llm.chat(ctx.agent.index, self.prompt(ctx), purpose=ctx.stage, **asked)
         return self.parse(text, ctx)
 

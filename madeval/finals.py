@@ -57,9 +57,8 @@ async def extract_with_llm(state: DebateState, llm: DebateLLM, agent: int, previ
             ),
         },
     ]
-    structured = state.structured_answers
-    said = await llm.chat(agent, messages, purpose="extraction", **reply_in(SOLUTION, structured))
-    return solution_of(said, structured)
+    said = await llm.chat(agent, messages, purpose="extraction", **reply_in(SOLUTION, state))
+    return solution_of(said, state)
 
 
 def context_for(state: DebateState, agent: int) -> SpeakContext:

@@ -54,6 +54,19 @@ def test_the_embedded_endpoint_is_sent_llama_cpps_own_form():
     assert embedded.RESPONSE_FORMAT == JSON_OBJECT
 
 
+def test_a_choice_items_solution_field_is_one_of_its_letters(generated_tasks):
+    task = generated_tasks["arith_mc"]
+    item = task.items[0]
+    options = task.prompt(item).options
+    assert options == ("A", "B", "C", "D") and len(item.choices) == 4
+    kind = IMPROVEMENT.answering(options)
+    assert kind.schema()["properties"]["solution"] == {"type": "string", "enum": ["A", "B", "C", "D"]}
+    assert kind.read(structured(agreement=False, solution="E")) == {"reasoning": "Adding up.", "agreement": False}
+    assert kind.read(structured(agreement=False, solution="D"))["solution"] == "D"
+    assert AGREEMENT.answering(options) is AGREEMENT  # no solution field: unchanged
+    assert generated_tasks["arith_yesno"].prompt(generated_tasks["arith_yesno"].items[0]).options == ()
+
+
 # --- reading structured replies ---------------------------------------------------------------
 
 def test_structured_replies_of_each_kind_are_read():
@@ -75,6 +88,11 @@ def test_structured_replies_of_each_kind_are_read():
 ])
 def test_hostile_structured_replies_give_only_the_fields_that_match(reply, expected):
     assert SOLUTION.read(reply) == expected
+
+
+def test_a_raw_line_break_inside_a_string_is_read():
+    # llama.cpp's grammar lets control characters into strings; strict JSON would refuse the reply
+    assert SOLUTION.read('{"reasoning": "2 + 2\n= 4", "solution": "B"}')["solution"] == "B"
 
 
 def test_booleans_are_not_numbers_and_numbers_not_booleans():

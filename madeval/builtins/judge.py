@@ -45,15 +45,14 @@ class Judge(Decider):
         prompt = mallm.JUDGE_USER.format(
             instruction=state.task.instruction, input=state.task.input, solutions=mallm.solution_lines(solutions)
         )
-        structured = state.structured_answers
         verdict = await llm.chat(None, [{"role": "user", "content": prompt}], purpose="judge",
-                                 **reply_in(SOLUTION, structured))
+                                 **reply_in(SOLUTION, state))
         state.transcript.events.append(
             {"kind": "judge", "turn": state.turn, "solutions": solutions, "verdict": verdict}
         )
         if not verdict.strip():
             return None
-        return Decision(solution_of(verdict, structured), True, state.turn, self.name, "judge", {"solutions": len(solutions)})
+        return Decision(solution_of(verdict, state), True, state.turn, self.name, "judge", {"solutions": len(solutions)})
 
 
 @hookimpl

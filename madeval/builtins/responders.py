@@ -169,9 +169,8 @@ class ReasoningResponder(MallmResponder):
             {"role": "system", "content": debate_system_prompt(ctx, no_solution=self.no_solution_yet)},
             {"role": "user", "content": own.FINAL_FROM_REASONING},
         ]
-        structured = ctx.state.structured_answers
-        text = await llm.chat(ctx.agent.index, messages, purpose="final_solution", **reply_in(SOLUTION, structured))
-        return solution_of(text, structured)
+        text = await llm.chat(ctx.agent.index, messages, purpose="final_solution", **reply_in(SOLUTION, ctx.state))
+        return solution_of(text, ctx.state)
 
 
 class SplitFreeTextResponder(FreeTextResponder):
@@ -185,19 +184,18 @@ class SplitFreeTextResponder(FreeTextResponder):
         if ctx.stage not in ("improve", "feedback"):
             return await super().respond(ctx, llm)
         system = {"role": "system", "content": debate_system_prompt(ctx, self.preamble)}
-        structured = ctx.state.structured_answers
         said = await llm.chat(ctx.agent.index, [system, {"role": "user", "content": own.SPLIT_AGREEMENT}],
-                              purpose="agreement", **reply_in(AGREEMENT, structured))
-        agreement, note = stance(said, structured_fields(said, AGREEMENT, structured))
+                              purpose="agreement", **reply_in(AGREEMENT, ctx.state))
+        agreement, note = stance(said, structured_fields(said, AGREEMENT, ctx.state))
         notes = (note,) if note else ()
         if agreement is True:
             return Contribution(said, None, True, notes=notes)
         # the stance is given: the second call is the feedback (text) or the solution
         kind = None if ctx.stage == "feedback" else SOLUTION
-        text = await llm.chat(ctx.agent.index, self.prompt(ctx), purpose=ctx.stage, **reply_in(kind, structured))
+        text = await llm.chat(ctx.agent.index, self.prompt(ctx), purpose=ctx.stage, **reply_in(kind, ctx.state))
         if ctx.stage == "feedback":
             return Contribution(text, None, agreement, notes=notes)
-        solution = structured_fields(text, kind, structured).get("solution")
+        solution = structured_fields(text, kind, ctx.state).get("solution")
         return Contribution(text, solution or strip_markers(text) or None, agreement, notes=notes)
 
 

@@ -170,7 +170,7 @@ class Voting(Decider):
     def _ballot_text(self, state: DebateState, reply: str) -> str:
         """The ballot to read: the reply's structured ballot field as text, else the reply."""
         (field, _), = self.ballot_kind.fields
-        fields = structured_fields(reply, self.ballot_kind, state.structured_answers)
+        fields = structured_fields(reply, self.ballot_kind, state)
         return as_text(fields[field]) if field in fields else reply
 
     async def _ballot(self, state: DebateState, llm: DebateLLM, voter: int, solutions: list[str]) -> dict[str, Any]:
@@ -184,7 +184,7 @@ class Voting(Decider):
         )
         messages = [{"role": "system", "content": mallm.ROLE_SYSTEM.format(persona=role)}, {"role": "user", "content": user}]
         replies, problems = [], []
-        asked = reply_in(self.ballot_kind, state.structured_answers)
+        asked = reply_in(self.ballot_kind, state)
         for attempt in range(self.max_reasks + 1):
             reply = await llm.chat(voter, messages, purpose="vote", nonce=attempt, **asked)
             replies.append(reply)

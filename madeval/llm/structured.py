@@ -25,9 +25,10 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-#: The longest free-text reasoning asked for: 60 to 120 tokens (arithmetic takes more tokens per
-#: character than prose), so the answer fields come within a ``max_tokens`` of 128 or more.
-REASONING_MAX_CHARS = 240
+#: The longest free-text reasoning asked for. Arithmetic takes as little as 2 characters per token
+#: (SmolLM2 wrote 240 characters in 65 to 125 tokens), so 160 characters and the JSON around them
+#: stay within a ``max_tokens`` of 128 and the answer field is reached.
+REASONING_MAX_CHARS = 160
 #: The longest answer field (a solution, not a discussion).
 ANSWER_MAX_CHARS = 200
 #: The longest reply read as JSON; a longer one is read by the text extractors only.
@@ -64,6 +65,14 @@ class ReplySchema:
         """The kind ``name`` with ``fields`` in the order given (answers after the reasoning)."""
         return cls(name, tuple(fields.items()))
 
+    def answering(self, options: tuple[str, ...]) -> ReplySchema:
+        """This kind with its ``solution`` field limited to ``options`` (a choice item's letters;
+        none: unchanged), so guided decoding can only write a valid answer."""
+        if not options or "solution" not in dict(self.fields):
+            return self
+        one_of = {"type": "string", "enum": list(options)}
+        return ReplySchema(self.name, tuple((k, one_of if k == "solution" else v) for k, v in self.fields))
+
     def schema(self) -> dict[str, Any]:
         """The JSON schema of a reply: an object with the reasoning and every field, all required."""
         properties = {"reasoning": _REASONING, **dict(self.fields)}
@@ -84,7 +93,8 @@ class ReplySchema:
         if not text or len(text) > MAX_REPLY_CHARS:
             return {}
         try:
-            data = json.loads(text)
+            # strict=False: a raw line break inside a string (llama.cpp's grammar lets one through)
+            data = json.loads(text, strict=False)
         except (ValueError, RecursionError):  # not JSON, or nested past the parser's depth
             return {}
         if not isinstance(data, dict):
@@ -100,6 +110,8 @@ def _matches(value: Any, spec: dict[str, Any]) -> bool:
     """
     kind = spec["type"]
     if kind == "string":
+        if "enum" in spec:
+            return value in spec["enum"]
         return isinstance(value, str) and len(value) <= spec.get("maxLength", len(value))
     if kind == "boolean":
         return isinstance(value, bool)
@@ -144,17 +156,21 @@ IMPROVEMENT = ReplySchema.of("improvement", agreement=STANCE, solution=ANSWER)
 AGREEMENT = ReplySchema.of("agreement", agreement=STANCE)
 
 
-def reply_in(kind: ReplySchema | None, structured: bool) -> dict[str, Any]:
-    """The ``reply`` keyword of :meth:`madeval.components.DebateLLM.chat`: ``kind`` when structured
-    answers are on, else nothing, so a plain request is made as before the option existed."""
-    return {"reply": kind} if structured and kind is not None else {}
+def reply_in(kind: ReplySchema | None, state: Any) -> dict[str, Any]:
+    """The ``reply`` keyword of :meth:`madeval.components.DebateLLM.chat` in a debate ``state``
+    (a :class:`madeval.components.DebateState`): ``kind`` for the item (:meth:`ReplySchema.answering`)
+    when structured answers are on, else nothing, so a plain request is made as before the option."""
+    if not state.structured_answers or kind is None:
+        return {}
+    return {"reply": kind.answering(state.task.options)}
 
 
-def structured_fields(text: str, kind: ReplySchema | None, structured: bool) -> dict[str, Any]:
-    """The readable fields of a reply asked in ``kind`` (none when structured answers are off)."""
-    return kind.read(text) if structured and kind is not None else {}
+def structured_fields(text: str, kind: ReplySchema | None, state: Any) -> dict[str, Any]:
+    """The readable fields of a reply asked in ``kind`` in ``state`` (none when structured answers are off)."""
+    asked = reply_in(kind, state)
+    return asked["reply"].read(text) if asked else {}
 
 
-def solution_of(text: str, structured: bool) -> str:
+def solution_of(text: str, state: Any) -> str:
     """A :data:`SOLUTION` reply's solution field, else the whole reply (for the text extractors)."""
-    return structured_fields(text, SOLUTION, structured).get("solution") or text
+    return structured_fields(text, SOLUTION, state).get("solution") or text
