@@ -205,9 +205,9 @@ def recording_server(status: int = 200, body: dict | None = None):
     return SimulatorServer(behaviour), seen
 
 
-def complete(base_url: str, form: str = JSON_SCHEMA, kind=SOLUTION, attempts: int = 3):
+def complete(base_url: str, form: str = JSON_SCHEMA, kind=SOLUTION, attempts: int = 3, transport: str = "aiohttp"):
     async def go():
-        client = LLMClient({"e": Endpoint("e", base_url, response_format=form)},
+        client = LLMClient({"e": Endpoint("e", base_url, transport=transport, response_format=form)},
                            retry=RetryPolicy(max_attempts=attempts, base_delay_s=0))
         try:
             first = await client.complete("e", "m", [{"role": "user", "content": "q"}], {}, ("s",), reply=kind)
@@ -228,10 +228,11 @@ def test_the_endpoints_form_is_sent(form):
     assert first.text == structured(solution="B")
 
 
+@pytest.mark.parametrize("transport", ["aiohttp", "openai"])
 @pytest.mark.parametrize("status", [400, 500])
-def test_a_refusal_is_not_retried_and_later_calls_go_without_it(status, capsys, generated_tasks):
+def test_a_refusal_is_not_retried_and_later_calls_go_without_it(status, transport, capsys, generated_tasks):
     with simulate(tasks=generated_tasks.values(), faults=Faults(refuse_response_format=status)) as sim:
-        first, second, client = complete(sim.base_url, attempts=8)
+        first, second, client = complete(sim.base_url, attempts=8, transport=transport)
         refused = sim.server.stats.faults["response_format"]
     assert refused == 1  # one refusal: not retried, and not asked again
     assert first.attempts == 1 and second.attempts == 1  # the text requests went through at once
