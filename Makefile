@@ -33,10 +33,11 @@ $(CHROMIUM):
 
 install: $(STAMP) $(WORDNET) $(CHROMIUM)
 
-# The main job: a three-agent Memory debate with majority consensus on generated arithmetic,
-# served by the embedded SmolLM2-135M-Instruct model; prints the leaderboard table.
+# The main job: a single agent against a three-agent debate on the same generated arithmetic
+# items (examples/demo.yaml), served by the embedded SmolLM2-135M-Instruct model with structured
+# answers; prints the leaderboard table. Add --base-url URL --model M to use a real server.
 demo: $(STAMP)
-	$(BIN)/madeval --tasks arith_mc --limit 4 --max-turns 2 --max-tokens 128 --output-path madeval-out/demo
+	$(BIN)/madeval --config examples/demo.yaml --output-path madeval-out/demo
 
 test: install
 	$(BIN)/python -m pytest -q

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Protocol
 
 from .errors import UsageError
+from .llm.structured import ReplySchema, reply_in, structured_fields
 from .transcript import Agent, Decision, Message, Persona, Transcript
 
 
@@ -35,8 +36,12 @@ class DebateLLM(Protocol):
         purpose: str,
         nonce: int = 0,
         max_tokens: int | None = None,
+        reply: ReplySchema | None = None,
     ) -> str:
-        """Send ``messages`` as ``agent`` and return the reply text; the call is recorded."""
+        """Send ``messages`` as ``agent`` and return the reply text; the call is recorded.
+
+        ``reply`` asks for the reply in that JSON schema (structured answers); the endpoint may
+        refuse it, so the text returned may be plain text all the same."""
         ...
 
 
@@ -47,6 +52,9 @@ class TaskPrompt:
     instruction: str
     input: str
     context: str | None = None
+    #: The answers allowed when the task fixes them (a choice item's letters); with structured
+    #: answers the solution field is one of them. Never shown in a prompt.
+    options: tuple[str, ...] = ()
 
 
 @dataclass
@@ -95,6 +103,8 @@ class DebateState:
     responder: Any = None
     paradigm: Any = None
     extract_mode: str = "task"
+    #: Replies are asked for in their reply kind's JSON schema (``--structured-answers``).
+    structured_answers: bool = False
     _gold: Any = None
 
     def current_draft(self, agent: int | None = None) -> Message | None:
@@ -161,6 +171,7 @@ class DebateSetup:
     all_agents_draft_first: bool = False
     extract: str = "task"
     challenges: tuple[str, ...] = ()
+    structured_answers: bool = False
 
     def voters(self) -> int:
         """The number of voting (non-neutral) agents."""
@@ -218,9 +229,19 @@ class Responder(Component):
         """Turn the model's reply into a contribution."""
         raise NotImplementedError
 
+    def reply_kind(self, stage: str) -> ReplySchema | None:
+        """The JSON schema a reply at ``stage`` is asked in with structured answers (``None``: text)."""
+        return None
+
+    def structured(self, text: str, ctx: SpeakContext) -> dict[str, Any]:
+        """The readable fields of ``text`` in :meth:`reply_kind`'s schema (none when structured
+        answers are off or the reply is not structured: then the text is read as usual)."""
+        return structured_fields(text, self.reply_kind(ctx.stage), ctx.state)
+
     async def respond(self, ctx: SpeakContext, llm: DebateLLM) -> Contribution:
         """Make the call(s) for one speaking turn; the default is one call, then :meth:`parse`."""
-        text = await llm.chat(ctx.agent.index, self.prompt(ctx), purpose=ctx.stage)
+        asked = reply_in(self.reply_kind(ctx.stage), ctx.state)
+        text = await llm.chat(ctx.agent.index, self.prompt(ctx), purpose=ctx.stage, **asked)
         return self.parse(text, ctx)
 
     async def final_solution(self, ctx: SpeakContext, llm: DebateLLM) -> str | None:

@@ -55,6 +55,11 @@ def registered_metrics(listed: list[str]) -> str | None:
     return None
 
 
+#: DebateConfig options added after configuration ids were first made: left out of the identity
+#: (and so of the id) while unset, so a configuration that does not use them keeps its old id.
+ADDED_LATER = ("metrics", "structured_answers", "preset_args")
+
+
 @dataclass
 class DebateConfig:
     """One debate configuration: components, their options, agents, turns and models."""
@@ -93,6 +98,9 @@ class DebateConfig:
     metrics: list[str] = option(
         factory=list, help="Extra metrics scored on every debate, comma separated (see 'madeval plugins').", cli=False,
         convert=rule.names, check=registered_metrics)
+    structured_answers: bool = option(
+        False, help="Ask for solutions, votes and agreement in a JSON schema (response_format); the text "
+        "prompts stay as published.", convert=rule.flag)
     preset: str | None = option(None, help="A named bundle of options, e.g. baseline_cot, self_consistency "
                                 "(see 'madeval plugins').", convert=rule.text)
     preset_args: dict[str, Any] = option(
@@ -110,14 +118,13 @@ class DebateConfig:
 
     def identity(self) -> dict[str, Any]:
         """Everything that changes the debate or its scores (not the display name), for ids and
-        records. ``metrics`` appears only when it names a metric, so configurations without extra
-        metrics keep the ids they had before the option existed (``preset_args`` likewise)."""
+        records. Options added after ids were first made (``ADDED_LATER``) appear only when set, so
+        configurations that leave them out keep the ids they had before the options existed."""
         data = asdict(self)
         data.pop("name")
-        if not data["metrics"]:
-            data.pop("metrics")
-        if not data["preset_args"]:  # as for metrics: configurations without preset options keep their ids
-            data.pop("preset_args")
+        for key in ADDED_LATER:
+            if not data[key]:
+                data.pop(key)
         return data
 
     def config_id(self) -> str:

@@ -66,7 +66,7 @@ def debate_state(
     return DebateState(
         agents=transcript.agents, task=task, transcript=transcript, max_turns=setup.max_turns, rng=rng,
         extract=extract, item_id=item_id, responder=setup.responder, paradigm=setup.paradigm,
-        extract_mode=setup.extract, _gold=gold,
+        extract_mode=setup.extract, structured_answers=setup.structured_answers, _gold=gold,
     )
 
 

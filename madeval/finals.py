@@ -13,6 +13,7 @@ import asyncio
 
 from .builtins.extractors import last_final_marker
 from .components import DebateLLM, DebateState, SpeakContext
+from .llm.structured import SOLUTION, reply_in, solution_of
 from .prompts import mallm
 
 
@@ -56,7 +57,8 @@ async def extract_with_llm(state: DebateState, llm: DebateLLM, agent: int, previ
             ),
         },
     ]
-    return await llm.chat(agent, messages, purpose="extraction")
+    said = await llm.chat(agent, messages, purpose="extraction", **reply_in(SOLUTION, state))
+    return solution_of(said, state)
 
 
 def context_for(state: DebateState, agent: int) -> SpeakContext:

@@ -80,6 +80,7 @@ def debate_setup(config: DebateConfig, registries: Registries) -> DebateSetup:
         all_agents_draft_first=config.all_agents_draft_first,
         extract=config.extract,
         challenges=check_variants(config.challenge),
+        structured_answers=config.structured_answers,
     )
 
 

@@ -149,8 +149,9 @@ class Task:
         return target
 
     def prompt(self, item: Item) -> TaskPrompt:
-        """What agents are told about ``item``."""
-        return TaskPrompt(self.instruction, item.input, item.context)
+        """What agents are told about ``item`` (and, for structured answers, a choice item's letters)."""
+        options = LETTERS[: len(item.choices)] if self.answer_type == "choice" and item.choices else ""
+        return TaskPrompt(self.instruction, item.input, item.context, tuple(options))
 
     def extract(self, text: str | None, item: Item | None = None) -> str | None:
         """The answer the extractor chain finds in ``text``, or ``None`` (also when an extractor

@@ -6,6 +6,7 @@ from ..hookspecs import hookimpl
 from ..components import DebateLLM, DebateState, Decider
 from ..errors import UsageError
 from ..finals import final_solutions
+from ..llm.structured import SOLUTION, reply_in, solution_of
 from ..prompts import mallm
 from ..transcript import Decision
 from .voting import NO_SOLUTION
@@ -44,13 +45,14 @@ class Judge(Decider):
         prompt = mallm.JUDGE_USER.format(
             instruction=state.task.instruction, input=state.task.input, solutions=mallm.solution_lines(solutions)
         )
-        verdict = await llm.chat(None, [{"role": "user", "content": prompt}], purpose="judge")
+        verdict = await llm.chat(None, [{"role": "user", "content": prompt}], purpose="judge",
+                                 **reply_in(SOLUTION, state))
         state.transcript.events.append(
             {"kind": "judge", "turn": state.turn, "solutions": solutions, "verdict": verdict}
         )
         if not verdict.strip():
             return None
-        return Decision(verdict, True, state.turn, self.name, "judge", {"solutions": len(solutions)})
+        return Decision(solution_of(verdict, state), True, state.turn, self.name, "judge", {"solutions": len(solutions)})
 
 
 @hookimpl

@@ -4,6 +4,11 @@ A MALLM-style responder sends the general debate system prompt (Figure 11) follo
 prompt per stage (draft, improve, feedback, refine). Subclasses change only the wording, except
 Reasoning (shares reasoning, not solutions) and Split Free Text (asks for agreement in a call of
 its own).
+
+With structured answers (``--structured-answers``) each stage's reply is asked in its reply kind
+(:mod:`madeval.llm.structured`): drafts and refinements a solution, improvements a stance and a
+solution, feedback a stance; the prompts stay as published. The structured fields are read
+first, the text as usual for what they do not give.
 """
 
 from __future__ import annotations
@@ -12,6 +17,7 @@ from ..hookspecs import hookimpl
 from ..agreement import parse_agreement, strip_markers
 from ..components import Contribution, Responder, SpeakContext
 from ..errors import UsageError
+from ..llm.structured import AGREEMENT, IMPROVEMENT, SOLUTION, reply_in, solution_of, structured_fields
 from ..prompts import madeval as own
 from ..prompts import mallm
 
@@ -76,20 +82,37 @@ class MallmResponder(Responder):
             {"role": "user", "content": self.user_prompt(ctx)},
         ]
 
+    def reply_kind(self, stage: str):
+        """Drafts and refinements give a solution, improvements a stance and a solution, feedback a stance."""
+        return STAGE_KINDS.get(stage)
+
     def parse(self, text: str, ctx: SpeakContext) -> Contribution:
         """Agreement from explicit markers; the reply (without markers) is the solution.
 
         An agreeing reply proposes nothing of its own (it carries the draft it agrees with);
-        feedback never proposes a solution.
+        feedback never proposes a solution. With structured answers, the reply's ``agreement``
+        and ``solution`` fields come first.
         """
+        fields = self.structured(text, ctx)
         if ctx.stage in ("improve", "feedback"):
-            agreement, note = parse_agreement(text)
+            agreement, note = stance(text, fields)
         else:
             agreement, note = None, None
         notes = (note,) if note else ()
         if ctx.stage == "feedback" or agreement is True:
             return Contribution(text, None, agreement, notes=notes)
-        return Contribution(text, strip_markers(text) or None, agreement, notes=notes)
+        return Contribution(text, fields.get("solution") or strip_markers(text) or None, agreement, notes=notes)
+
+
+#: The reply kind of each stage of a MALLM responder (structured answers).
+STAGE_KINDS = {"draft": SOLUTION, "refine": SOLUTION, "improve": IMPROVEMENT, "feedback": AGREEMENT}
+
+
+def stance(text: str, fields: dict) -> tuple[bool | None, str | None]:
+    """``(agreement, note)``: the structured ``agreement`` field, else the markers in the text."""
+    if "agreement" in fields:
+        return fields["agreement"], None
+    return parse_agreement(text)
 
 
 class SimpleResponder(MallmResponder):
@@ -136,13 +159,18 @@ class ReasoningResponder(MallmResponder):
     feedback = mallm.REASONING_FEEDBACK
     refine = mallm.REASONING_IMPROVE
 
+    def reply_kind(self, stage: str):
+        """Messages share reasoning, read as text; only the final solution is structured."""
+        return None
+
     async def final_solution(self, ctx: SpeakContext, llm) -> str:
         """The agent's own solution after the discussion (one extra call)."""
         messages = [
             {"role": "system", "content": debate_system_prompt(ctx, no_solution=self.no_solution_yet)},
             {"role": "user", "content": own.FINAL_FROM_REASONING},
         ]
-        return await llm.chat(ctx.agent.index, messages, purpose="final_solution")
+        text = await llm.chat(ctx.agent.index, messages, purpose="final_solution", **reply_in(SOLUTION, ctx.state))
+        return solution_of(text, ctx.state)
 
 
 class SplitFreeTextResponder(FreeTextResponder):
@@ -156,17 +184,19 @@ class SplitFreeTextResponder(FreeTextResponder):
         if ctx.stage not in ("improve", "feedback"):
             return await super().respond(ctx, llm)
         system = {"role": "system", "content": debate_system_prompt(ctx, self.preamble)}
-        stance = await llm.chat(
-            ctx.agent.index, [system, {"role": "user", "content": own.SPLIT_AGREEMENT}], purpose="agreement"
-        )
-        agreement, note = parse_agreement(stance)
+        said = await llm.chat(ctx.agent.index, [system, {"role": "user", "content": own.SPLIT_AGREEMENT}],
+                              purpose="agreement", **reply_in(AGREEMENT, ctx.state))
+        agreement, note = stance(said, structured_fields(said, AGREEMENT, ctx.state))
         notes = (note,) if note else ()
         if agreement is True:
-            return Contribution(stance, None, True, notes=notes)
-        text = await llm.chat(ctx.agent.index, self.prompt(ctx), purpose=ctx.stage)
+            return Contribution(said, None, True, notes=notes)
+        # the stance is given: the second call is the feedback (text) or the solution
+        kind = None if ctx.stage == "feedback" else SOLUTION
+        text = await llm.chat(ctx.agent.index, self.prompt(ctx), purpose=ctx.stage, **reply_in(kind, ctx.state))
         if ctx.stage == "feedback":
             return Contribution(text, None, agreement, notes=notes)
-        return Contribution(text, strip_markers(text) or None, agreement, notes=notes)
+        solution = structured_fields(text, kind, ctx.state).get("solution")
+        return Contribution(text, solution or strip_markers(text) or None, agreement, notes=notes)
 
 
 class ChainOfThought(Responder):
@@ -197,8 +227,12 @@ class ChainOfThought(Responder):
             messages.append({"role": "user", "content": self.user})
         return messages
 
+    def reply_kind(self, stage: str):
+        """A solution."""
+        return SOLUTION
+
     def parse(self, text: str, ctx: SpeakContext) -> Contribution:
-        return Contribution(text, text)
+        return Contribution(text, self.structured(text, ctx).get("solution") or text)
 
 
 class Direct(ChainOfThought):

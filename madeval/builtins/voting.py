@@ -26,6 +26,10 @@ place = position 0; unlisted solutions get 0); cumulative voting adds the points
 to distribute, default 10 as in the prompt of Figure 28, although the paper's text says 25;
 a ballot may give fewer points but not more). Consensus voting lists the distinct solutions
 (merged by extracted answer) and counts one vote per ballot, from turn 1 by default.
+
+With structured answers a ballot is asked in its voting rule's schema (:attr:`Voting.ballot_kind`:
+a number, a list of numbers or points per number); the field is read by the same ballot reader
+as a text ballot, and a reply without it is read as text.
 """
 
 from __future__ import annotations
@@ -38,6 +42,7 @@ from ..hookspecs import hookimpl
 from ..components import DebateLLM, DebateState, Decider
 from ..errors import UsageError
 from ..finals import final_solutions
+from ..llm.structured import NUMBER, NUMBERS, POINTS, ReplySchema, as_text, reply_in, structured_fields
 from ..prompts import madeval as own
 from ..prompts import mallm
 from ..transcript import Decision
@@ -66,6 +71,8 @@ class Voting(Decider):
     """Base of the voting deciders: collect solutions, collect ballots, tally, record."""
 
     template = mallm.VOTE_SIMPLE
+    #: A ballot's JSON schema with structured answers: its one field after the reasoning.
+    ballot_kind = ReplySchema.of("vote", vote=NUMBER)
     transcript_only = True  # reads the transcript; replay can apply it to stored debates
     min_voters = 2
 
@@ -160,6 +167,12 @@ class Voting(Decider):
         """What makes two solutions the same answer: the extracted answer, else the text."""
         return state.extract(solution) or " ".join(solution.lower().split())
 
+    def _ballot_text(self, state: DebateState, reply: str) -> str:
+        """The ballot to read: the reply's structured ballot field as text, else the reply."""
+        (field, _), = self.ballot_kind.fields
+        fields = structured_fields(reply, self.ballot_kind, state)
+        return as_text(fields[field]) if field in fields else reply
+
     async def _ballot(self, state: DebateState, llm: DebateLLM, voter: int, solutions: list[str]) -> dict[str, Any]:
         persona = state.agents[voter].persona
         role = f"{persona.name} ({persona.description})" if persona.description else persona.name
@@ -171,11 +184,12 @@ class Voting(Decider):
         )
         messages = [{"role": "system", "content": mallm.ROLE_SYSTEM.format(persona=role)}, {"role": "user", "content": user}]
         replies, problems = [], []
+        asked = reply_in(self.ballot_kind, state)
         for attempt in range(self.max_reasks + 1):
-            reply = await llm.chat(voter, messages, purpose="vote", nonce=attempt)
+            reply = await llm.chat(voter, messages, purpose="vote", nonce=attempt, **asked)
             replies.append(reply)
             try:
-                ballot, note = self.read_ballot(reply, len(solutions))
+                ballot, note = self.read_ballot(self._ballot_text(state, reply), len(solutions))
             except ValueError as problem:
                 problems.append(str(problem))
                 messages = [*messages, {"role": "assistant", "content": reply},
@@ -202,6 +216,7 @@ class ApprovalVoting(Voting):
     """
 
     template = mallm.VOTE_APPROVAL
+    ballot_kind = ReplySchema.of("approval", approved=NUMBERS)
 
     def read_ballot(self, reply: str, count: int) -> tuple[list[int], None]:
         approved = list(dict.fromkeys(n for n in numbers_in(reply) if 1 <= n <= count))
@@ -225,6 +240,7 @@ class RankedVoting(Voting):
     """
 
     template = mallm.VOTE_RANKED
+    ballot_kind = ReplySchema.of("ranking", ranking=NUMBERS)
 
     def read_ballot(self, reply: str, count: int) -> tuple[list[int], str | None]:
         distinct = list(dict.fromkeys(numbers_in(reply)))
@@ -248,6 +264,7 @@ class CumulativeVoting(Voting):
     """
 
     template = mallm.VOTE_CUMULATIVE
+    ballot_kind = ReplySchema.of("points", points=POINTS)
 
     def __init__(self, vote_after_turns: int = 3, max_reasks: int = 2, points: int = 10):
         super().__init__(vote_after_turns, max_reasks)

@@ -45,10 +45,14 @@ from ..errors import UsageError
               help="Tokens per prefix cache block (vLLM's block size).")
 @click.option("--prefill-ms-per-1k", type=float, default=0.0, show_default=True,
               help="Milliseconds per 1,000 prompt tokens not found in the prefix cache, on top of --latency.")
+@click.option("--refuse-response-format", type=click.Choice(["400", "500"]),
+              help="Refuse requests that ask for structured answers (response_format): 400, or 500 with "
+                   "a validation error as llama-cpp-python answers OpenAI's json_schema form.")
 @click.option("--seed", type=int, default=0, show_default=True)
 def simulator(tasks, gold, include_path, port, accuracy, conformity, persuasion, self_doubt, latency, rate_limit,
               server_error, timeout_rate, empty, malformed, hostile, hostile_rate, hostile_interval,
-              max_concurrency, prefix_cache_tokens, block_tokens, prefill_ms_per_1k, seed) -> None:
+              max_concurrency, prefix_cache_tokens, block_tokens, prefill_ms_per_1k, refuse_response_format,
+              seed) -> None:
     """Serve synthetic agents with known accuracy, conformity, persuasion, self-doubt, latency and faults.
 
     \b
@@ -96,7 +100,8 @@ def simulator(tasks, gold, include_path, port, accuracy, conformity, persuasion,
     if gold:
         index.update(GoldIndex.from_jsonl(gold))
     faults = Faults(rate_limit=rate_limit, server_error=server_error, timeout=timeout_rate,
-                    empty=empty, malformed=malformed, seed=seed)
+                    empty=empty, malformed=malformed, seed=seed,
+                    refuse_response_format=int(refuse_response_format) if refuse_response_format else None)
     agents = SyntheticAgents(index, default=AgentProfile(accuracy, conformity, persuasion, self_doubt),
                              seed=seed)
     if modes:

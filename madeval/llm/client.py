@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+import sys
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
@@ -21,6 +22,7 @@ from typing import Any, Callable
 from ..errors import LLMError, UsageError
 from .cache import ResponseCache, request_key
 from .endpoint_url import EndpointURL, public_url
+from .structured import JSON_SCHEMA, ReplySchema, refuses_response_format
 from .transports import (
     DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_TRANSPORT, TRANSPORTS, ClientSideError, FatalError, RetryableError,  # noqa: F401
     transport_class,
@@ -46,6 +48,8 @@ class Endpoint:
     timeout_s: float = 120.0
     transport: str = DEFAULT_TRANSPORT
     max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES
+    #: The ``response_format`` form it accepts (:mod:`madeval.llm.structured`).
+    response_format: str = JSON_SCHEMA
 
     @property
     def public_url(self) -> str:
@@ -135,6 +139,10 @@ class ClientStats:
         self._since = now
 
 
+class ResponseFormatRefused(Exception):
+    """The endpoint refused the ``response_format`` of a request (not retried)."""
+
+
 class LLMClient:
     """Async access to one or more endpoints with retries, limits and a cache."""
 
@@ -152,6 +160,8 @@ class LLMClient:
         self.stats = ClientStats()
         self._global = asyncio.Semaphore(concurrency)
         self._per_endpoint = {name: asyncio.Semaphore(e.concurrency) for name, e in endpoints.items()}
+        #: Endpoints that refused a ``response_format``: asked with the text prompts alone from then on.
+        self.refuse_response_format: set[str] = set()
         self._transports = {
             name: transport_class(e.transport)(e.base_url, e.api_key, e.timeout_s,
                                                max_response_bytes=e.max_response_bytes)
@@ -166,11 +176,37 @@ class LLMClient:
         params: dict[str, Any],
         scope: tuple[Any, ...],
         headers: dict[str, str] | None = None,
+        reply: ReplySchema | None = None,
     ) -> Completion:
         """Return the reply to ``messages``, from the cache when the same request was made before.
 
         ``headers`` are sent with this call only (the routing key); they are not part of the cache
-        key, so a reply cached without them, or with other ones, is still a hit."""
+        key, so a reply cached without them, or with other ones, is still a hit. With ``reply``,
+        the reply is asked in that schema (``response_format`` in the endpoint's form), unless the
+        endpoint refused one before: a refusal is not retried, it sends this call and every later
+        one to that endpoint without it, and prints one warning."""
+        if reply is not None and endpoint not in self.refuse_response_format:
+            form = reply.response_format(self.endpoints[endpoint].response_format)
+            try:
+                return await self._complete(endpoint, model, messages, {**params, "response_format": form},
+                                            scope, headers)
+            except ResponseFormatRefused as refusal:
+                self._refused(endpoint, str(refusal))
+        return await self._complete(endpoint, model, messages, params, scope, headers)
+
+    def _refused(self, endpoint: str, why: str) -> None:
+        """Note that ``endpoint`` refuses ``response_format``; warn the first time."""
+        if endpoint in self.refuse_response_format:
+            return
+        self.refuse_response_format.add(endpoint)
+        print(f"madeval: warning: endpoint '{endpoint}' refused structured answers ({why}); "
+              "asking it with the text prompts only", file=sys.stderr)
+
+    async def _complete(
+        self, endpoint: str, model: str, messages: list[dict[str, str]], params: dict[str, Any],
+        scope: tuple[Any, ...], headers: dict[str, str] | None,
+    ) -> Completion:
+        """The reply from the cache, else from the endpoint (cached when it has text)."""
         key = None
         if self.cache is not None:
             request = {"base_url": self.endpoints[endpoint].public_url, "model": model, "messages": messages, **params}
@@ -199,14 +235,20 @@ class LLMClient:
             # The endpoint's slot first: a call queued behind a slow endpoint must not hold one
             # of the global slots that calls to other endpoints could use meanwhile.
             async with self._per_endpoint[endpoint], self._global:
+                if "response_format" in params and endpoint in self.refuse_response_format:
+                    raise ResponseFormatRefused("refused while this call waited")  # not sent again
                 acquired = time.perf_counter()
                 self.stats.started()
                 try:
                     text, prompt_tokens, completion_tokens = await transport.chat(model, messages, params, **extra)
                 except FatalError as error:
+                    if "response_format" in params and refuses_response_format(error.status, str(error)):
+                        raise ResponseFormatRefused(self.redact(str(error))) from None
                     self.stats.failures += 1
                     raise LLMError(self.redact(f"{endpoint}: {error} (not retried)")) from None
                 except RetryableError as error:
+                    if "response_format" in params and refuses_response_format(error.status, error.detail):
+                        raise ResponseFormatRefused(self.redact(f"{error.reason}: {error.detail}")) from None
                     errors.append(self.redact(error.reason))
                     retry_after = error.retry_after
                 else:

@@ -14,6 +14,7 @@ from typing import Any
 from ..transcript import Call, Transcript
 from .client import LLMClient
 from .routing import RoutingKey, digest_parts
+from .structured import ReplySchema
 
 
 @dataclass(frozen=True)
@@ -69,8 +70,11 @@ class DebateSession:
         purpose: str,
         nonce: int = 0,
         max_tokens: int | None = None,
+        reply: ReplySchema | None = None,
     ) -> str:
-        """Send ``messages`` as ``agent`` and return the reply text; the call is recorded."""
+        """Send ``messages`` as ``agent`` and return the reply text; the call is recorded.
+
+        ``reply``: ask for the reply in that JSON schema (see :meth:`LLMClient.complete`)."""
         ref = self.judge if agent is None else self.agents[agent]
         params = dict(self.generation)
         params["seed"] = self.seed(agent, nonce)
@@ -80,7 +84,7 @@ class DebateSession:
         scope = (self.item_id, self.repeat, "judge" if agent is None else agent, turn, purpose, nonce)
         depth = self._finished_depth + 1
         headers = None if self.routing is None else self.routing.headers(agent)
-        completion = await self.client.complete(ref.endpoint, ref.model, messages, params, scope, headers)
+        completion = await self.client.complete(ref.endpoint, ref.model, messages, params, scope, headers, reply)
         self._finished_depth = max(self._finished_depth, depth)
         self.transcript.calls.append(
             Call(

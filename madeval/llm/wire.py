@@ -22,11 +22,13 @@ Reply = tuple["str | None", int, int]  # (text or None when the body had none, p
 class RetryableError(Exception):
     """A failure worth retrying (429, 5xx, timeout, connection error, malformed reply)."""
 
-    def __init__(self, reason: str, retry_after: float | None = None, status: int | None = None):
+    def __init__(self, reason: str, retry_after: float | None = None, status: int | None = None,
+                 detail: str = ""):
         super().__init__(reason)
         self.reason = reason
         self.retry_after = retry_after
         self.status = status  # the HTTP status, when the server answered with one
+        self.detail = detail  # the start of the error body's message, when there was one
 
 
 class FatalError(Exception):
@@ -60,9 +62,12 @@ def too_large(limit: int) -> FatalError:
 
 
 def status_error(status: int, headers: Any, body: bytes) -> RetryableError | FatalError:
-    """The error for a non-200 reply: retryable for 408/409/429 and 5xx, fatal otherwise."""
+    """The error for a non-200 reply: retryable for 408/409/429 and 5xx, fatal otherwise.
+
+    A retryable error's reason is the status alone (what records show); its ``detail`` keeps the
+    body's message, for :func:`madeval.llm.structured.refuses_response_format`."""
     if status in RETRYABLE_STATUS or status >= 500:
-        return RetryableError(f"HTTP {status}", retry_after(headers), status)
+        return RetryableError(f"HTTP {status}", retry_after(headers), status, short(error_message(body)))
     return FatalError(f"HTTP {status}: {short(error_message(body))}", status)
 
 

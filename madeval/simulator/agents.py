@@ -41,7 +41,8 @@ debate turns with [AGREE]/[DISAGREE], final-answer extraction, simple / approval
 ranked votes and the judge. A plugin's own prompts are recognised and answered by the plugin,
 through the ``simulator_reply`` hook (:mod:`madeval.hookspecs`), which gets each request as a
 :class:`SimulatedPrompt` and is asked before madeval's own prompts are. Replies state answers as
-``Final Solution: X``.
+``Final Solution: X``; a request with a ``response_format`` gets the same reply as JSON of its
+schema (:func:`structured_reply`), as a guided decoder would write it.
 """
 
 from __future__ import annotations
@@ -132,6 +133,9 @@ class SyntheticAgents:
         plugin = self._plugin_reply(prompt=shown)
         kind, text = plugin or self._reply(user, prompt, gold, profile, private, draw)
         self.stats.kinds[kind] += 1
+        schema = requested_schema(request.get("response_format"))
+        if schema is not None:
+            text = json.dumps(structured_reply(text, schema, gold))
         return text, max(1, len(prompt) // 4), max(1, len(text) // 4)
 
     def _private_answer(self, gold: Gold, profile: AgentProfile, draw: _Draws) -> str:
@@ -302,6 +306,8 @@ def _debate_answers(prompt: str, gold: Gold) -> tuple[str | None, list[str]]:
     if not anchor and not peers and not FINAL.search(discussion):
         anchor = [a for a in [_bare_answer(solution, gold)] if a is not None]
         peers = _bare_answers(memory, gold)
+    elif not anchor:  # a structured answer's solution is bare ("Current Solution: C")
+        anchor = [a for a in [_bare_answer(solution, gold)] if a is not None]
     if not anchor and not peers:
         return None, []
     return (anchor[-1] if anchor else None), peers or anchor
@@ -344,6 +350,37 @@ def _ballot(lowered: str, solutions: list[tuple[int, str | None]], belief: str, 
     if "ranking" in lowered:
         return "ranked", " ".join(str(n) for n in matching + others)
     return "vote", str(matching[0])
+
+
+def requested_schema(response_format: Any) -> dict | None:
+    """The JSON schema of a request's ``response_format``, in OpenAI's form or llama.cpp's."""
+    if not isinstance(response_format, dict):
+        return None
+    schema = (response_format.get("json_schema") or {}).get("schema") or response_format.get("schema")
+    return schema if isinstance(schema, dict) else None
+
+
+def structured_reply(text: str, schema: dict, gold: Gold) -> dict[str, Any]:
+    """The text reply ``text`` written as an object of ``schema``'s properties (a guided decoder's
+    reply): ``reasoning`` (and any other free text) is the reply cut to its maximum length, a
+    string answer field the reply's answer, a boolean its [AGREE] stance, numbers its ballot."""
+    reply: dict[str, Any] = {}
+    answers = _answers_in(text, gold)
+    numbers = [int(n) for n in re.findall(r"\d+", text)]
+    for name, spec in (schema.get("properties") or {}).items():
+        kind = spec.get("type")
+        if kind == "string":
+            said = _say(answers[-1], gold) if answers and name != "reasoning" else text
+            reply[name] = said[: spec.get("maxLength", len(said))]
+        elif kind == "boolean":
+            reply[name] = text.lstrip().upper().startswith(("[AGREE]", "AGREE"))
+        elif kind == "integer":
+            reply[name] = numbers[0] if numbers else 0
+        elif kind == "array":
+            reply[name] = numbers
+        elif kind == "object":
+            reply[name] = json.loads(text) if text.lstrip().startswith("{") else {}
+    return reply
 
 
 def _persona(draw: _Draws, ipip: bool = False) -> str:

@@ -79,11 +79,16 @@ class Faults:
     malformed: float = 0.0  # HTTP 200 with a body that is not valid JSON
     hang_s: float = 30.0
     seed: int | None = None  # seeds the fault RNG; None = unseeded
+    #: Refuse every request with a ``response_format``: 400 (a server that does not take it), or
+    #: 500 with a validation error as llama-cpp-python answers OpenAI's json_schema form; None: honour it.
+    refuse_response_format: int | None = None
 
     def __post_init__(self) -> None:
         rates = [getattr(self, kind) for kind in FAULT_KINDS]
         if any(not 0.0 <= rate <= 1.0 for rate in rates) or sum(rates) > 1.0 + 1e-9:
             raise ValueError(f"fault rates must be in [0, 1] and add up to at most 1: {rates}")
+        if self.refuse_response_format not in (None, 400, 500):
+            raise ValueError(f"refuse_response_format must be 400 or 500: {self.refuse_response_format}")
         if self.hang_s < 0:
             raise ValueError(f"hang_s must be >= 0: {self.hang_s}")
 
@@ -282,6 +287,13 @@ class SimulatorServer(LoopbackServer):
         model = request.get("model")
         model = model if isinstance(model, str) else "simulator"
         self._models.add(model)
+        refusal = self.faults.refuse_response_format
+        if refusal is not None and "response_format" in request:
+            self.stats.faults["response_format"] = self.stats.faults.get("response_format", 0) + 1
+            if refusal == 400:
+                return _invalid("response_format is not supported.", "unsupported_parameter"), False, None
+            return _error(500, "1 validation error for CreateChatCompletionRequest response_format",
+                          "internal_server_error", "validation_error"), False, None
         fault = self._draw_fault()
         if fault is not None:
             self.stats.faults[fault] = self.stats.faults.get(fault, 0) + 1

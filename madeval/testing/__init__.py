@@ -93,18 +93,21 @@ class ScriptedLLM:
     ``script`` maps ``(turn, agent)`` to a reply, or is a function ``(turn, agent, purpose,
     messages) -> reply``; turns count from 1 (0 before the first turn), ``agent`` is the agent's
     index (``None`` for the judge). Every request is kept in ``requests`` as ``(turn, agent,
-    purpose, messages)``.
+    purpose, messages)``, and the reply schema each asked for (structured answers) in
+    ``schemas``, ``None`` for a plain text request.
     """
 
     def __init__(self, script: Script, transcript: Transcript | None = None):
         self.script = script
         self.transcript = transcript
         self.requests: list[tuple[int, Any, str, list[dict[str, str]]]] = []
+        self.schemas: list[Any] = []
 
-    async def chat(self, agent, messages, *, purpose, nonce=0, max_tokens=None):
+    async def chat(self, agent, messages, *, purpose, nonce=0, max_tokens=None, reply=None):
         """Record the request and answer from the script."""
         turn = self.transcript.turns_used if self.transcript is not None else 0
         self.requests.append((turn, agent, purpose, messages))
+        self.schemas.append(reply)
         if callable(self.script):
             return self.script(turn, agent, purpose, messages)
         return self.script[(turn, agent)]
@@ -135,6 +138,7 @@ def debate(
     extract_mode: str = "task",
     all_agents_draft_first: bool = False,
     challenges: Iterable[str] = (),
+    structured_answers: bool = False,
 ) -> tuple[Transcript, ScriptedLLM]:
     """Run one debate in-process with scripted replies; return ``(transcript, llm)``.
 
@@ -143,7 +147,8 @@ def debate(
     ``neutral`` lists the indices of the neutral agents; ``extract`` reads an answer from a reply
     (by default the letter after "Final Solution:"), ``extract_mode`` is the debate's ``extract``
     setting; ``gold`` is the item's gold answer (for paradigms that use it); ``seed`` seeds the
-    debate's random choices. ``transcript.decision`` is the outcome.
+    debate's random choices; ``structured_answers`` asks replies in their reply kinds' schemas
+    (``llm.schemas`` keeps what was asked). ``transcript.decision`` is the outcome.
     """
     neutral = set(neutral)
     built = registries()
@@ -158,6 +163,7 @@ def debate(
         all_agents_draft_first=all_agents_draft_first,
         extract=extract_mode,
         challenges=tuple(challenges),
+        structured_answers=structured_answers,
     )
     setup.validate()
     transcript = Transcript()
