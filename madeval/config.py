@@ -16,7 +16,7 @@ import difflib
 import hashlib
 import json
 import os
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import MISSING, asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -53,11 +53,6 @@ def registered_metrics(listed: list[str]) -> str | None:
         except UsageError as error:
             return f"must name registered metrics: {error}"
     return None
-
-
-#: DebateConfig options added after configuration ids were first made: left out of the identity
-#: (and so of the id) while unset, so a configuration that does not use them keeps its old id.
-ADDED_LATER = ("metrics", "structured_answers", "preset_args")
 
 
 @dataclass
@@ -97,15 +92,15 @@ class DebateConfig:
     #: a debate metric such as Free-MAD's ``token_cost`` reads the transcript.
     metrics: list[str] = option(
         factory=list, help="Extra metrics scored on every debate, comma separated (see 'madeval plugins').", cli=False,
-        convert=rule.names, check=registered_metrics)
+        convert=rule.names, check=registered_metrics, added_later=True)
     structured_answers: bool = option(
         False, help="Ask for solutions, votes and agreement in a JSON schema (response_format); the text "
-        "prompts stay as published.", convert=rule.flag)
+        "prompts stay as published.", convert=rule.flag, added_later=True)
     preset: str | None = option(None, help="A named bundle of options, e.g. baseline_cot, self_consistency "
                                 "(see 'madeval plugins').", convert=rule.text)
     preset_args: dict[str, Any] = option(
         factory=dict, help="Options of the preset, key=value,... (self_consistency_matched: run=FOLDER,match=CONFIG).",
-        convert=rule.component_options)
+        convert=rule.component_options, added_later=True)
     name: str | None = option(None, help="Display name of the configuration.", convert=rule.text)
 
     def personas(self) -> list[str]:
@@ -118,14 +113,11 @@ class DebateConfig:
 
     def identity(self) -> dict[str, Any]:
         """Everything that changes the debate or its scores (not the display name), for ids and
-        records. Options added after ids were first made (``ADDED_LATER``) appear only when set, so
-        configurations that leave them out keep the ids they had before the options existed."""
+        records. Options declared ``added_later`` appear only when they differ from their default,
+        so configurations that leave them out keep the ids they had before the options existed."""
         data = asdict(self)
         data.pop("name")
-        for key in ADDED_LATER:
-            if not data[key]:
-                data.pop(key)
-        return data
+        return without_later_defaults(data, DEBATE_OPTIONS, DebateConfig)
 
     def config_id(self) -> str:
         """A short stable id of :meth:`identity`."""
@@ -162,7 +154,7 @@ class RunSettings:
     seed: int = option(1234, help="Run seed: item choice and sampling seeds.", convert=rule.integer)
     num_fewshot: int = option(0, help="Few-shot examples in the prompts of lm-eval tasks (lm_eval:NAME), "
                               "chosen by lm-eval's sampler seeded with --seed.", convert=rule.integer,
-                              check=rule.at_least(0))
+                              check=rule.at_least(0), added_later=True)
     model: str | None = option(None, help="Model name for all agents.", convert=rule.text,
                                shown_default="the embedded model, or the endpoint's only model")
     base_url: str | None = option(None, help="OpenAI-compatible endpoint.", convert=rule.text,
@@ -202,7 +194,8 @@ class RunSettings:
     gen_kwargs: dict[str, Any] = option(factory=dict, help="Generation parameters sent with every call, "
                                         "key=value,... (temperature, top_p, max_tokens, stop, presence_penalty, "
                                         "frequency_penalty; lm-eval's until, max_gen_toks, do_sample); they win "
-                                        "over --temperature, --top-p and --max-tokens.", convert=rule.generation_kwargs)
+                                        "over --temperature, --top-p and --max-tokens.", convert=rule.generation_kwargs,
+                                        added_later=True)
     wandb_args: dict[str, str] = option(factory=dict, help="Log the leaderboard table, charts and run.json to "
                                         "Weights & Biases: wandb.init arguments key=value,... (project=NAME; "
                                         "WANDB_MODE=offline keeps them on disk). Needs the wandb extra of madeval.",
@@ -251,6 +244,15 @@ class RunSettings:
         return data
 
 
+def without_later_defaults(values: dict[str, Any], options: dict[str, Any], cls: type) -> dict[str, Any]:
+    """``values`` without the options declared ``added_later`` that hold their default (see
+    :class:`madeval.options.Option`): what an id or a fingerprint was before those options existed."""
+    defaults = {spec.name: spec.default if spec.default_factory is MISSING else spec.default_factory()
+                for spec in fields(cls)}
+    return {key: value for key, value in values.items()
+            if not (key in options and options[key].added_later and value == defaults[key])}
+
+
 def declared_options(cls: type) -> dict[str, Any]:
     """The options a settings dataclass declares: field name -> :class:`madeval.options.Option`."""
     return {spec.name: declared_option(spec) for spec in fields(cls) if declared_option(spec)}
@@ -265,9 +267,6 @@ RUN_KEYS = set(RUN_OPTIONS)
 #: Options whose values are never shown in an error message (nor stored with results).
 SECRET_KEYS = frozenset(key for key, declared in RULES.items() if declared.secret)
 #: Run options that cannot change results (limits, transport, routing, where files go): a resume may change them.
-#: Result options added after run folders were written: at these values they are left out of a
-#: run's fingerprint, so a folder written before they existed still resumes.
-LATER_OPTION_DEFAULTS = {"num_fewshot": 0, "gen_kwargs": {}}
 NOT_RESULT_KEYS = frozenset(key for key, declared in RUN_OPTIONS.items() if not declared.results)
 PUBLIC_KEYS = RUN_KEYS - SECRET_KEYS
 

@@ -345,7 +345,10 @@ class Option:
     ``cli=False`` keeps an option to config files (secrets, rarely changed tuning);
     ``secret`` options never appear in messages or records;
     ``results=False`` marks an option that cannot change a run's results (limits, transport, where
-    files go): the run folder's fingerprint leaves it out, so a resume may change it.
+    files go): the run folder's fingerprint leaves it out, so a resume may change it;
+    ``added_later`` marks a result option added after run folders and configuration ids were first
+    written: while it holds its default it is left out of the configuration's identity (and id) or
+    the run's fingerprint, so older ids stay and older folders still resume.
     """
 
     convert: Callable[[Any], Any]
@@ -359,6 +362,7 @@ class Option:
     cli: bool = True
     secret: bool = False
     results: bool = True
+    added_later: bool = False
 
     def read(self, value: Any) -> Any:
         """``value`` converted and checked; ValueError saying what is wrong if it is not."""

@@ -16,7 +16,7 @@ from typing import Any, Iterable, Iterator
 
 from .challenge import check_variants
 from .components import DebateSetup
-from .config import LATER_OPTION_DEFAULTS, NOT_RESULT_KEYS, DebateConfig, RunSettings
+from .config import NOT_RESULT_KEYS, RUN_OPTIONS, DebateConfig, RunSettings, without_later_defaults
 from .errors import UsageError
 from .item import Item
 from .llm.session import ModelRef
@@ -142,12 +142,10 @@ class Plan:
     def fingerprint(self) -> str:
         """A hash of what determines the results (not limits such as concurrency or timeouts)."""
         described = self.describe()
-        settings = described["settings"]
+        settings = without_later_defaults(described["settings"], RUN_OPTIONS, RunSettings)
         for volatile in NOT_RESULT_KEYS:
             settings.pop(volatile, None)
-        for later, default in LATER_OPTION_DEFAULTS.items():
-            if settings.get(later) == default:
-                settings.pop(later)
+        described["settings"] = settings
         for task in described["tasks"].values():
             task.pop("path")
             task.get("sampling", {}).pop("source", None)  # the same rows may live in another folder
