@@ -34,6 +34,19 @@ def run_chromium(page: Path, profile: Path, *args: str) -> subprocess.CompletedP
     )
 
 
+def screenshots(page: Path, folder: Path, height: int, widths: tuple[int, ...] = (1400, 800)) -> list[Path]:
+    """Screenshots of ``page`` at each width (and ``height``), each taken and of a drawn page's size."""
+    shots = []
+    for width in widths:
+        shot = folder / f"{page.stem}-{width}.png"
+        taken = run_chromium(page, folder / f"profile-shot-{width}", f"--screenshot={shot}",
+                             f"--window-size={width},{height}")
+        assert taken.returncode == 0, taken.stderr[-2000:]
+        assert shot.stat().st_size > 50_000
+        shots.append(shot)
+    return shots
+
+
 #: Added at the end of a page: records on ``<html data-layout>`` what overflows horizontally.
 LAYOUT_PROBE = """<script>
 (function () {

@@ -7,7 +7,7 @@ import shutil
 
 from click.testing import CliRunner
 
-from browser import run_chromium
+from browser import run_chromium, screenshots
 from helpers import run_quietly
 from madeval.cli.main import cli
 from madeval.config import DebateConfig, RunSettings
@@ -56,9 +56,4 @@ def test_across_page_shows_the_merged_board_and_the_history_in_chromium(sim, tmp
     dom = run_chromium(page, tmp_path / "profile-dom", "--dump-dom")
     assert dom.returncode == 0, dom.stderr[-2000:]
     assert 'data-sortable="ready"' in dom.stdout and "Uncaught" not in dom.stderr
-    for width in (1400, 800):
-        shot = tmp_path / f"merged-{width}.png"
-        taken = run_chromium(page, tmp_path / f"profile-{width}", f"--screenshot={shot}",
-                             f"--window-size={width},3200")
-        assert taken.returncode == 0, taken.stderr[-2000:]
-        assert shot.stat().st_size > 50_000
+    screenshots(page, tmp_path, height=3200)

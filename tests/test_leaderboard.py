@@ -21,7 +21,7 @@ from madeval.leaderboard.charts import chart_rows, scaling_data, scaling_series,
 from madeval.leaderboard.render import test_name as shown_test
 from madeval.records import read_records
 from madeval.simulator import simulate
-from browser import layout, run_chromium
+from browser import layout, run_chromium, screenshots
 from helpers import run_quietly
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -124,12 +124,7 @@ def test_html_page_sorts_and_renders_in_headless_chromium(protocols_run, tmp_pat
     assert dom.returncode == 0, dom.stderr[-2000:]
     assert 'data-sortable="ready"' in dom.stdout and "sortable comparisons" in dom.stdout
     assert "Uncaught" not in dom.stderr
-    for width in (1400, 800):
-        shot = tmp_path / f"leaderboard-{width}.png"
-        taken = run_chromium(page, tmp_path / f"profile-shot-{width}", f"--screenshot={shot}",
-                             f"--window-size={width},2000")
-        assert taken.returncode == 0, taken.stderr[-2000:]
-        assert shot.stat().st_size > 50_000
+    screenshots(page, tmp_path, height=2000)
 
 
 def test_html_tables_fit_at_1400_px_and_scroll_in_their_box_at_800(protocols_run, tmp_path):
