@@ -38,7 +38,7 @@ def log_run(folder: Path, board: dict[str, Any], args: dict[str, str]) -> None:
         rows = [[json.dumps(row.get(c)) if isinstance(row.get(c), (dict, list)) else row.get(c) for c in columns]
                 for row in board["rows"]]
         logged: dict[str, Any] = {"leaderboard": wandb.Table(columns=columns, data=rows)}
-        for chart in sorted((folder / "charts").glob("*.png")):
+        for chart in _charts(folder, board):
             logged[f"charts/{chart.stem}"] = wandb.Image(str(chart))
         run.log(logged)
         artifact = wandb.Artifact(f"madeval-run-{folder.name}", type="madeval-run")
@@ -46,3 +46,14 @@ def log_run(folder: Path, board: dict[str, Any], args: dict[str, str]) -> None:
         run.log_artifact(artifact)
     finally:
         run.finish()
+
+
+def _charts(folder: Path, board: dict[str, Any]) -> list[Path]:
+    """The run's chart images, drawn now when the leaderboard did not draw them (charts are off by
+    default on the leaderboard; logging to W&B asks for them)."""
+    drawn = sorted((folder / "charts").glob("*.png"))
+    if drawn:
+        return drawn
+    from .leaderboard.charts import draw_all  # matplotlib: only when charts are drawn
+
+    return sorted(draw_all(board, folder / "charts"))

@@ -107,16 +107,19 @@ def test_crash_disk_full_while_recording_ends_in_one_line_and_a_resume_finishes(
 
 def test_crash_disk_full_while_writing_the_leaderboard_keeps_every_record(generated_tasks, tmp_path):
     folder = tmp_path / "run"
+    charts = tmp_path / "charts.yaml"  # the page holds the charts: the largest file by far
+    charts.write_text("leaderboard: {charts: true}\n")
     with simulate(tasks=generated_tasks.values()) as sim:
         # Big enough for run.json and the records of 2 units; too small for the HTML page.
-        full = subprocess.run(command(sim.base_url, folder, limit=2), capture_output=True, text=True,
-                              timeout=300, preexec_fn=limited(100_000))
+        full = subprocess.run(command(sim.base_url, folder, limit=2) + ["--config", str(charts)], capture_output=True,
+                              text=True, timeout=300, preexec_fn=limited(100_000))
         assert full.returncode == 1 and len(full.stderr.splitlines()) == 1, full.stderr
         assert full.stderr.startswith(f"madeval: error: cannot write the leaderboard into {folder}")
         assert full.stderr.rstrip().endswith(f"File too large; every record is kept: run 'madeval leaderboard show "
                                              f"{folder}' when there is room")
         assert assert_whole_lines(folder) == 2
-        resumed = subprocess.run(command(sim.base_url, folder, limit=2), capture_output=True, text=True, timeout=300)
+        resumed = subprocess.run(command(sim.base_url, folder, limit=2) + ["--config", str(charts)],
+                                 capture_output=True, text=True, timeout=300)
     assert resumed.returncode == 0, resumed.stderr
     assert "0 units run, 2 already done, 0 failed" in resumed.stdout
     assert (folder / "leaderboard.html").stat().st_size > 100_000

@@ -54,7 +54,8 @@ def help_entries(*command: str) -> dict[str, str]:
 
 @pytest.mark.parametrize("command, models, not_settings", [
     (("run",), (DebateConfig, RunSettings), NOT_SETTINGS),
-    (("leaderboard", "show"), (LeaderboardOptions,), {"--help"}),
+    # Files, not options: where a merged board goes and which history file to show on its page.
+    (("leaderboard", "show"), (LeaderboardOptions,), {"--help", "--output", "--history"}),
 ])
 def test_every_option_has_one_cli_flag_showing_the_model_default(command, models, not_settings):
     entries = help_entries(*command)

@@ -27,10 +27,11 @@ SUBSET_COLUMN = {"cais/mmlu": "subject"}
 
 
 class _TaskYaml(yaml.SafeLoader):
-    """Reads a task YAML's plain keys; ``!function`` values (never a dataset's path) become None."""
+    """Reads a task YAML's plain keys; tagged values (``!function``, ``!content``, ...: never a
+    dataset's path) become None."""
 
 
-_TaskYaml.add_constructor("!function", lambda loader, node: None)
+_TaskYaml.add_multi_constructor("!", lambda loader, suffix, node: None)
 
 
 def builtin_task_folder() -> Path:
