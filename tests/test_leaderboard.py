@@ -392,3 +392,19 @@ def test_scaling_charts_plot_one_series_per_setting_and_rescored_series_by_sourc
                 assert value == score[label + (f" -> {replayed}" if replayed else "")]
     assert (folder / "charts" / "scaling-agents.png").stat().st_size > 10_000
     assert (folder / "charts" / "scaling-max_turns.png").stat().st_size > 10_000
+
+
+def test_every_markdown_table_row_has_its_header_s_columns(protocols_run):
+    """A cell without a header (or a header without cells) shifts every column after it."""
+    from madeval.leaderboard.render import markdown
+
+    text = markdown(build_leaderboard(protocols_run[0].folder, LeaderboardOptions(compare="all")))
+    tables, current = [], []
+    for line in text.splitlines() + [""]:
+        if line.startswith("|"):
+            current.append(line.count("|"))
+        elif current:
+            tables, current = tables + [current], []
+    assert len(tables) == 3  # the rows, the pairwise comparisons, cost and accuracy
+    for counts in tables:
+        assert len(set(counts)) == 1, counts

@@ -84,8 +84,8 @@ def markdown(board: dict[str, Any]) -> str:
     """The rows as a Markdown table (scores in [0, 1] in percent), the statement, and comparisons."""
     header = (
         "| configuration | task | metric | score | 95% CI | std (repeats) | items | parse fail "
-        f"| decided | turns | calls/item | tokens/item | {TIME_COLUMN} | vs ref |\n"
-        "|---|---|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---|\n"
+        f"| decided | turns | calls/item | tokens/item | {TIME_COLUMN} | vs ref | MDE (80% power) |\n"
+        "|---|---|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|\n"
     )
     lines = [
         f"| {label_of(r)} | {task_of(r)} | {r['metric']} "
