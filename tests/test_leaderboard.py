@@ -164,6 +164,20 @@ def test_the_turns_legend_lies_inside_its_figure(protocols_run, tasks):
     assert legend._ncols == (1 if tasks == 1 else 3)
 
 
+@pytest.mark.parametrize("chart", ["_score", "_turns", "_decisions", "_llm_time"])
+def test_a_one_task_chart_s_title_lies_inside_its_figure(protocols_run, chart):
+    """A one-task figure with short labels is narrow: a title wider than it is cut off on both sides."""
+    from madeval.leaderboard import charts
+
+    board = build_leaderboard(protocols_run[0].folder)
+    for number, config in enumerate(board["configurations"].values()):
+        config["label"] = f"c{number}"
+    figure = getattr(charts, chart)(board, [r for r in chart_rows(board) if r["task"] == "arith_mc"])
+    figure.draw_without_rendering()
+    box, frame = figure._suptitle.get_window_extent(), figure.bbox
+    assert frame.x0 <= box.x0 and box.x1 <= frame.x1, (chart, box, frame)
+
+
 def test_a_tag_gets_a_macro_group_row_of_its_tasks(sim, tmp_path):
     from helpers import settings_for
 

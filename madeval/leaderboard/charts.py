@@ -122,7 +122,7 @@ def _panels(board: dict[str, Any], rows: list[dict[str, Any]], title: str, xlabe
         ax.set_yticks(range(len(configs)), [board["configurations"][c]["label"] for c in configs])
         ax.set_ylim(len(configs) - 0.5, -0.5)
         ax.grid(axis="x", alpha=0.3)
-    figure.suptitle(title)
+    figure.suptitle(title, wrap=True)  # a one-task figure is narrower than most titles
     return figure, dict(zip(tasks, axes)), {c: i for i, c in enumerate(configs)}
 
 
