@@ -78,7 +78,7 @@ def run(settings: RunSettings, *, show_progress: bool = True, out: TextIO = sys.
     """Validate everything, start the endpoints, run the plan and print the leaderboard table."""
     registries = loaded_registries()
     tasks = validate(settings, registries)
-    with _endpoints(settings) as (endpoints, default_model):
+    with endpoints_for(settings) as (endpoints, default_model):
         return aio.run(_run(settings, registries, tasks, endpoints, default_model, show_progress, out))
 
 
@@ -129,8 +129,9 @@ def endpoint_limit(settings: RunSettings, name: str, fallback: int) -> int:
 
 
 @contextlib.contextmanager
-def _endpoints(settings: RunSettings):
-    """The endpoint table; with no endpoint given, the embedded model is started and stopped."""
+def endpoints_for(settings: RunSettings):
+    """The endpoint table and the default model; with no endpoint given, the embedded model is
+    started and stopped around the ``with`` block (the run and ``madeval rescore`` use it)."""
     key = settings.resolved_api_key()
     cap = int(settings.max_response_mb * (1 << 20))
     if settings.base_url or settings.endpoints:

@@ -316,7 +316,7 @@ def test_call_latency_is_the_time_holding_a_slot_not_the_wait_for_it(monkeypatch
     class Transport:
         failures = {"second": 1}
 
-        async def chat(self, model, messages, params):
+        async def chat(self, model, messages, params, headers=None):
             await asyncio.sleep(0)  # the other call now waits for the slot
             name = messages[0]["content"]
             if self.failures.get(name):

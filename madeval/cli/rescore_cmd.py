@@ -39,7 +39,7 @@ def _rescore(run: Path, deciders: str, base_url, endpoints, concurrency, cache) 
     from ..plugins import registries as loaded_registries
     from ..records import writing
     from ..rescore import parse_deciders, rescore as run_rescore
-    from ..run import _endpoints, load_tasks
+    from ..run import endpoints_for, load_tasks
 
     data = load_run(run)
     built = loaded_registries()
@@ -49,7 +49,7 @@ def _rescore(run: Path, deciders: str, base_url, endpoints, concurrency, cache) 
     overrides = read_given({"base_url": base_url, "endpoints": endpoints, "concurrency": concurrency, "cache": cache})
     settings = replace(settings, **overrides)
     tasks = load_tasks(RunSettings(tasks=data.tasks, include_path=settings.include_path), built)
-    with _endpoints(settings) as (table, _model):
+    with endpoints_for(settings) as (table, _model):
         outcome = run_rescore(run, specs, settings, built, table, tasks, data=data)
     for name, why in outcome.skipped.items():
         click.echo(f"madeval: skipped {name}: {why}", err=True)

@@ -226,8 +226,6 @@ class LLMClient:
         headers: dict[str, str] | None = None,
     ) -> Completion:
         transport = self._transports[endpoint]
-        # Passed only when there are any: a transport written before routing keys still works without.
-        extra = {"headers": headers} if headers else {}
         errors: list[str] = []
         in_slot = 0.0  # the latency: seconds holding a slot (queueing for it and backoff excluded)
         for attempt in range(1, self.retry.max_attempts + 1):
@@ -240,7 +238,8 @@ class LLMClient:
                 acquired = time.perf_counter()
                 self.stats.started()
                 try:
-                    text, prompt_tokens, completion_tokens = await transport.chat(model, messages, params, **extra)
+                    text, prompt_tokens, completion_tokens = await transport.chat(
+                        model, messages, params, headers=headers)
                 except FatalError as error:
                     if "response_format" in params and refuses_response_format(error.status, str(error)):
                         raise ResponseFormatRefused(self.redact(str(error))) from None
