@@ -13,6 +13,7 @@ settings stored with results (:meth:`RunSettings.public`) all come from these de
 from __future__ import annotations
 
 import difflib
+import functools
 import hashlib
 import json
 import os
@@ -117,7 +118,7 @@ class DebateConfig:
         so configurations that leave them out keep the ids they had before the options existed."""
         data = asdict(self)
         data.pop("name")
-        return without_later_defaults(data, DEBATE_OPTIONS, DebateConfig)
+        return without_later_defaults(data, DebateConfig)
 
     def config_id(self) -> str:
         """A short stable id of :meth:`identity`."""
@@ -244,13 +245,18 @@ class RunSettings:
         return data
 
 
-def without_later_defaults(values: dict[str, Any], options: dict[str, Any], cls: type) -> dict[str, Any]:
+def without_later_defaults(values: dict[str, Any], cls: type) -> dict[str, Any]:
     """``values`` without the options declared ``added_later`` that hold their default (see
     :class:`madeval.options.Option`): what an id or a fingerprint was before those options existed."""
-    defaults = {spec.name: spec.default if spec.default_factory is MISSING else spec.default_factory()
-                for spec in fields(cls)}
-    return {key: value for key, value in values.items()
-            if not (key in options and options[key].added_later and value == defaults[key])}
+    defaults = _later_defaults(cls)
+    return {key: value for key, value in values.items() if not (key in defaults and value == defaults[key])}
+
+
+@functools.cache
+def _later_defaults(cls: type) -> dict[str, Any]:
+    """The defaults of ``cls``'s options declared ``added_later`` (computed once: ids are made often)."""
+    return {spec.name: spec.default if spec.default_factory is MISSING else spec.default_factory()
+            for spec in fields(cls) if (declared_option(spec) and declared_option(spec).added_later)}
 
 
 def declared_options(cls: type) -> dict[str, Any]:

@@ -16,7 +16,7 @@ from typing import Any, Iterable, Iterator
 
 from .challenge import check_variants
 from .components import DebateSetup
-from .config import NOT_RESULT_KEYS, RUN_OPTIONS, DebateConfig, RunSettings, without_later_defaults
+from .config import NOT_RESULT_KEYS, DebateConfig, RunSettings, without_later_defaults
 from .errors import UsageError
 from .item import Item
 from .llm.session import ModelRef
@@ -142,7 +142,7 @@ class Plan:
     def fingerprint(self) -> str:
         """A hash of what determines the results (not limits such as concurrency or timeouts)."""
         described = self.describe()
-        settings = without_later_defaults(described["settings"], RUN_OPTIONS, RunSettings)
+        settings = without_later_defaults(described["settings"], RunSettings)
         for volatile in NOT_RESULT_KEYS:
             settings.pop(volatile, None)
         described["settings"] = settings
