@@ -116,7 +116,7 @@ def test_history_chart_marks_that_commit_and_only_it(history):
             and line.get_xdata()[0] == line.get_xdata()[1]] == [PLANTED]  # the shaded column
 
 
-def test_history_github_summary_and_the_commit_fallbacks(boards, tmp_path):
+def test_history_github_summary_and_the_commit_fallbacks(boards, tmp_path, monkeypatch):
     summary = tmp_path / "summary.md"
     done = invoke("leaderboard", "check", str(boards["planted"]), "--baseline", str(boards["baseline"]),
                   "--format", "github", env={"GITHUB_STEP_SUMMARY": str(summary), "GITHUB_SHA": COMMITS[3]})
@@ -131,10 +131,14 @@ def test_history_github_summary_and_the_commit_fallbacks(boards, tmp_path):
     repo = Path(__file__).resolve().parents[1]
     head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=repo, capture_output=True, text=True).stdout.strip()
     assert current_commit("given", repo) == "given"
-    assert current_commit(None, repo) == head  # GITHUB_SHA is not set in the test environment
+    monkeypatch.setenv("GITHUB_SHA", "f" * 40)  # a CI job's commit wins over the checkout's HEAD
+    assert current_commit(None, repo) == "f" * 40
+    monkeypatch.delenv("GITHUB_SHA")
+    assert current_commit(None, repo) == head
     outside = tmp_path / "not-a-repo"
     outside.mkdir()
-    assert current_commit(None, outside) is None or (tmp_path / ".git").exists()
+    monkeypatch.setenv("GIT_CEILING_DIRECTORIES", str(tmp_path))  # git looks no higher than tmp_path
+    assert current_commit(None, outside) is None
 
 
 def test_history_bad_file_is_one_line_and_status_2(tmp_path, capsys):

@@ -391,11 +391,10 @@ def _cost(board: dict[str, Any], rows: list[dict[str, Any]]) -> Figure | None:
     every configuration costs the same (nothing to trade off)."""
     if len({tuple(r[cost] for cost in COSTS) for r in rows}) < 2:
         return None
-    tasks, configs = _tasks(rows), list(board["configurations"])
-    figure = Figure(figsize=(10.5, 1.0 + 3.9 * len(tasks) + 0.2 * len(_labels(rows))), layout="constrained")
+    tasks, configs, shown = _tasks(rows), list(board["configurations"]), _labels(rows)
+    figure = Figure(figsize=(10.5, 1.0 + 3.9 * len(tasks) + 0.2 * len(shown)), layout="constrained")
     axes = figure.subplots(len(tasks), len(COSTS), squeeze=False)
     metric = rows[0]["metric"]
-    shown = _labels(rows)
     number = {config: index + 1 for index, config in enumerate(shown)}
     for line, task in zip(axes, tasks):
         mine = [r for r in rows if r["task"] == task]

@@ -10,6 +10,7 @@ import numpy as np
 from ..errors import UsageError
 from .data import item_scores, load_run, metric_names
 from .power import discordance
+from .stats import is_binary
 from .table import resolve_reference
 
 
@@ -41,6 +42,6 @@ def pilot_spread(folder: str, a: str, b: str, task: str | None = None, metric: s
         raise UsageError(f"the pilot run scores fewer than 2 shared items of {task} for '{a}' and '{b}' on {metric}")
     x = np.array([scores[0][k] for k in shared])
     y = np.array([scores[1][k] for k in shared])
-    if np.all(np.isin(x, (0.0, 1.0))) and np.all(np.isin(y, (0.0, 1.0))):
+    if is_binary(x) and is_binary(y):  # the test compare.paired_test would choose: McNemar
         return Pilot(len(shared), discordance(x, y), None)
     return Pilot(len(shared), None, float(np.std(x - y, ddof=1)))

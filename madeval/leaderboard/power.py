@@ -52,11 +52,15 @@ class Detectable:
     method: str
 
 
+def _check_levels(alpha: float, power: float) -> None:
+    if not 0 < alpha < 1 or not 0 < power < 1:
+        raise UsageError(f"alpha and power must be between 0 and 1 (exclusive), got {alpha} and {power}")
+
+
 def _z(alpha: float, power: float) -> tuple[float, float]:
     from scipy import stats as scipy_stats
 
-    if not 0 < alpha < 1 or not 0 < power < 1:
-        raise UsageError(f"alpha and power must be between 0 and 1 (exclusive), got {alpha} and {power}")
+    _check_levels(alpha, power)
     return float(scipy_stats.norm.ppf(1 - alpha / 2)), float(scipy_stats.norm.ppf(power))
 
 
@@ -68,7 +72,8 @@ def mcnemar_rejection_bounds(k: np.ndarray, alpha: float) -> np.ndarray:
 
     k = np.asarray(k, dtype=np.int64)
     c = scipy_stats.binom.ppf(alpha / 2, k, 0.5).astype(np.int64)
-    for _ in range(2):  # ppf gives the smallest c with P(n10 <= c) >= alpha / 2: one step down at most
+    for _ in range(2):  # ppf gives the smallest c with P(n10 <= c) >= alpha / 2: one step down, a second
+        # only if ppf's floating point lands one above
         over = (c >= 0) & (scipy_stats.binom.cdf(c, k, 0.5) >= alpha / 2)
         c = np.where(over, c - 1, c)
     return np.where(k > 0, c, -1)
@@ -140,7 +145,7 @@ def t_mde(n: int, sd: float, alpha: float = 0.05, power: float = POWER) -> float
         return None
     from statsmodels.stats.power import TTestPower
 
-    _z(alpha, power)
+    _check_levels(alpha, power)
     effect = TTestPower().solve_power(effect_size=None, nobs=n, alpha=alpha, power=power, alternative="two-sided")
     return float(effect) * sd
 
@@ -151,7 +156,7 @@ def t_items(delta: float, sd: float, alpha: float = 0.05, power: float = POWER) 
         raise UsageError(f"need a non-zero difference and a positive standard deviation, got {delta} and {sd}")
     from statsmodels.stats.power import TTestPower
 
-    _z(alpha, power)
+    _check_levels(alpha, power)
     n = TTestPower().solve_power(effect_size=abs(delta) / sd, nobs=None, alpha=alpha, power=power,
                                  alternative="two-sided")
     return max(2, math.ceil(float(n) - 1e-9))
@@ -164,7 +169,7 @@ def normal_mde(standard_error: float, alpha: float = 0.05, power: float = POWER)
         return None
     from statsmodels.stats.power import NormalIndPower
 
-    _z(alpha, power)
+    _check_levels(alpha, power)
     effect = NormalIndPower().solve_power(effect_size=None, nobs1=1, alpha=alpha, power=power, ratio=0)
     return float(effect) * standard_error
 

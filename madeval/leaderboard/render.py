@@ -13,12 +13,14 @@ import csv
 import io
 from typing import Any
 
+from .cost import COSTS, front_key
+
 CSV_FIELDS = (
     "config", "label", "source", "replay_of", "scope", "task", "aggregation", "metric", "score", "ci_low",
     "ci_high", "ci_method", "population", "std_repeats", "items", "units", "repeats", "parse_failure_rate",
     "decision_success_rate", "mean_turns", "calls_per_item", "tokens_per_item", "llm_s_per_item",
     "wall_s_per_item", "oracle", "reference", "delta", "test", "p_value", "p_adjusted", "significant", "mde",
-    "front_tokens_per_item", "front_calls_per_item",
+    *(front_key(cost) for cost in COSTS),
 )
 COMPARISON_FIELDS = (
     "scope", "task", "metric", "a", "label_a", "b", "label_b", "items", "delta", "test", "method", "p_value",
@@ -108,7 +110,7 @@ def markdown(board: dict[str, Any]) -> str:
 
 def on_front(row: dict[str, Any], cost: str) -> str:
     """``front`` when the row is on the cost-accuracy Pareto front against ``cost`` (see :mod:`.cost`)."""
-    return "front" if row.get(f"front_{cost}") else ""
+    return "front" if row.get(front_key(cost)) else ""
 
 
 def cost_markdown(rows: list[dict[str, Any]]) -> str:
