@@ -130,12 +130,20 @@ def _matches(value: Any, spec: dict[str, Any]) -> bool:
 def refuses_response_format(status: int | None, detail: str) -> bool:
     """Whether an endpoint's error answer refuses the ``response_format`` it was sent.
 
-    A 400 or 422 refuses the request as sent; llama-cpp-python answers a form it cannot read with
-    a 500 whose body names a validation error. Neither changes on a retry.
+    A 400 or 422 that names the feature (``response_format``, a schema, guided decoding, a
+    grammar) refuses it; any other 400 (a prompt over the context length, say) is about this one
+    request, and must not turn structured answers off for the whole endpoint. llama-cpp-python
+    answers a form it cannot read with a 500 whose body names a validation error. Neither changes
+    on a retry.
     """
+    text = detail.lower()
     if status in (400, 422):
-        return True
-    return status == 500 and "validation" in detail.lower()
+        return any(word in text for word in REFUSAL_WORDS)
+    return status == 500 and "validation" in text
+
+
+#: Words of a 400/422 error that refuses structured output rather than the request's content.
+REFUSAL_WORDS = ("response_format", "json_schema", "schema", "guided", "grammar")
 
 
 def as_text(value: Any) -> str:
