@@ -13,7 +13,7 @@ import pytest
 
 from madeval.cli.main import main
 from madeval.prefix_reuse import prompt_tokens
-from madeval.simulator.http import SimulatorServer, run_in_thread
+from madeval.simulator.http import Faults, SimulatorServer, run_in_thread
 from madeval.simulator.replica import PrefixCache, block_hashes
 
 KEY = "sk-replica"
@@ -137,6 +137,18 @@ def test_two_slots_serve_two_requests_at_once():
             thread.join()
     assert server.stats.peak_running == 2
     assert server.stats.by_status == {200: 2}
+
+
+def test_a_hung_answer_is_a_fault_that_skips_the_replica():
+    """A timeout fault holds its answer ``hang_s`` outside the replica: it takes no slot from the
+    requests behind it and its prompt is neither cached nor counted as computed."""
+    server = SimulatorServer(echo, faults=Faults(timeout=1.0, hang_s=0.2), max_concurrency=1,
+                             prefix_cache_tokens=1000, block_tokens=4)
+    with run_in_thread(server):
+        assert chat(server.port, P1) == 200
+    stats = server.stats
+    assert (stats.peak_running, stats.prompt_tokens_computed, stats.prompt_tokens_cached) == (0, 0, 0)
+    assert server.stats.by_status == {200: 1}
 
 
 def test_stats_answers_without_the_key_while_chat_needs_it():

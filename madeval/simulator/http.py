@@ -316,7 +316,8 @@ class SimulatorServer(LoopbackServer):
         except Exception as exc:  # a broken behaviour must not take the connection down
             message = f"The behaviour failed: {type(exc).__name__}: {exc}"
             return _error(500, message, "server_error", "behaviour_error"), hang, None
-        return (200, completion, ""), hang, request.get("messages")
+        # A hung answer is a fault: it skips the replica (no slot held for hang_s, no cache counted).
+        return (200, completion, ""), hang, None if hang else request.get("messages")
 
     def _draw_fault(self) -> str | None:
         """One uniform draw against the cumulative fault rates."""
