@@ -65,6 +65,7 @@ _LAZY = {
     "GroupSpec": "madeval.taskfiles",
     "AggregateMetric": "madeval.taskfiles",
     "task_code": "madeval.taskfiles",
+    "read_yaml": "madeval.taskfiles",
     "load_docs_with_source": "madeval.datasources",
 }
 
@@ -79,7 +80,7 @@ if TYPE_CHECKING:  # what the lazy names are, for type checkers and editors
     from .metrics.notes import note_scoring_error
     from .plugins import registries
     from .task import AMBIGUOUS, Task
-    from .taskfiles import AggregateMetric, GroupSpec, task_code
+    from .taskfiles import AggregateMetric, GroupSpec, read_yaml, task_code
     from .datasources import load_docs_with_source
 
 
@@ -139,6 +140,7 @@ __all__ = [
     "GroupSpec",
     "AggregateMetric",
     "task_code",
+    "read_yaml",
     "load_docs_with_source",
     # running an evaluation from Python
     "evaluate",

@@ -174,13 +174,8 @@ LM_EVAL_GENERATION_NAMES = {"until": "stop", "max_gen_toks": "max_tokens"}
 def generation_kwargs(value: Any) -> dict[str, Any]:
     """``"temperature=0,until=Question:"`` (or a mapping) -> OpenAI request parameters. lm-eval's
     names are accepted (``until``, ``max_gen_toks``; ``do_sample=false`` is ``temperature=0``)."""
-    if value is None:
-        return {}
-    given = key_values(value) if isinstance(value, str) else value
-    if not isinstance(given, dict):
-        raise ValueError(f"must be key=value pairs separated by commas, got {shown(value)}")
     params: dict[str, Any] = {}
-    for key, raw in given.items():
+    for key, raw in component_options(value).items():
         key = LM_EVAL_GENERATION_NAMES.get(str(key), str(key))
         if key == "do_sample":
             if not flag(raw):
@@ -199,16 +194,12 @@ def generation_kwargs(value: Any) -> dict[str, Any]:
 
 def key_value_texts(value: Any) -> dict[str, str]:
     """``"a=1,b=x"`` or a mapping -> ``{"a": "1", "b": "x"}`` (every value text)."""
-    if value is None:
-        return {}
-    given = key_values(value) if isinstance(value, str) else value
-    if not isinstance(given, dict):
-        raise ValueError(f"must be key=value pairs separated by commas, got {shown(value)}")
-    return {str(key): text(v) for key, v in given.items()}
+    return {key: text(v) for key, v in component_options(value).items()}
 
 
 def component_options(value: Any) -> dict[str, Any]:
-    """Component options: a mapping, or ``key=value,...`` as on the command line."""
+    """Component options (and any other key=value option): a mapping, or ``key=value,...`` as on
+    the command line; a malformed one is a ValueError, so the error names the option."""
     if value is None:
         return {}
     if isinstance(value, str):

@@ -14,9 +14,7 @@ import functools
 from pathlib import Path
 from typing import Any
 
-import yaml
-
-from madeval import UsageError, load_docs_with_source, registries
+from madeval import UsageError, load_docs_with_source, read_yaml, registries
 
 #: The madeval plugin whose task folder holds the built-in tasks (and so the mirror table).
 BUILTIN_TASKS = "madeval.builtins.tasks"
@@ -24,14 +22,6 @@ BUILTIN_TASKS = "madeval.builtins.tasks"
 SAME_DATA = {"SaylorTwift/bbh": "lukaemon/bbh"}
 #: Hub ids whose configs are subsets of the ``all`` config, by the column naming the subset.
 SUBSET_COLUMN = {"cais/mmlu": "subject"}
-
-
-class _TaskYaml(yaml.SafeLoader):
-    """Reads a task YAML's plain keys; tagged values (``!function``, ``!content``, ...: never a
-    dataset's path) become None."""
-
-
-_TaskYaml.add_multi_constructor("!", lambda loader, suffix, node: None)
 
 
 def builtin_task_folder() -> Path:
@@ -44,7 +34,7 @@ def known_mirrors() -> dict[tuple[str, str | None, str], dict[str, Any]]:
     """``(hub id, config, split)`` -> the ``dataset`` mapping of the built-in task that mirrors it."""
     table: dict[tuple[str, str | None, str], dict[str, Any]] = {}
     for path in sorted(builtin_task_folder().rglob("*.yaml")):
-        dataset = (yaml.load(path.read_text(encoding="utf-8"), Loader=_TaskYaml) or {}).get("dataset")
+        dataset = read_yaml(path).get("dataset")  # madeval's own reading: tags and include chains
         if isinstance(dataset, dict) and dataset.get("path") and dataset.get("mirror"):
             key = (str(dataset["path"]), dataset.get("name"), str(dataset.get("split", "test")))
             table.setdefault(key, {k: dataset[k] for k in ("path", "name", "split", "mirror", "filter") if k in dataset})

@@ -15,11 +15,10 @@ from __future__ import annotations
 import functools
 import math
 from pathlib import Path
+from string import ascii_uppercase as LETTERS  # the option letters, as madeval's own tasks use
 from typing import Any
 
-import yaml
-
-from madeval import Item, Task, UsageError, task_code
+from madeval import Item, Task, UsageError, read_yaml, task_code
 
 from . import lmeval_api
 from .mirrors import builtin_task_folder
@@ -28,7 +27,6 @@ PREFIX = "lm_eval"
 #: The longest reply scored (characters): far beyond any lm-eval task's max_gen_toks (2,048 tokens
 #: in mmlu_pro, about 10,000 characters).
 MAX_SCORED_CHARS = 65_536
-LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 #: The note the leaderboard shows for a multiple-choice lm-eval task.
 MC_NOTE = ("lm-eval multiple_choice task run as generation (lettered options, accuracy of the "
            "answered letter), not log-likelihood ranking: not comparable with lm-eval's acc")
@@ -36,7 +34,7 @@ MC_NOTE = ("lm-eval multiple_choice task run as generation (lettered options, ac
 
 def _builtin_template(name: str) -> dict[str, Any]:
     """A shared template of madeval's built-in tasks (``_multiple_choice.yaml``)."""
-    return yaml.safe_load((builtin_task_folder() / name).read_text(encoding="utf-8"))
+    return read_yaml(builtin_task_folder() / name)
 
 
 class LmEvalTask(Task):
