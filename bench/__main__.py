@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import importlib
 import json
 import shutil
 import statistics
@@ -71,20 +72,14 @@ def environment() -> dict:
             "python": platform.python_version(), "cpus": os.cpu_count(), "load_before": os.getloadavg()[0]}
 
 
+#: ``python -m bench NAME``: the module of bench/ that measures it (imported only when asked).
+SUBCOMMANDS = {"prefix-reuse": "prefix_reuse", "fleet": "fleet", "startup": "startup"}
+
+
 def main(argv: list[str] | None = None) -> None:
     argv = sys.argv[1:] if argv is None else argv
-    if argv[:1] == ["prefix-reuse"]:  # python -m bench prefix-reuse: see bench/prefix_reuse.py
-        from .prefix_reuse import main as prefix_reuse
-
-        return prefix_reuse(argv[1:])
-    if argv[:1] == ["fleet"]:  # python -m bench fleet: see bench/fleet.py
-        from .fleet import main as fleet
-
-        return fleet(argv[1:])
-    if argv[:1] == ["startup"]:  # python -m bench startup: see bench/startup.py
-        from .startup import main as startup
-
-        return startup(argv[1:])
+    if argv[:1] and argv[0] in SUBCOMMANDS:  # e.g. python -m bench fleet: see bench/fleet.py
+        return importlib.import_module(f".{SUBCOMMANDS[argv[0]]}", __package__).main(argv[1:])
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
     parser.add_argument("--items", type=int, default=100)
     parser.add_argument("--agents", type=int, default=3)

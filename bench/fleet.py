@@ -46,11 +46,10 @@ def run_on_fleet(work: Path, name: str, fleet_options: dict, workload: dict) -> 
     the replicas' prompt token counts."""
     with Fleet(work / f"fleet-{name}", **fleet_options) as fleet:
         result = measure({**workload, "base_url": fleet.base_url, "output_path": str(work / f"run-{name}")})
-        stats = fleet.stats().values()
+        computed, cached = fleet.total("prompt_tokens_computed"), fleet.total("prompt_tokens_cached")
     if result["failed"]:
         raise SystemExit(f"bench fleet: {result['failed']} units failed in '{name}'; see {work}")
-    return {**result, "computed_tokens": sum(s["prompt_tokens_computed"] for s in stats),
-            "cached_tokens": sum(s["prompt_tokens_cached"] for s in stats),
+    return {**result, "computed_tokens": computed, "cached_tokens": cached,
             "calls_per_s": result["calls"] / result["wall_s"], "debates_per_s": result["units"] / result["wall_s"]}
 
 

@@ -88,7 +88,9 @@ def probe(base_url: str, folder: str) -> None:
     finally:
         sys.stdout = printed
     ran = [clock() for clock in clocks]
-    heavy = sorted(m for m in ("datasets", "openai", "scipy.stats", "statsmodels", "matplotlib") if m in sys.modules)
+    from madeval.testing import HEAVY_MODULES
+
+    heavy = sorted(m for m in HEAVY_MODULES if m in sys.modules)
     from madeval.leaderboard.charts import draw_all
 
     board = json.loads((Path(folder) / "leaderboard.json").read_text(encoding="utf-8"))

@@ -26,7 +26,7 @@ DEBATE = dict(paradigm="memory", agents=3, max_turns=5, decider="counting", limi
 
 def served(fleet: Fleet) -> int:
     """Chat requests the live replicas have received so far."""
-    return sum(stats["requests"] for stats in fleet.stats().values())
+    return fleet.total("requests")
 
 
 def test_fleet_replica_killed_mid_run(tmp_path):

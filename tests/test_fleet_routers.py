@@ -14,14 +14,12 @@ from pathlib import Path
 import pytest
 
 import madeval
-from madeval.testing.fleet import KEY_POLICY, ROUTERS, Fleet, FleetError, router_binary
+from madeval.testing.fleet import KEY_HEADER, KEY_POLICY, ROUTERS, Fleet, FleetError, router_binary
 
 from test_fleet_routing import expected_counts, records
 
 #: Weak agents: debates go on for several turns, so each routing key is sent more than once.
 WEAK = ["--accuracy", "0.4"]
-#: The header each router's key policy reads.
-HEADER = {"vllm-router": "X-Session-ID", "sglang-router": "X-SMG-Routing-Key"}
 
 
 def needs(router: str) -> None:
@@ -45,7 +43,7 @@ def served_keys(stats: dict, header: str) -> list[dict[str, int]]:
 @pytest.mark.parametrize("router", ROUTERS)
 def test_fleet_consistent_hash_pins_each_debate(tmp_path, router):
     needs(router)
-    header = HEADER[router]
+    header = KEY_HEADER[router]
     with Fleet(tmp_path / "fleet", replicas=3, router=router, policy=KEY_POLICY[router], simulator_args=WEAK) as fleet:
         folder = run_through(fleet, tmp_path / "run", limit=8, max_turns=3, agents=3, routing_header=header)
         stats = fleet.stats()
@@ -62,8 +60,7 @@ def test_fleet_consistent_hash_pins_each_debate(tmp_path, router):
 
 def computed_and_cached(fleet: Fleet) -> tuple[int, int]:
     """Prompt tokens computed (prefilled) and found in the prefix cache, summed over the replicas."""
-    stats = fleet.stats().values()
-    return sum(s["prompt_tokens_computed"] for s in stats), sum(s["prompt_tokens_cached"] for s in stats)
+    return fleet.total("prompt_tokens_computed"), fleet.total("prompt_tokens_cached")
 
 
 def test_fleet_routing_key_beats_round_robin(tmp_path):

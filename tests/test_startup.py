@@ -14,7 +14,7 @@ import subprocess
 import sys
 import textwrap
 
-HEAVY = ("datasets", "openai", "scipy.stats", "statsmodels", "matplotlib", "pandas", "pyarrow")
+from madeval.testing import HEAVY_MODULES as HEAVY
 
 
 def imported_after(code: str) -> dict:

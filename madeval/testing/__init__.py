@@ -174,4 +174,9 @@ def debate(
     return transcript, llm
 
 
-__all__ = ["ITEM", "ScriptedLLM", "core_registries", "debate", "letter", "registered"]
+#: Libraries a run imports only when it needs them (a hub task, the openai transport, a paired
+#: test, charts): tests/test_startup.py and ``python -m bench startup`` check that a one-item run
+#: leaves every one of them unloaded.
+HEAVY_MODULES = ("datasets", "openai", "scipy.stats", "statsmodels", "matplotlib", "pandas", "pyarrow")
+
+__all__ = ["HEAVY_MODULES", "ITEM", "ScriptedLLM", "core_registries", "debate", "letter", "registered"]

@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from ..embedded import NO_PROXY_OPENER, free_loopback_port
+from ..llm.routing import SGLANG_ROUTER_HEADER, VLLM_ROUTER_HEADER
 
 #: The router binaries (console scripts of the ``fleet`` extra) and the policy that reads
 #: madeval's routing key on each: vllm-router's ``consistent_hash`` reads ``X-Session-ID``;
@@ -42,6 +43,8 @@ from ..embedded import NO_PROXY_OPENER, free_loopback_port
 #: the ``consistent_hashing`` its library has.
 ROUTERS = ("vllm-router", "sglang-router")
 KEY_POLICY = {"vllm-router": "consistent_hash", "sglang-router": "manual"}
+#: The header each router's key policy reads (``--routing-header``).
+KEY_HEADER = {"vllm-router": VLLM_ROUTER_HEADER, "sglang-router": SGLANG_ROUTER_HEADER}
 HOST = "127.0.0.1"
 
 
@@ -270,6 +273,11 @@ class Fleet:
         """``GET /stats`` of every live replica, by its URL."""
         return {replica.url: replica.stats() for replica in self.members if replica.alive}
 
+    def total(self, field: str) -> int:
+        """One ``GET /stats`` count summed over the live replicas (``requests``,
+        ``prompt_tokens_computed``, ...)."""
+        return sum(stats[field] for stats in self.stats().values())
+
     def stop(self) -> None:
         """Stop the router, then every replica (SIGTERM to each process group, reaped)."""
         processes = [replica.process for replica in self.members]
@@ -282,4 +290,4 @@ class Fleet:
             _stop_group(process, signal.SIGTERM)
 
 
-__all__ = ["Fleet", "FleetError", "KEY_POLICY", "ROUTERS", "Replica", "router_binary"]
+__all__ = ["Fleet", "FleetError", "KEY_HEADER", "KEY_POLICY", "ROUTERS", "Replica", "router_binary"]
