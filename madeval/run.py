@@ -237,7 +237,7 @@ def task_notes(tasks: dict[str, Task]) -> dict[str, Any]:
     """For ``run.json``: ``{"task_notes": {task: note}}`` of the tasks that carry a note for the
     leaderboard (a task provider's ``note``, e.g. lm-eval multiple choice run as generation); ``{}``
     when none does."""
-    notes = {name: task.note for name, task in tasks.items() if getattr(task, "note", None)}
+    notes = {name: task.note for name, task in tasks.items() if task.note}
     return {"task_notes": notes} if notes else {}
 
 

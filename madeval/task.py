@@ -57,6 +57,10 @@ _ONE_WORD = re.compile(r"^[^\W\d]\w*$")  # a word that could name a column (not 
 class Task:
     """A loaded task definition; items are read on first use and kept."""
 
+    #: A remark the leaderboard's statement carries for this task (a task provider's, e.g. an lm-eval
+    #: multiple-choice task run as generation); None for madeval's own tasks.
+    note: str | None = None
+
     def __init__(self, spec: dict[str, Any], path: Path, extractors, metrics):
         self.spec = spec
         self.path = Path(path)

@@ -56,8 +56,7 @@ class LmEvalTasks:
         if kind == "tag":
             members = sorted(entry.tags)
         else:
-            members = (entry.cfg or {}).get("task") or []
-            members = [members] if isinstance(members, str) else members
+            members = _members(entry.cfg or {})
         found: list[str] = []
         for member in members:
             if not isinstance(member, str):
@@ -75,8 +74,7 @@ class LmEvalTasks:
         if lmeval_api.kind_of(entry) != "group":
             return None
         config = entry.cfg or {}
-        members = config.get("task") or []
-        members = [members] if isinstance(members, str) else members
+        members = _members(config)
         return GroupSpec(f"{PREFIX}:{name}", tuple(f"{PREFIX}:{m}" for m in members if isinstance(m, str)),
                          group_aggregation(config.get("aggregate_metric_list")), dict(config.get("metadata") or {}))
 
@@ -124,3 +122,9 @@ def group_aggregation(entries) -> tuple[AggregateMetric, ...]:
 def register_task_providers(register):
     """lm-evaluation-harness tasks as ``lm_eval:NAME``."""
     register(PREFIX, LmEvalTasks)
+
+
+def _members(config: dict) -> list:
+    """A group config's ``task`` list (one name may stand alone)."""
+    members = config.get("task") or []
+    return [members] if isinstance(members, str) else list(members)
