@@ -90,17 +90,22 @@ def mallm_letter(text: str | None) -> str | None:
 def reader(task_name: str = "mmlu_pro"):
     """``(text, item) -> (answer, note)`` with the task's own extractor chain.
 
-    A task without ``read`` (madeval before parse notes, for a before/after comparison) gives no note.
+    A task without ``no_answer_reason`` (madeval before parse notes, for a before/after
+    comparison) gives no note.
     """
     from madeval.plugins import registries
-    from madeval.run import task_index
     from madeval.task import task_loader
+    from madeval.taskfiles import task_index
 
     found = registries()
-    task = task_loader(task_index(), found.extractors, found.metrics)(task_name)
-    if hasattr(task, "read"):
-        return lambda text, item: (lambda reading: (reading.answer, reading.note))(task.read(text, item))
-    return lambda text, item: (task.extract(text, item), None)
+    task = task_loader(task_index(found, []), found.extractors, found.metrics)(task_name)
+    explain = getattr(task, "no_answer_reason", None)  # madeval before parse notes has none
+
+    def read(text: str, item) -> tuple[str | None, str | None]:
+        answer = task.extract(text, item)
+        return answer, (explain(text, item) if answer is None and explain else None)
+
+    return read
 
 
 def load_labels(path: Path = LABELS) -> list[dict[str, Any]]:

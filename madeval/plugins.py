@@ -34,6 +34,7 @@ DEFAULT_PLUGINS = (
     "madeval.builtins.tasks",
     "madeval.builtins.metrics",
     "madeval.builtins.extractors",
+    "madeval.builtins.choices",
     "madeval.builtins.baselines",
 )
 

@@ -36,19 +36,36 @@ from .transcript import Transcript
 ANSWER_TYPES = ("choice", "yes_no", "number", "math", "text")
 
 
-class _Ambiguous:
-    """The type of :data:`AMBIGUOUS`."""
+class NoAnswer:
+    """An extractor's verdict that a reply commits to no answer, and why ("names several options
+    (A, E)", "letter K is not an option (A-J)"): the chain stops, and the reason becomes the
+    record's parse note. It is false, so ``answer or default`` treats it as no answer."""
+
+    __slots__ = ("reason",)
+
+    def __init__(self, reason: str):
+        self.reason = reason
 
     def __repr__(self) -> str:
-        return "AMBIGUOUS"
+        return f"NoAnswer({self.reason!r})"
 
     def __bool__(self) -> bool:
         return False
 
 
+@dataclasses.dataclass(frozen=True)
+class Reading:
+    """What the extractor chain read in a reply: the answer, or ``None`` and the reason (``note``)."""
+
+    answer: str | None
+    note: str | None = None
+
+
 # An extractor returns AMBIGUOUS when the reply names several answers ("Final Solution: A or C"):
 # the chain stops and the reply has no answer, rather than a later extractor guessing one.
-AMBIGUOUS = _Ambiguous()
+AMBIGUOUS = NoAnswer("names several answers")
+NOTHING_FOUND = "no answer found"
+EMPTY_REPLY = "empty reply"
 LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 _JINJA = jinja2.Environment(undefined=jinja2.StrictUndefined, keep_trailing_newline=False)
 _ONE_WORD = re.compile(r"^[^\W\d]\w*$")  # a word that could name a column (not a number)
@@ -157,18 +174,30 @@ class Task:
         options = LETTERS[: len(item.choices)] if self.answer_type == "choice" and item.choices else ""
         return TaskPrompt(self.instruction, item.input, item.context, tuple(options))
 
-    def extract(self, text: str | None, item: Item | None = None) -> str | None:
-        """The answer the extractor chain finds in ``text``, or ``None`` (also when an extractor
-        finds several answers and returns :data:`AMBIGUOUS`)."""
+    def read(self, text: str | None, item: Item | None = None) -> Reading:
+        """The answer the extractor chain finds in ``text`` or, when it finds none, why not.
+
+        The first extractor that answers wins; one that returns a :class:`NoAnswer` (e.g.
+        :data:`AMBIGUOUS`, a reply naming several options) stops the chain with its reason.
+        """
         if not text:
-            return None
+            return Reading(None, EMPTY_REPLY)
         for extractor in self._chain:
             answer = extractor(text, item)
-            if answer is AMBIGUOUS:
-                return None
+            if isinstance(answer, NoAnswer):
+                return Reading(None, answer.reason)
             if answer is not None:
-                return answer
-        return None if self._chain else text.strip()
+                return Reading(answer)
+        return Reading(None, NOTHING_FOUND) if self._chain else Reading(text.strip())
+
+    def extract(self, text: str | None, item: Item | None = None) -> str | None:
+        """The answer the extractor chain finds in ``text``, or ``None`` (:meth:`read` says why)."""
+        return self.read(text, item).answer
+
+    def no_answer_reason(self, text: str | None, item: Item | None = None) -> str:
+        """Why :meth:`extract` finds no answer in ``text`` (a parse note for the record); a task
+        that overrides :meth:`extract` still gets the chain's reason or a generic one."""
+        return self.read(text, item).note or NOTHING_FOUND
 
     def score(self, prediction: str | None, item: Item, transcript: Transcript | None = None) -> dict[str, float]:
         """Every metric's score of ``prediction`` on ``item``, flattened into one mapping.

@@ -70,7 +70,8 @@ def test_ten_option_letters_for_mmlu_pro():
         ("Final Solution: I believe it is (E)", "E"),
         ("FINAL SOLUTION: I am not sure", None),
         ("FINAL SOLUTION: I", "I"),  # option I of A-J
-        ("FINAL SOLUTION: I) 7", "I"),
+        ("FINAL SOLUTION: I) 8", "I"),  # option I of TEN is "8"
+        ("FINAL SOLUTION: I) 7", None),  # "7" is option H's text: the letter and its text disagree
         ("The answer is I.", "I"),
         ("Final Solution: I or J", None),
     ],

@@ -41,6 +41,7 @@ from typing import Any, Callable
 
 from ..hookspecs import hookimpl
 from ..metrics.math import last_boxed
+from ..metrics.normal import normal_text
 from ..task import AMBIGUOUS
 
 Extractor = Callable[[str, Any], Any]
@@ -88,14 +89,15 @@ MAX_REPLY_CHARS = 200_000  # read from the end of a reply; about 50,000 tokens
 
 
 def reads_tail(extract: Extractor) -> Extractor:
-    """``extract`` reading only the last :data:`MAX_REPLY_CHARS` characters of a reply.
+    """``extract`` reading only the last :data:`MAX_REPLY_CHARS` characters of a reply, in NFKC
+    with ASCII digits (:func:`madeval.metrics.normal.normal_text`: a full-width "Ｂ" is "B").
 
     Every rule reads the end of a reply (the last marker, "answer is", box or number), so a
     longer reply keeps its answer; the bound keeps a hostile 10 MB reply from costing seconds.
     """
 
     def bounded(text: str, item: Any = None) -> Any:
-        return extract(text[-MAX_REPLY_CHARS:], item)
+        return extract(normal_text(text[-MAX_REPLY_CHARS:]), item)
 
     bounded.__doc__ = extract.__doc__
     return bounded

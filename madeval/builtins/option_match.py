@@ -1,0 +1,83 @@
+"""Does a piece of a reply restate an option? Comparing reply text with an item's option texts.
+
+Replies restate options loosely: ``E) 91.7 kJ mol^{-1}`` for the option ``91.7 $\\mathrm{~kJ}
+\\mathrm{~mol}^{-1}$``, ``J) 312`` for ``312.0 K``, ``A) $45,000.00`` for ``$45,000. 00``, ``J) By
+organizational size`` for ``By organizational size.``. Two comparisons decide:
+
+* a *key* of each text (case folded; white space, ``$``, thousands commas, LaTeX ``\\mathrm``,
+  braces, ``~`` and trailing punctuation dropped): the reply's key equals the option's or begins
+  with it (the option, then more words), or, for an abbreviated option, is a prefix of it that
+  does not cut a number;
+* when the reply's text begins with a number, its *numbers*: the reply's numbers agree with the
+  option's as far as the shorter list goes (``27°`` restates ``27^0``; ``0.414 Å and 1.28`` does
+  not restate ``0.414 Å and 3.48``).
+
+:func:`restates` is lenient (the reply's own option); :func:`restates_exactly` is strict (is it
+another option's text?), so a paraphrase of its own option never reads as another option.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from typing import Sequence
+
+KEY_NOISE = re.compile(r"\\mathrm|\\text|\\,|[\s$~{}\\*_`\"'“”‘’]+|(?<=\d),(?=\d{3})")
+TRAILING = re.compile(r"[.,;:!?)\]]+$")
+LEADING = re.compile(r"^[(\[]+")
+NUMBER = re.compile(r"-?(?:\d[\d,]*+(?:\.\d++)?+|\.\d++)")
+STARTS_WITH_NUMBER = re.compile(r"\s*+[-$~≈]?\s*+\.?\d")
+NUMBER_CHAR = re.compile(r"[\d.]")
+MIN_ABBREVIATION = 4  # a shorter prefix ("the", "1.") restates nothing
+MAX_COMPARED = 400  # characters of a reply compared with an option: options are short
+
+
+@functools.lru_cache(maxsize=4096)  # an item's options are compared with every reply about it
+def key(text: str) -> str:
+    """The comparable form of ``text`` (see the module docstring)."""
+    text = KEY_NOISE.sub("", text[:MAX_COMPARED].casefold())
+    return LEADING.sub("", TRAILING.sub("", text))
+
+
+def numbers(text: str) -> list[float]:
+    """The numbers of ``text`` in order, thousands separators dropped ("$1,200.5" -> [1200.5])."""
+    found = []
+    for match in NUMBER.finditer(text[:MAX_COMPARED]):
+        try:
+            found.append(float(match.group().replace(",", "")))
+        except ValueError:  # "1,,2": not a number
+            continue
+    return found
+
+
+def _same_numbers(said: str, option: str) -> bool:
+    ours, theirs = numbers(said), numbers(option)
+    shared = min(len(ours), len(theirs))
+    return shared > 0 and all(abs(a - b) <= 1e-9 * max(1.0, abs(b)) for a, b in zip(ours[:shared], theirs))
+
+
+def restates_exactly(said: str, option: str) -> bool:
+    """True when ``said`` is ``option``'s text (the whole option, perhaps followed by more) or,
+    beginning with a number, states ``option``'s numbers."""
+    said_key, option_key = key(said), key(option)
+    if not said_key or not option_key:
+        return False
+    if said_key.startswith(option_key):
+        return True
+    return bool(STARTS_WITH_NUMBER.match(said)) and _same_numbers(said, option)
+
+
+def restates(said: str, option: str) -> bool:
+    """True when ``said`` restates ``option`` exactly (:func:`restates_exactly`) or abbreviates it:
+    a prefix of at least :data:`MIN_ABBREVIATION` characters that does not cut a number."""
+    if restates_exactly(said, option):
+        return True
+    said_key, option_key = key(said), key(option)
+    if len(said_key) < MIN_ABBREVIATION or not option_key.startswith(said_key):
+        return False
+    return len(said_key) == len(option_key) or not NUMBER_CHAR.match(option_key[len(said_key)])
+
+
+def options_restated(said: str, choices: Sequence[str], letters: str) -> list[str]:
+    """The letters of the options ``said`` restates exactly, in option order."""
+    return [letters[i] for i, option in enumerate(choices[: len(letters)]) if restates_exactly(said, str(option))]
