@@ -79,8 +79,10 @@ LIST_BODY = (
 )
 LIST = re.compile(LIST_BODY)
 LINE_LIST = re.compile(r"^[ \t]*+(?:[-•*>][ \t]++)?+" + LIST_BODY, re.MULTILINE)
-REJECTION = re.compile(
-    r"[\W_]*+(?:no|not|none)\b|(?:[^.\n]|\.(?=\d)){0,80}?\b(?:is|are|was)[ \t]++(?:incorrect|wrong|removed|"
+# A statement that rejects its option: "I) [No, actually it is]", "I) 9.22 is incorrect because ...".
+SAYS_NO = re.compile(r"[\W_]*+(?:no|not|none)\b", re.IGNORECASE)
+CALLED_WRONG = re.compile(
+    r"(?:[^.\n]|\.(?=\d)){0,80}?\b(?:is|are|was)[ \t]++(?:incorrect|wrong|removed|"
     r"not[ \t]++(?:correct|right|valid|an?[ \t]++(?:available[ \t]++)?(?:answer[ \t]++)?option))\b",
     re.IGNORECASE,
 )
@@ -262,12 +264,14 @@ def _confirm(letter: str, rest: str, letters: str, choices: Sequence[str] | None
     others = sorted({_letter_of(m) for m in OTHER_OPTION.finditer(rest)} & set(letters) - own_labels - {letter})
     if others:
         return NoAnswer(f"names several options ({letter}, {', '.join(others)})")
-    if not choices or not rest.strip(" \t.,;:!?"):
-        return REJECTED if REJECTION.match(rest) else letter
-    if restates(rest, own):
-        return letter
-    if REJECTION.match(rest) and not REJECTION.match(own):
+    if CALLED_WRONG.match(rest) and not CALLED_WRONG.match(own):
         return REJECTED
+    if choices and restates(rest, own):
+        return letter
+    if SAYS_NO.match(rest) and not SAYS_NO.match(own):
+        return REJECTED
+    if not choices:
+        return letter
     elsewhere = [found for found in options_restated(rest, choices, letters) if found != letter]
     if elsewhere:
         return NoAnswer(f"letter {letter} restates option {'/'.join(elsewhere)}'s text, not its own")
