@@ -99,6 +99,8 @@ class DebateState:
     rng: random.Random
     extract: Callable[[str], str | None]
     item_id: str = ""
+    #: Why ``extract`` reads no answer in a solution (the message's parse note); None: not said.
+    explain: Callable[[str], str] | None = None
     turn: int = 0
     responder: Any = None
     paradigm: Any = None

@@ -14,7 +14,7 @@ from typing import Any, Awaitable, Callable, Iterable
 
 from .challenge import run_challenges
 from .components import Contribution, DebateLLM, DebateSetup, DebateState, SpeakContext, Speaker, TaskPrompt
-from .transcript import Agent, Decision, Message, Persona, Transcript
+from .transcript import NO_ANSWER, Agent, Decision, Message, Persona, Transcript
 
 #: Neutral agents (MALLM's moderators) get this persona and no generated one.
 MODERATOR = Persona(
@@ -35,16 +35,20 @@ async def run_debate(
     item_id: str = "",
     gold: Any = None,
     transcript: Transcript | None = None,
+    explain: Callable[[str], str] | None = None,
 ) -> Transcript:
     """Run one debate to a decision and return its transcript.
 
     ``agents`` carry each agent's model and endpoint; their personas are filled in here.
     ``extract`` turns solution text into the task's answer (for example ``"B"``); ``gold`` is only
     reachable through :meth:`DebateState.oracle_gold`, which marks the transcript as an oracle.
+    ``explain`` says why ``extract`` reads no answer in a solution; it becomes the message's parse
+    note (:data:`madeval.transcript.NO_ANSWER`).
     """
     transcript = transcript if transcript is not None else Transcript()
     transcript.agents = agents
-    state = debate_state(setup, task, transcript, rng=rng, extract=extract, item_id=item_id, gold=gold)
+    state = debate_state(setup, task, transcript, rng=rng, extract=extract, item_id=item_id, gold=gold,
+                         explain=explain)
     await _make_personas(setup, state, llm)
     await decide(setup, state, llm)
     if setup.challenges:
@@ -61,11 +65,12 @@ def debate_state(
     extract: Callable[[str], str | None],
     item_id: str = "",
     gold: Any = None,
+    explain: Callable[[str], str] | None = None,
 ) -> DebateState:
     """The state of a debate of ``setup`` about to start: turn 0, the agents of ``transcript``."""
     return DebateState(
         agents=transcript.agents, task=task, transcript=transcript, max_turns=setup.max_turns, rng=rng,
-        extract=extract, item_id=item_id, responder=setup.responder, paradigm=setup.paradigm,
+        extract=extract, explain=explain, item_id=item_id, responder=setup.responder, paradigm=setup.paradigm,
         extract_mode=setup.extract, structured_answers=setup.structured_answers, _gold=gold,
     )
 
@@ -176,8 +181,11 @@ def _message(
         solution, answer, backs = reply.solution, state.extract(reply.solution), message_id
     else:
         solution, answer, backs = None, None, None
+    notes = reply.notes
+    if backs == message_id and answer is None and state.explain is not None:
+        notes = (*notes, f"{NO_ANSWER}: {state.explain(solution)}")
     return Message(
         id=message_id, turn=state.turn, step=step, agent=speaker.agent, stage=speaker.stage, text=reply.text,
         solution=solution, answer=answer, agreement=reply.agreement, backs=backs, confidence=reply.confidence,
-        audience=speaker.audience, parse_notes=reply.notes,
+        audience=speaker.audience, parse_notes=notes,
     )

@@ -147,6 +147,7 @@ async def run_unit(plan: Plan, unit: Unit, item, registries: Registries, client:
         session,
         agents=agents,
         extract=lambda text: task.extract(text, item),
+        explain=lambda text: task.no_answer_reason(text, item),
         rng=rng,
         item_id=item.id,
         gold=item.target,
@@ -189,6 +190,8 @@ async def unit_record(unit: Unit, label: str, task, item, transcript: Transcript
         "target": item.target,
         "prediction": prediction,
         "parse_failure": prediction is None,
+        # why the decision's answer could not be read (None when it was; absent in older records)
+        "parse_note": None if prediction is not None else task.no_answer_reason(decision.answer, item),
         "parse_failures": transcript.parse_failures(),
         "metrics": scores.metrics,
         "scoring_errors": scores.errors,

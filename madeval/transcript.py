@@ -24,6 +24,9 @@ from typing import Any
 
 #: The parse note of a reply that was asked for a stance and gave no readable [AGREE]/[DISAGREE].
 NO_AGREEMENT_MARKER = "no agreement marker"
+#: The parse note of a solution from which the task's extractor read no answer: ``"no answer: <why>"``
+#: (the reason the task gives, e.g. "names several options (A, E)").
+NO_ANSWER = "no answer"
 
 
 @dataclass(frozen=True)
