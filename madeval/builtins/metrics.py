@@ -14,25 +14,27 @@ from ..hookspecs import hookimpl
 from ..metrics.base import Metric
 from ..metrics.debate import AnswerDiversity, AnswerEntropy, GoldLikelihood
 from ..metrics.math import integer_value, math_equal
+from ..metrics.normal import normal_text
 from ..metrics.squad import SquadV2
 from ..metrics.text import BertScore, Bleu, HuggingFaceEvaluate, Meteor, Rouge
 
 
 def _as_number(value: Any) -> float | None:
     try:
-        return float(str(value).replace(",", "").strip())
+        return float(normal_text(str(value)).replace(",", "").strip())
     except ValueError:
         return None
 
 
 def same_answer(prediction: Any, target: Any) -> bool:
-    """Equal as numbers when both are numbers, else equal ignoring case and outer whitespace."""
+    """Equal as numbers when both are numbers, else equal ignoring case and outer whitespace; both
+    read in NFKC with ASCII digits (a full-width "Ｂ" is "B", :mod:`madeval.metrics.normal`)."""
     if prediction is None or target is None:
         return False
     left, right = _as_number(prediction), _as_number(target)
     if left is not None and right is not None:
         return abs(left - right) <= 1e-9 * max(1.0, abs(right))
-    return str(prediction).strip().casefold() == str(target).strip().casefold()
+    return normal_text(str(prediction)).strip().casefold() == normal_text(str(target)).strip().casefold()
 
 
 def _targets(item: Any) -> list[Any]:

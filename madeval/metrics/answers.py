@@ -21,6 +21,7 @@ import string
 from typing import Any
 
 from .math import math_equal
+from .normal import normal_text
 
 _ARTICLES = re.compile(r"\b(a|an|the)\b", re.UNICODE)
 _PUNCTUATION = set(string.punctuation)
@@ -37,7 +38,7 @@ def normalize_answer(text: str) -> str:
 
 def _number(text: str) -> float | None:
     try:
-        return float(str(text).replace(",", "").replace("$", "").strip())
+        return float(normal_text(str(text)).replace(",", "").replace("$", "").strip())
     except ValueError:
         return None
 
@@ -46,7 +47,7 @@ def canonical_answer(answer_type: str, answer: Any) -> str | None:
     """The form in which equal answers of ``answer_type`` look the same (``None`` stays ``None``)."""
     if answer is None:
         return None
-    text = str(answer).strip()
+    text = normal_text(str(answer)).strip()
     if answer_type == "choice":
         return text.upper()
     if answer_type == "yes_no":

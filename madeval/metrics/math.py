@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 
 from .checker import math_equivalent
+from .normal import normal_text
 
 BOXED_COMMANDS = ("\\boxed", "\\fbox")
 BRACE = re.compile(r"[{}]")
@@ -51,7 +52,7 @@ def integer_value(answer: str | None) -> int | None:
     """The integer an answer states ("025", "\\boxed{25}", "25.0", "1,000", "$25$."), or ``None``."""
     if answer is None:
         return None
-    text = str(answer)
+    text = normal_text(str(answer))
     boxed = last_boxed(text)
     text = _INTEGER_NOISE.sub("", boxed if boxed is not None else text).rstrip(".")
     if _THOUSANDS.match(text):
@@ -66,10 +67,11 @@ def integer_value(answer: str | None) -> int | None:
 
 
 def math_equal(prediction: str | None, target: str | None) -> bool:
-    """True when two math answers are equal for math-verify, decided within the checker's deadline."""
+    """True when two math answers are equal for math-verify, decided within the checker's deadline
+    (both read in NFKC with ASCII digits first: "１８" and "١٨" are 18, :mod:`madeval.metrics.normal`)."""
     if prediction is None or target is None:
         return False
-    prediction, target = str(prediction).strip(), str(target).strip()
+    prediction, target = normal_text(str(prediction)).strip(), normal_text(str(target)).strip()
     if not prediction or not target:
         return False
     return math_equivalent(prediction, target)
