@@ -312,3 +312,38 @@ def deadline(seconds: float):
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
+
+
+@pytest.mark.parametrize(
+    ("reply", "expected"),
+    [
+        ("A) Yes", "yes"),
+        ("After weighing it all:\nB) No, because the river froze. Yes, it was cold.", "no"),  # not the last word
+        ("The answer is no, although yes would be tempting.", "no"),
+        ("Solution: B) No", "no"),
+        ("FINAL SOLUTION: A) No", None),  # the letter says yes, its text says no
+        ("A) No", None),
+        ("Final Solution: B) No", "no"),
+    ],
+)
+def test_strategyqa_option_form_and_stated_answers(reply, expected):
+    assert STRATEGYQA.extract(reply, Item("s", "q", "yes")) == expected
+
+
+def test_strategyqa_a_disagreeing_letter_says_why():
+    assert STRATEGYQA.read("A) No", Item("s", "q", "yes")).note == "letter A means yes, its text says no"
+
+
+@pytest.mark.parametrize(
+    ("reply", "expected"),
+    [
+        ("Each box holds 12, so 12 x 100 = 1,200 apples in all.\n#### 1,200", "1200"),
+        ("#### $1,234.50", "1234.50"),
+        ("The answer is 1,200 apples.", "1200"),
+        ("So she pays \uff04\uff11\uff0c\uff12\uff10\uff10 in total.\n#### \uff11\uff0c\uff12\uff10\uff10", "1200"),  # full width
+        ("#### \u0661\u0662\u0660\u0660", "1200"),  # Arabic-Indic digits
+        ("#### 18 dollars", "18"),
+    ],
+)
+def test_numbers_with_units_separators_and_other_digits(reply, expected):
+    assert GSM8K.extract(reply, Item("g", "q", expected)) == expected

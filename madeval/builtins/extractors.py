@@ -42,7 +42,7 @@ from typing import Any, Callable
 from ..hookspecs import hookimpl
 from ..metrics.math import last_boxed
 from ..metrics.normal import normal_text
-from ..task import AMBIGUOUS
+from ..task import AMBIGUOUS, NoAnswer
 
 Extractor = Callable[[str, Any], Any]
 
@@ -69,6 +69,11 @@ LOWER_CASE_LABEL = re.compile(r"\s*+\(?[a-z]\)")
 STANDALONE_UPPER = re.compile(r"(?<![A-Za-z])([A-Z])(?![A-Za-z'])" + NOT_PRONOUN)
 AFTER_LOWER_CASE_LETTER = re.compile(r"\s*+(?:[.,;:!?)\]]|$)")
 YES_NO = re.compile(r"\b(yes|no)\b", re.IGNORECASE)
+YES_NO_HERE = re.compile(r"[ \t]*+(yes|no)\b", re.IGNORECASE)  # only with .match: anchored where it starts
+# "the answer is no", "Solution: yes" (an optional letter before the word is LETTERED_YES_NO's)
+STATED_YES_NO = re.compile(r"\b(?:answer|solution)(?:\s++is|\s*+:)\s*+:?+\s*+(yes|no)\b", re.IGNORECASE)
+# "A) Yes", "(B) No" at the start of a line or after a colon: StrategyQA's option form
+LETTERED_YES_NO = re.compile(r"(?:^|(?<=[:\n]))[ \t]*+\(?([A-Za-z])\)[ \t]*+(yes|no)\b", re.IGNORECASE | re.MULTILINE)
 SPACE = re.compile(r"\s*+")
 WHITE_SPACE_RUN = re.compile(r"\s++")
 
@@ -262,23 +267,39 @@ def lone_letter(**_: Any) -> Extractor:
 
 
 def yes_no(letters: str = "") -> Extractor:
-    """"yes" or "no": after the last "Final Solution:", else the last yes/no word in the text.
+    """"yes" or "no": after the last "Final Solution:", else the last stated one ("the answer is
+    no", "Solution: B) No"), else the last yes/no word in the text.
 
     ``letters: AB`` also reads option letters standing for yes and no (StrategyQA's MALLM
-    instruction asks for "A) Yes or B) No"): "Final Solution: B" is "no".
+    instruction asks for "A) Yes or B) No"): "Final Solution: B" is "no", and a line "A) Yes" is
+    "yes" wherever it stands. A letter and a word that disagree ("A) No") are no answer.
     """
     meaning = dict(zip(letters.upper(), ("yes", "no")))
 
-    def extract(text: str, item: Any = None) -> str | None:
+    def agreeing(letter: str, word: str | None) -> Any:
+        said = meaning[letter.upper()]
+        if word is not None and word.lower() != said:
+            return NoAnswer(f"letter {letter.upper()} means {said}, its text says {word.lower()}")
+        return said
+
+    def extract(text: str, item: Any = None) -> Any:
         plain = _plain(text)
         for segment in final_segments(plain):
             if meaning:
                 match = LEADING_LETTER.match(segment)
                 if match and match.group(1).upper() in meaning:
-                    return meaning[match.group(1).upper()]
+                    word = YES_NO_HERE.match(segment, match.end())
+                    return agreeing(match.group(1), word.group(1) if word else None)
             words = YES_NO.findall(segment)
             if words:
                 return words[0].lower()
+        stated = last_match(STATED_YES_NO, plain)
+        if meaning:
+            lettered = last_match(LETTERED_YES_NO, plain)
+            if lettered and lettered.group(1).upper() in meaning and (not stated or lettered.start() > stated.start()):
+                return agreeing(lettered.group(1), lettered.group(2))
+        if stated:
+            return stated.group(1).lower()
         if meaning:
             said = answer_is_letter(plain, "".join(meaning))
             if said is AMBIGUOUS:
@@ -289,6 +310,14 @@ def yes_no(letters: str = "") -> Extractor:
         return words[-1].lower() if words else None
 
     return reads_tail(extract)
+
+
+def last_match(pattern: re.Pattern, text: str) -> re.Match | None:
+    """The last match of ``pattern`` in ``text`` (``None`` when there is none)."""
+    found = None
+    for found in pattern.finditer(text):
+        pass
+    return found
 
 
 def choice_text(**_: Any) -> Extractor:
