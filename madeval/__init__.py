@@ -56,6 +56,7 @@ _LAZY = {
     "run_debate": "madeval.debate",
     "registries": "madeval.plugins",
     "AMBIGUOUS": "madeval.task",
+    "NoAnswer": "madeval.task",
     "note_scoring_error": "madeval.metrics.notes",
     "plurality": "madeval.builtins.counting",
     "same_answer": "madeval.builtins.metrics",
@@ -79,7 +80,7 @@ if TYPE_CHECKING:  # what the lazy names are, for type checkers and editors
     from .run import RunResult
     from .metrics.notes import note_scoring_error
     from .plugins import registries
-    from .task import AMBIGUOUS, Task
+    from .task import AMBIGUOUS, NoAnswer, Task
     from .taskfiles import AggregateMetric, GroupSpec, read_yaml, task_code
     from .datasources import load_docs_with_source
 
@@ -124,6 +125,7 @@ __all__ = [
     "DebateMetric",
     "Item",
     "AMBIGUOUS",
+    "NoAnswer",
     "note_scoring_error",
     # errors: a UsageError is one line for the user and exit status 2
     "MadevalError",

@@ -2,7 +2,9 @@
 
 Each extractor is a factory (its keyword arguments are the YAML options) returning a function
 ``(text, item) -> answer | None``. The chain tries extractors in order and keeps the first answer;
-an extractor returns :data:`madeval.task.AMBIGUOUS` to stop the chain without an answer.
+an extractor returns a :class:`madeval.task.NoAnswer` (:data:`madeval.task.AMBIGUOUS` for several
+answers) to stop the chain without an answer, saying why. The multiple-choice tasks read letters
+with the ``choice`` extractor (:mod:`madeval.builtins.choices`), which builds on the rules below.
 
 Multiple-choice letters (the rules, in order, for the text after "Final Solution:"):
 
