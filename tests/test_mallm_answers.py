@@ -145,3 +145,19 @@ def test_values_restated_with_units_and_separators(reply, expected):
 )
 def test_an_unparsed_reply_says_why(reply, reason):
     assert read(reply, SHOT_CLOCK) == (None, reason)
+
+
+@pytest.mark.parametrize(
+    ("reply", "expected"),
+    [
+        ("The answer is B.\nD) 45 seconds, because ...", None),  # a stated choice, then another option's line
+        ("The answer is E.\nB) 18 seconds is wrong because it is the NCAA's.", "E"),  # a rejected option after it
+        ("The answer is E.\nE) 24 seconds", "E"),
+        ("Let me think. (A) is wrong, (C) is wrong. The answer is (E).", "E"),
+        ("I think it is (E) after all", "E"),
+        ("(A) ignores the rule and (C) is the NCAA's.", None),  # mentions only, of several options
+        ("(l / D) is the ratio we need, so t = 24 seconds", "E"),  # a variable closing a bracket, not D
+    ],
+)
+def test_statements_in_context(reply, expected):
+    assert MMLU_PRO.extract(reply, SHOT_CLOCK) == expected

@@ -22,8 +22,9 @@ Written for real replies (the 7,812 agent solutions of 372 MALLM debates, hand-l
    is option G) leaves the reply without an answer; further options after it ("B) 1 or G) 2",
    "A) [C]") make it ambiguous; a rejection ("I) 9.22 is incorrect", "B) No, E") is no choice,
    and the statement before it counts. Lines that each start with a different option ("F) apple",
-   then "J) horse") are a list, not a choice. A letter outside the item's options ("K" of A-J)
-   is no answer.
+   then "J) horse") are a list, not a choice, and so is a stated choice followed by a line that
+   starts with another option ("The answer is B." then "D) ..."). A letter outside the item's
+   options ("K" of A-J) is no answer.
 3. Else a last line that restates exactly one option's text or value, whole or after its last
    "=" or "≈" ("$14,000", "12.3 m", "... ≈ 980 Btu/hr-ft^2").
 
@@ -239,6 +240,11 @@ def _last_choice(plain: str, statements: list[Statement], letters: str, choices:
         if verdict is REJECTED:
             rejected.append(statement.letter)
             continue
+        if isinstance(verdict, str) and statement.kind in ("label", "bare"):
+            said = next((earlier.letter.upper() for earlier in reversed(statements[:index])
+                         if earlier.kind == "stated" and earlier.letter.upper() in letters), verdict)
+            if said != verdict:
+                return NoAnswer(f"states option {said}, then names option {verdict} on a line of its own")
         if isinstance(verdict, str) and statement.kind != "stated" and index > 0:
             before = statements[index - 1]
             first, second = before.letter.upper(), statement.letter.upper()
