@@ -32,10 +32,14 @@ MIN_ABBREVIATION = 4  # a shorter prefix ("the", "1.") restates nothing
 MAX_COMPARED = 400  # characters of a reply compared with an option: options are short
 
 
-@functools.lru_cache(maxsize=4096)  # an item's options are compared with every reply about it
 def key(text: str) -> str:
-    """The comparable form of ``text`` (see the module docstring)."""
-    text = KEY_NOISE.sub("", text[:MAX_COMPARED].casefold())
+    """The comparable form of ``text``'s first :data:`MAX_COMPARED` characters (module docstring)."""
+    return _key(text[:MAX_COMPARED])
+
+
+@functools.lru_cache(maxsize=4096)  # an item's options are compared with every reply about it
+def _key(text: str) -> str:
+    text = KEY_NOISE.sub("", text.casefold())
     return LEADING.sub("", TRAILING.sub("", text))
 
 
