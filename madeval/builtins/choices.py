@@ -52,6 +52,7 @@ from .option_match import NUMBER_CHAR, STARTS_WITH_NUMBER, key, options_restated
 MAX_STATEMENTS = 64  # statements examined, from the last; a reply of a million "A)" costs no more
 MAX_REST = 400  # characters after a letter compared with the options
 
+LONE_LETTER = re.compile(r"\s*+[\[(]?+[ \t]*+([A-Za-z])[ \t]*+[\])]?+[.:)]?+\s*+")
 BOLD_LETTER = re.compile(r"\*\*[ \t]*+\(?([A-Z])\)?[.:]?[ \t]*+\*\*")  # "**C** text" is "C) text"
 NOT_PRONOUN = r"(?!(?<=I)\s++[a-z])"  # "answer: I think", not option I
 STATED = re.compile(
@@ -125,6 +126,10 @@ REJECTED = object()  # a statement that rejects its option ("I) 9.22 is incorrec
 def read_choice(text: str, letters: str, choices: Sequence[str] | None) -> Any:
     """The option letter ``text`` commits to, a :class:`NoAnswer` saying why it commits to none,
     or ``None`` when it names no option at all (the module docstring gives the rules)."""
+    alone = LONE_LETTER.fullmatch(text)
+    if alone:  # "B", "(B)", "b." : most replies of a debate that has settled (a fast path)
+        letter = alone.group(1).upper()
+        return letter if letter in letters else NoAnswer(f"letter {letter} is not an option ({letters[0]}-{letters[-1]})")
     choices = _normal_choices(tuple(choices)) if choices else None
     plain = _plain(BOLD_LETTER.sub(r"\1)", text))
     marked = _marker_choice(plain, letters, choices)
