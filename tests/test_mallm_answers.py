@@ -8,9 +8,14 @@ the same figures with the time they take.
 
 from __future__ import annotations
 
+import re
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 
-from bench.mallm_answers import item_of, label_agreement, load_corpus, load_labels, solutions
+from bench.mallm_answers import item_of, label_agreement, load_corpus, load_labels, mallm_letter, solutions
 from madeval.item import Item
 from madeval.task import task_loader
 from madeval.taskfiles import task_index
@@ -161,3 +166,18 @@ def test_an_unparsed_reply_says_why(reply, reason):
 )
 def test_statements_in_context(reply, expected):
     assert MMLU_PRO.extract(reply, SHOT_CLOCK) == expected
+
+
+def test_the_bench_prints_the_figures_these_tests_measure(corpus, labels):
+    """``python -m bench mallm-answers`` runs end to end and prints the same counts as the task."""
+    done = subprocess.run([sys.executable, "-m", "bench", "mallm-answers", "--repeats", "1", "--show", "0"],
+                          cwd=Path(__file__).resolve().parent.parent, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    items = {str(r["exampleId"]): item_of(r) for r in corpus}
+    unparsed = sum(MMLU_PRO.extract(m["solution"], items[str(r["exampleId"])]) is None for r, m in solutions(corpus))
+    mallm_correct = sum(mallm_letter(r["finalAnswer"]) == r["references"][0] for r in corpus)
+    agree = label_agreement(read, corpus, labels)["agree"]
+    assert re.search(rf"unparsed solutions +{unparsed} of 7812 ", done.stdout), done.stdout
+    assert re.search(rf"agreement with labels +{agree} of {len(labels)} ", done.stdout)
+    assert re.search(rf"final answers, MALLM +{mallm_correct} of 372 correct", done.stdout)
+    assert mallm_correct == 215  # 57.8%, the figure MALLM's own scorer reports for these debates
