@@ -202,7 +202,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--show", type=int, default=10, help="disagreements with the labels to print")
     args = parser.parse_args(argv)
-    records = load_corpus(args.corpus)
+    corpus = args.corpus or corpus_path()
+    if not corpus.is_file():
+        parser.error(f"no MALLM corpus at {corpus} (set MADEVAL_DATA_DIR or give --corpus)")
+    records = load_corpus(corpus)
     labels = load_labels(args.labels) if args.labels.exists() else []
     if not labels:
         print(f"no labels at {args.labels}: agreement not measured", file=sys.stderr)
