@@ -181,3 +181,8 @@ def test_the_bench_prints_the_figures_these_tests_measure(corpus, labels):
     assert re.search(rf"agreement with labels +{agree} of {len(labels)} ", done.stdout)
     assert re.search(rf"final answers, MALLM +{mallm_correct} of 372 correct", done.stdout)
     assert mallm_correct == 215  # 57.8%, the figure MALLM's own scorer reports for these debates
+
+
+def test_a_q_and_a_transcript_line_is_not_option_a():
+    assert MMLU_PRO.extract("Q: how long is the clock?\nA: 24 seconds, so E", SHOT_CLOCK) is None
+    assert MMLU_PRO.extract("Q: how long is the clock?\nA: the answer is E", SHOT_CLOCK) == "E"

@@ -63,9 +63,10 @@ STATED = re.compile(
     r"(\(?+\[?+)[ \t]*+([A-Za-z])((?:[ \t]*+[\])])?+)(?![A-Za-z0-9'’])" + NOT_PRONOUN
 )
 SOLUTION_LETTER_LINE = re.compile(r"^[ \t]*+(?i:solution|answer)[ \t]++\(?([A-Z])\)?[.)]?[ \t]*+$", re.MULTILINE)
-# A label that starts a line: "(D) text", "B) text", "H. text", "A: text", "D (text)".
+# A label that starts a line: "(D) text", "B) text", "H. text", "D (text)" (not "A: text", the
+# answer line of a Q/A transcript).
 LABEL = re.compile(
-    r"^[ \t]*+(?:[-•*>][ \t]++)?+(?:\(([A-Z])\)|([A-Z])(?:\)|\.(?=[ \t]++\S)|:(?=[ \t])|(?=[ \t]++\()))",
+    r"^[ \t]*+(?:[-•*>][ \t]++)?+(?:\(([A-Z])\)|([A-Z])(?:\)|\.(?=[ \t]++\S)|(?=[ \t]++\()))",
     re.MULTILINE,
 )
 BARE = re.compile(r"^[ \t]*+[-•>]?[ \t]*+[\[(]?+[ \t]*+([A-Za-z])[ \t]*+[\])]?+[ \t]*+[.:)]?+[ \t]*+$", re.MULTILINE)
