@@ -283,6 +283,13 @@ HOSTILE_REPLIES = {  # about 10 MB each
     "an open box": "\\boxed{" + "{" * 10_000_000,
     "hash lines": "#### 5 = 5 = 5\n" * 650_000,
     "digits and commas": "1," * 5_000_000,
+    # the choice extractor's statements: thousands of letters in every form it reads
+    "letters in option form": "A) B) (C) [D] " * 700_000,
+    "letter lines": "A)\nB)\n" * 2_500_000,
+    "bold letters": "**A** " * 1_600_000,
+    "nested brackets": "(" * 5_000_000 + "A" + ")" * 5_000_000,
+    "stated letters": "the answer is A, " * 600_000,
+    "tabs before a list": "\t" * 10_000_000 + "A and",
 }
 LOADED = [MMLU_PRO, GSM8K, MATH500, STRATEGYQA, MUSR, SQUAD]
 
