@@ -103,7 +103,19 @@ def test_an_agent_that_did_not_speak_keeps_its_answer_of_the_turn_before():
     # an agent with no message yet holds nothing
     late = debate_facts(record([[(0, "A")], [(0, "A"), (1, "A")]], agents=2), score=exact)
     assert late.answers == [["A", None], ["A", "A"]]
-    assert late.unparsed == 1 and late.unanimous == [False, True]
+    assert late.spoken == [[True, False], [True, True]]
+    assert late.unparsed == 0 and late.unanimous == [False, True]  # no answer yet is not an unparsed one
+    assert late.transitions == {"correct_to_correct": 1, "correct_to_wrong": 0, "wrong_to_correct": 1,
+                                "wrong_to_wrong": 0}
+
+
+def test_an_agent_that_never_spoke_has_no_transition_and_breaks_unanimity():
+    # a consensus reached after two of three agents spoke: the third never spoke
+    facts = debate_facts(record([[(0, "A"), (1, "A")]]), score=exact)
+    assert facts.answers == [["A", "A", None]] and facts.unanimous == [False]
+    assert facts.votes == ["A"] and facts.unparsed == 0
+    assert facts.transitions == {"correct_to_correct": 2, "correct_to_wrong": 0, "wrong_to_correct": 0,
+                                 "wrong_to_wrong": 0}
 
 
 def test_neutral_agents_do_not_vote():

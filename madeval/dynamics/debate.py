@@ -22,8 +22,9 @@ definitions, which the leaderboard's ``dynamics`` (:mod:`madeval.dynamics.board`
 * **oracle gap**: some voter's answer was right in some turn, but the final decision is wrong;
 * **transitions**: each voter's first-turn answer against its last-turn answer, right or wrong
   (unparsed is wrong): ``correct_to_correct``, ``correct_to_wrong``, ``wrong_to_correct``,
-  ``wrong_to_wrong``;
-* **unparsed**: the (turn, voter) answers without a parsed answer.
+  ``wrong_to_wrong``; a voter that never spoke (a debate decided before its turn) has none;
+* **unparsed**: the (turn, voter) answers read from a message without a parsed answer (a voter
+  that has not spoken yet holds no answer, which is not counted here).
 
 A score is 0/1 here: an answer is right when the metric scores it 1. The metric is only asked
 about answers that parsed, and once per distinct answer of a debate.
@@ -137,6 +138,8 @@ class DebateFacts:
     oracle_gap: bool
     unparsed: int
     transitions: dict[str, int]
+    #: per turn, whether each voter has spoken by then (False: its ``None`` is no answer, not unparsed)
+    spoken: list[list[bool]]
 
     @property
     def turns(self) -> int:
@@ -174,6 +177,7 @@ def debate_facts(record: Mapping[str, Any], metric: str = "accuracy", score: Ans
         return scored[answer]
 
     answers = [[dict(turn).get(agent) for agent in held.voters] for turn in held.turns]
+    spoken = [[agent in dict(turn) for agent in held.voters] for turn in held.turns]
     answer_right = [[right(a) for a in row] for row in answers]
     votes = [turn_vote(turn) for turn in held.turns]
     vote_right = [right(v) for v in votes]
@@ -183,7 +187,9 @@ def debate_facts(record: Mapping[str, Any], metric: str = "accuracy", score: Ans
     drift = any(vote_right[i] and not all(vote_right[i + 1:]) for i in range(len(vote_right)))
     transitions = dict.fromkeys(TRANSITIONS, 0)
     if answers:
-        for first, last in zip(answer_right[0], answer_right[-1]):
+        for first, last, spoke in zip(answer_right[0], answer_right[-1], spoken[-1]):
+            if not spoke:
+                continue
             transitions[f"{'correct' if first else 'wrong'}_to_{'correct' if last else 'wrong'}"] += 1
     return DebateFacts(
         metric=metric, voters=list(held.voters), answers=answers, answer_right=answer_right, votes=votes,
@@ -191,7 +197,8 @@ def debate_facts(record: Mapping[str, Any], metric: str = "accuracy", score: Ans
         first_turn_vote_right=bool(vote_right) and vote_right[0],
         drift=drift, recovered=drift and vote_right[-1],
         oracle_gap=not final_right and any(any(row) for row in answer_right),
-        unparsed=sum(a is None for row in answers for a in row), transitions=transitions,
+        unparsed=sum(a is None and said for row, said_row in zip(answers, spoken) for a, said in zip(row, said_row)),
+        transitions=transitions, spoken=spoken,
     )
 
 
