@@ -19,7 +19,7 @@ LEGEND = (
     "Vote by turn: the vote's score in each turn, a debate that stopped earlier carrying its last turn forward; "
     "unanimous: the share of items whose agents all hold the same parsed answer, in turn 1 and in the last turn; "
     "right→wrong and wrong→right: agents whose first-turn answer was right and last-turn answer wrong, and the "
-    "reverse (unparsed is wrong); drift: the share of items whose vote is right in some turn and wrong in a "
+    "reverse (unparsed is wrong; an agent that never spoke has none); drift: the share of items whose vote is right in some turn and wrong in a "
     "later one; recovered: drifted and right again in the last turn; oracle gap: some agent held the right "
     "answer in some turn but the decision is wrong. Shares average an item's repeats first. 0/1 metrics only."
 )
