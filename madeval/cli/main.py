@@ -2,7 +2,7 @@
 
 ``madeval --tasks a,b --decider unanimity`` runs an evaluation (the ``run`` command is the
 default); ``madeval tasks``, ``madeval plugins``, ``madeval simulator``, ``madeval leaderboard``,
-``madeval rescore`` and ``madeval sample-size`` are the other commands.
+``madeval rescore``, ``madeval import`` and ``madeval sample-size`` are the other commands.
 Bad input prints one line and exits with status 2.
 
 Each command imports the machinery it drives inside its own function, so that ``madeval --help``
@@ -16,6 +16,7 @@ import sys
 import click
 
 from ..errors import MadevalError, UsageError
+from .import_cmd import import_
 from .leaderboard_cmd import leaderboard
 from .plugins_cmd import plugins
 from .rescore_cmd import rescore
@@ -46,7 +47,7 @@ def cli() -> None:
 
 
 def _register_commands() -> None:
-    for command in (run, tasks, plugins, simulator, sample_size, leaderboard, rescore):
+    for command in (run, tasks, plugins, simulator, sample_size, leaderboard, rescore, import_):
         cli.add_command(command)
 
 
