@@ -176,8 +176,9 @@ def debate_facts(record: Mapping[str, Any], metric: str = "accuracy", score: Ans
             scored[answer] = float(score(answer, target)) == 1.0
         return scored[answer]
 
-    answers = [[dict(turn).get(agent) for agent in held.voters] for turn in held.turns]
-    spoken = [[agent in dict(turn) for agent in held.voters] for turn in held.turns]
+    by_agent = [dict(turn) for turn in held.turns]
+    answers = [[turn.get(agent) for agent in held.voters] for turn in by_agent]
+    spoken = [[agent in turn for agent in held.voters] for turn in by_agent]
     answer_right = [[right(a) for a in row] for row in answers]
     votes = [turn_vote(turn) for turn in held.turns]
     vote_right = [right(v) for v in votes]
