@@ -8,7 +8,7 @@ import json
 import pytest
 
 from madeval.dynamics import debate_facts, turn_answers
-from madeval.dynamics.debate import TurnAnswers
+from madeval.dynamics.debate import MAX_TURNS, TurnAnswers
 from madeval.dynamics.scoring import answer_scorer, why_no_scorer
 from madeval.errors import UsageError
 from dynamics_records import debate_record
@@ -172,3 +172,11 @@ def test_registered_metrics_score_one_answer_and_debate_metrics_say_why_not(made
     assert why_no_scorer("answer_entropy") == "metric answer_entropy scores the whole debate, not one answer"
     assert "not a registered metric" in why_no_scorer("HasAns_exact")
     assert why_no_scorer("math_equivalence") is None
+
+
+def test_a_huge_stored_turn_count_is_bounded():
+    hostile = record([[(0, "A")]], agents=1)
+    hostile["transcript"]["turns_used"] = 10**12
+    hostile["transcript"]["messages"][0]["turn"] = "not a number"
+    facts = debate_facts(hostile, score=exact)
+    assert facts.turns == MAX_TURNS and facts.answers[0] == [None] and facts.unparsed == 0

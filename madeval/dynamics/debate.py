@@ -42,6 +42,9 @@ from ..errors import UsageError
 AnswerScore = Callable[[str, Any], float]
 
 TRANSITIONS = ("correct_to_correct", "correct_to_wrong", "wrong_to_correct", "wrong_to_wrong")
+#: Turns read at most: a stored turn count is input like any other, and one debate must not cost
+#: unbounded memory (madeval's own debates stop at ``max_turns``; MALLM's at 7 by default).
+MAX_TURNS = 10_000
 
 
 @dataclass(frozen=True)
@@ -70,7 +73,8 @@ def turn_answers(record: Mapping[str, Any]) -> TurnAnswers:
     """The answers each voter held in each turn of the record's debate (see the module docstring).
 
     Reads ``record["transcript"]`` (agents, messages, turns_used); a record whose transcript was
-    dropped by the leaderboard carries the same as ``record["turn_answers"]``.
+    dropped by the leaderboard carries the same as ``record["turn_answers"]``. The debate's turns
+    are 1..``turns_used`` (without it, up to its last voter's message), at most :data:`MAX_TURNS`.
     """
     if "turn_answers" in record and "transcript" not in record:
         return TurnAnswers.from_dict(record["turn_answers"])
@@ -79,7 +83,9 @@ def turn_answers(record: Mapping[str, Any]) -> TurnAnswers:
     voters = tuple(int(a.get("index", position)) for position, a in enumerate(transcript.get("agents") or [])
                    if not a.get("neutral"))
     messages = transcript.get("messages") or []
-    last_turn = max([int(transcript.get("turns_used") or 0)] + [_turn(m) for m in messages if m.get("agent") in voters])
+    last_turn = _turn({"turn": transcript.get("turns_used")}) or max(
+        (_turn(m) for m in messages if m.get("agent") in voters), default=0)
+    last_turn = min(last_turn, MAX_TURNS)
     held: dict[int, tuple[int, str | None]] = {}  # agent -> (position of the message, answer)
     by_turn: dict[int, list[tuple[int, Mapping[str, Any]]]] = {}
     for position, message in enumerate(messages):
