@@ -44,7 +44,7 @@ AnswerScore = Callable[[str, Any], float]
 TRANSITIONS = ("correct_to_correct", "correct_to_wrong", "wrong_to_correct", "wrong_to_wrong")
 #: Turns read at most: a stored turn count is input like any other, and one debate must not cost
 #: unbounded memory (madeval's own debates stop at ``max_turns``; MALLM's at 7 by default).
-MAX_TURNS = 10_000
+MAX_TURNS = 1_000
 
 
 @dataclass(frozen=True)
