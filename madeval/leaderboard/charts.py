@@ -16,6 +16,8 @@
 * ``cost``: score against tokens and against calls per item, one point per configuration with its
   95% interval; the cost-accuracy Pareto front (:mod:`.cost`) is joined by a dashed line and its
   points ringed (drawn when the configurations' costs differ).
+* ``dynamics``: the score of each turn's vote, turn by turn, with the final decision marked
+  (:mod:`madeval.dynamics.chart`; the board's ``dynamics``).
 
 One panel per task. A configuration keeps one colour and hatch (bars) or marker (lines) across
 charts: ten colours, then the same colours with another hatch or marker. Figures are drawn with the
@@ -35,6 +37,7 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
+from ..dynamics.chart import dynamics_figure
 from .cost import COSTS, front_key
 from .render import TIME_COLUMN
 
@@ -69,6 +72,9 @@ def draw_all(board: dict[str, Any], folder: Path) -> list[Path]:
             written.append(_save(figure, folder, name))
     for variable, series in scaling_series(board).items():
         written.append(_save(_scaling(board, rows, variable, series), folder, f"scaling-{variable}"))
+    dynamics = dynamics_figure(board, style)  # madeval.dynamics.chart: the vote's score by turn
+    if dynamics is not None:
+        written.append(_save(dynamics, folder, "dynamics"))
     return written
 
 
