@@ -2,7 +2,7 @@
 
 ``madeval --tasks a,b --decider unanimity`` runs an evaluation (the ``run`` command is the
 default); ``madeval tasks``, ``madeval plugins``, ``madeval simulator``, ``madeval leaderboard``,
-``madeval rescore`` and ``madeval sample-size`` are the other commands.
+``madeval rescore``, ``madeval sample-size``, ``madeval view`` and ``madeval export`` are the other commands.
 Bad input prints one line and exits with status 2.
 
 Each command imports the machinery it drives inside its own function, so that ``madeval --help``
@@ -16,6 +16,7 @@ import sys
 import click
 
 from ..errors import MadevalError, UsageError
+from .export_cmd import export
 from .leaderboard_cmd import leaderboard
 from .plugins_cmd import plugins
 from .rescore_cmd import rescore
@@ -23,6 +24,7 @@ from .run_cmd import run
 from .sample_size_cmd import sample_size
 from .simulator_cmd import simulator
 from .tasks_cmd import tasks
+from .view_cmd import view
 
 COMMANDS_WITHOUT_RUN = ("--help", "-h", "--version")
 
@@ -46,7 +48,7 @@ def cli() -> None:
 
 
 def _register_commands() -> None:
-    for command in (run, tasks, plugins, simulator, sample_size, leaderboard, rescore):
+    for command in (run, tasks, plugins, simulator, sample_size, leaderboard, rescore, view, export):
         cli.add_command(command)
 
 

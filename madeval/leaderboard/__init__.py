@@ -65,7 +65,10 @@ def write_outputs(board: dict[str, Any], folder: str | Path,
         from .history_chart import draw
 
         shown = (history, draw(history, folder / "charts"))
-    (folder / "leaderboard.html").write_text(page(board, charts, shown), encoding="utf-8")
+    from ..viewer import VIEWER_FILE
+
+    viewer = VIEWER_FILE if (folder / VIEWER_FILE).is_file() else None  # written by 'madeval view'
+    (folder / "leaderboard.html").write_text(page(board, charts, shown, viewer), encoding="utf-8")
     return [folder / name for name in OUTPUT_FILES] + charts
 
 
