@@ -419,6 +419,6 @@ def test_every_markdown_table_row_has_its_header_s_columns(protocols_run):
             current.append(line.count("|"))
         elif current:
             tables, current = tables + [current], []
-    assert len(tables) == 3  # the rows, the pairwise comparisons, cost and accuracy
+    assert len(tables) == 4  # the rows, the pairwise comparisons, cost and accuracy, dynamics
     for counts in tables:
         assert len(set(counts)) == 1, counts

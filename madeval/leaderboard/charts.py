@@ -35,6 +35,7 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
+from ..dynamics.chart import dynamics_figure
 from .cost import COSTS, front_key
 from .render import TIME_COLUMN
 
@@ -69,6 +70,9 @@ def draw_all(board: dict[str, Any], folder: Path) -> list[Path]:
             written.append(_save(figure, folder, name))
     for variable, series in scaling_series(board).items():
         written.append(_save(_scaling(board, rows, variable, series), folder, f"scaling-{variable}"))
+    dynamics = dynamics_figure(board, style)  # madeval.dynamics.chart: the vote's score by turn
+    if dynamics is not None:
+        written.append(_save(dynamics, folder, "dynamics"))
     return written
 
 

@@ -83,9 +83,14 @@ def load_run(folder: str | Path, *, transcripts: bool = True) -> RunData:
 
 
 def _without_transcript(record: dict[str, Any]) -> dict[str, Any]:
-    """``record`` with its LLM time filled in and its transcript dropped."""
+    """``record`` with its LLM time filled in and its transcript dropped; the answers each agent
+    held per turn are kept (``turn_answers``, a few bytes a turn) for the board's dynamics."""
+    from ..dynamics.debate import turn_answers
+
     record["llm_s"] = llm_seconds(record)
-    record.pop("transcript", None)
+    if "transcript" in record:
+        record["turn_answers"] = turn_answers(record).to_dict()
+        del record["transcript"]
     return record
 
 

@@ -14,6 +14,7 @@ import html
 from pathlib import Path
 from typing import Any
 
+from ..dynamics.render import html_section as dynamics_section
 from .history import DROP, cell, series, short, summary as history_summary
 from .render import TIME_COLUMN, label_of, mde_text, on_front, points, row_mde, task_of, test_name, versus
 
@@ -118,6 +119,7 @@ def page(board: dict[str, Any], charts: list[Path],
                  "<b>front</b>: no other configuration of the task scores at least as high for at most the "
                  "cost (the cost-accuracy Pareto front, drawn in the <code>cost</code> chart).</p>")
     parts.append(_cost_table(board["rows"]))
+    parts.append(dynamics_section(board.get("dynamics") or []))
     if board.get("merged"):
         parts.append(_merged(board))
     elif board["options"]["compare"] == "all" and board["comparisons"]:

@@ -13,6 +13,7 @@ import csv
 import io
 from typing import Any
 
+from ..dynamics.render import markdown as dynamics_markdown
 from .cost import COSTS, front_key
 
 CSV_FIELDS = (
@@ -105,7 +106,8 @@ def markdown(board: dict[str, Any]) -> str:
         text += "\n" + merged_markdown(board)
     elif board["options"]["compare"] == "all" and board["comparisons"]:
         text += "\n" + comparisons_markdown(board["comparisons"])
-    return text + "\n" + cost_markdown(board["rows"])
+    dynamics = dynamics_markdown(board.get("dynamics") or [])
+    return text + "\n" + cost_markdown(board["rows"]) + (f"\n{dynamics}" if dynamics else "")
 
 
 def on_front(row: dict[str, Any], cost: str) -> str:

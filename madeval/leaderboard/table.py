@@ -15,6 +15,7 @@ from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
 
+from ..dynamics.board import board_dynamics
 from ..errors import UsageError
 from .compare import compare_family, pairs
 from .cost import mark_fronts
@@ -83,6 +84,7 @@ def build(data: RunData, options: LeaderboardOptions) -> dict[str, Any]:
         "rows": rows,
         "comparisons": comparisons,
         "item_scores": per_item,
+        "dynamics": board_dynamics(data, options),
         "records_read": {**data.reading.to_dict(), "summary": data.reading.summary()},
         **({"merged": {"runs": data.runs, "notes": data.notes}} if data.runs else {}),
     }

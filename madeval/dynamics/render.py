@@ -1,0 +1,110 @@
+"""The board's dynamics as shown: a Markdown section and an HTML section, "Did the debate beat its
+first-turn vote?", one line per configuration, task and 0/1 metric (see :mod:`.board`)."""
+
+from __future__ import annotations
+
+import html
+from typing import Any
+
+from .board import SINGLE_AGENT
+
+TITLE = "Did the debate beat its first-turn vote?"
+LEGEND = (
+    "An agent's answer in a turn is the answer parsed from its last message of that turn (an agent that did not "
+    "speak keeps its answer of the turn before); the vote of a turn is the most common parsed answer among the "
+    "voting agents, ties going to the answer given first in message order, and a turn without a parsed answer "
+    "votes wrong. First-turn vote: the score of the vote of turn 1, which costs no debate; final: the score of "
+    "the debate's decision (the board's score); final − vote: their difference, with the board's paired test "
+    "on the same items (exact McNemar for 0/1 scores; not corrected across configurations) and its MDE. "
+    "Vote by turn: the vote's score in each turn, a debate that stopped earlier carrying its last turn forward; "
+    "unanimous: the share of items whose agents all hold the same parsed answer, in turn 1 and in the last turn; "
+    "right→wrong and wrong→right: agents whose first-turn answer was right and last-turn answer wrong, and the "
+    "reverse (unparsed is wrong); drift: the share of items whose vote is right in some turn and wrong in a "
+    "later one; recovered: drifted and right again in the last turn; oracle gap: some agent held the right "
+    "answer in some turn but the decision is wrong. Shares average an item's repeats first. 0/1 metrics only."
+)
+COLUMNS = ("configuration", "task", "metric", "items", "first-turn vote", "final", "final − vote", "test, p",
+           "MDE (80% power)", "vote by turn", "unanimous (first → last)", "right→wrong", "wrong→right", "drift",
+           "recovered", "oracle gap", "unparsed")
+
+
+def _pct(value: float | None) -> str:
+    return "–" if value is None else f"{100 * value:.1f}"
+
+
+def cells(entry: dict[str, Any]) -> list[str]:
+    """One entry's cells in :data:`COLUMNS` order."""
+    versus = entry.get("final_vs_first_turn_vote")
+    by_turn, unanimous = entry.get("vote_by_turn"), entry.get("unanimous_by_turn")
+    moves = entry["agent_transitions"]
+    compared = ["–", "–", "–"]
+    if versus:
+        compared = [f"{100 * versus['delta']:+.1f}{'*' if versus['significant'] else ''}",
+                    f"{_test(versus['test'])}, p={versus['p_value']:.3g}",
+                    "–" if versus["mde"] is None else f"±{100 * versus['mde']:.1f}"]
+    return [
+        entry["label"], entry["task"], entry["metric"], str(entry["items"]), _pct(entry.get("first_turn_vote")),
+        _pct(entry["final"]), *compared, " / ".join(_pct(v) for v in by_turn) if by_turn else "–",
+        f"{_pct(unanimous[0])} → {_pct(unanimous[-1])}" if unanimous else "–",
+        str(moves["correct_to_wrong"]), str(moves["wrong_to_correct"]), _pct(entry["drift"]),
+        _pct(entry["recovered"]), _pct(entry["oracle_gap"]), str(entry["unparsed"]),
+    ]
+
+
+def _test(test: str) -> str:
+    return {"mcnemar": "McNemar"}.get(test, test)
+
+
+def without(entries: list[dict[str, Any]]) -> list[str]:
+    """One sentence per (task, metric, reason) of the entries without figures or without a vote."""
+    reasons: dict[tuple[str, str, str], list[str]] = {}
+    for entry in entries:
+        if "reason" in entry:
+            reasons.setdefault((entry["task"], entry["metric"], entry["reason"]), []).append(entry["label"])
+    return [f"No {'vote comparison' if reason == SINGLE_AGENT else 'dynamics'} for {task}, {metric} "
+            f"({', '.join(labels)}): {reason}." for (task, metric, reason), labels in reasons.items()]
+
+
+def markdown(entries: list[dict[str, Any]]) -> str:
+    """The section as Markdown ("" when the board has no dynamics at all)."""
+    if not entries:
+        return ""
+    shown = [e for e in entries if "final" in e]
+    text = f"{TITLE} {LEGEND}\n\n"
+    if shown:
+        text += "| " + " | ".join(COLUMNS) + " |\n|" + "---|" * 3 + "---:|" * (len(COLUMNS) - 3) + "\n"
+        text += "".join("| " + " | ".join(cells(e)) + " |\n" for e in shown)
+    notes = without(entries)
+    if notes:
+        text += ("\n" if shown else "") + "".join(f"{line}\n" for line in notes)
+    return text
+
+
+def line(entry: dict[str, Any]) -> str:
+    """One entry as one line of text: its configuration, task and every figure."""
+    head = f"{entry['label']} on {entry['task']} ({entry['metric']}, {entry['items']} items)"
+    moves = entry["agent_transitions"]
+    tail = (f"agents right→wrong {moves['correct_to_wrong']}, wrong→right {moves['wrong_to_correct']}; "
+            f"drift {_pct(entry['drift'])}%, recovered {_pct(entry['recovered'])}%; "
+            f"oracle gap {_pct(entry['oracle_gap'])}%; {entry['unparsed']} unparsed answers.")
+    versus = entry.get("final_vs_first_turn_vote")
+    if not versus:
+        return f"{head}: final {_pct(entry['final'])}; no vote to compare (one agent); {tail}"
+    mde = "–" if versus["mde"] is None else f"±{100 * versus['mde']:.1f}"
+    unanimous = entry["unanimous_by_turn"]
+    return (f"{head}: first-turn vote {_pct(entry['first_turn_vote'])} → final {_pct(entry['final'])} "
+            f"({100 * versus['delta']:+.1f}{'*' if versus['significant'] else ''}, {_test(versus['test'])} "
+            f"p={versus['p_value']:.3g}, MDE {mde}); vote by turn {' / '.join(_pct(v) for v in entry['vote_by_turn'])}; "
+            f"unanimous {_pct(unanimous[0])}% → {_pct(unanimous[-1])}%; {tail}")
+
+
+def html_section(entries: list[dict[str, Any]]) -> str:
+    """The section as HTML, one line per configuration (every text escaped); "" without dynamics."""
+    if not entries:
+        return ""
+    lines = [f"<li>{html.escape(line(e))}</li>" for e in entries if "final" in e]
+    parts = [f"<h2>{html.escape(TITLE)}</h2><p class='note'>{html.escape(LEGEND)}</p>"]
+    if lines:
+        parts.append(f"<ul class='dynamics'>{''.join(lines)}</ul>")
+    parts += [f"<p>{html.escape(text)}</p>" for text in without(entries)]
+    return "\n".join(parts)
