@@ -67,6 +67,10 @@ _LAZY = {
     "task_code": "madeval.taskfiles",
     "read_yaml": "madeval.taskfiles",
     "load_docs_with_source": "madeval.datasources",
+    "Importer": "madeval.importers.base",
+    "ImportedDebate": "madeval.importers.base",
+    "ImportedFile": "madeval.importers.base",
+    "FileReport": "madeval.importers.base",
 }
 
 if TYPE_CHECKING:  # what the lazy names are, for type checkers and editors
@@ -82,6 +86,7 @@ if TYPE_CHECKING:  # what the lazy names are, for type checkers and editors
     from .task import AMBIGUOUS, Task
     from .taskfiles import AggregateMetric, GroupSpec, read_yaml, task_code
     from .datasources import load_docs_with_source
+    from .importers.base import FileReport, ImportedDebate, ImportedFile, Importer
 
 
 def __getattr__(name: str) -> Any:
@@ -142,6 +147,11 @@ __all__ = [
     "task_code",
     "read_yaml",
     "load_docs_with_source",
+    # importers (register_importers): other tools' output files read as debates
+    "Importer",
+    "ImportedDebate",
+    "ImportedFile",
+    "FileReport",
     # running an evaluation from Python
     "evaluate",
     "RunResult",

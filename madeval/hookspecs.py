@@ -128,6 +128,20 @@ def register_presets(register):
     """
 
 
+@hookspec
+def register_importers(register):
+    """Add importers: readers of other tools' output files, run as ``madeval import NAME FILE...``.
+
+    The factory builds a :class:`madeval.importers.base.Importer` (``from madeval import
+    Importer``); its keyword parameters are the importer's options (``--filter`` of ``lm-eval``).
+    ``Importer.read(path, task, label)`` returns the file as one configuration whose debates are
+    :class:`madeval.importers.base.ImportedDebate` objects: the task item, the transcript (agents,
+    messages with turn, agent, solution, extracted answer and agreement; the decision) and the
+    repeat. madeval owns the rest: records, scores, the run folder, idempotence and the
+    all-or-nothing write (:mod:`madeval.importers.writer`).
+    """
+
+
 @hookspec(firstresult=True)
 def simulator_reply(prompt):
     """Teach the simulator to answer this plugin's own prompts.

@@ -35,6 +35,7 @@ DEFAULT_PLUGINS = (
     "madeval.builtins.metrics",
     "madeval.builtins.extractors",
     "madeval.builtins.baselines",
+    "madeval.importers.plugin",
 )
 
 ENTRY_POINT_GROUP = "madeval"
@@ -65,6 +66,7 @@ KINDS = (
     Kind("register_task_providers", "task provider", "task_providers"),
     Kind("register_extractors", "extractor", "extractors"),
     Kind("register_presets", "preset", "presets"),
+    Kind("register_importers", "importer", "importers"),
 )
 #: The kinds of named components, each with a :class:`Registry`.
 REGISTRY_KINDS = tuple(kind for kind in KINDS if kind is not TASK_SOURCES)

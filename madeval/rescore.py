@@ -170,7 +170,11 @@ async def _replay_record(record, planned, new_id, described, spec, settings, reg
     agents = [ModelRef(a.model, a.endpoint) for a in recorded.agents]
     judge = parse_model_ref(described["judge_model"], agents[0].endpoint) if described.get("judge_model") else agents[0]
 
-    def llm_for(transcript: Transcript) -> DebateSession:
+    no_endpoint = any(ref.endpoint not in client.endpoints for ref in (*agents, judge))  # an imported run
+
+    def llm_for(transcript: Transcript) -> DebateSession | _NoCalls:
+        if no_endpoint:
+            return _NoCalls(spec.name)
         return DebateSession(client, agents=agents, judge=judge, generation=settings.generation(),
                              run_seed=settings.seed, item_id=item.id, repeat=source.repeat, transcript=transcript,
                              routing=RoutingKey.for_unit(settings.routing_header, settings.routing_grain,
@@ -187,6 +191,21 @@ async def _replay_record(record, planned, new_id, described, spec, settings, reg
     )
     return await unit_record(rescored_unit(record, new_id), label, task, item, transcript, extras, wall_s=None,
                              replayed=replayed)
+
+
+class NeedsCalls(UsageError):
+    """A replayed decider asked for a model call on a run whose agents have no endpoint here."""
+
+
+class _NoCalls:
+    """LLM access for a run with no endpoint (an imported run): any call is :class:`NeedsCalls`."""
+
+    def __init__(self, decider: str):
+        self.decider = decider
+
+    async def chat(self, agent, messages, *, purpose: str, **_: Any) -> str:
+        raise NeedsCalls(f"decider '{self.decider}' needs model calls ({purpose}) and the run's agents have "
+                         "no endpoint here (an imported run): give --base-url to replay it")
 
 
 def _default_cache() -> Path:

@@ -49,7 +49,10 @@ def _rescore(run: Path, deciders: str, base_url, endpoints, concurrency, cache) 
     overrides = read_given({"base_url": base_url, "endpoints": endpoints, "concurrency": concurrency, "cache": cache})
     settings = replace(settings, **overrides)
     tasks = load_tasks(RunSettings(tasks=data.tasks, include_path=settings.include_path), built)
-    with endpoints_for(settings) as (table, _model):
+    # An imported run's agents were asked elsewhere: without --base-url or --endpoints it has no
+    # endpoint, and only deciders that make no call replay (the others say so in one line).
+    imported = data.run.get("imported") and not (overrides.get("base_url") or overrides.get("endpoints"))
+    with contextlib.nullcontext(({}, None)) if imported else endpoints_for(settings) as (table, _model):
         outcome = run_rescore(run, specs, settings, built, table, tasks, data=data)
     for name, why in outcome.skipped.items():
         click.echo(f"madeval: skipped {name}: {why}", err=True)

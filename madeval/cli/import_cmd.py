@@ -1,0 +1,59 @@
+"""``madeval import``: other tools' output files as a madeval run folder."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from ..errors import UsageError
+
+
+@click.command("import")
+@click.argument("format_name", metavar="FORMAT")
+@click.argument("files", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option("--task", "task_name", required=True, help="The madeval task the files' items belong to "
+              "(e.g. mmlu_pro, gsm8k, lm_eval:gsm8k).")
+@click.option("--output-path", required=True, type=click.Path(path_type=Path),
+              help="The run folder to create, or an earlier import's folder to add to.")
+@click.option("--label", help="The configuration's label (one file only) [default: from the file name].")
+@click.option("--filter", "filter_name", help="lm-eval: the filter whose samples are imported (needed when "
+              "a file holds several, e.g. strict-match).")
+@click.option("--include-path", type=click.Path(exists=True, file_okay=False, path_type=Path),
+              help="A folder of extra task YAMLs.")
+def import_(format_name: str, files: tuple[Path, ...], task_name: str, output_path: Path, label: str | None,
+            filter_name: str | None, include_path: Path | None) -> None:
+    """Read FILES of FORMAT (mallm, lm-eval, or a plugin's; see 'madeval plugins') as a run folder that
+    'leaderboard show', 'rescore' and every other command read like madeval's own. Each file is one
+    configuration; a second import of the same file adds nothing."""
+    from ..config import RunSettings
+    from ..folder_lock import hold
+    from ..importers.writer import import_files
+    from ..leaderboard import LeaderboardOptions, build_leaderboard, write_outputs
+    from ..leaderboard.render import markdown
+    from ..plugins import registries as loaded_registries
+    from ..records import writing
+    from ..run import load_tasks, versions
+
+    built = loaded_registries()
+    importer = built.importers.create(format_name, {"filter": filter_name} if filter_name else {})
+    settings = RunSettings(tasks=[task_name], include_path=[str(include_path)] if include_path else [])
+    tasks = load_tasks(settings, built)
+    if len(tasks) != 1:
+        raise UsageError(f"--task names {len(tasks)} tasks ({', '.join(tasks)}); imported items belong to one task")
+    task = next(iter(tasks.values()))
+    outcome = import_files(importer, list(files), task, output_path, label, versions=versions)
+    for file in outcome.files:
+        for note in file.notes:
+            click.echo(f"madeval: {note}", err=True)
+    with hold(output_path), writing(f"the leaderboard into {output_path}",
+                                    f"every record is kept: run 'madeval leaderboard show {output_path}'"):
+        board = build_leaderboard(output_path, LeaderboardOptions())
+        write_outputs(board, output_path)
+    click.echo(markdown(board), nl=False)
+    for file in outcome.files:
+        already = f", {file.already} already there" if file.already else ""
+        click.echo(f"{file.path.name}: {file.added} debates imported as '{file.label}'{already}")
+    click.echo(f"results in {output_path}")
+    sys.stdout.flush()
