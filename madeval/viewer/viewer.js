@@ -110,6 +110,7 @@
       Array.prototype.forEach.call(document.querySelectorAll('#debates tr.current'), function (tr) { tr.className = ''; });
       var current = document.querySelector('#debates tr[data-n="' + n + '"]');
       if (current) current.className = 'current';
+      view.scrollIntoView();
     }).catch(function (error) {
       view.textContent = '';
       view.appendChild(el('p', {'class': 'wrong', text: 'Cannot show debate ' + (n + 1) + ': ' + error.message}));
@@ -167,7 +168,8 @@
     flags.appendChild(badge('final ' + (row.right === null ? str(row.score) : row.right ? 'right' : 'wrong') + tick(row.right), row.right));
     if (facts) {
       flags.appendChild(badge('turn-1 vote ' + (facts.first_turn_vote_right ? 'right' : 'wrong') + tick(facts.first_turn_vote_right), facts.first_turn_vote_right));
-      flags.appendChild(badge(facts.drift ? 'drift' + (facts.recovered ? ', recovered' : '') : 'no drift', null));
+      flags.appendChild(badge(facts.drift ? 'drift' + (facts.recovered ? ', recovered' : '') : 'no drift',
+                              facts.drift ? facts.recovered : null));
       if (facts.oracle_gap) flags.appendChild(badge('oracle gap: an agent held the right answer', false));
       flags.appendChild(badge(facts.unparsed + ' unparsed answers', facts.unparsed ? false : null));
       var moves = facts.transitions || {};
