@@ -225,8 +225,8 @@ def opened(folder: Path, number: int, tmp_path: Path, width: int = 1400) -> tupl
 def test_opening_a_debate_shows_the_grid_of_turns_by_agents_with_votes_and_the_decision(viewed_run, tmp_path):
     folder, written = viewed_run
     seen, _ = opened(folder, written["debates"] - 1, tmp_path)  # LOST
-    assert seen["cells"] == [[0, 1, 1, 1, 0], [0, 1, 1, 1, 0]]  # turn, three agents, the vote of the turn
-    assert seen["heads"] == ["turn", "Ada", "Bo", "Cy", "vote of the turn"]
+    assert seen["cells"] == [[0, 0, 1, 1, 1], [0, 0, 1, 1, 1]]  # turn, the vote of the turn, three agents
+    assert seen["heads"] == ["turn", "vote of the turn", "Ada", "Bo", "Cy"]
     assert seen["marks"] == ["answer B \u2713", "answer B \u2713", "answer A \u2717"] + ["answer A \u2717"] * 3
     assert seen["votes"][0].startswith("B \u2713 (2 of 3)") and seen["votes"][1].startswith("A \u2717 (3 of 3)unanimous")
     assert "decided: plurality" in seen["votes"][1]
@@ -241,7 +241,7 @@ def test_hostile_text_is_shown_as_text_and_never_runs(viewed_run, tmp_path):
     assert seen["images"] == 0
     shown = HOSTILE.replace("\ud800", "\ufffd")  # a lone surrogate has no UTF-8 form: the page shows U+FFFD
     assert seen["texts"][0] == shown and seen["texts"][1] == HUGE
-    assert seen["heads"][1] == HOSTILE_LABEL and seen["title"].startswith(f"Debate {written['debates']}: {HOSTILE_LABEL}")
+    assert seen["heads"][2] == HOSTILE_LABEL and seen["title"].startswith(f"Debate {written['debates']}: {HOSTILE_LABEL}")
     assert seen["marks"] == ["unparsed", "answer B \u2713", "answer B \u2713"]
     body = dom.split("<body", 1)[1]
     assert "&lt;img src=x onerror=" in body and re.search(r"<img\b", body) is None

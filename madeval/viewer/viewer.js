@@ -194,7 +194,7 @@
         (decision.success === false ? ' (no decision reached: fallback)' : '')),
       el('details', {}, el('summary', {text: 'decided text and details'}),
         el('div', {'class': 'text', text: str(decision.answer)}),
-        el('div', {'class': 'text', text: JSON.stringify(decision.details || {}, null, 1)})));
+        el('div', {'class': 'text code', text: JSON.stringify(decision.details || {}, null, 1)})));
     var scores = Object.keys(debate.metrics || {}).map(function (k) { return k + ' ' + debate.metrics[k]; });
     box.appendChild(el('div', {'class': 'muted', text: 'scores: ' + scores.join(', ') +
       (debate.scoring_errors.length ? '; scoring errors: ' + debate.scoring_errors.join('; ') : '')}));
@@ -217,15 +217,15 @@
     agents.forEach(function (agent) { names[agent.index] = agentName(agent); });
     debate.messages.forEach(function (m) { byId[m.id] = names[m.agent]; turns = Math.max(turns, m.turn); });
     if (facts) turns = Math.max(turns, facts.votes.length);
-    var head = el('tr', {}, el('th', {'class': 'turn', text: 'turn'}));
+    var head = el('tr', {}, el('th', {'class': 'turn', text: 'turn'}), el('th', {'class': 'vote', text: 'vote of the turn'}));
     agents.forEach(function (agent) {
       head.appendChild(el('th', {title: str(agent.description)}, agentName(agent),
         el('div', {'class': 'muted', text: str(agent.model) + (agent.neutral ? ' (neutral: no vote)' : '')})));
     });
-    head.appendChild(el('th', {'class': 'vote', text: 'vote of the turn'}));
     var body = el('tbody');
     for (var turn = 1; turn <= turns; turn++) {
-      var line = el('tr', {'data-turn': String(turn)}, el('td', {'class': 'turn', text: String(turn)}));
+      var line = el('tr', {'data-turn': String(turn)}, el('td', {'class': 'turn', text: String(turn)}),
+                    voteCell(debate, facts, turn, decision));  // beside the turn: seen first, also when narrow
       if (turn === decision.turn) line.className = 'decided';
       agents.forEach(function (agent) {
         var cell = el('td');
@@ -234,11 +234,10 @@
         });
         line.appendChild(cell);
       });
-      line.appendChild(voteCell(debate, facts, turn, decision));
       body.appendChild(line);
     }
     var table = el('table', {'class': 'grid'}, el('thead', {}, head), body);
-    table.style.setProperty('--grid-min', (8 + 16 * agents.length) + 'em');
+    table.style.width = 'max(100%, ' + (16 + 16 * agents.length) + 'em)';  // narrow windows scroll the grid
     return el('div', {'class': 'scroll'}, table);
   }
   function voteCell(debate, facts, turn, decision) {
@@ -253,7 +252,7 @@
     }
     debate.events.forEach(function (event) {
       if (event.turn === turn) cell.appendChild(el('details', {}, el('summary', {text: str(event.kind)}),
-        el('div', {'class': 'text', text: eventText(event)})));
+        el('div', {'class': 'text code', text: eventText(event)})));
     });
     if (turn === decision.turn) cell.appendChild(el('div', {}, el('b', {text: 'decided: '}), str(decision.reason)));
     return cell;
