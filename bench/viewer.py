@@ -2,8 +2,8 @@
 
 Writes RUN's viewer page (``madeval view``, timed, with the writer's peak memory) and opens it in
 headless Chromium, driven through the DevTools protocol (aiohttp's websocket client), to measure
-in the page: when the list is ready (the viewer's script done, ``DOMContentLoaded``), the load
-event, the JavaScript heap, one filter over every debate, and opening the last debate (unpacking
+in the page: when the list is ready (the viewer's script done), when the whole file is parsed
+(``DOMContentLoaded``: the debates follow the list) and the load event, the JavaScript heap, one filter over every debate, and opening the last debate (unpacking
 it and drawing its grid). With ``--debates N`` the page is made from a copy of RUN whose records
 are repeated under new unit keys (new repeat numbers) until there are N, for sizes no real run has
 yet. Prints one JSON line per page.
@@ -33,7 +33,8 @@ new Promise(function (done) {
   (function ready() {
     if (root.getAttribute('data-viewer') !== 'ready' || document.readyState !== 'complete') return setTimeout(ready, 10);
     var navigation = performance.getEntriesByType('navigation')[0];
-    var result = {ready_ms: navigation.domContentLoadedEventEnd, load_ms: navigation.loadEventEnd,
+    var result = {ready_ms: performance.getEntriesByName('madeval-viewer-ready')[0].startTime,
+                  parsed_ms: navigation.domContentLoadedEventEnd, load_ms: navigation.loadEventEnd,
                   heap_mb: performance.memory ? performance.memory.usedJSHeapSize / 1e6 : null,
                   debates: JSON.parse(document.getElementById('madeval-index').textContent).debates.length};
     var start = performance.now();

@@ -97,13 +97,34 @@ def test_embedded_data_cannot_close_its_element():
     assert re.fullmatch(r"[A-Za-z0-9+/=]+", packed)
     import base64
     import gzip
-    assert json.loads(gzip.decompress(base64.b64decode(packed)).decode("utf-8"))["text"] == HOSTILE
+    shown = HOSTILE.replace("\ud800", "\ufffd")  # a lone surrogate has no UTF-8 form: U+FFFD, as a browser draws it
+    assert json.loads(gzip.decompress(base64.b64decode(packed)).decode("utf-8"))["text"] == shown
+    assert json.loads(inert_json([HOSTILE, "\U0001F600"])) == [shown, "\U0001F600"]  # a real pair is kept
 
 
 def test_a_folder_that_is_no_run_is_one_line_and_status_2_with_nothing_written(tmp_path):
     done = subprocess.run([sys.executable, "-m", "madeval", "view", str(tmp_path)], capture_output=True, text=True)
     assert done.returncode == 2 and done.stderr.strip().count("\n") == 0 and "not a madeval run folder" in done.stderr
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_page_of_a_slice_holds_only_its_debates_and_an_empty_slice_writes_nothing(viewed_run, tmp_path):
+    folder, _ = viewed_run
+    records = list(read_records(folder))
+    page = tmp_path / "slice.html"
+    done = subprocess.run([sys.executable, "-m", "madeval", "view", str(folder), "--output", str(page),
+                           "--task", "arith_yesno", "--config", "simple_voting,baseline_direct"],
+                          capture_output=True, text=True, timeout=300)
+    expected = [r for r in records if r["unit"]["task"] == "arith_yesno"
+                and r["config_label"] in ("simple_voting", "baseline_direct")]
+    assert done.returncode == 0 and done.stdout.startswith(f"{len(expected)} debates in {page}"), done.stderr
+    index = json.loads(re.search(r"id='madeval-index'>(.*?)</script>", page.read_text()).group(1))
+    assert [r["item"] for r in index["debates"]] == [r["unit"]["item"] for r in expected] and len(expected) == 18
+    empty = tmp_path / "empty.html"
+    done = subprocess.run([sys.executable, "-m", "madeval", "view", str(folder), "--output", str(empty), "--task", "nope"],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 2 and "no debate of" in done.stderr and done.stderr.count("\n") == 1
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["slice.html"]
 
 
 def test_a_page_that_cannot_be_written_leaves_nothing(viewed_run, tmp_path):

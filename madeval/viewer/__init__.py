@@ -15,16 +15,19 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-#: The page's file name in the run folder (the leaderboard page links to it when it is there).
-VIEWER_FILE = "debates.html"
+from ..leaderboard import VIEWER_FILE  # the page's name in the run folder, which the leaderboard links
 
 
-def write_viewer(run: str | Path, output: str | Path | None = None) -> dict[str, Any]:
+def write_viewer(run: str | Path, output: str | Path | None = None, *, tasks: list[str] | None = None,
+                 configs: list[str] | None = None) -> dict[str, Any]:
     """Write the viewer page of the run folder ``run`` to ``output`` (default ``RUN/debates.html``).
 
+    ``tasks`` and ``configs`` (configuration labels) keep only those debates: a page of a slice of
+    a run too large for one page (see the README's size limit).
+
     Returns ``path``, ``debates`` (how many the page holds), ``bytes`` (its size) and ``notes``
-    (records skipped, questions that could not be read). A folder that is no run is a one-line
-    :class:`madeval.UsageError`; nothing is written then.
+    (records skipped, questions that could not be read). A folder that is no run, or a slice with
+    no debate, is a one-line :class:`madeval.UsageError`; nothing is written then.
     """
     from ..records import ReadReport
     from .debates import read_debates, read_run_description, run_records
@@ -34,6 +37,8 @@ def write_viewer(run: str | Path, output: str | Path | None = None) -> dict[str,
     folder = Path(run)
     described = read_run_description(folder)
     target = Path(output) if output is not None else folder / VIEWER_FILE
+    if tasks:
+        described = {**described, "tasks": {k: v for k, v in (described.get("tasks") or {}).items() if k in tasks}}
     questions = load_questions(described)
     report = ReadReport()
     notes = list(questions.notes)
@@ -41,9 +46,18 @@ def write_viewer(run: str | Path, output: str | Path | None = None) -> dict[str,
     def finished_notes() -> list[str]:  # known once every record has been read
         return notes + ([f"records left out: {report.summary()}"] if report else [])
 
-    written = write_page(target, f"madeval debates: {folder.name}",
-                         read_debates(run_records(folder, report), questions), finished_notes)
+    records = (r for r in run_records(folder, report) if _kept(r, tasks, configs))
+    sliced = ", ".join(f"{name} {', '.join(chosen)}" for name, chosen in (("task", tasks), ("configuration", configs)) if chosen)
+    written = write_page(target, f"madeval debates: {folder.name}" + (f" ({sliced})" if sliced else ""),
+                         read_debates(records, questions), finished_notes,
+                         empty=f"no debate of {folder} is of {sliced}" if sliced else None)
     return {"path": target, **written, "notes": finished_notes()}
+
+
+def _kept(record: dict[str, Any], tasks: list[str] | None, configs: list[str] | None) -> bool:
+    unit = record["unit"]
+    label = str(record.get("config_label") or unit["config"])
+    return (not tasks or unit["task"] in tasks) and (not configs or label in configs)
 
 
 __all__ = ["VIEWER_FILE", "write_viewer"]

@@ -38,7 +38,8 @@ def readable(value: Any) -> Any:
 
     Model text may hold lone surrogates (records keep them as JSON escapes). UTF-8 has no form for
     them: a browser draws U+FFFD, headless Chromium's DOM dump aborts on them, and inspect-ai
-    would store six literal characters. So what is shown or exported carries U+FFFD."""
+    would store six literal characters. So what is shown or exported carries U+FFFD. (The page
+    cleans its JSON text in one pass; walking a long debate's objects costs more.)"""
     if isinstance(value, str):
         return LONE_SURROGATE.sub("\ufffd", value)
     if isinstance(value, (list, tuple)):
@@ -167,7 +168,7 @@ def view_debate(number: int, record: Mapping[str, Any], question: str | None) ->
         "tokens": record.get("tokens"),
         "calls": record.get("calls"),
     }
-    return ViewedDebate(readable(row), readable(detail))
+    return ViewedDebate(row, detail)
 
 
 def _agent(agent: Mapping[str, Any]) -> dict[str, Any]:

@@ -88,6 +88,10 @@
   // ---- one debate --------------------------------------------------------------------------
   function unpack(n) {
     var packed = $('d' + n);
+    if (!packed && document.readyState === 'loading') {  // the debates follow the list: still being read
+      return new Promise(function (read) { document.addEventListener('DOMContentLoaded', read); })
+        .then(function () { return unpack(n); });
+    }
     if (!packed) return Promise.reject(new Error('no debate ' + (n + 1)));
     if (typeof DecompressionStream === 'undefined') {
       return Promise.reject(new Error('this browser cannot unpack the debates (it lacks DecompressionStream)'));
@@ -279,4 +283,5 @@
   filter();
   route();
   root.setAttribute('data-viewer', 'ready');
+  if (performance.mark) performance.mark('madeval-viewer-ready');  // python -m bench viewer reads it
 })();
