@@ -20,7 +20,7 @@ CHROMIUM := /usr/bin/chromium
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -c constraints.txt -e '.[embedded,metrics,test,fleet,wandb]' -e ./plugins/madeval-madc -e ./plugins/madeval-freemad -e ./plugins/madeval-frameworks -e ./plugins/madeval-lmeval
+	$(BIN)/pip install --quiet -c constraints.txt -e '.[embedded,metrics,test,fleet,wandb,inspect]' -e ./plugins/madeval-madc -e ./plugins/madeval-freemad -e ./plugins/madeval-frameworks -e ./plugins/madeval-lmeval
 	touch $(STAMP)
 
 $(WORDNET):

@@ -2,7 +2,8 @@
 
 ``madeval --tasks a,b --decider unanimity`` runs an evaluation (the ``run`` command is the
 default); ``madeval tasks``, ``madeval plugins``, ``madeval simulator``, ``madeval leaderboard``,
-``madeval rescore``, ``madeval import`` and ``madeval sample-size`` are the other commands.
+``madeval rescore``, ``madeval import``, ``madeval sample-size``, ``madeval view`` and ``madeval export`` are the
+other commands.
 Bad input prints one line and exits with status 2.
 
 Each command imports the machinery it drives inside its own function, so that ``madeval --help``
@@ -16,6 +17,7 @@ import sys
 import click
 
 from ..errors import MadevalError, UsageError
+from .export_cmd import export
 from .import_cmd import import_
 from .leaderboard_cmd import leaderboard
 from .plugins_cmd import plugins
@@ -24,6 +26,7 @@ from .run_cmd import run
 from .sample_size_cmd import sample_size
 from .simulator_cmd import simulator
 from .tasks_cmd import tasks
+from .view_cmd import view
 
 COMMANDS_WITHOUT_RUN = ("--help", "-h", "--version")
 
@@ -47,7 +50,7 @@ def cli() -> None:
 
 
 def _register_commands() -> None:
-    for command in (run, tasks, plugins, simulator, sample_size, leaderboard, rescore, import_):
+    for command in (run, tasks, plugins, simulator, sample_size, leaderboard, rescore, import_, view, export):
         cli.add_command(command)
 
 

@@ -26,6 +26,9 @@ from .options import LeaderboardOptions
 from .render import comparisons_csv, csv_text, markdown
 
 OUTPUT_FILES = ("leaderboard.md", "leaderboard.csv", "comparisons.csv", "leaderboard.json", "leaderboard.html")
+#: The debate viewer's page in a run folder (``madeval view``, :mod:`madeval.viewer`): the
+#: leaderboard page links it when it is there.
+VIEWER_FILE = "debates.html"
 
 
 def build_leaderboard(folder: str | Path, options: LeaderboardOptions | None = None) -> dict[str, Any]:
@@ -65,7 +68,8 @@ def write_outputs(board: dict[str, Any], folder: str | Path,
         from .history_chart import draw
 
         shown = (history, draw(history, folder / "charts"))
-    (folder / "leaderboard.html").write_text(page(board, charts, shown), encoding="utf-8")
+    viewer = VIEWER_FILE if (folder / VIEWER_FILE).is_file() else None
+    (folder / "leaderboard.html").write_text(page(board, charts, shown, viewer), encoding="utf-8")
     return [folder / name for name in OUTPUT_FILES] + charts
 
 

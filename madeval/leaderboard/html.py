@@ -96,8 +96,9 @@ MERGED_COLUMNS = COMPARISON_COLUMNS[:5] + ("units",) + COMPARISON_COLUMNS[5:]
 
 
 def page(board: dict[str, Any], charts: list[Path],
-         history: tuple[list[dict[str, Any]], Path | None] | None = None) -> str:
-    """The whole page as a string; ``history`` (entries, chart) adds the CI history (:mod:`.history`)."""
+         history: tuple[list[dict[str, Any]], Path | None] | None = None, viewer: str | None = None) -> str:
+    """The whole page as a string; ``history`` (entries, chart) adds the CI history (:mod:`.history`);
+    ``viewer`` (a file name beside the page) links the debate viewer (``madeval view``)."""
     title = html.escape(board["title"])
     parts = [
         f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>{title}</title>",
@@ -107,6 +108,8 @@ def page(board: dict[str, Any], charts: list[Path],
         f"<p>Run <code>{html.escape(board['run'])}</code>; reference configuration: "
         f"<b>{html.escape(_reference_label(board))}</b>. Click a column header to sort.</p>",
     ]
+    if viewer:
+        parts.append(f"<p>Read every debate: <a href='{html.escape(viewer)}'>{html.escape(viewer)}</a>.</p>")
     for scope, task, metric in dict.fromkeys((r["scope"], r["task"], r["metric"]) for r in board["rows"]):
         rows = [r for r in board["rows"] if (r["scope"], r["task"], r["metric"]) == (scope, task, metric)]
         kind = f"group, {rows[0].get('aggregation') or 'macro'} average" if scope == "group" else "task"

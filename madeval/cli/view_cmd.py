@@ -1,0 +1,34 @@
+"""``madeval view``: write the debate viewer page of a run folder."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+
+@click.command()
+@click.argument("run", type=click.Path(path_type=Path))
+@click.option("--output", type=click.Path(path_type=Path, dir_okay=False), default=None,
+              help="The page to write.  [default: RUN/debates.html]")
+@click.option("--task", "tasks", default=None, help="Only these tasks' debates, comma separated.")
+@click.option("--config", "configs", default=None, help="Only these configurations' debates (labels), comma separated.")
+def view(run: Path, output: Path | None, tasks: str | None, configs: str | None) -> None:
+    """Write one self-contained HTML page to read every debate of RUN (opens from disk, no network).
+
+    One page holds up to about 50,000 debates of real length; split a larger run with --task or --config."""
+    from ..viewer import VIEWER_FILE, write_viewer
+
+    written = write_viewer(run, output, tasks=_names(tasks), configs=_names(configs))
+    for note in written["notes"]:
+        click.echo(f"madeval: {note}", err=True)
+    size = written["bytes"] / 1e6
+    click.echo(f"{written['debates']} debates in {written['path']} ({size:.1f} MB)")
+    if output is None and (run / "leaderboard.html").is_file() and VIEWER_FILE not in (run / "leaderboard.html").read_text(
+            encoding="utf-8", errors="replace"):
+        click.echo(f"'madeval leaderboard show {run}' links it from leaderboard.html")
+
+
+def _names(given: str | None) -> list[str] | None:
+    names = [name.strip() for name in (given or "").split(",") if name.strip()]
+    return names or None

@@ -1,0 +1,188 @@
+"""A run as an inspect-ai eval log, for people who read evaluations in ``inspect view``.
+
+Written only through inspect-ai's public Python API (``inspect_ai.log.write_eval_log`` with
+``EvalLog``, ``EvalSample`` and ``ChatMessage*``): its maintainers say the ``.eval`` file format is
+versioned but not a frozen spec, and the Python API is the stable surface. inspect-ai is an
+optional extra (``pip install 'madeval[inspect]'``).
+
+The mapping: one log for the run; one sample per (item, configuration, repeat): ``id``
+``TASK/ITEM/CONFIGURATION``, ``epoch`` the repeat + 1; ``input`` the question (the item id when
+the task's items cannot be read again), ``target`` the gold answer; ``messages`` the question,
+then every message of the debate in order, each an assistant message whose metadata says its
+agent, persona, turn, step, stage, parsed answer and agreement; ``output`` the decided text;
+``scores`` every metric of the record with the extracted answer and the decider's reason; sample
+metadata holds the configuration, the decision and the dynamics of the debate
+(:func:`madeval.dynamics.debate.debate_facts`, when the metric can score an answer alone).
+The log's results hold each (configuration, task)'s score as the leaderboard computes it: the
+mean over items of the mean over an item's repeats.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime
+import hashlib
+import json
+import os
+import re
+from collections import defaultdict
+from pathlib import Path
+from typing import Any, Iterable, Mapping
+
+from ..errors import StorageError, UsageError
+
+#: Characters a sample id keeps (it names a file inside the log's zip).
+UNSAFE = re.compile(r"[^A-Za-z0-9._-]")
+
+#: What a user runs when inspect-ai is missing.
+INSTALL_HINT = "pip install 'madeval[inspect]' (or pip install inspect-ai)"
+
+
+def require_inspect() -> None:
+    """A one-line :class:`UsageError` when inspect-ai is not installed."""
+    try:
+        import inspect_ai.log  # noqa: F401
+    except ImportError:
+        raise UsageError(f"exporting to inspect-ai's format needs inspect-ai: {INSTALL_HINT}") from None
+
+
+def sample_id(record: Mapping[str, Any]) -> str:
+    """The sample's id: ``TASK/ITEM/CONFIGURATION`` (the repeat is the sample's epoch).
+
+    inspect-ai names a sample's file in the ``.eval`` zip after its id, so a part with other
+    characters than letters, digits and ``._-`` (an item id or a label is any text) has them
+    replaced by ``_`` and is cut to 60 characters; the id then ends with ``~`` and 10 hex digits
+    of the parts' hash, so it stays unique. The parts themselves are in the sample's metadata."""
+    unit = record["unit"]
+    parts = [str(unit["task"]), str(unit["item"]), str(record.get("config_label") or unit["config"])]
+    safe = [UNSAFE.sub("_", part)[:60] for part in parts]
+    if safe == parts:
+        return "/".join(parts)
+    digest = hashlib.sha256(json.dumps(parts).encode("utf-8", "backslashreplace")).hexdigest()[:10]
+    return "/".join(safe) + f"~{digest}"
+
+
+def eval_sample(record: Mapping[str, Any], question: str | None):
+    """One record as an ``inspect_ai.log.EvalSample``."""
+    from inspect_ai.log import EvalSample
+    from inspect_ai.model import ChatMessageAssistant, ChatMessageUser, ModelOutput
+    from inspect_ai.scorer import Score
+
+    from ..viewer.debates import facts_of, readable
+
+    identity = sample_id(record)
+    record, question = readable(record), readable(question)
+    unit = record["unit"]
+    transcript = record.get("transcript") or {}
+    agents = {a.get("index"): a for a in transcript.get("agents") or []}
+    shown_input = question if question is not None else f"(question not available: item {unit['item']})"
+    messages: list[Any] = [ChatMessageUser(content=shown_input, metadata={"role": "question"})]
+    for message in transcript.get("messages") or []:
+        agent = agents.get(message.get("agent")) or {}
+        persona = agent.get("persona") or {}
+        messages.append(ChatMessageAssistant(
+            content=str(message.get("text") or ""), model=agent.get("model"),
+            metadata={"agent": message.get("agent"), "persona": persona.get("name"),
+                      "persona_description": persona.get("description"), "neutral": bool(agent.get("neutral")),
+                      "turn": message.get("turn"), "step": message.get("step"), "stage": message.get("stage"),
+                      "answer": message.get("answer"), "agreement": message.get("agreement"),
+                      "backs": message.get("backs"), "message_id": message.get("id")},
+        ))
+    decision = transcript.get("decision") or {}
+    reason = f"{decision.get('decider')}: {decision.get('reason')} in turn {decision.get('turn')}"
+    facts, why_not = facts_of(record)
+    scores = {name: Score(value=float(value), answer=record.get("prediction"), explanation=reason)
+              for name, value in (record.get("metrics") or {}).items()}
+    label = str(record.get("config_label") or unit["config"])
+    return EvalSample(
+        id=identity, epoch=int(unit.get("repeat") or 0) + 1, input=shown_input,
+        target=_target(record.get("target")), messages=messages,
+        output=ModelOutput.from_content(model=f"madeval/{label}", content=str(decision.get("answer") or "")),
+        scores=scores,
+        metadata={"configuration": label, "config_id": unit["config"], "task": unit["task"], "item": unit["item"],
+                  "repeat": unit.get("repeat"), "decision": decision, "prediction": record.get("prediction"),
+                  "turns": record.get("turns"), "tokens": record.get("tokens"),
+                  "dynamics": facts.to_dict() if facts else None,
+                  **({"no_dynamics": why_not} if why_not else {})},
+        total_time=record.get("wall_s"),
+    )
+
+
+def _target(target: Any) -> str | list[str]:
+    if isinstance(target, list):
+        return [str(t) for t in target]
+    return "" if target is None else str(target)
+
+
+def eval_log(run_name: str, described: Mapping[str, Any], samples: list[Any],
+             records: Iterable[Mapping[str, Any]]):
+    """The ``EvalLog`` of a run: ``samples`` and, in its results, each (configuration, task)'s score
+    per metric (the mean over items of the mean over an item's repeats, as the leaderboard)."""
+    from inspect_ai.log import EvalConfig, EvalDataset, EvalLog, EvalMetric, EvalResults, EvalScore, EvalSpec
+
+    settings = described.get("settings") or {}
+    tasks = list(described.get("tasks") or {})
+    configurations = {cid: c.get("label", cid) for cid, c in (described.get("configurations") or {}).items()}
+    scores = [
+        EvalScore(name=f"{label}/{task}", scorer="madeval",
+                  metrics={metric: EvalMetric(name=metric, value=value) for metric, value in by_metric.items()})
+        for (label, task), by_metric in board_scores(records).items()
+    ]
+    return EvalLog(
+        version=2, status="success",
+        eval=EvalSpec(
+            created=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+            task=f"madeval/{run_name}", dataset=EvalDataset(name=",".join(tasks), samples=len(samples)),
+            model=str(settings.get("model") or "madeval/debate"), config=EvalConfig(),
+            metadata={"madeval_run": run_name, "configurations": configurations, "tasks": tasks},
+        ),
+        results=EvalResults(total_samples=len(samples), completed_samples=len(samples), scores=scores),
+        samples=samples,
+    )
+
+
+def board_scores(records: Iterable[Mapping[str, Any]]) -> dict[tuple[str, str], dict[str, float]]:
+    """(configuration label, task) -> metric -> mean over items of the mean over repeats."""
+    by_item: dict[tuple[str, str, str], dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
+    for record in records:
+        unit = record["unit"]
+        label = str(record.get("config_label") or unit["config"])
+        for metric, value in (record.get("metrics") or {}).items():
+            by_item[(label, unit["task"], metric)][unit["item"]].append(float(value))
+    result: dict[tuple[str, str], dict[str, float]] = defaultdict(dict)
+    for (label, task, metric), items in by_item.items():
+        means = [sum(values) / len(values) for values in items.values()]
+        result[(label, task)][metric] = sum(means) / len(means)
+    return dict(result)
+
+
+def export_inspect(run: Path, output: Path) -> dict[str, Any]:
+    """Write ``run``'s debates to ``output`` as an inspect-ai log (``.eval``, or ``.json``);
+    returns ``samples`` and ``path``. Nothing is written when the run cannot be read."""
+    require_inspect()
+    from inspect_ai.log import write_eval_log
+
+    from ..records import ReadReport
+    from ..viewer.debates import read_run_description, run_records
+    from ..viewer.questions import load_questions
+
+    if output.suffix not in (".eval", ".json"):
+        raise UsageError(f"{output}: an inspect-ai log is a .eval or .json file")
+    described = read_run_description(run)
+    questions = load_questions(described)
+    samples, scored = [], []
+    for record in run_records(run, ReadReport()):
+        samples.append(eval_sample(record, questions.of(record)))
+        scored.append({"unit": record["unit"], "config_label": record.get("config_label"),
+                       "metrics": record.get("metrics") or {}})
+    log = eval_log(run.resolve().name, described, samples, scored)
+    temporary = output.with_name(f".{output.stem}.partial{output.suffix}")  # the suffix picks the format
+    try:
+        write_eval_log(log, str(temporary))
+        os.replace(temporary, output)
+    except OSError as error:
+        raise StorageError(f"cannot write {output}: {error.strerror or error}") from None
+    finally:
+        with contextlib.suppress(OSError):
+            temporary.unlink()
+    return {"samples": len(samples), "path": output, "notes": questions.notes}

@@ -1,0 +1,63 @@
+"""The debate viewer: one self-contained HTML page to read every debate of a run.
+
+``madeval view RUN`` writes ``RUN/debates.html`` (or ``--output FILE``): a list of the run's
+debates, filterable by configuration, task, right or wrong, "right in turn 1, wrong at the end",
+drift and unparsed answers, and each debate as a grid of turns by agents. Modules, one job each:
+
+* :mod:`.questions`: the question of each debate, read again from the run's tasks;
+* :mod:`.debates`: each record as a row of the list and the data of its view (with the
+  turn-by-turn facts of :mod:`madeval.dynamics`);
+* :mod:`.page`: the HTML file, with its script (``viewer.js``) and style (``viewer.css``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from ..leaderboard import VIEWER_FILE  # the page's name in the run folder, which the leaderboard links
+
+
+def write_viewer(run: str | Path, output: str | Path | None = None, *, tasks: list[str] | None = None,
+                 configs: list[str] | None = None) -> dict[str, Any]:
+    """Write the viewer page of the run folder ``run`` to ``output`` (default ``RUN/debates.html``).
+
+    ``tasks`` and ``configs`` (configuration labels) keep only those debates: a page of a slice of
+    a run too large for one page (see the README's size limit).
+
+    Returns ``path``, ``debates`` (how many the page holds), ``bytes`` (its size) and ``notes``
+    (records skipped, questions that could not be read). A folder that is no run, or a slice with
+    no debate, is a one-line :class:`madeval.UsageError`; nothing is written then.
+    """
+    from ..records import ReadReport
+    from .debates import read_debates, read_run_description, run_records
+    from .page import write_page
+    from .questions import load_questions
+
+    folder = Path(run)
+    described = read_run_description(folder)
+    target = Path(output) if output is not None else folder / VIEWER_FILE
+    if tasks:
+        described = {**described, "tasks": {k: v for k, v in (described.get("tasks") or {}).items() if k in tasks}}
+    questions = load_questions(described)
+    report = ReadReport()
+    notes = list(questions.notes)
+
+    def finished_notes() -> list[str]:  # known once every record has been read
+        return notes + ([f"records left out: {report.summary()}"] if report else [])
+
+    records = (r for r in run_records(folder, report) if _kept(r, tasks, configs))
+    sliced = ", ".join(f"{name} {', '.join(chosen)}" for name, chosen in (("task", tasks), ("configuration", configs)) if chosen)
+    written = write_page(target, f"madeval debates: {folder.name}" + (f" ({sliced})" if sliced else ""),
+                         read_debates(records, questions), finished_notes,
+                         empty=f"no debate of {folder} is of {sliced}" if sliced else None)
+    return {"path": target, **written, "notes": finished_notes()}
+
+
+def _kept(record: dict[str, Any], tasks: list[str] | None, configs: list[str] | None) -> bool:
+    unit = record["unit"]
+    label = str(record.get("config_label") or unit["config"])
+    return (not tasks or unit["task"] in tasks) and (not configs or label in configs)
+
+
+__all__ = ["VIEWER_FILE", "write_viewer"]

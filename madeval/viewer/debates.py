@@ -1,0 +1,200 @@
+"""A run's debates as the viewer shows them: a short row for the list, the whole debate for its view.
+
+Records are read one at a time (:func:`read_debates` is a generator), so a run of 10,000 long
+debates never sits in memory at once. The turn-by-turn facts (each agent's answer and whether it is
+right, each turn's vote, drift...) are :func:`madeval.dynamics.debate.debate_facts`'s, the same
+definitions the leaderboard's ``dynamics`` aggregates; a debate whose metric cannot score an
+answer alone (an F1 or a judge's score) is shown without them, and says why.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterator, Mapping
+
+from ..errors import UsageError
+from ..records import ReadReport, read_jsonl_records
+from .questions import Questions
+
+LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+#: Characters of the decision's answer kept in the list's row (the debate's view has it whole).
+ROW_ANSWER_CHARS = 60
+
+
+@dataclass
+class ViewedDebate:
+    """One debate: ``row`` for the list (small: no message text) and ``detail`` for its view."""
+
+    row: dict[str, Any]
+    detail: dict[str, Any]
+
+
+def readable(value: Any) -> Any:
+    """``value`` (text, or lists and mappings of it) with each lone surrogate replaced by U+FFFD.
+
+    Model text may hold lone surrogates (records keep them as JSON escapes). UTF-8 has no form for
+    them: a browser draws U+FFFD, headless Chromium's DOM dump aborts on them, and inspect-ai
+    would store six literal characters. So what is shown or exported carries U+FFFD. (The page
+    cleans its JSON text in one pass; walking a long debate's objects costs more.)"""
+    if isinstance(value, str):
+        return LONE_SURROGATE.sub("\ufffd", value)
+    if isinstance(value, (list, tuple)):
+        return [readable(v) for v in value]
+    if isinstance(value, dict):
+        return {readable(k): readable(v) for k, v in value.items()}
+    return value
+
+
+def read_run_description(folder: Path) -> dict[str, Any]:
+    """``run.json`` of a run folder; a folder without one, or with one that is not a JSON object,
+    is a one-line :class:`UsageError`."""
+    from ..records import RUN_FILE
+
+    run_file = folder / RUN_FILE
+    if not run_file.is_file():
+        raise UsageError(f"{folder} is not a madeval run folder (no {RUN_FILE})")
+    try:
+        described = json.loads(run_file.read_text(encoding="utf-8"))
+    except (ValueError, RecursionError) as error:
+        raise UsageError(f"{run_file} is not valid JSON ({error})") from None
+    if not isinstance(described, dict):
+        raise UsageError(f"{run_file} is not a madeval run description")
+    return described
+
+
+def run_records(folder: Path, report: ReadReport) -> Iterator[dict[str, Any]]:
+    """The run's records, then the records ``madeval rescore`` added, each unit once (``report``
+    counts broken lines and duplicates, as the leaderboard does)."""
+    from ..leaderboard.data import RESCORED_FILE
+    from ..records import RECORDS_FILE
+
+    seen: set[str] = set()
+    yield from read_jsonl_records(folder / RECORDS_FILE, report, seen)
+    yield from read_jsonl_records(folder / RESCORED_FILE, report, seen)
+
+
+def read_debates(records: Iterator[Mapping[str, Any]], questions: Questions) -> Iterator[ViewedDebate]:
+    """Each record as a :class:`ViewedDebate`, in the order read."""
+    for number, record in enumerate(records):
+        yield view_debate(number, record, questions.of(record))
+
+
+def primary_metric(record: Mapping[str, Any]) -> str | None:
+    """The metric the debate is judged by: the first the record's task scores (the board's first)."""
+    return next(iter(record.get("metrics") or {}), None)
+
+
+def facts_of(record: Mapping[str, Any], scorer=None):
+    """The debate's turn-by-turn facts (:func:`madeval.dynamics.debate.debate_facts`) scored with
+    its primary metric, and None; or None and why there are none (no score, or a metric that cannot
+    score one answer alone). ``scorer`` is the metric's answer scorer, when already made."""
+    from ..dynamics.debate import debate_facts
+    from ..dynamics.scoring import answer_scorer
+
+    metric = primary_metric(record)
+    if metric is None:
+        return None, "the debate has no score"
+    try:
+        return debate_facts(record, metric, scorer or answer_scorer(metric)), None
+    except UsageError as error:
+        return None, str(error)
+
+
+def answer_judge(record: Mapping[str, Any]):
+    """``answer -> right?`` for the record's primary metric, each answer scored once; None when
+    the metric cannot score one answer alone."""
+    from ..dynamics.scoring import answer_scorer
+
+    metric = primary_metric(record)
+    if metric is None:
+        return None
+    try:
+        score = answer_scorer(metric)
+    except UsageError:
+        return None
+    target = record.get("target")
+    known: dict[str, float] = {}
+
+    def scored(answer: str, _target: Any = None) -> float:
+        if answer not in known:
+            known[answer] = float(score(answer, target))
+        return known[answer]
+
+    return scored
+
+
+def view_debate(number: int, record: Mapping[str, Any], question: str | None) -> ViewedDebate:
+    """The row and the view of one record (``number`` is its place in the page)."""
+    metric = primary_metric(record)
+    scorer = answer_judge(record)
+    facts, why_not = facts_of(record, scorer)
+    if facts is None:
+        scorer = None
+    unit = record["unit"]
+    transcript = record.get("transcript") or {}
+    final = (record.get("metrics") or {}).get(metric) if metric else None
+    row = {
+        "config": str(record.get("config_label") or unit.get("config")),
+        "task": str(unit.get("task")),
+        "item": str(unit.get("item")),
+        "repeat": unit.get("repeat"),
+        "score": final,
+        "right": None if final is None or final not in (0, 1) else final == 1,
+        "first": facts.first_turn_vote_right if facts else None,
+        "drift": facts.drift if facts else None,
+        "unparsed": facts.unparsed if facts else _unparsed_messages(transcript),
+        "turns": record.get("turns", transcript.get("turns_used")),
+        "answer": _short(record.get("prediction")),
+    }
+    detail = {
+        "question": question,
+        "target": record.get("target"),
+        "prediction": record.get("prediction"),
+        "metric": metric,
+        "metrics": record.get("metrics") or {},
+        "scoring_errors": record.get("scoring_errors") or [],
+        "parse_failures": record.get("parse_failures") or {},
+        "agents": [_agent(agent) for agent in transcript.get("agents") or []],
+        "messages": [_message(message, scorer) for message in transcript.get("messages") or []],
+        "events": transcript.get("events") or [],
+        "decision": transcript.get("decision"),
+        "oracle": bool(transcript.get("oracle")),
+        "facts": facts.to_dict() if facts else None,
+        "no_facts": why_not,
+        "tokens": record.get("tokens"),
+        "calls": record.get("calls"),
+    }
+    return ViewedDebate(row, detail)
+
+
+def _agent(agent: Mapping[str, Any]) -> dict[str, Any]:
+    persona = agent.get("persona") or {}
+    return {"index": agent.get("index"), "name": persona.get("name"), "description": persona.get("description"),
+            "model": agent.get("model"), "neutral": bool(agent.get("neutral"))}
+
+
+def _message(message: Mapping[str, Any], scorer) -> dict[str, Any]:
+    """A message for the view; ``right`` is whether its parsed answer scores 1 (None: not judged)."""
+    answer = message.get("answer")
+    shown = {key: message.get(key) for key in ("id", "turn", "step", "agent", "stage", "text", "answer",
+                                                  "agreement", "backs", "confidence", "parse_notes")}
+    solution = message.get("solution")
+    if solution is not None and solution != message.get("text"):
+        shown["solution"] = solution
+    shown["right"] = None if scorer is None or answer is None else scorer(str(answer)) == 1.0
+    return shown
+
+
+def _unparsed_messages(transcript: Mapping[str, Any]) -> int:
+    return sum(m.get("solution") is not None and m.get("answer") is None for m in transcript.get("messages") or [])
+
+
+def _short(text: Any) -> str | None:
+    if text is None:
+        return None
+    text = str(text)
+    return text if len(text) <= ROW_ANSWER_CHARS else text[: ROW_ANSWER_CHARS - 1] + "…"

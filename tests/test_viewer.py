@@ -1,0 +1,277 @@
+"""The debate viewer (``madeval view``): a simulator run with conformity plus two hand-made debates
+(one right in turn 1 and wrong at the end; one of hostile text) becomes one page that, in headless
+Chromium, lists every debate, filters them as the turn-by-turn facts say, opens a debate as a grid
+of turns by agents, and shows model text as text; the page fits at 1400 and 800 px."""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from madeval.config import build_settings
+from madeval.dynamics.debate import debate_facts
+from madeval.errors import StorageError
+from madeval.records import encode_line, read_records
+from madeval.simulator import simulate
+from madeval.viewer import VIEWER_FILE, write_viewer
+from madeval.viewer.debates import readable
+from madeval.viewer.page import inert_json, pack
+from browser import FLAGS, chromium
+from debates_by_hand import HOSTILE, HOSTILE_LABEL, HOSTILE_RECORD, HUGE, LOST
+from helpers import run_quietly
+
+
+@pytest.fixture(scope="module")
+def viewed_run(generated_tasks, tmp_path_factory):
+    """Three configurations on two generated tasks (simulator, conformity 0.4), plus LOST and
+    HOSTILE_RECORD appended to its records; the viewer page written into the run folder."""
+    folder = tmp_path_factory.mktemp("viewer") / "run"
+    options = {"tasks": ["arith_mc", "arith_yesno"], "repeats": 1, "limit": 9, "seed": 7, "cache": "off",
+               "common": {"agents": 3, "max_turns": 3, "paradigm": "memory"},
+               "grid": {"decider": ["majority_consensus", "simple_voting"]},
+               "runs": [{"preset": "baseline_direct"}]}
+    with simulate(tasks=generated_tasks.values(), accuracy=0.55, conformity=0.4) as sim:
+        run_quietly(build_settings({**options, "base_url": sim.base_url, "output_path": str(folder)}))
+    with open(folder / "records.jsonl", "ab") as handle:
+        handle.write(encode_line(LOST) + encode_line(HOSTILE_RECORD))
+    written = write_viewer(folder)
+    return folder, written
+
+
+def chromium_dom(page: Path, profile: Path, width: int = 1400, budget_ms: int = 20_000) -> str:
+    """The DOM of ``page`` after its scripts, timers and promises ran (virtual time), ``width`` wide."""
+    done = subprocess.run(
+        [chromium(), *FLAGS, f"--user-data-dir={profile}", f"--virtual-time-budget={budget_ms}",
+         f"--window-size={width},1200", "--dump-dom", page.resolve().as_uri()],
+        capture_output=True, text=True, timeout=180,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "Uncaught" not in done.stderr, done.stderr[-2000:]
+    return done.stdout
+
+
+def with_probe(page: Path, probe: str, target: Path) -> Path:
+    """A copy of ``page`` with ``probe`` run after the viewer's script."""
+    text = page.read_text(encoding="utf-8")
+    assert text.count("</body>") == 1  # no text of the run can close the body early
+    target.write_text(text.replace("</body>", f"<script>{probe}</script></body>"), encoding="utf-8")
+    return target
+
+
+def attribute(dom: str, name: str) -> str | None:
+    found = re.search(rf'<html[^>]*\s{name}="([^"]*)"', dom)
+    return html.unescape(found.group(1)) if found else None
+
+
+# ---- what the page holds ---------------------------------------------------------------------
+
+def test_the_page_holds_every_debate_with_the_facts_of_the_dynamics(viewed_run):
+    folder, written = viewed_run
+    records = list(read_records(folder))
+    assert written["debates"] == len(records) == 3 * 2 * 9 + 2
+    page = (folder / VIEWER_FILE).read_text(encoding="utf-8")
+    index = json.loads(re.search(r"id='madeval-index'>(.*?)</script>", page).group(1))
+    assert sorted(index["configs"]) == sorted({r["config_label"] for r in records})
+    for row, record in zip(index["debates"], records):
+        facts = debate_facts(record, "accuracy")
+        assert [index["configs"][row["c"]], index["tasks"][row["t"]], row["item"]] == \
+            readable((record["config_label"], record["unit"]["task"], record["unit"]["item"]))
+        assert row["right"] == (record["metrics"]["accuracy"] == 1.0) == facts.final_right
+        assert (row["first"], row["drift"], row["unparsed"]) == (facts.first_turn_vote_right, facts.drift, facts.unparsed)
+    lost, hostile = index["debates"][-2:]
+    assert (lost["first"], lost["right"], lost["drift"], lost["unparsed"]) == (True, False, True, 0)
+    assert (hostile["first"], hostile["right"], hostile["drift"], hostile["unparsed"]) == (True, True, False, 1)
+    markup = re.sub(r"<script type='application/[^']+'[^>]*>.*?</script>", "", page)  # without the run's data
+    assert not re.search(r"https?:|<link|\ssrc=|@import|url\(", markup)  # opens from disk, asks no network
+
+
+def test_embedded_data_cannot_close_its_element():
+    assert "<" not in inert_json({"x": "</script><!--"}) and json.loads(inert_json({"x": "</script>"})) == {"x": "</script>"}
+    packed = pack({"text": HOSTILE})
+    assert re.fullmatch(r"[A-Za-z0-9+/=]+", packed)
+    import base64
+    import gzip
+    shown = HOSTILE.replace("\ud800", "\ufffd")  # a lone surrogate has no UTF-8 form: U+FFFD, as a browser draws it
+    assert json.loads(gzip.decompress(base64.b64decode(packed)).decode("utf-8"))["text"] == shown
+    assert json.loads(inert_json([HOSTILE, "\U0001F600"])) == [shown, "\U0001F600"]  # a real pair is kept
+
+
+def test_a_folder_that_is_no_run_is_one_line_and_status_2_with_nothing_written(tmp_path):
+    done = subprocess.run([sys.executable, "-m", "madeval", "view", str(tmp_path)], capture_output=True, text=True)
+    assert done.returncode == 2 and done.stderr.strip().count("\n") == 0 and "not a madeval run folder" in done.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_page_of_a_slice_holds_only_its_debates_and_an_empty_slice_writes_nothing(viewed_run, tmp_path):
+    folder, _ = viewed_run
+    records = list(read_records(folder))
+    page = tmp_path / "slice.html"
+    done = subprocess.run([sys.executable, "-m", "madeval", "view", str(folder), "--output", str(page),
+                           "--task", "arith_yesno", "--config", "simple_voting,baseline_direct"],
+                          capture_output=True, text=True, timeout=300)
+    expected = [r for r in records if r["unit"]["task"] == "arith_yesno"
+                and r["config_label"] in ("simple_voting", "baseline_direct")]
+    assert done.returncode == 0 and done.stdout.startswith(f"{len(expected)} debates in {page}"), done.stderr
+    index = json.loads(re.search(r"id='madeval-index'>(.*?)</script>", page.read_text()).group(1))
+    assert [r["item"] for r in index["debates"]] == [r["unit"]["item"] for r in expected] and len(expected) == 18
+    empty = tmp_path / "empty.html"
+    done = subprocess.run([sys.executable, "-m", "madeval", "view", str(folder), "--output", str(empty), "--task", "nope"],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 2 and "no debate of" in done.stderr and done.stderr.count("\n") == 1
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["slice.html"]
+
+
+def test_a_page_that_cannot_be_written_leaves_nothing(viewed_run, tmp_path):
+    folder, _ = viewed_run
+    target = tmp_path / "missing-folder" / "page.html"
+    with pytest.raises(StorageError, match="cannot write"):
+        write_viewer(folder, target)
+    assert not target.parent.exists()
+
+
+def test_the_leaderboard_page_links_the_viewer_when_it_is_there(viewed_run, tmp_path):
+    from madeval.leaderboard import build_leaderboard, write_outputs
+
+    folder, _ = viewed_run
+    board = build_leaderboard(folder)
+    write_outputs(board, folder)
+    assert f"<a href='{VIEWER_FILE}'>" in (folder / "leaderboard.html").read_text()
+    write_outputs(board, tmp_path)  # a folder without the viewer: no link
+    assert "<a href=" not in (tmp_path / "leaderboard.html").read_text()
+
+
+# ---- in headless Chromium --------------------------------------------------------------------
+
+FILTER_PROBE = """
+(function () {
+  var root = document.documentElement, out = {};
+  function set(id, value) {
+    var e = document.getElementById(id);
+    if (e.tagName === 'SELECT' && value !== '') {
+      value = Array.prototype.filter.call(e.options, function (o) { return o.textContent === value; })[0].value;
+    }
+    if (e.type === 'checkbox') e.checked = value; else e.value = value;
+    e.dispatchEvent(new Event(e.type === 'search' ? 'input' : 'change'));
+  }
+  var empty = {'f-config': '', 'f-task': '', 'f-outcome': '', 'f-lost': false, 'f-drift': false,
+               'f-unparsed': false, 'f-item': ''};
+  CASES.forEach(function (c) {
+    Object.keys(empty).forEach(function (id) { set(id, id in c[1] ? c[1][id] : empty[id]); });
+    out[c[0]] = {shown: Number(root.getAttribute('data-shown')), count: document.getElementById('count').textContent,
+                 rows: document.querySelectorAll('#debates tbody tr').length,
+                 items: Array.prototype.map.call(document.querySelectorAll('#debates tbody tr td:nth-child(4)'),
+                                                 function (td) { return td.textContent; })};
+  });
+  Object.keys(empty).forEach(function (id) { set(id, empty[id]); });
+  document.getElementById('next').click();
+  out.next = {rows: document.querySelectorAll('#debates tbody tr').length, page: document.getElementById('page').textContent,
+              first: document.querySelector('#debates tbody tr td').textContent};
+  root.setAttribute('data-probe', JSON.stringify(out));
+})();
+"""
+
+
+def test_filters_show_the_debates_the_facts_say(viewed_run, tmp_path):
+    folder, _ = viewed_run
+    records = list(read_records(folder))
+    facts = [debate_facts(r, "accuracy") for r in records]
+    label = records[0]["config_label"]
+    expected = {
+        "all": len(records),
+        "config": sum(r["config_label"] == label for r in records),
+        "task": sum(r["unit"]["task"] == "arith_yesno" for r in records),
+        "wrong": sum(not f.final_right for f in facts),
+        "right": sum(f.final_right for f in facts),
+        "lost": sum(f.first_turn_vote_right and not f.final_right for f in facts),
+        "drift": sum(f.drift for f in facts),
+        "unparsed": sum(f.unparsed > 0 for f in facts),
+        "config+wrong": sum(r["config_label"] == label and not f.final_right for r, f in zip(records, facts)),
+        "item": 1,
+    }
+    cases = [["all", {}], ["config", {"f-config": label}], ["task", {"f-task": "arith_yesno"}],
+             ["wrong", {"f-outcome": "wrong"}], ["right", {"f-outcome": "right"}], ["lost", {"f-lost": True}],
+             ["drift", {"f-drift": True}], ["unparsed", {"f-unparsed": True}],
+             ["config+wrong", {"f-config": label, "f-outcome": "wrong"}], ["item", {"f-item": "lost-ITEM"}]]
+    probe = with_probe(folder / VIEWER_FILE, FILTER_PROBE.replace("CASES", json.dumps(cases)), tmp_path / "filters.html")
+    dom = chromium_dom(probe, tmp_path / "profile-filters")
+    assert attribute(dom, "data-viewer") == "ready"
+    found = json.loads(attribute(dom, "data-probe"))
+    assert {name: found[name]["shown"] for name in expected} == expected
+    assert found["all"]["rows"] == 50 and found["all"]["count"] == f"{len(records)} of {len(records)} debates"  # paged
+    assert found["next"] == {"rows": len(records) - 50, "page": "page 2 of 2", "first": "51"}
+    assert "lost-item" in found["lost"]["items"] and found["item"]["items"] == ["lost-item"]
+    assert expected["lost"] >= 1 and expected["drift"] >= 1 and 0 < expected["wrong"] < len(records)
+
+
+OPEN_PROBE = """
+(function () {
+  var root = document.documentElement;
+  location.hash = 'debate=NUMBER';
+  (function wait() {
+    if (!root.getAttribute('data-opened')) return setTimeout(wait, 20);
+    var view = document.getElementById('debate');
+    Array.prototype.forEach.call(view.querySelectorAll('details.msg'), function (d) { d.open = true; });
+    root.setAttribute('data-probe', JSON.stringify({
+      images: document.querySelectorAll('img').length,
+      scripts: document.querySelectorAll('script').length,
+      cells: Array.prototype.map.call(view.querySelectorAll('table.grid tbody tr'), function (tr) {
+        return Array.prototype.map.call(tr.cells, function (td) { return td.querySelectorAll('details.msg').length; });
+      }),
+      texts: Array.prototype.map.call(view.querySelectorAll('details.msg > div.text'), function (d) { return d.textContent; }),
+      heads: Array.prototype.map.call(view.querySelectorAll('table.grid thead th'), function (th) { return th.firstChild.textContent; }),
+      votes: Array.prototype.map.call(view.querySelectorAll('table.grid td.vote'), function (td) { return td.textContent; }),
+      marks: Array.prototype.map.call(view.querySelectorAll('details.msg summary .badge:nth-child(2)'), function (b) { return b.textContent; }),
+      title: view.querySelector('h2').textContent,
+      decision: view.querySelector('.decision').textContent,
+      overflow: root.scrollWidth - root.clientWidth
+    }));
+  })();
+})();
+"""
+
+
+def opened(folder: Path, number: int, tmp_path: Path, width: int = 1400) -> tuple[dict, str]:
+    page = with_probe(folder / VIEWER_FILE, OPEN_PROBE.replace("NUMBER", str(number)), tmp_path / f"open-{number}-{width}.html")
+    dom = chromium_dom(page, tmp_path / f"profile-open-{number}-{width}", width)
+    assert attribute(dom, "data-opened") == str(number - 1), dom[-3000:]
+    return json.loads(attribute(dom, "data-probe")), dom
+
+
+def test_opening_a_debate_shows_the_grid_of_turns_by_agents_with_votes_and_the_decision(viewed_run, tmp_path):
+    folder, written = viewed_run
+    seen, _ = opened(folder, written["debates"] - 1, tmp_path)  # LOST
+    assert seen["cells"] == [[0, 0, 1, 1, 1], [0, 0, 1, 1, 1]]  # turn, the vote of the turn, three agents
+    assert seen["heads"] == ["turn", "vote of the turn", "Ada", "Bo", "Cy"]
+    assert seen["marks"] == ["answer B \u2713", "answer B \u2713", "answer A \u2717"] + ["answer A \u2717"] * 3
+    assert seen["votes"][0].startswith("B \u2713 (2 of 3)") and seen["votes"][1].startswith("A \u2717 (3 of 3)unanimous")
+    assert "decided: plurality" in seen["votes"][1]
+    assert seen["decision"].startswith("Decision: A \u2717 \u2014 simple_voting, plurality, turn 2")
+    assert seen["texts"][0] == "I say B. Final Solution: B"
+
+
+def test_hostile_text_is_shown_as_text_and_never_runs(viewed_run, tmp_path):
+    folder, written = viewed_run
+    seen, dom = opened(folder, written["debates"], tmp_path)  # HOSTILE_RECORD, the last
+    assert attribute(dom, "data-pwned") is None
+    assert seen["images"] == 0
+    shown = HOSTILE.replace("\ud800", "\ufffd")  # a lone surrogate has no UTF-8 form: the page shows U+FFFD
+    assert seen["texts"][0] == shown and seen["texts"][1] == HUGE
+    assert seen["heads"][2] == HOSTILE_LABEL and seen["title"].startswith(f"Debate {written['debates']}: {HOSTILE_LABEL}")
+    assert seen["marks"] == ["unparsed", "answer B \u2713", "answer B \u2713"]
+    body = dom.split("<body", 1)[1]
+    assert "&lt;img src=x onerror=" in body and re.search(r"<img\b", body) is None
+    assert "<b>bold</b>" not in body and "&lt;b&gt;bold&lt;/b&gt;" in body
+
+
+@pytest.mark.parametrize("width", [1400, 800])
+def test_an_open_debate_fits_the_window(viewed_run, tmp_path, width):
+    """The page never scrolls sideways: the list and the grid scroll inside their own boxes."""
+    folder, written = viewed_run
+    seen, _ = opened(folder, written["debates"] - 1, tmp_path, width)
+    assert seen["overflow"] == 0
