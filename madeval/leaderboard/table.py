@@ -18,7 +18,7 @@ from typing import Any
 from ..errors import UsageError
 from .compare import compare_family, pairs
 from .cost import mark_fronts
-from .data import RunData, item_scores, item_spread, llm_seconds, metric_names, strata_of, unit_scores
+from .data import RunData, cache_share, item_scores, item_spread, llm_seconds, metric_names, strata_of, unit_scores
 from .groups import is_declared, name as aggregation_name, rule
 from .options import LeaderboardOptions
 from .stats import Interval, enclose, mean_interval, stratified_interval
@@ -84,6 +84,7 @@ def build(data: RunData, options: LeaderboardOptions) -> dict[str, Any]:
         "comparisons": comparisons,
         "item_scores": per_item,
         "records_read": {**data.reading.to_dict(), "summary": data.reading.summary()},
+        "cached_calls": cache_share(data.records),
         **({"merged": {"runs": data.runs, "notes": data.notes}} if data.runs else {}),
     }
 
