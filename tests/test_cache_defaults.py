@@ -16,7 +16,6 @@ from contextlib import contextmanager
 
 from helpers import run_quietly, settings_for
 
-from madeval.checks.cache_key import key_cache
 from madeval.llm.cache import ResponseCache
 from madeval.llm.client import Endpoint, LLMClient
 from madeval.llm.session import ModelRef
@@ -102,6 +101,8 @@ def served(server_class, tasks, accuracy, port):
 
 
 def test_a_cache_that_cannot_tell_says_so(generated_tasks, tmp_path, capsys):
+    from madeval.checks.cache_key import key_cache
+
     with served(Silent, generated_tasks.values(), 0.6, 0) as server:
         async def keyed():
             client = LLMClient({"e": Endpoint("e", server.base_url)})

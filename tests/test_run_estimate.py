@@ -11,7 +11,6 @@ from types import SimpleNamespace
 import pytest
 
 from madeval import UsageError
-from madeval.checks.estimate import LONG_RUN_S, confirm_long_run, run_size
 from madeval.config import build_settings
 from madeval.llm.client import Endpoint, LLMClient
 from madeval.llm.session import ModelRef
@@ -46,6 +45,8 @@ def plan_of(items: int, repeats: int, agents: int = 3, max_turns: int = 10, endp
 
 
 def estimate(sim, plan, concurrency=1, yes=False, ask=None):
+    from madeval.checks.estimate import confirm_long_run
+
     async def main():
         client = LLMClient({"e": Endpoint("e", sim.base_url, concurrency=concurrency)})
         try:
@@ -58,6 +59,8 @@ def estimate(sim, plan, concurrency=1, yes=False, ask=None):
 
 
 def test_yes_or_a_yes_answer_starts_it_and_a_short_run_is_never_probed(generated_tasks, capsys):
+    from madeval.checks.estimate import LONG_RUN_S, run_size
+
     long_plan = plan_of(items=10, repeats=300)
     # Computed by hand: low 10*300*3 = 9,000 calls; high 10*300*(3*(10+1)+1) = 102,000.
     size = run_size(long_plan, {"e": Endpoint("e", "http://x/v1", concurrency=4)}, concurrency=2)

@@ -15,9 +15,7 @@ import urllib.request
 import pytest
 
 from madeval.cli.main import main
-from madeval.llm.probe import PROBE_MESSAGES
 from madeval.simulator import GoldIndex, SyntheticAgents, simulate
-from madeval.simulator.agents import UnknownQuestion
 
 
 def stats(sim) -> dict:
@@ -44,6 +42,9 @@ def test_a_run_of_tasks_the_simulator_does_not_know_fails_loudly(generated_tasks
 
 
 def test_what_the_simulator_answers_without_a_known_question(generated_tasks):
+    from madeval.llm.probe import PROBE_MESSAGES
+    from madeval.simulator.agents import UnknownQuestion
+
     item = generated_tasks["arith_mc"].items[0]
     known = GoldIndex.from_tasks([generated_tasks["arith_mc"]])
     ask = lambda agents, text: agents({"model": "m", "seed": 1, "messages": [{"role": "user", "content": text}]})
