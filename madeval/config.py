@@ -207,8 +207,13 @@ class RunSettings:
                                      flags=("-o",), shown_default="madeval-out/run-<time>", results=False)
     include_path: list[str] = option(factory=list, help="Extra folder of task YAML files (repeatable).",
                                      convert=rule.paths, multiple=True)
-    cache: str | None = option(None, help="Response cache file, or 'off'.", convert=rule.text,
-                               shown_default="~/.cache/madeval/responses.sqlite", results=False)
+    cache: str = option("off", help="Response cache: 'off' (a run folder already makes re-runs and resumes "
+                        "free), 'on' (~/.cache/madeval/responses.sqlite, or in $MADEVAL_CACHE_DIR) or a file. "
+                        "Reuses a reply when the request and what the endpoint reports about the model match.",
+                        convert=rule.text, results=False)
+    yes: bool = option(False, help="Start a run estimated to take long without asking (needed when stdin "
+                       "is not a terminal).", convert=rule.flag, flags=("--yes", "-y"), results=False,
+                       added_later=True)
     api_key: str | None = option(None, help="API key (environment variables MADEVAL_API_KEY and "
                                  "OPENAI_API_KEY win).", convert=rule.text, repr=False, cli=False, secret=True)
     leaderboard: dict[str, Any] = field(default_factory=dict)
@@ -369,10 +374,12 @@ def build_settings(options: dict[str, Any]) -> RunSettings:
     leaderboard = LeaderboardOptions.from_dict(options.pop("leaderboard", None))
     unknown = sorted(set(options) - DEBATE_KEYS - RUN_KEYS - set(SWEEP_KEYS))
     if unknown:
-        raise UsageError(f"unknown option {', '.join(unknown)}")
+        known = sorted(DEBATE_KEYS | RUN_KEYS | {"leaderboard", *SWEEP_KEYS})
+        close = difflib.get_close_matches(unknown[0], known, n=1, cutoff=0.6)
+        raise UsageError(f"unknown option {', '.join(unknown)}{f'; did you mean {close[0]}?' if close else ''}")
     run = _checked_options({key: value for key, value in options.items() if key in RUN_KEYS}, RUN_KEYS)
     if is_sweep(options):
-        debates, sweep_name = expand(options, DEBATE_KEYS)
+        debates, sweep_name = expand(options, DEBATE_KEYS, RUN_KEYS)
         leaderboard.title = leaderboard.title or sweep_name
     else:
         debates = [{k: v for k, v in options.items() if k in DEBATE_KEYS}]

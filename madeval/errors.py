@@ -17,7 +17,14 @@ class UsageError(MadevalError):
 
 
 class LLMError(MadevalError):
-    """An LLM call failed for good (retries exhausted or a non-retryable HTTP error)."""
+    """An LLM call failed for good (retries exhausted or a non-retryable HTTP error).
+
+    ``retryable`` is False for what a re-run cannot fix (the endpoint refused the request: 400,
+    404, a reply over the size limit...), so that no one is told to run the same command again."""
+
+    def __init__(self, message: str, retryable: bool = True):
+        super().__init__(message)
+        self.retryable = retryable
 
 
 class StorageError(MadevalError):

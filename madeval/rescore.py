@@ -25,7 +25,7 @@ from . import aio, folder_lock
 from .config import DebateConfig, RunSettings
 from .errors import MadevalError, UsageError
 from .leaderboard.data import RESCORED_FILE, RunData, load_run, read_rescored
-from .llm.cache import ResponseCache
+from .checks.cache_key import open_cache
 from .llm.client import LLMClient, RetryPolicy
 from .llm.routing import RoutingKey
 from .llm.session import DebateSession, ModelRef
@@ -35,7 +35,6 @@ from .metrics.checker import shutdown_checker
 from .options import comma_names
 from .records import LineAppender, encode_line
 from .replay import discussion_calls, replay
-from .run import default_cache_path
 from .scheduler import Replayed, debate_rng, extra_metrics, unit_record
 from .transcript import Transcript
 
@@ -91,7 +90,7 @@ async def _rescore(folder, specs, settings, registries, endpoints, tasks, data) 
     data = data or load_run(folder)
     done = {r["unit"]["key"] for r in read_rescored(folder)}
     items = {name: {item.id: item for item in task.items} for name, task in tasks.items()}
-    cache = ResponseCache(settings.cache or _default_cache()) if settings.cache != "off" else None
+    cache = open_cache(settings.cache)  # the run's setting (off unless the run had it on)
     client = LLMClient(endpoints, concurrency=settings.concurrency, cache=cache,
                        retry=RetryPolicy(max_attempts=settings.max_attempts, base_delay_s=settings.retry_delay))
     outcome = RescoreOutcome()
@@ -207,6 +206,3 @@ class _NoCalls:
         raise NeedsCalls(f"decider '{self.decider}' needs model calls ({purpose}) and the run's agents have "
                          "no endpoint here (an imported run): give --base-url to replay it")
 
-
-def _default_cache() -> Path:
-    return default_cache_path()

@@ -20,13 +20,15 @@ from . import aio, embedded
 from ._version import __version__
 from .config import RunSettings, check_settings
 from .errors import UsageError
-from .llm.cache import ResponseCache
+from .checks.before_run import check_leaderboard_reference, item_count_notes
+from .checks.cache_key import default_cache_path, key_cache, open_cache  # noqa: F401 - default_cache_path: public
+from .checks.estimate import confirm_long_run
 from .llm.client import Endpoint, LLMClient, RetryPolicy
 from .llm.session import ModelRef
 from .plan import build_plan
 from .plugins import Registries, plugin_info
 from .plugins import registries as loaded_registries
-from .records import RecordSink, writing
+from .records import RUN_FILE, RecordSink, read_run_file, write_json_atomically, writing
 from .leaderboard import LeaderboardOptions, build_leaderboard, write_outputs
 from .leaderboard.groups import declared_in, recordable
 from .leaderboard.render import markdown
@@ -56,12 +58,6 @@ def load_tasks(settings: RunSettings, registries: Registries) -> dict[str, Task]
 def default_output_path() -> Path:
     """``madeval-out/run-<timestamp>`` in the current folder."""
     return Path("madeval-out") / time.strftime("run-%Y%m%d-%H%M%S")
-
-
-def default_cache_path() -> Path:
-    """``$MADEVAL_CACHE_DIR/responses.sqlite``, else ``~/.cache/madeval/responses.sqlite``."""
-    root = os.environ.get("MADEVAL_CACHE_DIR") or Path.home() / ".cache" / "madeval"
-    return Path(root) / "responses.sqlite"
 
 
 @dataclass
@@ -107,8 +103,9 @@ def validate(settings: RunSettings, registries: Registries) -> dict[str, Task]:
                 "(use --base-url for another model)"
             )
     # The plan itself needs the endpoint's model only for the records: a stand-in checks the rest.
-    build_plan(settings, tasks, registries, default_model=ModelRef(settings.model or "?", default),
-               endpoints=set(names))
+    plan = build_plan(settings, tasks, registries, default_model=ModelRef(settings.model or "?", default),
+                      endpoints=set(names))
+    check_leaderboard_reference(settings.leaderboard, plan.configs)  # not after every debate ran
     return tasks
 
 
@@ -157,9 +154,7 @@ def endpoints_for(settings: RunSettings):
 
 
 async def _run(settings, registries, tasks, endpoints, default_model, show_progress, out) -> RunResult:
-    cache = None
-    if settings.cache != "off":
-        cache = ResponseCache(settings.cache or default_cache_path())
+    cache = open_cache(settings.cache)  # off unless asked for; a file it cannot use: one line
     client = LLMClient(
         endpoints,
         concurrency=settings.concurrency,
@@ -178,9 +173,13 @@ async def _run(settings, registries, tasks, endpoints, default_model, show_progr
         if any(not ref.model for ref in refs):  # some agent needs the default model, and there is none
             count = len(listings.get(default_model.endpoint) or ())
             raise UsageError(f"endpoint '{default_model.endpoint}' serves {count or 'no listed'} "
-                             "models; choose one with --model")
+                             f"models; choose one with --model{client.hints.get(default_model.endpoint, '')}")
         if settings.base_url or settings.endpoints:  # the embedded model's name is checked offline
             await check_models(client, refs, listings)  # every agent's and judge's, the default's included
+        for note in item_count_notes(plan.sampling):
+            print(note, file=sys.stderr)
+        cache_record = await key_cache(client, refs, cache) if cache is not None else None
+        await confirm_long_run(plan, client, endpoints, settings)
         folder = Path(settings.output_path) if settings.output_path else default_output_path()
         description = {
             **plan.describe(),
@@ -191,11 +190,13 @@ async def _run(settings, registries, tasks, endpoints, default_model, show_progr
             "task_sizes": {name: len(task.items) for name, task in tasks.items()},
             **task_notes(tasks),
             "leaderboard": settings.leaderboard,
+            "cache": cache_record,
         }
         sink = RecordSink(folder, description, plan.fingerprint())  # holds the folder's lock until closed
         try:
             outcome = await execute(plan, registries, client, sink, show_progress=show_progress)
             board = finish(folder, settings)
+            note_cache_share(folder, board["cached_calls"])
         finally:
             sink.close()
     finally:
@@ -204,9 +205,13 @@ async def _run(settings, registries, tasks, endpoints, default_model, show_progr
             cache.close()
     out.write(markdown(board))
     skipped = board["records_read"]["summary"]  # broken lines and duplicates, each unit counted once
+    cached = ""
+    if cache is not None:
+        asked = outcome.calls + outcome.cached_calls
+        cached = f"{outcome.cached_calls} of {asked} calls answered from the response cache; "
     out.write(
         f"\n{outcome.finished} units run, {outcome.skipped} already done, {outcome.failed} failed; "
-        f"{skipped + '; ' if skipped else ''}results in {folder}\n"
+        f"{cached}{skipped + '; ' if skipped else ''}results in {folder}\n"
     )
     return RunResult(folder, outcome, board["rows"], board)
 
@@ -222,6 +227,15 @@ def finish(folder: Path, settings: RunSettings) -> dict[str, Any]:
 
         log_run(folder, board, settings.wandb_args)
     return board
+
+
+def note_cache_share(folder: Path, share: dict[str, int]) -> None:
+    """Keep in run.json how many of the folder's recorded calls the response cache answered
+    (``cached_calls``: ``{"cached": n, "calls": m}``), as the board shows it."""
+    path = folder / RUN_FILE
+    described = read_run_file(path)
+    if described.get("cached_calls") != share:
+        write_json_atomically(path, {**described, "cached_calls": share})
 
 
 def task_groups(settings: RunSettings, registries: Registries) -> dict[str, Any]:

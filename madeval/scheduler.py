@@ -50,6 +50,10 @@ class RunOutcome:
     cached_calls: int = 0
     peak_in_flight: int = 0
     mean_in_flight: float = 0.0
+    #: of ``failed``: units a re-run cannot fix (the endpoint refused a request, a component failed)
+    unfixable: int = 0
+    #: the first message of a failure a re-run cannot fix, for the run's last words
+    first_unfixable: str = ""
 
 
 async def execute(
@@ -68,7 +72,8 @@ async def execute(
     pending = (u for u in plan.units() if u.key() not in sink.finished)
     skipped = len(sink.finished)
     items = {name: {item.id: item for item in items} for name, items in plan.items.items()}
-    counts = {"finished": 0, "failed": 0}
+    counts = {"finished": 0, "failed": 0, "unfixable": 0}
+    first_error: list[str] = []
     progress = Progress(plan.size(), skipped, client.stats, enabled=show_progress)
 
     async def worker() -> None:
@@ -78,6 +83,9 @@ async def execute(
                                         extras[unit.config])
             except LLMError as error:
                 counts["failed"] += 1
+                if not error.retryable:
+                    counts["unfixable"] += 1
+                    first_error[:1] = first_error[:1] or [str(error)]
                 sink.write_error(unit.to_dict(), str(error))
                 progress.failed()
                 continue
@@ -85,6 +93,8 @@ async def execute(
                 counts["failed"] += 1
                 where = traceback.extract_tb(error.__traceback__)[-1]
                 detail = f"{type(error).__name__}: {error} ({where.filename}:{where.lineno})"
+                counts["unfixable"] += 1
+                first_error[:1] = first_error[:1] or [detail]
                 sink.write_error(unit.to_dict(), detail)
                 progress.failed()
                 continue
@@ -111,6 +121,7 @@ async def execute(
         counts["finished"], skipped, counts["failed"], wall, time.process_time() - cpu_started,
         calls=stats.calls, cached_calls=stats.cached, peak_in_flight=stats.peak_in_flight,
         mean_in_flight=stats.in_flight_seconds / wall if wall > 0 else 0.0,
+        unfixable=counts["unfixable"], first_unfixable=first_error[0] if first_error else "",
     )
 
 
@@ -198,6 +209,8 @@ async def unit_record(unit: Unit, label: str, task, item, transcript: Transcript
         "decision_success": decision.success,
         "turns": transcript.turns_used,
         "calls": len(transcript.calls),
+        # calls answered from the response cache (their tokens and latency are the original call's)
+        "cached_calls": sum(1 for call in transcript.calls if call.cached),
         "chain": transcript.chain(),
         **({"new_calls": replayed.new_calls} if replayed else {}),
         "tokens": transcript.tokens(),

@@ -17,6 +17,7 @@ The configurations are the grid's combinations followed by the runs. At the top 
 
 from __future__ import annotations
 
+import difflib
 from itertools import product
 from typing import Any
 
@@ -33,12 +34,16 @@ def is_sweep(options: dict[str, Any]) -> bool:
     return any(key in options for key in SWEEP_KEYS)
 
 
-def expand(options: dict[str, Any], debate_keys: set[str]) -> tuple[list[dict[str, Any]], str | None]:
-    """The component options of every configuration of a sweep, and the sweep's name."""
+def expand(options: dict[str, Any], debate_keys: set[str],
+           run_keys: set[str] = frozenset()) -> tuple[list[dict[str, Any]], str | None]:
+    """The component options of every configuration of a sweep, and the sweep's name.
+
+    ``run_keys`` (options that hold for the whole run) are named as such when found in a part;
+    another unknown key gets the closest option name."""
     top = {k: v for k, v in options.items() if k in debate_keys and k != "name"}
-    common = _mapping(options.get("common"), "common", debate_keys)
+    common = _mapping(options.get("common"), "common", debate_keys, run_keys)
     base = {**top, **common}
-    grid = _mapping(options.get("grid"), "grid", debate_keys)
+    grid = _mapping(options.get("grid"), "grid", debate_keys, run_keys)
     runs = options.get("runs") or []
     if not isinstance(runs, list):
         raise UsageError("runs must be a list of option mappings")
@@ -54,7 +59,7 @@ def expand(options: dict[str, Any], debate_keys: set[str]) -> tuple[list[dict[st
         point = dict(zip(grid, values))
         configurations.append({**base, **point, "name": grid_name(point)})
     for index, run in enumerate(runs):
-        own = _mapping(run, f"runs[{index}]", debate_keys)
+        own = _mapping(run, f"runs[{index}]", debate_keys, run_keys)
         configurations.append({**_without_preset_keys(base, own.get("preset"), own.get("preset_args")), **own})
     return configurations or [base], options.get("name")
 
@@ -80,13 +85,18 @@ def grid_name(point: dict[str, Any]) -> str:
     return " ".join(parts)
 
 
-def _mapping(value: Any, where: str, debate_keys: set[str]) -> dict[str, Any]:
+def _mapping(value: Any, where: str, debate_keys: set[str], run_keys: set[str] = frozenset()) -> dict[str, Any]:
     if value is None:
         return {}
     if not isinstance(value, dict):
         raise UsageError(f"{where} must be a mapping of options")
     data = snake_keys(value)
     unknown = sorted(set(data) - debate_keys)
+    misspelt = [key for key in unknown if key not in run_keys]
+    if misspelt:  # not a run setting either: most likely a misspelt component option
+        close = difflib.get_close_matches(misspelt[0], sorted(debate_keys), n=1, cutoff=0.6)
+        hint = f"; did you mean {close[0]}?" if close else " (see 'madeval run --help' for the options)"
+        raise UsageError(f"{where}: unknown option {misspelt[0]}{hint}")
     if unknown:
         raise UsageError(
             f"{where}: {', '.join(unknown)} cannot vary per configuration (component options only; "

@@ -48,11 +48,14 @@ from ..errors import UsageError
 @click.option("--refuse-response-format", type=click.Choice(["400", "500"]),
               help="Refuse requests that ask for structured answers (response_format): 400, or 500 with "
                    "a validation error as llama-cpp-python answers OpenAI's json_schema form.")
+@click.option("--unknown", type=click.Choice(["error", "answer"]), default="error", show_default=True,
+              help="A prompt quoting no known question: refused with HTTP 400, which the run reports as "
+                   "failed units (error), or answered at random (answer).")
 @click.option("--seed", type=int, default=0, show_default=True)
 def simulator(tasks, gold, include_path, port, accuracy, conformity, persuasion, self_doubt, latency, rate_limit,
               server_error, timeout_rate, empty, malformed, hostile, hostile_rate, hostile_interval,
               max_concurrency, prefix_cache_tokens, block_tokens, prefill_ms_per_1k, refuse_response_format,
-              seed) -> None:
+              unknown, seed) -> None:
     """Serve synthetic agents with known accuracy, conformity, persuasion, self-doubt, latency and faults.
 
     \b
@@ -72,6 +75,11 @@ def simulator(tasks, gold, include_path, port, accuracy, conformity, persuasion,
     the chat requests (the same requests on every run, given --seed): endless or trickled
     bodies, false or conflicting lengths, smuggled responses, bad JSON, resets. GET /models
     answers normally. It cannot be combined with --latency or the fault rates above.
+
+    \b
+    A request quoting none of the known questions (a run of other --tasks than the simulator's)
+    gets HTTP 400, is counted in GET /stats (unknown_questions) and warned about once here; a
+    simulator that answered it at random would give that run a score and no sign of the mistake.
 
     \b
     --max-concurrency, --prefix-cache-tokens and --prefill-ms-per-1k make the simulator behave like
@@ -103,7 +111,7 @@ def simulator(tasks, gold, include_path, port, accuracy, conformity, persuasion,
                     empty=empty, malformed=malformed, seed=seed,
                     refuse_response_format=int(refuse_response_format) if refuse_response_format else None)
     agents = SyntheticAgents(index, default=AgentProfile(accuracy, conformity, persuasion, self_doubt),
-                             seed=seed)
+                             seed=seed, unknown=unknown)
     if modes:
         from ..simulator.hostile import HostileServer
 

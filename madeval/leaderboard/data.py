@@ -88,6 +88,7 @@ def _without_transcript(record: dict[str, Any]) -> dict[str, Any]:
     from ..dynamics.debate import turn_answers
 
     record["llm_s"] = llm_seconds(record)
+    record["cached_calls"] = cached_calls(record)
     if "transcript" in record:
         record["turn_answers"] = turn_answers(record).to_dict()
         del record["transcript"]
@@ -149,6 +150,19 @@ def item_key(record: dict[str, Any]) -> str:
 def strata_of(records: list[dict[str, Any]]) -> dict[str, str]:
     """Item key (``task/item``) -> task, for the stratified tests of macro rows."""
     return {item_key(r): r["unit"]["task"] for r in records}
+
+
+def cached_calls(record: dict[str, Any]) -> int:
+    """How many of a debate's calls the response cache answered (records before ``cached_calls``
+    existed: counted from the transcript)."""
+    if record.get("cached_calls") is not None:
+        return int(record["cached_calls"])
+    return sum(1 for call in record.get("transcript", {}).get("calls", []) if call.get("cached"))
+
+
+def cache_share(records: list[dict[str, Any]]) -> dict[str, int]:
+    """``{"cached": n, "calls": m}``: calls the response cache answered, of all calls, over ``records``."""
+    return {"cached": sum(cached_calls(r) for r in records), "calls": sum(int(r.get("calls") or 0) for r in records)}
 
 
 def llm_seconds(record: dict[str, Any]) -> float:

@@ -16,7 +16,7 @@ from typing import Any
 
 from ..dynamics.render import html_section as dynamics_section
 from .history import DROP, cell, series, short, summary as history_summary
-from .render import TIME_COLUMN, label_of, mde_text, on_front, points, row_mde, task_of, test_name, versus
+from .render import TIME_COLUMN, cache_note, label_of, mde_text, on_front, points, row_mde, task_of, test_name, versus
 
 STYLE = """
 body{font-family:system-ui,-apple-system,'Segoe UI',sans-serif;margin:2em auto;max-width:1400px;color:#222;padding:0 1em}
@@ -105,6 +105,7 @@ def page(board: dict[str, Any], charts: list[Path],
         f"<style>{STYLE}</style></head><body>",
         f"<h1>{title}</h1>",
         f"<p class='note'>{html.escape(board['statement'])}</p>",
+        *([f"<p class='note'>{html.escape(cache_note(board))}</p>"] if cache_note(board) else []),
         f"<p>Run <code>{html.escape(board['run'])}</code>; reference configuration: "
         f"<b>{html.escape(_reference_label(board))}</b>. Click a column header to sort.</p>",
     ]

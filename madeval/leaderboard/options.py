@@ -6,6 +6,7 @@ They come from the ``leaderboard:`` mapping of a ``--config`` / sweep file and f
 
 from __future__ import annotations
 
+import difflib
 from dataclasses import asdict, dataclass, fields
 from typing import Any
 
@@ -52,7 +53,9 @@ class LeaderboardOptions:
         known = {f.name for f in fields(cls)}
         unknown = sorted(set(data) - known)
         if unknown:
-            raise UsageError(f"unknown leaderboard option {', '.join(unknown)} (options: {', '.join(sorted(known))})")
+            close = difflib.get_close_matches(unknown[0], sorted(known), n=1, cutoff=0.6)
+            hint = f"; did you mean {close[0]}?" if close else ""
+            raise UsageError(f"unknown leaderboard option {', '.join(unknown)} (options: {', '.join(sorted(known))}){hint}")
         options = cls(**data)
         options.check()
         return options

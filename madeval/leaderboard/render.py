@@ -102,12 +102,24 @@ def markdown(board: dict[str, Any]) -> str:
     text = header + "\n".join(lines) + "\n\n" + board["statement"] + "\n"
     if (board.get("records_read") or {}).get("summary"):  # each unit counted once, whatever is on disk
         text += f"\nRecords: {board['records_read']['summary']}; each unit counts once.\n"
+    if cache_note(board):
+        text += f"\n{cache_note(board)}\n"
     if board.get("merged"):
         text += "\n" + merged_markdown(board)
     elif board["options"]["compare"] == "all" and board["comparisons"]:
         text += "\n" + comparisons_markdown(board["comparisons"])
     dynamics = dynamics_markdown(board.get("dynamics") or [])
     return text + "\n" + cost_markdown(board["rows"]) + (f"\n{dynamics}" if dynamics else "")
+
+
+def cache_note(board: dict[str, Any]) -> str:
+    """A sentence saying how many calls the response cache answered, or ``""`` when none did."""
+    share = board.get("cached_calls") or {}
+    cached, calls = share.get("cached", 0), share.get("calls", 0)
+    if not cached:
+        return ""
+    return (f"Cache: {cached} of {calls} calls ({100 * cached / max(calls, 1):.0f}%) were answered from the "
+            "response cache; their tokens and LLM time are those of the original calls.")
 
 
 def on_front(row: dict[str, Any], cost: str) -> str:

@@ -19,7 +19,7 @@ from ..dynamics.board import board_dynamics
 from ..errors import UsageError
 from .compare import compare_family, pairs
 from .cost import mark_fronts
-from .data import RunData, item_scores, item_spread, llm_seconds, metric_names, strata_of, unit_scores
+from .data import RunData, cache_share, item_scores, item_spread, llm_seconds, metric_names, strata_of, unit_scores
 from .groups import is_declared, name as aggregation_name, rule
 from .options import LeaderboardOptions
 from .stats import Interval, enclose, mean_interval, stratified_interval
@@ -86,6 +86,7 @@ def build(data: RunData, options: LeaderboardOptions) -> dict[str, Any]:
         "item_scores": per_item,
         "dynamics": board_dynamics(data, options),
         "records_read": {**data.reading.to_dict(), "summary": data.reading.summary()},
+        "cached_calls": cache_share(data.records),
         **({"merged": {"runs": data.runs, "notes": data.notes}} if data.runs else {}),
     }
 

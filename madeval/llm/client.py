@@ -22,6 +22,7 @@ from typing import Any, Callable
 from ..errors import LLMError, UsageError
 from .cache import ResponseCache, request_key
 from .endpoint_url import EndpointURL, public_url
+from .probe import PROBE_MESSAGES, PROBE_PARAMS, Probe
 from .structured import JSON_SCHEMA, ReplySchema, refuses_response_format
 from .transports import (
     DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_TRANSPORT, TRANSPORTS, ClientSideError, FatalError, RetryableError,  # noqa: F401
@@ -95,6 +96,8 @@ class Completion:
     attempts: int
     cached: bool
     errors: list[str]
+    #: What the server said about the model that answered (the reply's ``system_fingerprint``).
+    system_fingerprint: str | None = None
 
 
 @dataclass
@@ -139,6 +142,19 @@ class ClientStats:
         self._since = now
 
 
+def lacks_v1(base_url: str) -> bool:
+    """True when ``base_url``'s path does not end in ``/v1`` (OpenAI-compatible servers serve
+    ``/v1/chat/completions``; a base URL without it gets 404 for every call)."""
+    return not EndpointURL.parse(base_url).base.rstrip("/").endswith("/v1")
+
+
+def v1_hint(endpoint: Endpoint, status: int | None) -> str:
+    """``"; the URL probably lacks /v1 ..."`` for a 404 from an endpoint whose URL does not end in /v1."""
+    if status == 404 and lacks_v1(endpoint.base_url):
+        return f"; the URL probably lacks /v1 (try --base-url {endpoint.public_url.rstrip('/')}/v1)"
+    return ""
+
+
 class ResponseFormatRefused(Exception):
     """The endpoint refused the ``response_format`` of a request (not retried)."""
 
@@ -158,6 +174,13 @@ class LLMClient:
         self.cache = cache
         self.retry = retry or RetryPolicy()
         self.stats = ClientStats()
+        #: What each endpoint reports about each model beyond its name (cache keys include it):
+        #: ``(endpoint, model) -> served_identity`` of its ``/models`` entry, see :meth:`identify`.
+        self.served: dict[tuple[str, str], dict[str, Any] | None] = {}
+        #: The latest ``system_fingerprint`` each (endpoint, model) answered with in this run.
+        self.fingerprints: dict[tuple[str, str], str] = {}
+        #: Per endpoint, what its start-up check suggests (a URL that probably lacks /v1).
+        self.hints: dict[str, str] = {}
         self._global = asyncio.Semaphore(concurrency)
         self._per_endpoint = {name: asyncio.Semaphore(e.concurrency) for name, e in endpoints.items()}
         #: Endpoints that refused a ``response_format``: asked with the text prompts alone from then on.
@@ -207,18 +230,26 @@ class LLMClient:
         scope: tuple[Any, ...], headers: dict[str, str] | None,
     ) -> Completion:
         """The reply from the cache, else from the endpoint (cached when it has text)."""
-        key = None
+        key, stale = None, False
         if self.cache is not None:
             request = {"base_url": self.endpoints[endpoint].public_url, "model": model, "messages": messages, **params}
+            served = self.served.get((endpoint, model))
+            if served:  # absent when the server reports nothing: keys stay as they were
+                request["served"] = served
             key = request_key(request, scope)
             hit = self.cache.get(key)
-            if hit is not None:
+            now = self.fingerprints.get((endpoint, model))
+            stale = hit is not None and bool(now) and hit.system_fingerprint != now
+            if hit is not None and not stale:
                 self.stats.cached += 1
                 self.stats.changed()
-                return Completion(hit[0], hit[1], hit[2], 0.0, 0, True, [])
+                # The original call's cost, so that cost columns never see a free cached call.
+                return Completion(hit.text, hit.prompt_tokens, hit.completion_tokens, hit.latency_s, 0, True, [],
+                                  hit.system_fingerprint)
         completion = await self._call_with_retries(endpoint, model, messages, params, headers)
         if key is not None and completion.text:  # an empty last reply is never reused
-            self.cache.put(key, completion.text, completion.prompt_tokens, completion.completion_tokens)
+            self.cache.put(key, completion.text, completion.prompt_tokens, completion.completion_tokens,
+                           completion.latency_s, completion.system_fingerprint, replace=stale)
         return completion
 
     async def _call_with_retries(
@@ -238,13 +269,14 @@ class LLMClient:
                 acquired = time.perf_counter()
                 self.stats.started()
                 try:
-                    text, prompt_tokens, completion_tokens = await transport.chat(
-                        model, messages, params, headers=headers)
+                    reply = await transport.chat(model, messages, params, headers=headers)
+                    text, prompt_tokens, completion_tokens = reply
                 except FatalError as error:
                     if "response_format" in params and refuses_response_format(error.status, str(error)):
                         raise ResponseFormatRefused(self.redact(str(error))) from None
                     self.stats.failures += 1
-                    raise LLMError(self.redact(f"{endpoint}: {error} (not retried)")) from None
+                    hint = v1_hint(self.endpoints[endpoint], error.status)
+                    raise LLMError(self.redact(f"{endpoint}: {error} (not retried){hint}"), retryable=False) from None
                 except RetryableError as error:
                     if "response_format" in params and refuses_response_format(error.status, error.detail):
                         raise ResponseFormatRefused(self.redact(f"{error.reason}: {error.detail}")) from None
@@ -260,8 +292,11 @@ class LLMClient:
                         self.stats.prompt_tokens += prompt_tokens
                         self.stats.completion_tokens += completion_tokens
                         elapsed = in_slot + time.perf_counter() - acquired
+                        fingerprint = getattr(reply, "system_fingerprint", None)
+                        if fingerprint:
+                            self.fingerprints[endpoint, model] = fingerprint
                         return Completion(
-                            text, prompt_tokens, completion_tokens, elapsed, attempt, False, errors
+                            text, prompt_tokens, completion_tokens, elapsed, attempt, False, errors, fingerprint
                         )
                     errors.append("empty reply" if text is not None else "malformed reply: no text")
                 finally:
@@ -294,13 +329,43 @@ class LLMClient:
             except FatalError as error:
                 if error.status in (401, 403):
                     raise UsageError(f"endpoint {shown} refused the API key (HTTP {error.status})") from None
+                hint = v1_hint(endpoint, error.status)
+                if hint:
+                    self.hints[name] = hint
+                    print(f"madeval: warning: endpoint {shown} answered /models with HTTP 404{hint}",
+                          file=sys.stderr)
 
     async def list_models(self, endpoint: str) -> list[str]:
         """The model ids an endpoint lists (empty when it lists none or cannot list)."""
+        return [card["id"] for card in await self.model_cards(endpoint)]
+
+    async def model_cards(self, endpoint: str) -> list[dict[str, Any]]:
+        """The ``/models`` entries of an endpoint (empty when it lists none or cannot list)."""
         try:
-            return await self._transports[endpoint].models()
+            return await self._transports[endpoint].model_cards()
         except (RetryableError, FatalError):
             return []
+
+    def identify(self, endpoint: str, model: str, served: dict[str, Any] | None) -> None:
+        """Note what ``endpoint`` reports about ``model`` (:func:`madeval.llm.cache.served_identity`
+        of its ``/models`` entry): part of every cache key of its calls from now on."""
+        self.served[endpoint, model] = served
+
+    async def probe(self, endpoint: str, model: str) -> Probe:
+        """One short call to ``model`` (:data:`PROBE_MESSAGES`, a few tokens, no cache, no retry):
+        how long it took, and the ``system_fingerprint`` it came with (remembered for the cache).
+        A failure is an :class:`LLMError` (a 404 names a URL that probably lacks /v1)."""
+        started = time.perf_counter()
+        try:
+            reply = await self._transports[endpoint].chat(model, PROBE_MESSAGES, dict(PROBE_PARAMS))
+        except (RetryableError, FatalError) as error:
+            status = getattr(error, "status", None)
+            raise LLMError(self.redact(f"{endpoint}: {error}{v1_hint(self.endpoints[endpoint], status)}"),
+                           retryable=isinstance(error, RetryableError)) from None
+        fingerprint = getattr(reply, "system_fingerprint", None)
+        if fingerprint:
+            self.fingerprints[endpoint, model] = fingerprint
+        return Probe(time.perf_counter() - started, fingerprint)
 
     def redact(self, text: str) -> str:
         """``text`` with every configured API key and URL credential replaced by ``***``."""

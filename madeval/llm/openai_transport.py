@@ -70,9 +70,13 @@ class OpenAITransport:
 
     async def models(self) -> list[str]:
         """The model ids the endpoint lists; raises on connection errors and HTTP errors."""
+        return [card["id"] for card in await self.model_cards()]
+
+    async def model_cards(self) -> list[dict[str, Any]]:
+        """The endpoint's ``/models`` entries (what it reports about each model); raises as :meth:`models`."""
         listed = await self._call(self._client.models.list, min(self._timeout_s, 10.0))
         try:
-            return [str(model.id) for model in listed.data]
+            return [{**model.model_dump(), "id": str(model.id)} for model in listed.data]
         except (AttributeError, TypeError):
             raise FatalError("malformed model list") from None
 

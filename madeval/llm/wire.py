@@ -19,6 +19,19 @@ DEFAULT_MAX_RESPONSE_BYTES = 16 << 20
 Reply = tuple["str | None", int, int]  # (text or None when the body had none, prompt, completion tokens)
 
 
+class ChatReply(tuple):
+    """A :data:`Reply` (it unpacks as the three values) that also carries the reply's
+    ``system_fingerprint``, what the server says about the model that answered (or ``None``)."""
+
+    system_fingerprint: str | None
+
+    def __new__(cls, text: str | None, prompt_tokens: int, completion_tokens: int,
+                system_fingerprint: str | None = None):
+        reply = super().__new__(cls, (text, prompt_tokens, completion_tokens))
+        reply.system_fingerprint = system_fingerprint
+        return reply
+
+
 class RetryableError(Exception):
     """A failure worth retrying (429, 5xx, timeout, connection error, malformed reply)."""
 
@@ -87,16 +100,24 @@ def read_reply(raw: bytes) -> Reply:
         usage = data.get("usage") or {}
         prompt_tokens = int(usage.get("prompt_tokens") or 0)
         completion_tokens = int(usage.get("completion_tokens") or 0)
+        fingerprint = data.get("system_fingerprint")
     except (ValueError, KeyError, IndexError, TypeError, AttributeError) as error:
         raise RetryableError(f"malformed reply: {short(str(error))}") from None
-    return text, prompt_tokens, completion_tokens
+    return ChatReply(text, prompt_tokens, completion_tokens,
+                     short(fingerprint, 120) if isinstance(fingerprint, str) and fingerprint else None)
 
 
 def read_model_list(raw: bytes) -> list[str]:
     """The model ids of a ``/models`` body; :class:`FatalError` when it is not a model list."""
+    return [card["id"] for card in read_model_cards(raw)]
+
+
+def read_model_cards(raw: bytes) -> list[dict[str, Any]]:
+    """The entries of a ``/models`` body, each with its ``id`` as text (what the server reports
+    about each model); :class:`FatalError` when it is not a model list."""
     try:
-        return [str(model["id"]) for model in json.loads(raw).get("data", [])]
-    except (ValueError, AttributeError, KeyError, TypeError):
+        return [{**model, "id": str(model["id"])} for model in json.loads(raw).get("data", [])]
+    except (ValueError, AttributeError, KeyError, TypeError, RecursionError):
         raise FatalError("malformed model list") from None
 
 

@@ -51,6 +51,7 @@ def simulate(
     api_key: str | None = None,
     seed: int = 0,
     port: int = 0,
+    unknown: str | None = None,
 ) -> Iterator[Simulation]:
     """Run a simulator in a background thread for the duration of the ``with`` block.
 
@@ -62,6 +63,8 @@ def simulate(
     an agent cut off by a communication attack gets) abandons its current answer for a different
     one: self-correction without external feedback degrades answers (Huang et al., "Large Language
     Models Cannot Self-Correct Reasoning Yet", ICLR 2024). The default 0 never doubts.
+    ``unknown``: what a prompt quoting no known question gets, "error" (HTTP 400, the default when
+    the agents know any question) or "answer" (at random, the default when they know none).
     """
     index = GoldIndex()
     if truth is not None:
@@ -69,7 +72,7 @@ def simulate(
     index.update(GoldIndex.from_tasks(tasks))
     agents = SyntheticAgents(
         index, default=AgentProfile(accuracy, conformity, persuasion, self_doubt), profiles=profiles,
-        seed=seed
+        seed=seed, unknown=unknown,
     )
     server = SimulatorServer(agents, port=port, latency_s=latency_s, faults=faults, api_key=api_key,
                              models=profiles or ())

@@ -36,6 +36,15 @@ wrong ones, which ``persuasion`` models. Randomness comes from a hash of the req
 deterministic: the same request always gets the same reply, and agents with different seeds answer
 independently.
 
+A prompt that quotes no question the simulator knows is refused with HTTP 400 (:class:`UnknownQuestion`),
+which the client sees as a failed unit it will not retry, and counted (``unknown_questions`` in
+``GET /stats``): answering it at random would score a run against the wrong server (a simulator of
+``generated`` asked ``mmlu_pro`` scored 15% with letters A-D for ten-option items) and no one
+would know. Persona generation needs no gold answer and is always answered, and so is madeval's
+probe call (:mod:`madeval.llm.probe`). ``unknown="answer"`` (``madeval simulator --unknown answer``)
+answers such prompts as a four-option question with no right answer, as a simulator that knows no
+question at all always does (it has nothing to check against).
+
 The request kind is recognised from the wording of madeval's own prompts: persona generation,
 debate turns with [AGREE]/[DISAGREE], final-answer extraction, simple / approval / cumulative /
 ranked votes and the judge. A plugin's own prompts are recognised and answered by the plugin,
@@ -51,10 +60,12 @@ import hashlib
 import json
 import random
 import re
+import sys
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 
+from ..llm.probe import PROBE_PROMPT
 from ..plugins import load_plugins
 from .truth import Gold, GoldIndex
 
@@ -82,6 +93,13 @@ class AgentProfile:
     self_doubt: float = 0.0
 
 
+UNKNOWN_POLICIES = ("error", "answer")
+
+
+class UnknownQuestion(ValueError):
+    """A prompt quotes no question the simulator knows (answered with HTTP 400)."""
+
+
 @dataclass
 class BehaviourStats:
     """Requests answered per kind, and questions the simulator did not know."""
@@ -100,13 +118,30 @@ class SyntheticAgents:
         default: AgentProfile | None = None,
         profiles: dict[str, AgentProfile] | None = None,
         seed: int = 0,
+        unknown: str | None = None,
     ):
         self.truth = truth
         self.default = default or AgentProfile()
         self.profiles = profiles or {}
         self.seed = seed
+        #: What a prompt quoting no known question gets: "error" (HTTP 400) or "answer" (at random);
+        #: default: "error", unless the simulator knows no question at all.
+        self.unknown = unknown or ("error" if len(truth) else "answer")
+        if self.unknown not in UNKNOWN_POLICIES:
+            raise ValueError(f"unknown must be one of {', '.join(UNKNOWN_POLICIES)}, got {unknown!r}")
         self.stats = BehaviourStats()
         self._plugin_reply = load_plugins().hook.simulator_reply
+        self._fingerprints: dict[str, str] = {}
+
+    def fingerprint(self, model: str) -> str:
+        """What the server reports about ``model`` (in ``/models`` and as each reply's
+        ``system_fingerprint``): a digest of the agents' profile for it, the seed, the unknown-question
+        policy and the questions known, so a simulator started otherwise is told apart by a cache."""
+        if model not in self._fingerprints:
+            profile = self.profiles.get(model, self.default)
+            blob = json.dumps([vars(profile), self.seed, self.unknown, self.truth.digest()], sort_keys=True)
+            self._fingerprints[model] = "fp_sim_" + hashlib.sha256(blob.encode()).hexdigest()[:12]
+        return self._fingerprints[model]
 
     def __call__(self, request: dict[str, Any]) -> tuple[str, int, int]:
         messages = request.get("messages")
@@ -116,9 +151,20 @@ class SyntheticAgents:
         prompt = "\n".join(contents)
         user = contents[-1]
         profile = self.profiles.get(str(request.get("model")), self.default)
+        if user.strip() == PROBE_PROMPT:  # madeval's probe call: any model answers it
+            self.stats.kinds["probe"] += 1
+            return "OK", max(1, len(prompt) // 4), 1
         gold = self.truth.lookup(prompt)
         if gold is None:
             self.stats.unknown_questions += 1
+            if self.stats.unknown_questions == 1 and len(self.truth):  # said once; /stats counts them all
+                print(f"simulator: warning: a request quotes none of the {len(self.truth)} questions known "
+                      f"({'refused with HTTP 400' if self.unknown == 'error' else 'answered at random'}); "
+                      "unknown_questions in GET /stats counts them", file=sys.stderr)
+            if self.unknown == "error" and "generate a participant" not in user.lower():
+                raise UnknownQuestion(
+                    f"the madeval simulator knows {len(self.truth)} questions and this request quotes none of "
+                    "them: start the simulator with the run's tasks (madeval simulator --tasks ...)")
             gold = UNKNOWN
         draw = _Draws(self.seed, request.get("seed"), gold.input, prompt)
         private = self._private_answer(gold, profile, draw)
@@ -217,11 +263,11 @@ class _Draws:
 
     def __init__(self, seed: int, request_seed: Any, question: str, prompt: str):
         self.base = f"{seed}\x1f{request_seed}\x1f{question}"
-        self.prompt_digest = hashlib.sha256(prompt.encode()).hexdigest()[:16]
+        self.prompt_digest = hashlib.sha256(prompt.encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
     def rng(self, stream: str) -> random.Random:
         extra = self.prompt_digest if stream != "private" else ""
-        digest = hashlib.sha256(f"{self.base}\x1f{stream}\x1f{extra}".encode()).digest()
+        digest = hashlib.sha256(f"{self.base}\x1f{stream}\x1f{extra}".encode("utf-8", "surrogatepass")).digest()
         return random.Random(int.from_bytes(digest[:8], "big"))
 
 

@@ -112,8 +112,8 @@ class ServerStats:
     prompt_tokens_cached: int = 0  # prompt tokens found in the prefix cache
     cache_blocks: int = 0  # blocks the prefix cache holds
 
-    def as_json(self) -> bytes:
-        """What ``GET /stats`` answers."""
+    def as_json(self, **more: int) -> bytes:
+        """What ``GET /stats`` answers (``more``: the behaviour's counts, e.g. ``unknown_questions``)."""
         return json.dumps({
             "requests": self.requests, "in_flight": self.in_flight, "running": self.running,
             "peak_running": self.peak_running, "queued": self.queued,
@@ -122,6 +122,7 @@ class ServerStats:
             "by_status": {str(status): count for status, count in sorted(self.by_status.items())},
             "faults": self.faults,
             "routing_keys": self.routing_keys_by_header(),
+            **more,
         }).encode()
 
     def routing_keys_by_header(self) -> dict[str, dict[str, int]]:
@@ -251,7 +252,9 @@ class SimulatorServer(LoopbackServer):
         if method == "GET" and path == HEALTH_PATH:
             response = HEALTHY
         elif method == "GET" and path == STATS_PATH:
-            response = (200, self.stats.as_json(), "")
+            unknown = getattr(getattr(self.behaviour, "stats", None), "unknown_questions", None)
+            more = {} if unknown is None else {"unknown_questions": unknown}
+            response = (200, self.stats.as_json(**more), "")
         elif method == "GET" and path in SGLANG_INFO_PATHS:
             response = (200, SGLANG_INFO, "")
         elif self._auth_digest is not None and not hmac.compare_digest(
@@ -335,6 +338,7 @@ class SimulatorServer(LoopbackServer):
             "object": "chat.completion",
             "created": int(time.time()),
             "model": model,
+            **self._fingerprint(model, "system_fingerprint"),
             "choices": [{
                 "index": 0,
                 "message": {"role": "assistant", "content": text},
@@ -351,9 +355,14 @@ class SimulatorServer(LoopbackServer):
     def _model_list(self) -> tuple[int, bytes, str]:
         """The ``GET /v1/models`` response: "simulator", the names given as ``models`` and every
         model name seen so far."""
-        data = [{"id": model, "object": "model", "created": 0, "owned_by": "madeval"}
-                for model in sorted(self._models)]
+        data = [{"id": model, "object": "model", "created": 0, "owned_by": "madeval",
+                 **self._fingerprint(model, "fingerprint")} for model in sorted(self._models)]
         return 200, json.dumps({"object": "list", "data": data}).encode(), ""
+
+    def _fingerprint(self, model: str, key: str) -> dict[str, str]:
+        """``{key: what the behaviour reports about model}`` (its ``fingerprint(model)``), or ``{}``."""
+        describe = getattr(self.behaviour, "fingerprint", None)
+        return {key: describe(model)} if describe is not None else {}
 
 
 class _Pending:

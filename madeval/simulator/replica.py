@@ -35,7 +35,7 @@ def block_hashes(tokens: Sequence[str], block_tokens: int) -> list[bytes]:
     """One digest per full block of ``tokens``, each covering every token up to the block's end."""
     digests, chained = [], b""
     for end in range(block_tokens, len(tokens) + 1, block_tokens):
-        block = "\x00".join(tokens[end - block_tokens:end]).encode()
+        block = "\x00".join(tokens[end - block_tokens:end]).encode("utf-8", "surrogatepass")
         chained = hashlib.sha256(chained + b"\x01" + block).digest()  # the chain makes it prefix-dependent
         digests.append(chained)
     return digests

@@ -12,6 +12,7 @@ are told apart by checking that their whole input occurs in the request.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from dataclasses import dataclass
@@ -65,6 +66,14 @@ class GoldIndex:
     def __init__(self) -> None:
         self._by_print: dict[str, list[Gold]] = {}
         self._short_lengths: list[int] | None = None  # lengths of keys under FINGERPRINT_CHARS, longest first
+        self._digest: str | None = None
+
+    def digest(self) -> str:
+        """A SHA-256 of every question and its gold answer (the same questions, the same digest)."""
+        if self._digest is None:
+            golds = sorted((g.input, g.kind, g.answer, g.options) for gs in self._by_print.values() for g in gs)
+            self._digest = hashlib.sha256(json.dumps(golds).encode("utf-8", "backslashreplace")).hexdigest()
+        return self._digest
 
     def __len__(self) -> int:
         return sum(len(golds) for golds in self._by_print.values())
@@ -75,13 +84,13 @@ class GoldIndex:
             answer = answer[0] if answer else ""
         gold = Gold(kind, str(answer), options, _norm(question))
         self._by_print.setdefault(fingerprint(question), []).append(gold)
-        self._short_lengths = None
+        self._short_lengths = self._digest = None
 
     def update(self, other: GoldIndex) -> None:
         """Add every question of ``other``."""
         for print_, golds in other._by_print.items():
             self._by_print.setdefault(print_, []).extend(golds)
-        self._short_lengths = None
+        self._short_lengths = self._digest = None
 
     def lookup(self, text: str) -> Gold | None:
         """The gold of the question quoted in ``text``, or ``None``."""

@@ -1,0 +1,87 @@
+"""A run that cannot finish soon is estimated and asked about before its first debate (issue 24, item 4)."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import subprocess
+import sys
+from types import SimpleNamespace
+
+import pytest
+
+from madeval import UsageError
+from madeval.config import build_settings
+from madeval.llm.client import Endpoint, LLMClient
+from madeval.llm.session import ModelRef
+from madeval.simulator import simulate
+
+
+def test_a_long_run_without_a_terminal_or_yes_is_refused_in_one_line(generated_tasks, tmp_path):
+    """10 items x 300 repeats x 3 agents: at least 9,000 calls at 0.5 s, one at a time: 75 minutes.
+    Before, the run started (and would have run for over an hour: the timeout ends the test)."""
+    with simulate(tasks=generated_tasks.values(), latency_s=0.5) as sim:
+        ended = subprocess.run(
+            [sys.executable, "-m", "madeval", "--tasks", "arith_mc", "--limit", "10", "--repeats", "300",
+             "--concurrency", "1", "--base-url", sim.base_url, "-o", "out", "--no-progress"],
+            cwd=tmp_path, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60)
+        requests = sim.server.stats.requests
+    assert ended.returncode == 2, ended.stderr
+    (line,) = ended.stderr.strip().splitlines()
+    # 9,000 x 0.5 s = 75 minutes, and a little more for the probe's own round trip
+    assert re.match(r"madeval: error: this run makes at least 9,000 calls \(up to 102,000\) and takes at least "
+                    r"(7[5-9]|8\d) minutes \(0\.5\d s a call, measured by a probe call; 1 in flight at once\)", line), line
+    assert "limit it with --limit N or --sample N, or pass --yes (yes: true in a config file)" in line
+    assert requests == 1 and not (tmp_path / "out").exists()  # one probe call, nothing written
+
+
+def plan_of(items: int, repeats: int, agents: int = 3, max_turns: int = 10, endpoint: str = "e"):
+    """The parts of a plan the estimate reads (its calls depend on nothing else)."""
+    config = SimpleNamespace(agents=agents, max_turns=max_turns)
+    model = ModelRef("simulator", endpoint)
+    planned = SimpleNamespace(config=config, agent_models=[model] * agents, judge_model=model)
+    return SimpleNamespace(settings=SimpleNamespace(repeats=repeats), items={"t": [None] * items},
+                           configs={"c": planned})
+
+
+def estimate(sim, plan, concurrency=1, yes=False, ask=None):
+    from madeval.checks.estimate import confirm_long_run
+
+    async def main():
+        client = LLMClient({"e": Endpoint("e", sim.base_url, concurrency=concurrency)})
+        try:
+            return await confirm_long_run(plan, client, client.endpoints,
+                                          SimpleNamespace(concurrency=concurrency, yes=yes), ask=ask)
+        finally:
+            await client.aclose()
+
+    return asyncio.run(main())
+
+
+def test_yes_or_a_yes_answer_starts_it_and_a_short_run_is_never_probed(generated_tasks, capsys):
+    from madeval.checks.estimate import LONG_RUN_S, run_size
+
+    long_plan = plan_of(items=10, repeats=300)
+    # Computed by hand: low 10*300*3 = 9,000 calls; high 10*300*(3*(10+1)+1) = 102,000.
+    size = run_size(long_plan, {"e": Endpoint("e", "http://x/v1", concurrency=4)}, concurrency=2)
+    assert (size.low, size.high, size.parallel) == (9000, 102000, 2)
+    with simulate(tasks=generated_tasks.values(), latency_s=0.5) as sim:
+        assert "9,000 calls" in estimate(sim, long_plan, yes=True)
+        assert "starting it (--yes)" in capsys.readouterr().err
+        asked = []
+        assert estimate(sim, long_plan, ask=lambda q: asked.append(q) or True)
+        assert asked and asked[0].endswith("Start it? [y/N] ")
+        with pytest.raises(UsageError, match="or pass --yes"):
+            estimate(sim, long_plan, ask=lambda q: False)
+        assert sim.server.stats.requests == 3  # one probe each
+        # 9,000 calls in flight 64 at a time at 0.5 s: about 70 s, so it starts without asking.
+        assert estimate(sim, long_plan, concurrency=64, ask=lambda q: False) is None
+        # 20 calls could not take an hour even at 30 s each: no probe at all.
+        assert estimate(sim, plan_of(items=5, repeats=1, agents=4), ask=lambda q: False) is None
+        assert sim.server.stats.requests == 4
+    assert LONG_RUN_S == 3600.0
+
+
+def test_yes_is_a_config_key():
+    assert build_settings({"tasks": "arith_mc", "yes": True}).yes is True
+    assert build_settings({"tasks": "arith_mc"}).yes is False
