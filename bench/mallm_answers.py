@@ -31,6 +31,8 @@ ROOT = Path(__file__).resolve().parent.parent
 CORPUS = "mallm/mmlu_pro_memory_llama31_70b.json.gz"
 LABELS = ROOT / "tests" / "fixtures" / "mallm_answers" / "labels.jsonl"
 OPTION_LINE = re.compile(r"([A-Z])\) (.*)")
+NOTE_LETTER = re.compile(r"\b[A-Z]\b")
+NOTE_DETAIL = re.compile(r"\s*\([^()]*\)|:.*")
 
 # MALLM's scorer as its README describes it (reimplemented here, not copied): the letter after
 # "Final Solution:" (in any case: "FINAL SOLUTION: B"; case-sensitive it scores 214 final answers,
@@ -108,6 +110,12 @@ def reader(task_name: str = "mmlu_pro"):
     return read
 
 
+def kind_of(note: str) -> str:
+    """A parse note without its particulars ("names several options (A, E)" -> "names several
+    options"), to count notes by kind."""
+    return NOTE_DETAIL.sub("", NOTE_LETTER.sub("X", note)).strip()
+
+
 def load_labels(path: Path = LABELS) -> list[dict[str, Any]]:
     """The labelled sample: one JSON object a line (see the fixture's README)."""
     with open(path, encoding="utf-8") as handle:
@@ -141,7 +149,7 @@ def measure(read, records: list[dict[str, Any]], labels: list[dict[str, Any]], r
         started = time.perf_counter()
         readings = [read(text, item) for text, item in pairs]
         best = min(best, time.perf_counter() - started)
-    notes = Counter(note.split(":")[0] for answer, note in readings if answer is None and note)
+    notes = Counter(kind_of(note) for answer, note in readings if answer is None and note)
     finals = [(read(r["finalAnswer"] or "", items[str(r["exampleId"])])[0], mallm_letter(r["finalAnswer"]),
                r["references"][0]) for r in records]
     return {
