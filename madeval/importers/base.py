@@ -103,6 +103,9 @@ class Importer:
 def short(value: Any, limit: int = 60) -> str:
     """``value`` as one short line for a message: JSON-quoted, cut at ``limit`` characters, so
     control characters and markup from the input are shown as text."""
-    text = value if isinstance(value, str) else json.dumps(value, default=str)
+    try:
+        text = value if isinstance(value, str) else json.dumps(value, default=str)
+    except (ValueError, RecursionError):  # nested past the encoder's depth: not worth showing
+        text = f"<{type(value).__name__}>"
     text = " ".join(text.split())
     return json.dumps(text[:limit] + ("..." if len(text) > limit else ""), ensure_ascii=True)
