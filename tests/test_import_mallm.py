@@ -358,7 +358,7 @@ def test_duplicates_and_unmatched_records_are_counted_never_dropped_silently(tmp
     assert done.returncode == 0, done.stderr
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 2
-    assert "1 record match no item" in lines[0] and '"99999999"' in lines[0]
+    assert "1 record matches no item" in lines[0] and '"99999999"' in lines[0]
     assert "1 duplicate record skipped" in lines[1] and 'exampleId "e1", record 2' in lines[1]
     stored = list(read_records(tmp_path / "out"))
     assert [(r["unit"]["item"], r["prediction"]) for r in stored] == [("70", "A"), ("71", "F")]

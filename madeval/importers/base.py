@@ -52,8 +52,9 @@ class FileReport:
         """One line per kind of record left out or remark, about the file called ``name``."""
         found = []
         if self.unmatched:
-            found.append(f"{name}: {_count(self.unmatched, 'record')} match no item of the task and "
-                         f"{'are' if self.unmatched > 1 else 'is'} not imported (first: {self.unmatched_example})")
+            one = self.unmatched == 1
+            found.append(f"{name}: {_count(self.unmatched, 'record')} {'matches' if one else 'match'} no item of "
+                         f"the task and {'is' if one else 'are'} not imported (first: {self.unmatched_example})")
         if self.duplicates:
             found.append(f"{name}: {_count(self.duplicates, 'duplicate record')} skipped, the first of each "
                          f"id kept (first: {self.duplicate_example})")
