@@ -453,3 +453,17 @@ def test_json_nested_past_any_record_is_refused_in_bounded_memory(tmp_path):
                            "import", "mallm", str(path), "--task", "mmlu_pro", "--output-path", str(tmp_path / "out")],
                           capture_output=True, text=True, timeout=600)
     assert_refused(done, "deep.json: JSON nested more than 64 levels deep", tmp_path / "out")
+
+
+def test_an_unread_solution_keeps_the_reason_as_a_live_debate_does(tmp_path, mmlu_pro):
+    row = mirror_rows(1)[0]
+    record = mallm_record(row, "e1", [(1, 0, False, "ANSWER: A, E"), (1, 1, False, "Final Solution: C"),
+                                      (1, 2, False, "I cannot answer this question.")], "ANSWER: A, E")
+    import_files(registries().importers.create("mallm"), [write_json(tmp_path / "n.json", [record])], mmlu_pro,
+                 tmp_path / "out")
+    (stored,) = read_records(tmp_path / "out")
+    notes = [m.parse_notes for m in Transcript.from_dict(stored["transcript"]).messages]
+    assert notes[1] == ()  # read as C: nothing to say
+    assert notes[0] == (f"no answer: {mmlu_pro.no_answer_reason('ANSWER: A, E', None)}",)
+    assert notes[2] and notes[2][0].startswith("no answer: ") and notes[2] != notes[0]
+    assert stored["parse_note"] == mmlu_pro.no_answer_reason("ANSWER: A, E", None)

@@ -21,7 +21,7 @@ from typing import Any, Iterator
 
 from ..item import Item
 from ..task import Task
-from ..transcript import Transcript
+from ..transcript import NO_ANSWER, Transcript
 
 
 @dataclass
@@ -110,3 +110,16 @@ def short(value: Any, limit: int = 60) -> str:
         text = f"<{type(value).__name__}>"
     text = " ".join(text.split())
     return json.dumps(text[:limit] + ("..." if len(text) > limit else ""), ensure_ascii=True)
+
+
+def read_answer(task: Task, text: str | None, item: Any) -> tuple[str | None, tuple[str, ...]]:
+    """The answer ``task`` reads from one imported reply and the message's parse notes: none when
+    it reads one, else ``"no answer: <why>"`` as a live debate records it. The answer comes from
+    :meth:`Task.extract`, which a task provider may override (lm-eval's filters), the reason from
+    :meth:`Task.no_answer_reason`."""
+    if not text:
+        return None, ()
+    answer = task.extract(text, item)
+    if answer is not None:
+        return answer, ()
+    return None, (f"{NO_ANSWER}: {task.no_answer_reason(text, item)}",)

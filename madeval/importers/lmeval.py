@@ -33,7 +33,7 @@ from typing import Any, Iterator
 from ..errors import UsageError
 from ..task import LETTERS, Task
 from ..transcript import Agent, Decision, Message, Persona, Transcript
-from .base import FileReport, ImportedDebate, ImportedFile, Importer, short
+from .base import FileReport, ImportedDebate, ImportedFile, Importer, read_answer, short
 from .files import file_label, open_binary, sha256_of
 from .matching import ItemIndex, doc_hash
 
@@ -199,9 +199,10 @@ def reply_of(resps: list[Any]) -> str | None:
 def transcript_of(line: dict[str, Any], task: Task, item, model: str) -> Transcript:
     """One agent, one message (the reply) and the decision (the same reply) of a sample line."""
     reply = reply_of(line["resps"])
-    answer = task.extract(reply, item) if reply else None
+    answer, notes = read_answer(task, reply, item)
     message = Message(id=0, turn=1, step=0, agent=0, stage="draft", text=reply or "", solution=reply,
-                      answer=answer, agreement=None, backs=0 if reply is not None else None)
+                      answer=answer, agreement=None, backs=0 if reply is not None else None,
+                      parse_notes=notes)
     metrics = line.get("metrics") if isinstance(line.get("metrics"), list) else []
     details = {
         "doc_id": line["doc_id"], "doc_hash": line.get("doc_hash"), "filter": line["filter"],

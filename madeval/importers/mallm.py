@@ -40,7 +40,7 @@ import ijson
 from ..errors import UsageError
 from ..task import Task
 from ..transcript import Agent, Decision, Message, Persona, Transcript
-from .base import FileReport, ImportedDebate, ImportedFile, Importer, short
+from .base import FileReport, ImportedDebate, ImportedFile, Importer, read_answer, short
 from .files import file_label, open_binary, sha256_of
 from .matching import ItemIndex
 
@@ -96,7 +96,7 @@ class MallmImporter(Importer):
                 continue
             repeat = repeats.get(item.id, 0)
             repeats[item.id] = repeat + 1
-            transcript = transcript_of(record, lambda text, item=item: task.extract(text, item), number, path.name)
+            transcript = transcript_of(record, lambda text, item=item: read_answer(task, text, item), number, path.name)
             _describe(record, transcript, options, description)
             clock = record.get("clockSeconds")
             wall = float(clock) if isinstance(clock, (int, float)) and not isinstance(clock, bool) else None
@@ -192,9 +192,10 @@ def _first_input(record: dict[str, Any]) -> str:
     return _text(inputs)
 
 
-def transcript_of(record: dict[str, Any], extract, number: int, name: str) -> Transcript:
+def transcript_of(record: dict[str, Any], read, number: int, name: str) -> Transcript:
     """The madeval transcript of one MALLM record (see the module's docstring for the mapping);
-    ``extract`` reads an answer from a solution text (the task's extractor chain)."""
+    ``read`` reads a solution text with the task's extractor chain (:func:`.base.read_answer`: the
+    answer and, when there is none, the parse note saying why, as a live debate records it)."""
     agents, index_of = _agents(record)
     memory = record["globalMemory"] or []
     for entry in memory:
@@ -217,10 +218,12 @@ def transcript_of(record: dict[str, Any], extract, number: int, name: str) -> Tr
         backs = draft.id if agreement is True and draft is not None else message_id
         if solution is None and agreement is not True:
             backs = None  # no solution and no agreement: a message that proposes nothing
+        answer, notes = read(solution) if solution else (None, ())
         message = Message(
             id=message_id, turn=turn, step=step, agent=index_of[_text(entry["agent_id"])],
             stage=_text(entry.get("contribution")) or "improve", text=_text(entry["message"]),
-            solution=solution, answer=extract(solution) if solution else None, agreement=agreement, backs=backs,
+            solution=solution, answer=answer, agreement=agreement, backs=backs,
+            parse_notes=notes,
         )
         transcript.messages.append(message)
         if backs == message_id:
