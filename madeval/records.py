@@ -204,7 +204,8 @@ class RecordSink:
     It holds the folder's write lock from creation to :meth:`close`: a second process is refused
     with one line before anything is written."""
 
-    def __init__(self, folder: str | Path, description: dict[str, Any], fingerprint: str):
+    def __init__(self, folder: str | Path, description: dict[str, Any], fingerprint: str,
+                 older: Callable[[dict[str, Any]], bool] | None = None):
         self.folder = Path(folder)
         #: broken lines and duplicates found in ``records.jsonl`` when the sink opened it
         self.report = ReadReport()
@@ -214,19 +215,20 @@ class RecordSink:
         folder_lock.acquire(self.folder)
         self._locked = True
         try:
-            self._open(description, fingerprint)
+            self._open(description, fingerprint, older)
         except BaseException:
             self.close()
             raise
 
-    def _open(self, description: dict[str, Any], fingerprint: str) -> None:
+    def _open(self, description: dict[str, Any], fingerprint: str,
+              older: Callable[[dict[str, Any]], bool] | None) -> None:
         run_file = self.folder / RUN_FILE
-        if run_file.exists():
-            if read_run_file(run_file).get("fingerprint") != fingerprint:
-                raise UsageError(
-                    f"{self.folder} holds a different run (other configurations, tasks, items or "
-                    "seed); choose another --output-path"
-                )
+        if run_file.exists():  # a resume: of this run only (``older`` accepts a folder of an older madeval)
+            stored = read_run_file(run_file)
+            if stored.get("fingerprint") != fingerprint and not (older is not None and older(stored)):
+                from .resume import different_run  # it reads the settings' declarations
+
+                raise UsageError(different_run(self.folder, stored, {**description, "fingerprint": fingerprint}))
         else:
             write_json_atomically(run_file, {**description, "fingerprint": fingerprint})
         cut_partial_line(self.folder / RECORDS_FILE)

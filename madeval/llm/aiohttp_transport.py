@@ -93,10 +93,14 @@ class AiohttpTransport:
 
     async def models(self) -> list[str]:
         """The model ids the endpoint lists; raises on connection errors and HTTP errors."""
+        return read_model_list(await self.model_list_body())
+
+    async def model_list_body(self) -> bytes:
+        """The raw ``/models`` body; raises on connection errors and HTTP errors."""
         status, _headers, raw = await self._send("GET", "/models", None, min(self._timeout_s, 10.0))
         if status != 200:
             raise status_error(status, _headers, raw)
-        return read_model_list(raw)
+        return raw
 
     async def _send(self, method: str, path: str, body: bytes | None, timeout_s: float,
                     headers: dict[str, str] | None = None):

@@ -23,6 +23,7 @@ from ..errors import LLMError, UsageError
 from .cache import ResponseCache, request_key
 from .endpoint_url import EndpointURL, public_url
 from .structured import JSON_SCHEMA, ReplySchema, refuses_response_format
+from .wire import read_model_entries
 from .transports import (
     DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_TRANSPORT, TRANSPORTS, ClientSideError, FatalError, RetryableError,  # noqa: F401
     transport_class,
@@ -160,6 +161,8 @@ class LLMClient:
         self.stats = ClientStats()
         self._global = asyncio.Semaphore(concurrency)
         self._per_endpoint = {name: asyncio.Semaphore(e.concurrency) for name, e in endpoints.items()}
+        #: Each endpoint's ``/models`` entries by model id, as :meth:`list_models` last read them.
+        self.model_entries: dict[str, dict[str, dict[str, Any]]] = {}
         #: Endpoints that refused a ``response_format``: asked with the text prompts alone from then on.
         self.refuse_response_format: set[str] = set()
         self._transports = {
@@ -296,11 +299,14 @@ class LLMClient:
                     raise UsageError(f"endpoint {shown} refused the API key (HTTP {error.status})") from None
 
     async def list_models(self, endpoint: str) -> list[str]:
-        """The model ids an endpoint lists (empty when it lists none or cannot list)."""
+        """The model ids an endpoint lists (empty when it lists none or cannot list); what it says
+        of each is kept in :attr:`model_entries`."""
         try:
-            return await self._transports[endpoint].models()
+            entries = read_model_entries(await self._transports[endpoint].model_list_body())
         except (RetryableError, FatalError):
-            return []
+            entries = {}
+        self.model_entries[endpoint] = entries
+        return list(entries)
 
     def redact(self, text: str) -> str:
         """``text`` with every configured API key and URL credential replaced by ``***``."""

@@ -51,6 +51,7 @@ def simulate(
     api_key: str | None = None,
     seed: int = 0,
     port: int = 0,
+    served: Iterable[str] = (),
 ) -> Iterator[Simulation]:
     """Run a simulator in a background thread for the duration of the ``with`` block.
 
@@ -62,6 +63,8 @@ def simulate(
     an agent cut off by a communication attack gets) abandons its current answer for a different
     one: self-correction without external feedback degrades answers (Huang et al., "Large Language
     Models Cannot Self-Correct Reasoning Yet", ICLR 2024). The default 0 never doubts.
+    ``served`` are the only model names ``/v1/models`` lists (vLLM's ``--served-model-name``); by
+    default "simulator" and every name asked for.
     """
     index = GoldIndex()
     if truth is not None:
@@ -72,7 +75,7 @@ def simulate(
         seed=seed
     )
     server = SimulatorServer(agents, port=port, latency_s=latency_s, faults=faults, api_key=api_key,
-                             models=profiles or ())
+                             models=profiles or (), served=served)
     with run_in_thread(server) as running:
         yield Simulation(running, agents)
 
