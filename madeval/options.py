@@ -71,8 +71,8 @@ def _json_pieces(value: Any, limit: int) -> Iterator[str]:
         yield json.dumps(value[: limit + 1])
     elif isinstance(value, (int, float)):
         yield json.dumps(value)
-    else:
-        yield str(value)[: limit + 1]
+    else:  # as json.dumps(default=str) would: the text, quoted
+        yield json.dumps(str(value)[: limit + 1])
 
 
 def snake_keys(mapping: dict[Any, Any]) -> dict[str, Any]:
