@@ -17,7 +17,7 @@ import functools
 import hashlib
 import json
 import os
-from dataclasses import MISSING, asdict, dataclass, field, fields
+from dataclasses import MISSING, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +34,7 @@ from .plugins import registries
 from .presets import apply_preset
 from .sampling import parse_sample
 from .sweep import SWEEP_KEYS, expand, is_sweep
+from .taskfiles import BoundedLoader, yaml_problem
 
 API_KEY_VARIABLES = ("MADEVAL_API_KEY", "OPENAI_API_KEY")
 
@@ -116,7 +117,7 @@ class DebateConfig:
         """Everything that changes the debate or its scores (not the display name), for ids and
         records. Options declared ``added_later`` appear only when they differ from their default,
         so configurations that leave them out keep the ids they had before the options existed."""
-        data = asdict(self)
+        data = _field_values(self)  # not asdict: its deep copy of *_args costs what their size does
         data.pop("name")
         return without_later_defaults(data, DebateConfig)
 
@@ -243,11 +244,17 @@ class RunSettings:
     def public(self) -> dict[str, Any]:
         """The settings as stored with results: every declared option but the secret ones
         (configurations and leaderboard options are stored apart)."""
-        data = {key: value for key, value in asdict(self).items() if key in PUBLIC_KEYS}
+        data = {key: value for key, value in _field_values(self).items() if key in PUBLIC_KEYS}
         # A base URL may carry credentials (user info, ?api-key=): never stored.
         data["base_url"] = public_url(self.base_url) if self.base_url else self.base_url
         data["endpoints"] = {name: public_url(url) for name, url in self.endpoints.items()}
         return data
+
+
+def _field_values(instance: Any) -> dict[str, Any]:
+    """A dataclass's fields as a mapping, the values themselves (no copy, unlike ``asdict``): for
+    reading only."""
+    return {spec.name: getattr(instance, spec.name) for spec in fields(instance)}
 
 
 def without_later_defaults(values: dict[str, Any], cls: type) -> dict[str, Any]:
@@ -351,13 +358,11 @@ def read_config_file(path: str | Path) -> dict[str, Any]:
     """The options of a ``--config`` YAML file, with keys in snake_case."""
     try:
         with open(path, encoding="utf-8") as handle:
-            data = yaml.safe_load(handle) or {}
+            data = yaml.load(handle, Loader=BoundedLoader) or {}  # aliases bounded: see BoundedLoader
     except OSError as error:
         raise UsageError(f"cannot read config {path}: {error.strerror}") from None
-    except yaml.YAMLError as error:
-        mark = getattr(error, "problem_mark", None)
-        where = f" line {mark.line + 1}" if mark else ""
-        raise UsageError(f"malformed YAML in {path}{where}: {getattr(error, 'problem', error)}") from None
+    except (yaml.YAMLError, RecursionError) as error:
+        raise yaml_problem(path, error) from None
     if not isinstance(data, dict):
         raise UsageError(f"config {path} must be a mapping of options")
     return check_config(snake_keys(data), f"config {path}")

@@ -17,21 +17,62 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import MISSING, Field, dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from .errors import UsageError
 
 
-def shown(value: Any) -> str:
-    """A value as the user wrote it: text quoted, YAML's words for null and booleans."""
+#: Characters of a value an error message shows at most (:func:`shown`).
+SHOWN_CHARACTERS = 60
+
+
+def shown(value: Any, limit: int = SHOWN_CHARACTERS) -> str:
+    """A value as the user wrote it: text quoted, YAML's words for null and booleans, lists and
+    mappings as JSON; cut to about ``limit`` characters with ``…``.
+
+    Only the start of a value is ever rendered, so a message about a huge or deeply nested value
+    (a YAML alias bomb, a reply of megabytes) costs what ``limit`` costs, not what the value does."""
     if isinstance(value, str):
-        return repr(value)
+        return repr(value) if len(value) <= limit else repr(value[:limit]) + "…"
     if value is None or isinstance(value, bool):
         return json.dumps(value)
-    if isinstance(value, (dict, list)):
-        text = json.dumps(value, default=str)
-        return text if len(text) <= 60 else text[:59] + "…"
-    return str(value)
+    if not isinstance(value, (dict, list)):
+        text = str(value)
+        return text if len(text) <= limit else text[: limit - 1] + "…"
+    pieces, size = [], 0
+    for piece in _json_pieces(value, limit):
+        pieces.append(piece)
+        size += len(piece)
+        if size > limit:
+            return "".join(pieces)[: limit - 1] + "…"
+    return "".join(pieces)
+
+
+def _json_pieces(value: Any, limit: int) -> Iterator[str]:
+    """``value`` as JSON (``default=str``), a piece at a time, for :func:`shown` to stop early.
+    Strings are cut past ``limit`` characters (the caller cuts there anyway)."""
+    if value is None or isinstance(value, bool):
+        yield json.dumps(value)
+    elif isinstance(value, dict):
+        yield "{"
+        for index, (key, item) in enumerate(value.items()):
+            yield ", " if index else ""
+            yield from _json_pieces(key if isinstance(key, str) else str(key), limit)
+            yield ": "
+            yield from _json_pieces(item, limit)
+        yield "}"
+    elif isinstance(value, (list, tuple)):
+        yield "["
+        for index, item in enumerate(value):
+            yield ", " if index else ""
+            yield from _json_pieces(item, limit)
+        yield "]"
+    elif isinstance(value, str):
+        yield json.dumps(value[: limit + 1])
+    elif isinstance(value, (int, float)):
+        yield json.dumps(value)
+    else:  # as json.dumps(default=str) would: the text, quoted
+        yield json.dumps(str(value)[: limit + 1])
 
 
 def snake_keys(mapping: dict[Any, Any]) -> dict[str, Any]:

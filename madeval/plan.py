@@ -139,12 +139,20 @@ class Plan:
             },
         }
 
-    def fingerprint(self) -> str:
-        """A hash of what determines the results (not limits such as concurrency or timeouts)."""
+    def fingerprint(self, models: list[dict[str, Any]] | None = None) -> str:
+        """A hash of what determines the results (not limits such as concurrency or timeouts).
+
+        With ``models`` (the models the run resolved, :func:`madeval.resume.served_models`) the hash
+        covers them instead of ``--model`` as given, so that naming the model a run picked by
+        itself is the same run and the same command against another model is not. Without, it is
+        the hash of folders written before models were recorded (see :mod:`madeval.resume`)."""
         described = self.describe()
         settings = without_later_defaults(described["settings"], RunSettings)
         for volatile in NOT_RESULT_KEYS:
             settings.pop(volatile, None)
+        if models is not None:
+            settings.pop("model", None)
+            described["models"] = models
         described["settings"] = settings
         for task in described["tasks"].values():
             task.pop("path")

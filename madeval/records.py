@@ -21,7 +21,7 @@ import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 from . import folder_lock
 from .errors import StorageError, UsageError
@@ -64,13 +64,15 @@ def _count(number: int, noun: str) -> str:
 
 
 def read_jsonl_records(path: str | Path, report: ReadReport | None = None,
-                       seen: set[str] | None = None) -> Iterator[dict[str, Any]]:
+                       seen: set[str] | None = None,
+                       keep: Callable[[dict[str, Any]], bool] | None = None) -> Iterator[dict[str, Any]]:
     """The records of a JSONL file, each unit once, in the order written.
 
     A line without its newline at the end of the file is a write in progress or cut short (left
     for :class:`RecordSink` to cut); any other line that is not a JSON object with a
     ``unit.key`` is skipped, and a record whose key is in ``seen`` is ignored; both are counted
     in ``report``. ``seen`` collects the keys read (pass one set to read several files as one).
+    With ``keep``, a record it refuses counts as a broken line too (e.g. :func:`complete_record`).
     """
     path = Path(path)
     report = ReadReport() if report is None else report
@@ -82,7 +84,7 @@ def read_jsonl_records(path: str | Path, report: ReadReport | None = None,
             if not line.endswith(b"\n"):
                 return
             record, key = _parse(line)
-            if key is None:
+            if key is None or (keep is not None and not keep(record)):
                 report.broken.append(f"{path.name}:{number}")
                 continue
             if key in seen:
@@ -103,10 +105,30 @@ def _parse(line: bytes) -> tuple[Any, str | None]:
     return record, key if isinstance(key, str) else None
 
 
-def read_records(folder: str | Path, report: ReadReport | None = None) -> Iterator[dict[str, Any]]:
+def _number(value: Any) -> bool:
+    return isinstance(value, (int, float))
+
+
+def complete_record(record: dict[str, Any]) -> bool:
+    """Whether ``record`` holds what a leaderboard takes from a record (the unit's parts, the
+    scores, turns, calls, tokens, the decision), each of its type: for a leaderboard, a line with
+    a unit key and less is as broken as one that is not JSON (``keep`` of :func:`read_jsonl_records`)."""
+    unit, metrics, tokens = record["unit"], record.get("metrics"), record.get("tokens")
+    return (all(isinstance(unit.get(part), str) for part in ("config", "task", "item"))
+            and type(unit.get("repeat")) is int
+            and isinstance(metrics, dict) and all(_number(score) for score in metrics.values())
+            and isinstance(tokens, dict) and _number(tokens.get("total"))
+            and type(record.get("turns")) is int and type(record.get("calls")) is int
+            and isinstance(record.get("decision_success"), bool) and isinstance(record.get("parse_failure"), bool)
+            and all(_number(record[name]) for name in ("wall_s", "llm_s") if record.get(name) is not None)
+            and isinstance(record.get("configuration", {}), dict))
+
+
+def read_records(folder: str | Path, report: ReadReport | None = None,
+                 keep: Callable[[dict[str, Any]], bool] | None = None) -> Iterator[dict[str, Any]]:
     """Every complete record of a run folder, one per unit, in the order it was written
     (see :func:`read_jsonl_records`; ``report`` counts what was left out)."""
-    return read_jsonl_records(Path(folder) / RECORDS_FILE, report)
+    return read_jsonl_records(Path(folder) / RECORDS_FILE, report, keep=keep)
 
 
 @contextlib.contextmanager
@@ -182,7 +204,8 @@ class RecordSink:
     It holds the folder's write lock from creation to :meth:`close`: a second process is refused
     with one line before anything is written."""
 
-    def __init__(self, folder: str | Path, description: dict[str, Any], fingerprint: str):
+    def __init__(self, folder: str | Path, description: dict[str, Any], fingerprint: str,
+                 older: Callable[[dict[str, Any]], bool] | None = None):
         self.folder = Path(folder)
         #: broken lines and duplicates found in ``records.jsonl`` when the sink opened it
         self.report = ReadReport()
@@ -192,19 +215,20 @@ class RecordSink:
         folder_lock.acquire(self.folder)
         self._locked = True
         try:
-            self._open(description, fingerprint)
+            self._open(description, fingerprint, older)
         except BaseException:
             self.close()
             raise
 
-    def _open(self, description: dict[str, Any], fingerprint: str) -> None:
+    def _open(self, description: dict[str, Any], fingerprint: str,
+              older: Callable[[dict[str, Any]], bool] | None) -> None:
         run_file = self.folder / RUN_FILE
-        if run_file.exists():
-            if read_run_file(run_file).get("fingerprint") != fingerprint:
-                raise UsageError(
-                    f"{self.folder} holds a different run (other configurations, tasks, items or "
-                    "seed); choose another --output-path"
-                )
+        if run_file.exists():  # a resume: of this run only (``older`` accepts a folder of an older madeval)
+            stored = read_run_file(run_file)
+            if stored.get("fingerprint") != fingerprint and not (older is not None and older(stored)):
+                from .resume import different_run  # it reads the settings' declarations
+
+                raise UsageError(different_run(self.folder, stored, {**description, "fingerprint": fingerprint}))
         else:
             write_json_atomically(run_file, {**description, "fingerprint": fingerprint})
         cut_partial_line(self.folder / RECORDS_FILE)

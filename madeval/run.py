@@ -29,6 +29,7 @@ from .plan import build_plan
 from .plugins import Registries, plugin_info
 from .plugins import registries as loaded_registries
 from .records import RUN_FILE, RecordSink, read_run_file, write_json_atomically, writing
+from .resume import matches_older_folder, served_models
 from .leaderboard import LeaderboardOptions, build_leaderboard, write_outputs
 from .leaderboard.groups import declared_in, recordable
 from .leaderboard.render import markdown
@@ -180,11 +181,13 @@ async def _run(settings, registries, tasks, endpoints, default_model, show_progr
             print(note, file=sys.stderr)
         cache_record = await key_cache(client, refs, cache) if cache is not None else None
         await confirm_long_run(plan, client, endpoints, settings)
+        models = served_models(refs, client.model_entries)  # part of what the folder holds
         folder = Path(settings.output_path) if settings.output_path else default_output_path()
         description = {
             **plan.describe(),
             "versions": versions(),
             "default_model": default_model.model,
+            "models": models,
             "order": {"configurations": list(plan.configs), "tasks": list(plan.items)},
             **task_groups(settings, registries),
             "task_sizes": {name: len(task.items) for name, task in tasks.items()},
@@ -192,7 +195,8 @@ async def _run(settings, registries, tasks, endpoints, default_model, show_progr
             "leaderboard": settings.leaderboard,
             "cache": cache_record,
         }
-        sink = RecordSink(folder, description, plan.fingerprint())  # holds the folder's lock until closed
+        sink = RecordSink(folder, description, plan.fingerprint(models),  # holds the folder's lock until closed
+                          older=lambda stored: matches_older_folder(stored, plan, default_model.model))
         try:
             outcome = await execute(plan, registries, client, sink, show_progress=show_progress)
             board = finish(folder, settings)

@@ -27,6 +27,7 @@ import jinja2
 from .components import TaskPrompt
 from .datasources import load_docs_with_source
 from .errors import UsageError
+from .options import shown
 from .item import Item, content_id
 from .metrics.base import DebateMetric, Metric
 from .metrics.view import DebateView
@@ -137,11 +138,8 @@ class Task:
         item_id = str(raw_id) if raw_id is not None else f"{self.name}-{index}"
         text = str(self._field("doc_to_text", doc) or "")
         context = self._field("doc_to_context", doc)
-        choices = self._field("doc_to_choice", doc)
-        if isinstance(choices, str):
-            choices = ast.literal_eval(choices)
-        choices = tuple(str(c) for c in choices) if choices else None
-        target = self._normalise_target(self._field("doc_to_target", doc), choices)
+        choices = self._choices(index, doc)
+        target = self._normalise_target(self._field("doc_to_target", doc), choices, index)
         if by_content:
             item_id = content_id(text, str(context) if context else None, choices, target)
         if choices:
@@ -149,9 +147,42 @@ class Task:
             text = text.rstrip() + "\n" + "\n".join(lines)
         return Item(item_id, text, target, str(context) if context else None, choices, doc)
 
-    def _normalise_target(self, target: Any, choices: tuple[str, ...] | None) -> Any:
+    def _choices(self, index: int, doc: dict[str, Any]) -> tuple[str, ...] | None:
+        """The options of row ``index``: a list, or a string holding a Python/JSON list literal.
+
+        A malformed value (not a literal, not a list, more options than there are letters) is a
+        one-line UsageError naming the task, the row and the column (the ``doc_to_choice`` field)."""
+        choices = self._field("doc_to_choice", doc)
+        spec = self.spec.get("doc_to_choice")
+        where = f"task {self.name}: row {index}, {'column ' + repr(spec) if isinstance(spec, str) and spec in doc else 'doc_to_choice'}"
+        if isinstance(choices, str):
+            try:  # a list written as text in a CSV or JSON column: "['a', 'b']"
+                choices = ast.literal_eval(choices)
+            except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+                raise UsageError(f"{where}: choices {shown(choices)} are not a list literal ({self.path})") from None
+        if not choices:
+            return None
+        try:
+            if isinstance(choices, (bytes, dict)):
+                raise TypeError
+            choices = tuple(str(c) for c in choices)
+        except TypeError:
+            raise UsageError(f"{where}: choices must be a list, got {shown(choices)} ({self.path})") from None
+        if len(choices) > len(LETTERS):
+            raise UsageError(f"{where}: {len(choices)} choices, more than the {len(LETTERS)} option letters "
+                             f"A-Z ({self.path})")
+        return choices
+
+    def _normalise_target(self, target: Any, choices: tuple[str, ...] | None, index: int | None = None) -> Any:
+        """The gold target in the task's answer form (a choice target as its option letter); a
+        choice target that names no option is a one-line UsageError naming row ``index``."""
+        where = f"task {self.name}" + (f": row {index}" if index is not None else "")
         if self.answer_type == "choice":
             if isinstance(target, int) or (isinstance(target, str) and target.strip().isdigit()):
+                count = len(choices) if choices else len(LETTERS)
+                if not 0 <= int(target) < count:  # -1 would read as Z, 4 as E on a four-option item
+                    raise UsageError(f"{where}: choice target {shown(target)} is not an "
+                                     f"option index 0-{count - 1} (0-based)")
                 return LETTERS[int(target)]
             text = str(target).strip()
             if choices and text in choices:
@@ -159,7 +190,7 @@ class Task:
             letter = text[1] if len(text) == 3 and text[0] == "(" and text[2] == ")" else text
             if len(letter) == 1 and letter.upper() in LETTERS[: len(choices) if choices else 26]:
                 return letter.upper()
-            raise UsageError(f"task {self.name}: cannot read choice target {target!r}")
+            raise UsageError(f"{where}: cannot read choice target {shown(target)}")
         if self.answer_type == "yes_no":
             if isinstance(target, bool):
                 return "yes" if target else "no"

@@ -130,8 +130,70 @@ class _ContentId:
 CONTENT = _ContentId()
 
 
+#: Nodes a YAML document may expand to, an alias counted again at every use: a few hundred bytes
+#: of aliases of aliases (a "billion laughs" file) expand to billions, and every later walk over
+#: the value (a check, an error message, a copy) would take that long.
+MAX_YAML_NODES = 100_000
+
+
+class BoundedLoader(yaml.SafeLoader):
+    """PyYAML's safe loader that refuses a document expanding to more than :data:`MAX_YAML_NODES`
+    nodes or holding a recursive alias (a :class:`yaml.YAMLError` with the line of its start).
+
+    Aliases stay allowed (a config file may share a block with ``&name``/``*name``); what is bounded
+    is their expansion, counted on the composed node graph before anything is constructed."""
+
+    def compose_document(self) -> yaml.Node | None:
+        node = super().compose_document()
+        if node is not None:
+            _check_expansion(node)
+        return node
+
+
+def _check_expansion(root: yaml.Node) -> None:
+    """Refuse ``root`` when its nodes, aliases expanded, pass :data:`MAX_YAML_NODES` or loop."""
+    sizes: dict[int, int] = {}  # a node's expanded size, once known (aliases share the node)
+    open_nodes: set[int] = set()
+    stack: list[tuple[yaml.Node, bool]] = [(root, False)]
+    while stack:  # depth first, without recursion: the nesting may be deep
+        node, children_done = stack.pop()
+        if id(node) in sizes:
+            continue
+        children = _children(node)
+        if children_done:
+            open_nodes.discard(id(node))
+            sizes[id(node)] = size = 1 + sum(sizes[id(child)] for child in children)
+            if size > MAX_YAML_NODES:
+                raise yaml.composer.ComposerError(
+                    None, None, f"expands to more than {MAX_YAML_NODES} values (aliases of aliases?)",
+                    root.start_mark)
+            continue
+        if id(node) in open_nodes:
+            raise yaml.composer.ComposerError(None, None, "holds a recursive alias", node.start_mark)
+        open_nodes.add(id(node))
+        stack.append((node, True))
+        stack.extend((child, False) for child in children if id(child) not in sizes)
+
+
+def _children(node: yaml.Node) -> list[yaml.Node]:
+    if isinstance(node, yaml.MappingNode):
+        return [part for pair in node.value for part in pair]
+    if isinstance(node, yaml.SequenceNode):
+        return list(node.value)
+    return []
+
+
+def yaml_problem(path: Path | str, error: yaml.YAMLError | RecursionError) -> UsageError:
+    """The one-line error for a YAML file that cannot be read: where and what."""
+    if isinstance(error, RecursionError):
+        return UsageError(f"malformed YAML in {path}: nested too deeply")
+    mark = getattr(error, "problem_mark", None)
+    where = f" line {mark.line + 1}" if mark else ""
+    return UsageError(f"malformed YAML in {path}{where}: {getattr(error, 'problem', error)}")
+
+
 def _loader_for(base: Path) -> type[yaml.SafeLoader]:
-    class Loader(yaml.SafeLoader):
+    class Loader(BoundedLoader):
         pass
 
     def function(loader: yaml.SafeLoader, node: yaml.Node) -> FunctionRef:
@@ -150,10 +212,8 @@ def read_yaml(path: Path, _seen: tuple[Path, ...] = ()) -> dict[str, Any]:
     try:
         with open(path, encoding="utf-8") as handle:
             data = yaml.load(handle, Loader=_loader_for(path.parent))
-    except yaml.YAMLError as error:
-        mark = getattr(error, "problem_mark", None)
-        where = f" line {mark.line + 1}" if mark else ""
-        raise UsageError(f"malformed YAML in {path}{where}: {getattr(error, 'problem', error)}") from None
+    except (yaml.YAMLError, RecursionError) as error:
+        raise yaml_problem(path, error) from None
     except OSError as error:
         raise UsageError(f"cannot read {path}: {error.strerror}") from None
     if data is None:

@@ -22,9 +22,11 @@ COMMON = ("correction", "test", "alpha")
 
 def _options(run_folder: Path | None, given: dict[str, Any]) -> LeaderboardOptions:
     """Leaderboard options: those stored with the run, then the command line's."""
+    from ..leaderboard.data import read_run_description
+
     stored = {}
     if run_folder is not None and (run_folder / "run.json").is_file():
-        stored = json.loads((run_folder / "run.json").read_text(encoding="utf-8")).get("leaderboard") or {}
+        stored = dict(read_run_description(run_folder).get("leaderboard") or {})
     stored.update(given_options(given))
     return LeaderboardOptions.from_dict(stored)
 

@@ -32,7 +32,7 @@ from ..errors import UsageError
 @click.option("--hostile", help="Sabotage chat requests with these modes, comma separated (see "
               "madeval.simulator.hostile.MODES: trickle, endless-chunked, huge-length, smuggled, "
               "conflicting-length, invalid-json, wrong-shape, empty-choices, error-200, "
-              "endless-continue, reset-mid-body, 10mb-reply).")
+              "endless-continue, reset-mid-body, 10mb-reply, nested-json, nested-400).")
 @click.option("--hostile-rate", type=float, default=0.2, show_default=True,
               help="Share of chat requests sabotaged (chosen by a hash of --seed and the request).")
 @click.option("--hostile-interval", type=float, default=0.5, show_default=True,
@@ -51,11 +51,14 @@ from ..errors import UsageError
 @click.option("--unknown", type=click.Choice(["error", "answer"]), default="error", show_default=True,
               help="A prompt quoting no known question: refused with HTTP 400, which the run reports as "
                    "failed units (error), or answered at random (answer).")
+@click.option("--served-model-name", "served", multiple=True,
+              help="The model name GET /models lists (repeatable; vLLM's option): only these names. "
+                   "[default: 'simulator' and every name asked for]")
 @click.option("--seed", type=int, default=0, show_default=True)
 def simulator(tasks, gold, include_path, port, accuracy, conformity, persuasion, self_doubt, latency, rate_limit,
               server_error, timeout_rate, empty, malformed, hostile, hostile_rate, hostile_interval,
               max_concurrency, prefix_cache_tokens, block_tokens, prefill_ms_per_1k, refuse_response_format,
-              unknown, seed) -> None:
+              unknown, served, seed) -> None:
     """Serve synthetic agents with known accuracy, conformity, persuasion, self-doubt, latency and faults.
 
     \b
@@ -116,11 +119,12 @@ def simulator(tasks, gold, include_path, port, accuracy, conformity, persuasion,
         from ..simulator.hostile import HostileServer
 
         server = HostileServer(agents, modes, rate=hostile_rate, seed=seed, interval_s=hostile_interval,
-                               port=port, keep_log=False)
+                               port=port, keep_log=False, served=served)
     else:
         server = SimulatorServer(agents, port=port, latency_s=latency, faults=faults,
                                  max_concurrency=max_concurrency, prefix_cache_tokens=prefix_cache_tokens,
-                                 block_tokens=block_tokens, prefill_s_per_token=prefill_ms_per_1k / 1e6)
+                                 block_tokens=block_tokens, prefill_s_per_token=prefill_ms_per_1k / 1e6,
+                                 served=served)
     click.echo(f"simulator: {len(index)} questions known; serving on http://127.0.0.1:{port}/v1", err=True)
     serve_forever(server)
 

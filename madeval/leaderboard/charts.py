@@ -52,8 +52,18 @@ MARKERS = ("o", "s", "^", "D", "v", "P")
 UNDECIDED = {"facecolor": "white", "edgecolor": "#444444", "hatch": "////", "linewidth": 0.6}
 
 
+#: How every chart is drawn and saved: labels and task names are text, never mathtext (a ``$`` in a
+#: name would be parsed as TeX, and a malformed formula fails the drawing); stable SVG ids.
+RC = {"text.parse_math": False, "text.usetex": False, "svg.hashsalt": "madeval"}
+
+
 def draw_all(board: dict[str, Any], folder: Path) -> list[Path]:
     """Draw every chart the board supports into ``folder``; returns the PNG paths."""
+    with matplotlib.rc_context(RC):  # Text objects read text.parse_math when they are made
+        return _draw_all(board, folder)
+
+
+def _draw_all(board: dict[str, Any], folder: Path) -> list[Path]:
     folder.mkdir(parents=True, exist_ok=True)
     rows = chart_rows(board)
     if not rows:
@@ -89,7 +99,7 @@ def _primary(board: dict[str, Any], task: str) -> str | None:
 
 def _save(figure: Figure, folder: Path, name: str) -> Path:
     png = folder / f"{name}.png"
-    with matplotlib.rc_context({"svg.hashsalt": "madeval"}):
+    with matplotlib.rc_context(RC):
         figure.savefig(png, dpi=110)
         figure.savefig(folder / f"{name}.svg")
     return png

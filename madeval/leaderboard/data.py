@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import UsageError
-from ..records import RUN_FILE, ReadReport, read_jsonl_records, read_records
+from ..records import RUN_FILE, ReadReport, complete_record, read_jsonl_records, read_records
 from .groups import declared_aggregations
 
 RESCORED_FILE = "rescored.jsonl"
@@ -60,19 +60,14 @@ def load_run(folder: str | Path, *, transcripts: bool = True) -> RunData:
     transcripts are about 97% of a record.
     """
     folder = Path(folder)
-    run_file = folder / RUN_FILE
-    if not run_file.is_file():
-        raise UsageError(f"{folder} is not a madeval run folder (no {RUN_FILE})")
-    try:
-        run = json.loads(run_file.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as error:
-        raise UsageError(f"{run_file} is not valid JSON: {error.msg}") from None
+    run = read_run_description(folder)
     stored = run.get("configurations", {})
     order = _ordered(stored, run.get("order", {}).get("configurations"))
     configurations = {cid: {**stored[cid], "source": "run"} for cid in order}
     keep = (lambda record: record) if transcripts else _without_transcript
     reading = ReadReport()
-    records = [keep(record) for record in read_records(folder, reading)]
+    # a line with a unit key but not the rest of a record is skipped and counted as a broken one
+    records = [keep(record) for record in read_records(folder, reading, keep=complete_record)]
     seen = {record["unit"]["key"] for record in records}
     for record in read_rescored(folder, reading, seen):
         record = keep(record)
@@ -80,6 +75,37 @@ def load_run(folder: str | Path, *, transcripts: bool = True) -> RunData:
         records.append(record)
     groups = dict(run.get("groups") or {})
     return RunData(folder, run, configurations, records, groups, declared_aggregations(run, list(groups)), reading)
+
+
+#: The parts of ``run.json`` a leaderboard reads, with their types (each may be missing).
+RUN_PARTS = {"configurations": dict, "tasks": dict, "order": dict, "groups": dict, "task_sizes": dict,
+             "leaderboard": dict, "settings": dict, "group_aggregation": dict, "task_notes": dict}
+
+
+def read_run_description(folder: str | Path) -> dict[str, Any]:
+    """The ``run.json`` of a run folder; a missing one, one that is not JSON, or one whose parts
+    are not of their types is a one-line UsageError naming the file."""
+    folder = Path(folder)
+    run_file = folder / RUN_FILE
+    if not run_file.is_file():
+        raise UsageError(f"{folder} is not a madeval run folder (no {RUN_FILE})")
+    try:
+        run = json.loads(run_file.read_bytes())
+    except json.JSONDecodeError as error:
+        raise UsageError(f"{run_file} is not valid JSON: {error.msg} (line {error.lineno})") from None
+    except (ValueError, RecursionError):  # not UTF-8, or nested past the parser's depth
+        raise UsageError(f"{run_file} is not valid JSON") from None
+    except OSError as error:
+        raise UsageError(f"cannot read {run_file}: {error.strerror}") from None
+    wrong = [name for name, kind in RUN_PARTS.items() if name in run and not isinstance(run[name], kind)] \
+        if isinstance(run, dict) else ["the whole file"]
+    if not wrong:
+        configurations = run.get("configurations") or {}
+        wrong = [f"configuration {cid}" for cid, entry in configurations.items()
+                 if not (isinstance(entry, dict) and isinstance(entry.get("label"), str))][:1]
+    if wrong:
+        raise UsageError(f"{run_file} is not a madeval run description ({wrong[0]} is malformed)")
+    return run
 
 
 def _without_transcript(record: dict[str, Any]) -> dict[str, Any]:
@@ -105,7 +131,13 @@ def read_rescored(folder: str | Path, report: ReadReport | None = None,
                   seen: set[str] | None = None) -> list[dict[str, Any]]:
     """The rescored records of a run folder, each unit once (see
     :func:`madeval.records.read_jsonl_records`; ``report`` counts what was left out)."""
-    return list(read_jsonl_records(Path(folder) / RESCORED_FILE, report, seen))
+    return list(read_jsonl_records(Path(folder) / RESCORED_FILE, report, seen, keep=_complete_rescored))
+
+
+def _complete_rescored(record: dict[str, Any]) -> bool:
+    """A whole rescored record: a record that also carries its configuration (with a label)."""
+    configuration = record.get("configuration")
+    return complete_record(record) and isinstance(configuration, dict) and isinstance(configuration.get("label"), str)
 
 
 def metric_names(records: list[dict[str, Any]]) -> list[str]:

@@ -11,10 +11,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import matplotlib
 import numpy as np
 from matplotlib.figure import Figure
 
-from .charts import _save as save, error_bars, style
+from .charts import RC, _save as save, error_bars, style
 from .history import DROP, drops, series, short
 
 DROP_COLOUR = "#d62728"
@@ -23,7 +24,8 @@ DROP_COLOUR = "#d62728"
 def draw(entries: list[dict[str, Any]], folder: Path, name: str = "history") -> Path:
     """Draw the history chart into ``folder`` (``<name>.png`` and ``.svg``); returns the PNG path."""
     folder.mkdir(parents=True, exist_ok=True)
-    return save(figure(entries), folder, name)
+    with matplotlib.rc_context(RC):  # labels are text, never mathtext (see .charts.RC)
+        return save(figure(entries), folder, name)
 
 
 def figure(entries: list[dict[str, Any]]) -> Figure:

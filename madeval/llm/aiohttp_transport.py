@@ -32,7 +32,7 @@ from .._version import __version__
 from .endpoint_url import EndpointURL, env_proxy
 from .wire import (
     DEFAULT_MAX_RESPONSE_BYTES, ClientSideError, Reply, RetryableError, ResponseTooLarge,
-    read_model_cards, read_reply, short, status_error, too_large,
+    read_model_list, read_reply, short, status_error, too_large,
 )
 
 
@@ -93,14 +93,14 @@ class AiohttpTransport:
 
     async def models(self) -> list[str]:
         """The model ids the endpoint lists; raises on connection errors and HTTP errors."""
-        return [card["id"] for card in await self.model_cards()]
+        return read_model_list(await self.model_list_body())
 
-    async def model_cards(self) -> list[dict[str, Any]]:
-        """The endpoint's ``/models`` entries (what it reports about each model); raises as :meth:`models`."""
+    async def model_list_body(self) -> bytes:
+        """The raw ``/models`` body; raises on connection errors and HTTP errors."""
         status, _headers, raw = await self._send("GET", "/models", None, min(self._timeout_s, 10.0))
         if status != 200:
             raise status_error(status, _headers, raw)
-        return read_model_cards(raw)
+        return raw
 
     async def _send(self, method: str, path: str, body: bytes | None, timeout_s: float,
                     headers: dict[str, str] | None = None):

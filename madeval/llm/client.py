@@ -24,6 +24,7 @@ from .cache import ResponseCache, request_key
 from .endpoint_url import EndpointURL, public_url
 from .probe import PROBE_MESSAGES, PROBE_PARAMS, Probe
 from .structured import JSON_SCHEMA, ReplySchema, refuses_response_format
+from .wire import read_model_entries
 from .transports import (
     DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_TRANSPORT, TRANSPORTS, ClientSideError, FatalError, RetryableError,  # noqa: F401
     transport_class,
@@ -183,6 +184,8 @@ class LLMClient:
         self.hints: dict[str, str] = {}
         self._global = asyncio.Semaphore(concurrency)
         self._per_endpoint = {name: asyncio.Semaphore(e.concurrency) for name, e in endpoints.items()}
+        #: Each endpoint's ``/models`` entries by model id, as :meth:`list_models` last read them.
+        self.model_entries: dict[str, dict[str, dict[str, Any]]] = {}
         #: Endpoints that refused a ``response_format``: asked with the text prompts alone from then on.
         self.refuse_response_format: set[str] = set()
         self._transports = {
@@ -336,15 +339,21 @@ class LLMClient:
                           file=sys.stderr)
 
     async def list_models(self, endpoint: str) -> list[str]:
-        """The model ids an endpoint lists (empty when it lists none or cannot list)."""
-        return [card["id"] for card in await self.model_cards(endpoint)]
+        """The model ids an endpoint lists (empty when it lists none or cannot list); what it says
+        of each is kept in :attr:`model_entries`."""
+        try:
+            entries = read_model_entries(await self._transports[endpoint].model_list_body())
+        except (RetryableError, FatalError):
+            entries = {}
+        self.model_entries[endpoint] = entries
+        return list(entries)
 
     async def model_cards(self, endpoint: str) -> list[dict[str, Any]]:
-        """The ``/models`` entries of an endpoint (empty when it lists none or cannot list)."""
-        try:
-            return await self._transports[endpoint].model_cards()
-        except (RetryableError, FatalError):
-            return []
+        """The ``/models`` entries of an endpoint (what it reports about each model; empty when it
+        lists none or cannot list), as :meth:`list_models` read them (read now if it has not)."""
+        if endpoint not in self.model_entries:
+            await self.list_models(endpoint)
+        return list(self.model_entries[endpoint].values())
 
     def identify(self, endpoint: str, model: str, served: dict[str, Any] | None) -> None:
         """Note what ``endpoint`` reports about ``model`` (:func:`madeval.llm.cache.served_identity`

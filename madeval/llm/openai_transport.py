@@ -17,8 +17,8 @@ import openai
 from ._capped_httpx import capped_aiohttp_client
 from .endpoint_url import EndpointURL, is_loopback
 from .wire import (
-    DEFAULT_MAX_RESPONSE_BYTES, ClientSideError, FatalError, Reply, RetryableError, ResponseTooLarge,
-    read_reply, short, status_error, too_large,
+    DEFAULT_MAX_RESPONSE_BYTES, ClientSideError, Reply, RetryableError, ResponseTooLarge,
+    read_model_list, read_reply, short, status_error, too_large,
 )
 
 #: The request options of the SDK's own chat call: bearer authentication.
@@ -70,15 +70,13 @@ class OpenAITransport:
 
     async def models(self) -> list[str]:
         """The model ids the endpoint lists; raises on connection errors and HTTP errors."""
-        return [card["id"] for card in await self.model_cards()]
+        return read_model_list(await self.model_list_body())
 
-    async def model_cards(self) -> list[dict[str, Any]]:
-        """The endpoint's ``/models`` entries (what it reports about each model); raises as :meth:`models`."""
-        listed = await self._call(self._client.models.list, min(self._timeout_s, 10.0))
-        try:
-            return [{**model.model_dump(), "id": str(model.id)} for model in listed.data]
-        except (AttributeError, TypeError):
-            raise FatalError("malformed model list") from None
+    async def model_list_body(self) -> bytes:
+        """The raw ``/models`` body, read as the aiohttp transport reads it (the SDK's typed
+        ``models.list`` would parse it with no bound on its nesting)."""
+        return await self._call(lambda: self._client.get("/models", cast_to=bytes, options=_AUTH),
+                                min(self._timeout_s, 10.0))
 
     async def _call(self, request, timeout_s: float):
         """Await ``request()`` within ``timeout_s``, turning the SDK's errors into the transport's two.

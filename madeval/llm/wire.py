@@ -103,20 +103,22 @@ def read_reply(raw: bytes) -> Reply:
         fingerprint = data.get("system_fingerprint")
     except (ValueError, KeyError, IndexError, TypeError, AttributeError) as error:
         raise RetryableError(f"malformed reply: {short(str(error))}") from None
+    except RecursionError:  # JSON nested past the parser's depth ([[[...]]]): not a reply either
+        raise RetryableError("malformed reply: JSON nested too deeply") from None
     return ChatReply(text, prompt_tokens, completion_tokens,
                      short(fingerprint, 120) if isinstance(fingerprint, str) and fingerprint else None)
 
 
 def read_model_list(raw: bytes) -> list[str]:
     """The model ids of a ``/models`` body; :class:`FatalError` when it is not a model list."""
-    return [card["id"] for card in read_model_cards(raw)]
+    return list(read_model_entries(raw))
 
 
-def read_model_cards(raw: bytes) -> list[dict[str, Any]]:
-    """The entries of a ``/models`` body, each with its ``id`` as text (what the server reports
-    about each model); :class:`FatalError` when it is not a model list."""
+def read_model_entries(raw: bytes) -> dict[str, dict[str, Any]]:
+    """The entries of a ``/models`` body by model id (what the server says of each model: vLLM's
+    ``root``, ``max_model_len``...); :class:`FatalError` when it is not a model list."""
     try:
-        return [{**model, "id": str(model["id"])} for model in json.loads(raw).get("data", [])]
+        return {str(model["id"]): dict(model) for model in json.loads(raw).get("data", [])}
     except (ValueError, AttributeError, KeyError, TypeError, RecursionError):
         raise FatalError("malformed model list") from None
 
@@ -134,7 +136,7 @@ def error_message(raw: bytes) -> str:
     """The ``error.message`` of an OpenAI-style error body, else the body's start."""
     try:
         return str(json.loads(raw)["error"]["message"])
-    except (ValueError, KeyError, TypeError):
+    except (ValueError, KeyError, TypeError, RecursionError):
         return raw[:200].decode("utf-8", "replace")
 
 

@@ -52,6 +52,7 @@ def simulate(
     seed: int = 0,
     port: int = 0,
     unknown: str | None = None,
+    served: Iterable[str] = (),
 ) -> Iterator[Simulation]:
     """Run a simulator in a background thread for the duration of the ``with`` block.
 
@@ -65,6 +66,8 @@ def simulate(
     Models Cannot Self-Correct Reasoning Yet", ICLR 2024). The default 0 never doubts.
     ``unknown``: what a prompt quoting no known question gets, "error" (HTTP 400, the default when
     the agents know any question) or "answer" (at random, the default when they know none).
+    ``served`` are the only model names ``/v1/models`` lists (vLLM's ``--served-model-name``); by
+    default "simulator" and every name asked for.
     """
     index = GoldIndex()
     if truth is not None:
@@ -75,7 +78,7 @@ def simulate(
         seed=seed, unknown=unknown,
     )
     server = SimulatorServer(agents, port=port, latency_s=latency_s, faults=faults, api_key=api_key,
-                             models=profiles or ())
+                             models=profiles or (), served=served)
     with run_in_thread(server) as running:
         yield Simulation(running, agents)
 

@@ -51,9 +51,13 @@ MODES = {
     "endless-continue": "'100 Continue' interim responses, one per interval, forever",
     "reset-mid-body": "half the body, then a TCP reset",
     "10mb-reply": "a well-formed reply whose text is 10 MB long",
+    "nested-json": "HTTP 200 with JSON lists nested 200,000 deep (400 KB of [[[...]]])",
+    "nested-400": "HTTP 400 whose body is JSON lists nested 200,000 deep",
 }
 
 HUGE_REPLY_BYTES = 10_000_000
+#: 400 KB of nested JSON lists: far under any size cap, far past a recursive parser's depth.
+NESTED_JSON = b"[" * 200_000 + b"]" * 200_000
 HUGE_LENGTH = 1 << 40
 STREAM_CHUNK = 64 * 1024
 MAX_STREAM_BYTES = 1 << 30  # an endless body stops (and the connection closes) after 1 GiB
@@ -111,7 +115,9 @@ class HostileServer(LoopbackServer):
     ``behaviour`` answers a request as in :class:`~madeval.simulator.http.SimulatorServer`.
     ``interval_s`` paces ``trickle`` and ``endless-continue``. ``keep_log`` keeps :attr:`sent` and
     the request seeds in :attr:`stats` (for tests; a long-running server turns it off so memory
-    does not grow with the requests served). ``start``/``stop`` and ``base_url``
+    does not grow with the requests served). ``served`` are the model names ``/v1/models`` lists
+    (see :class:`~madeval.simulator.http.LoopbackServer`); with ``nested_models`` it answers 400 KB
+    of nested JSON lists instead. ``start``/``stop`` and ``base_url``
     match the simulator's server, so :func:`~madeval.simulator.http.run_in_thread` and
     :func:`~madeval.simulator.http.serve_forever` run either.
     """
@@ -128,9 +134,13 @@ class HostileServer(LoopbackServer):
         port: int = 0,
         models: Iterable[str] = (),
         keep_log: bool = True,
+        served: Iterable[str] = (),
+        nested_models: bool = False,
     ):
         check_options(modes, rate, interval_s)
-        super().__init__(behaviour, host, port, models)
+        super().__init__(behaviour, host, port, models, served)
+        #: ``GET /v1/models`` answers 200 with :data:`NESTED_JSON` (a start-up check's hostile reply)
+        self.nested_models = nested_models
         self.modes = tuple(modes)
         self.rate = rate
         self.seed = seed
@@ -187,9 +197,10 @@ class HostileServer(LoopbackServer):
             await _respond(writer, HEALTHY[0], HEALTHY[1])
             return True
         if method == "GET" and path == MODELS_PATH:
-            data = [{"id": m, "object": "model", "created": 0, "owned_by": "madeval"}
-                    for m in sorted(self._models)]
-            await _respond(writer, 200, json.dumps({"object": "list", "data": data}).encode())
+            body = json.dumps({"object": "list", "data": self.model_entries()}).encode()
+            if self.nested_models:
+                body = NESTED_JSON
+            await _respond(writer, 200, body)
             return True
         if method != "POST" or path != CHAT_PATH:
             await _respond(writer, 404, _error_body(f"Unknown route: {method} {path}"))
@@ -222,7 +233,8 @@ class HostileServer(LoopbackServer):
                 "conflicting-length": self._conflicting_length, "invalid-json": self._invalid_json,
                 "wrong-shape": self._wrong_shape, "empty-choices": self._empty_choices,
                 "error-200": self._error_200, "endless-continue": self._endless_continue,
-                "reset-mid-body": self._reset_mid_body, "10mb-reply": self._normal}[mode]
+                "reset-mid-body": self._reset_mid_body, "10mb-reply": self._normal,
+                "nested-json": self._nested_json, "nested-400": self._nested_400}[mode]
         return await send(writer, body, model, text)
 
     def _note(self, tag: str, seed: object, mode: str | None, text: str, proper: bool) -> None:
@@ -295,6 +307,14 @@ class HostileServer(LoopbackServer):
 
     async def _error_200(self, writer, body, model, text) -> bool:
         await _respond(writer, 200, _error_body("The server had an error while processing your request."))
+        return True
+
+    async def _nested_json(self, writer, body, model, text) -> bool:
+        await _respond(writer, 200, NESTED_JSON)
+        return True
+
+    async def _nested_400(self, writer, body, model, text) -> bool:
+        await _respond(writer, 400, NESTED_JSON)
         return True
 
     async def _endless_continue(self, writer, body, model, text) -> bool:

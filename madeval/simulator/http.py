@@ -141,12 +141,26 @@ class LoopbackServer:
     :meth:`_end_connections` ends the open connections when the server stops.
     """
 
-    def __init__(self, behaviour: Behaviour, host: str, port: int, models: Iterable[str]):
+    def __init__(self, behaviour: Behaviour, host: str, port: int, models: Iterable[str],
+                 served: Iterable[str] = ()):
         self.behaviour = behaviour
         self.host = host
         self.port = port
         self._models = {"simulator", *models}  # ``models``: names with their own agent profiles
+        #: The names ``GET /v1/models`` lists when given (vLLM's ``--served-model-name``): only these,
+        #: not "simulator" nor the names asked for; otherwise every name known so far.
+        self.served = tuple(served)
         self._server: asyncio.Server | None = None
+
+    def model_entries(self) -> list[dict[str, object]]:
+        """The ``data`` of a ``GET /v1/models`` answer (see :attr:`served`)."""
+        return [{"id": model, "object": "model", "created": 0, "owned_by": "madeval",
+                 **self._fingerprint(model, "fingerprint")} for model in (self.served or sorted(self._models))]
+
+    def _fingerprint(self, model: str, key: str) -> dict[str, str]:
+        """``{key: what the behaviour reports about model}`` (its ``fingerprint(model)``), or ``{}``."""
+        describe = getattr(self.behaviour, "fingerprint", None)
+        return {key: describe(model)} if describe is not None else {}
 
     def _listening(self, server: asyncio.Server) -> None:
         """Keep the bound ``server``; ``self.port`` is the real port afterwards."""
@@ -199,13 +213,14 @@ class SimulatorServer(LoopbackServer):
         faults: Faults | None = None,
         api_key: str | None = None,
         models: Iterable[str] = (),
+        served: Iterable[str] = (),
         routing_headers: Iterable[str] = (VLLM_ROUTER_HEADER, SGLANG_ROUTER_HEADER),
         max_concurrency: int | None = None,
         prefix_cache_tokens: int | None = None,
         block_tokens: int = 16,
         prefill_s_per_token: float = 0.0,
     ):
-        super().__init__(behaviour, host, port, models)
+        super().__init__(behaviour, host, port, models, served)
         self.latency_s = latency_s
         self._routing_headers = tuple(name.lower() for name in routing_headers)  # counted in stats
         self.faults = faults or Faults()
@@ -355,14 +370,7 @@ class SimulatorServer(LoopbackServer):
     def _model_list(self) -> tuple[int, bytes, str]:
         """The ``GET /v1/models`` response: "simulator", the names given as ``models`` and every
         model name seen so far."""
-        data = [{"id": model, "object": "model", "created": 0, "owned_by": "madeval",
-                 **self._fingerprint(model, "fingerprint")} for model in sorted(self._models)]
-        return 200, json.dumps({"object": "list", "data": data}).encode(), ""
-
-    def _fingerprint(self, model: str, key: str) -> dict[str, str]:
-        """``{key: what the behaviour reports about model}`` (its ``fingerprint(model)``), or ``{}``."""
-        describe = getattr(self.behaviour, "fingerprint", None)
-        return {key: describe(model)} if describe is not None else {}
+        return 200, json.dumps({"object": "list", "data": self.model_entries()}).encode(), ""
 
 
 class _Pending:

@@ -180,7 +180,7 @@ class MultipleChoiceTask(LmEvalTask):
 
     def _lm_item(self, index: int, doc: dict[str, Any]) -> Item:
         choices = tuple(str(c) for c in self.lm_task.doc_to_choice(doc))
-        target = self._normalise_target(self.lm_task.doc_to_target(doc), choices)
+        target = self._normalise_target(self.lm_task.doc_to_target(doc), choices, index)
         text = self.prompt_text(doc).rstrip()
         if choices != tuple(LETTERS[: len(choices)]):  # letters as choices: lm-eval's prompt lists the options
             lines = [self.choice_format.format(letter=LETTERS[i], choice=c) for i, c in enumerate(choices)]
