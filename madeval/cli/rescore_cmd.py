@@ -9,6 +9,7 @@ from pathlib import Path
 import click
 
 from ..errors import UsageError
+from ..shown_text import terminal_text
 from .settings_options import read_given, shared_option
 
 
@@ -52,13 +53,13 @@ def _rescore(run: Path, deciders: str, base_url, endpoints, concurrency, cache) 
     with endpoints_for(settings) as (table, _model):
         outcome = run_rescore(run, specs, settings, built, table, tasks, data=data)
     for name, why in outcome.skipped.items():
-        click.echo(f"madeval: skipped {name}: {why}", err=True)
+        click.echo(terminal_text(f"madeval: skipped {name}: {why}"), err=True)
     if outcome.skipped and not outcome.added and len(outcome.skipped) == len(specs) * _run_configs(data):
         raise UsageError(f"nothing could be rescored: {next(iter(outcome.skipped.values()))}")
     board = build_leaderboard(run, LeaderboardOptions.from_dict(data.run.get("leaderboard")))
     with writing(f"the leaderboard into {run}", f"the rescored records are kept: run 'madeval leaderboard show {run}'"):
         write_outputs(board, run)
-    click.echo(markdown(board), nl=False)
+    click.echo(terminal_text(markdown(board)), nl=False)
     click.echo(f"\n{outcome.added} debates rescored; results in {run}")
 
 
