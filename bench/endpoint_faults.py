@@ -39,9 +39,10 @@ def madeval_command(base_url: str, folder: Path, items: int, concurrency: int | 
 
 
 def environment_for(code: Path | None) -> dict[str, str]:
-    """The environment of the run under test: ``code`` first on the Python path when given."""
+    """The environment of the run under test: ``code`` first on the Python path when given (the
+    run starts in its temporary folder, so ``python -m`` does not import the current folder's)."""
     if code is None:
-        return dict(os.environ)
+        code = ROOT
     return {**os.environ, "PYTHONPATH": os.pathsep.join([str(code), os.environ.get("PYTHONPATH", "")])}
 
 
@@ -51,7 +52,7 @@ def rate_limit(args: argparse.Namespace) -> dict:
     with simulator_process(latency=args.latency, tasks="generated", options=options) as url:
         started = time.monotonic()
         done = subprocess.run(madeval_command(url, folder, args.items, args.concurrency), capture_output=True,
-                              text=True, env=environment_for(args.code), check=False)
+                              text=True, env=environment_for(args.code), cwd=folder.parent, check=False)
         wall = time.monotonic() - started
         with NO_PROXY_OPENER.open(url.removesuffix("/v1") + "/stats", timeout=5) as response:
             stats = json.loads(response.read())
@@ -67,7 +68,8 @@ def big_replies(args: argparse.Namespace) -> dict:
     with simulator_process(latency=0.0, tasks="generated", options=options) as url:
         started = time.monotonic()
         done = subprocess.run(["/usr/bin/time", "-v", *madeval_command(url, folder, args.items, args.concurrency)],
-                              capture_output=True, text=True, env=environment_for(args.code), check=False)
+                              capture_output=True, text=True, env=environment_for(args.code), cwd=folder.parent,
+                              check=False)
         wall = time.monotonic() - started
     peak_kb = re.search(r"Maximum resident set size \(kbytes\): (\d+)", done.stderr)
     records = folder / "records.jsonl"
