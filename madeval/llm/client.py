@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from ..errors import LLMError, UsageError
+from ..shown_text import terminal_text
 from .backoff import EndpointGate
 from .cache import ResponseCache, request_key
 from .endpoint_url import EndpointURL, public_url
@@ -236,6 +237,7 @@ class LLMClient:
         if endpoint in self.refuse_response_format:
             return
         self.refuse_response_format.add(endpoint)
+        why = terminal_text(why)  # the endpoint's words: no escape sequence reaches the terminal
         print(f"madeval: warning: endpoint '{endpoint}' refused structured answers ({why}); "
               "asking it with the text prompts only", file=sys.stderr)
 
