@@ -42,7 +42,7 @@ def _rescore(run: Path, deciders: str, base_url, endpoints, concurrency, cache) 
     from ..rescore import parse_deciders, rescore as run_rescore
     from ..run import endpoints_for, load_tasks
 
-    data = load_run(run)
+    data = load_run(run, transcripts=False)  # the debates are read one configuration at a time
     built = loaded_registries()
     specs = parse_deciders(deciders, built)
     stored = {k: v for k, v in data.run.get("settings", {}).items() if k in PUBLIC_KEYS}
