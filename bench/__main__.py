@@ -80,6 +80,7 @@ SUBCOMMANDS = {
     "mallm-answers": "mallm_answers",
     "import": "importing",
     "viewer": "viewer",
+    "endpoint-faults": "endpoint_faults",
 }
 
 

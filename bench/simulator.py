@@ -13,11 +13,13 @@ from madeval.embedded import NO_PROXY_OPENER, free_loopback_port
 
 
 @contextlib.contextmanager
-def simulator_process(*, latency: float, tasks: str, include_path: Path | None = None) -> Iterator[str]:
-    """Run ``madeval simulator`` with ``latency`` seconds per reply; yield its base URL."""
+def simulator_process(*, latency: float, tasks: str, include_path: Path | None = None,
+                      options: tuple[str, ...] = ()) -> Iterator[str]:
+    """Run ``madeval simulator`` with ``latency`` seconds per reply (and any other ``options``);
+    yield its base URL."""
     port = free_loopback_port()
-    command = [sys.executable, "-m", "madeval", "simulator", "--port", str(port), "--latency", str(latency),
-               "--tasks", tasks, "--conformity", "0.5"]
+    command = [sys.executable, "-m", "madeval", "simulator", "--port", str(port), "--tasks", tasks,
+               "--conformity", "0.5", *(("--latency", str(latency)) if latency else ()), *options]
     if include_path is not None:
         command += ["--include-path", str(include_path)]
     process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

@@ -6,6 +6,12 @@ With no endpoint given, madeval runs :class:`EmbeddedServer`, which starts ``lla
 Ctrl-C (the server runs in its own session, so only madeval decides when it stops), at
 interpreter exit, and, on Linux, when madeval itself is killed (``PR_SET_PDEATHSIG``).
 
+Stopping is immediate, also in the middle of a generation: the server holds nothing worth a
+graceful shutdown, and uvicorn's graceful one waits for the request in flight (seconds to minutes
+of generation). So the stop is SIGKILL to the server's process group after a short grace, and the
+parent-death signal is SIGKILL too: a SIGTERM would leave the orphan generating until its reply
+is done.
+
 The server serves requests one at a time (concurrent requests queue up) and writes its output to
 a log file, never to the terminal. A request's ``seed`` makes its reply reproducible, with one
 exception: the same prompt sent twice in a row is answered from the server's KV cache with slightly
@@ -16,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import contextlib
 import ctypes
 import http.client
 import importlib.metadata
@@ -75,7 +82,8 @@ for name in [name for name in os.environ if name.lower() in ignored]:
 runpy.run_module("llama_cpp.server", run_name="__main__", alter_sys=True)
 """
 _POLL_INTERVAL_S = 0.2
-_STOP_TIMEOUT_S = 10.0
+#: How long a stopped server may take to exit by itself (SIGTERM) before it is killed.
+_STOP_GRACE_S = 0.3
 _LOG_TAIL_BYTES = 4000
 _PR_SET_PDEATHSIG = 1
 # Loopback requests must not go through an HTTP proxy configured in the environment.
@@ -124,7 +132,7 @@ def free_loopback_port() -> int:
 
 
 def _die_with_parent() -> Callable[[], None] | None:
-    """A ``preexec_fn`` that makes the child get SIGTERM when its parent dies (Linux only).
+    """A ``preexec_fn`` that makes the child get SIGKILL when its parent dies (Linux only).
 
     libc is resolved here, before the fork, so the child only makes the call. If the parent died
     before the call took effect, the child terminates itself.
@@ -138,9 +146,9 @@ def _die_with_parent() -> Callable[[], None] | None:
     parent = os.getpid()
 
     def preexec() -> None:
-        prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
+        prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
         if os.getppid() != parent:
-            os.kill(os.getpid(), signal.SIGTERM)
+            os.kill(os.getpid(), signal.SIGKILL)
 
     return preexec
 
@@ -186,17 +194,19 @@ class EmbeddedServer:
             raise
 
     def stop(self) -> None:
-        """Stop the server: SIGTERM, up to 10 s for it to exit, then SIGKILL (idempotent)."""
+        """Stop the server within about half a second, a generation in flight included: SIGTERM,
+        a short grace, then SIGKILL to its process group (idempotent)."""
         proc, self._proc = self._proc, None
         if proc is None:
             return
         atexit.unregister(self.stop)
         if proc.poll() is None:
             proc.terminate()
-            try:
-                proc.wait(timeout=_STOP_TIMEOUT_S)
+            try:  # an idle server exits at once; one generating would finish its reply first
+                proc.wait(timeout=_STOP_GRACE_S)
             except subprocess.TimeoutExpired:
-                proc.kill()
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(proc.pid, signal.SIGKILL)  # its own session: the group is its own
                 proc.wait()
         if self._log is not None:
             self._log.close()

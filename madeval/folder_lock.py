@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Iterator
 
 from .errors import StorageError, UsageError
+from .folder_files import open_descriptor
 
 LOCK_FILE = "run.lock"
 
@@ -45,7 +46,7 @@ def acquire(folder: str | Path) -> None:
             return
         path = folder / LOCK_FILE
         try:
-            descriptor = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+            descriptor = open_descriptor(path, os.O_RDWR | os.O_CREAT)  # a link is refused, not followed
         except OSError as error:
             raise StorageError(f"cannot write to run folder {folder}: {error.strerror}") from None
         try:

@@ -25,10 +25,15 @@ from typing import Any, Callable, Iterator
 
 from . import folder_lock
 from .errors import StorageError, UsageError
+from .folder_files import open_binary, open_descriptor, refuse_link, write_text_atomically
 
 RUN_FILE = "run.json"
 RECORDS_FILE = "records.jsonl"
 ERRORS_FILE = "errors.jsonl"
+#: Files only madeval writes in a run folder, besides run.json: a folder holding one of them without
+#: a run.json is not a run of ours (another tool's records.jsonl), and is refused rather than cut.
+OWN_FILES = (RECORDS_FILE, ERRORS_FILE, "rescored.jsonl", "leaderboard.md", "leaderboard.csv",
+             "comparisons.csv", "leaderboard.json", "leaderboard.html")
 
 
 @dataclass
@@ -77,9 +82,9 @@ def read_jsonl_records(path: str | Path, report: ReadReport | None = None,
     path = Path(path)
     report = ReadReport() if report is None else report
     seen = set() if seen is None else seen
-    if not path.exists():
+    if not os.path.lexists(path):
         return
-    with open(path, "rb") as handle:
+    with open_binary(path) as handle:  # a link is refused, not followed
         for number, line in enumerate(handle, 1):
             if not line.endswith(b"\n"):
                 return
@@ -147,16 +152,12 @@ def writing(what: str, hint: str = "") -> Iterator[None]:
 
 def write_json_atomically(path: Path, data: Any) -> None:
     """Write ``data`` as JSON to ``path`` through a temporary file and a rename; a failed write
-    leaves the old file as it was and raises a one-line :class:`StorageError`."""
-    temporary = path.with_name(path.name + ".tmp")
+    leaves the old file as it was and raises a one-line :class:`StorageError` (see
+    :func:`madeval.folder_files.write_bytes_atomically`: a link at ``path`` is replaced, never
+    written through)."""
     try:
-        with open(temporary, "w", encoding="utf-8", errors="backslashreplace") as handle:
-            json.dump(data, handle, indent=2, sort_keys=True, default=str)
-            handle.write("\n")
-        os.replace(temporary, path)
+        write_text_atomically(path, json.dumps(data, indent=2, sort_keys=True, default=str) + "\n")
     except OSError as error:
-        with contextlib.suppress(OSError):
-            temporary.unlink()
         raise StorageError(f"cannot write {path}: {error.strerror or error}") from None
 
 
@@ -174,7 +175,8 @@ class LineAppender:
     def __init__(self, path: Path):
         self.path = path
         try:
-            self._descriptor: int | None = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o644)
+            # O_NOFOLLOW: a link named like our file is refused, never appended to
+            self._descriptor: int | None = open_descriptor(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
         except OSError as error:
             raise StorageError(f"cannot write {path}: {error.strerror}") from None
 
@@ -212,6 +214,7 @@ class RecordSink:
         self.finished: set[str] = set()
         self._records: LineAppender | None = None
         self._errors: LineAppender | None = None
+        refuse_foreign_folder(self.folder)  # before the lock file is made in someone else's folder
         folder_lock.acquire(self.folder)
         self._locked = True
         try:
@@ -222,6 +225,9 @@ class RecordSink:
 
     def _open(self, description: dict[str, Any], fingerprint: str,
               older: Callable[[dict[str, Any]], bool] | None) -> None:
+        refuse_foreign_folder(self.folder)  # again, under the lock
+        for name in (RUN_FILE, *OWN_FILES):
+            refuse_link(self.folder / name)
         run_file = self.folder / RUN_FILE
         if run_file.exists():  # a resume: of this run only (``older`` accepts a folder of an older madeval)
             stored = read_run_file(run_file)
@@ -265,10 +271,23 @@ class RecordSink:
             folder_lock.release(self.folder)
 
 
+def refuse_foreign_folder(folder: Path) -> None:
+    """A one-line UsageError when ``folder`` holds one of madeval's file names (``records.jsonl``,
+    ``leaderboard.csv``, ...) but no ``run.json``: those files are another tool's, not a run to
+    resume, and are left as they are."""
+    if not folder.is_dir() or os.path.lexists(folder / RUN_FILE):
+        return
+    found = [name for name in OWN_FILES if os.path.lexists(folder / name)]
+    if found:
+        raise UsageError(f"{folder} holds {found[0]} but no {RUN_FILE}: it is not a madeval run folder; "
+                         "choose another --output-path")
+
+
 def read_run_file(path: Path) -> dict[str, Any]:
-    """``run.json``; one that is not a JSON object is a one-line UsageError."""
+    """``run.json``; one that is not a JSON object is a one-line UsageError (a link too)."""
     try:
-        stored = json.loads(path.read_text(encoding="utf-8"))
+        with open_binary(path) as handle:
+            stored = json.loads(handle.read().decode("utf-8"))
     except (ValueError, RecursionError) as error:
         raise UsageError(f"{path} is not valid JSON ({error}); choose another --output-path") from None
     if not isinstance(stored, dict):
@@ -278,9 +297,9 @@ def read_run_file(path: Path) -> dict[str, Any]:
 
 def cut_partial_line(path: Path, chunk: int = 1 << 16) -> None:
     """Cut ``path`` back to its last complete line (a write cut short by a kill or a crash)."""
-    if not path.exists():
+    if not os.path.lexists(path):
         return
-    with writing(str(path)), open(path, "rb+") as handle:
+    with writing(str(path)), open_binary(path, "rb+") as handle:
         size = handle.seek(0, os.SEEK_END)
         end = size
         while end > 0:  # from the end backwards, a chunk at a time: the file may be large

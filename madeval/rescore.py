@@ -33,7 +33,7 @@ from .plan import PlannedConfig, Unit, parse_model_ref
 from .plugins import Registries
 from .metrics.checker import shutdown_checker
 from .options import comma_names
-from .records import LineAppender, encode_line
+from .records import LineAppender, encode_line, read_records
 from .replay import discussion_calls, replay
 from .scheduler import Replayed, debate_rng, extra_metrics, unit_record
 from .transcript import Transcript
@@ -81,13 +81,15 @@ def rescore(folder: Path, specs: list[DeciderSpec], settings: RunSettings, regis
             endpoints: dict[str, Any], tasks: dict[str, Any], *, data: RunData | None = None) -> RescoreOutcome:
     """Replay every spec on every run configuration of ``folder``; append to ``rescored.jsonl``.
 
-    ``data`` is the folder already read with its transcripts (:func:`load_run`), if the caller has it."""
+    ``data`` is the folder already read (:func:`load_run`, with or without transcripts), if the
+    caller has it. The debates themselves are read from ``records.jsonl`` as a stream, one source
+    configuration at a time, so memory holds one configuration's transcripts, not the run's."""
     with folder_lock.hold(folder):
         return aio.run(_rescore(folder, specs, settings, registries, endpoints, tasks, data))
 
 
 async def _rescore(folder, specs, settings, registries, endpoints, tasks, data) -> RescoreOutcome:
-    data = data or load_run(folder)
+    data = data or load_run(folder, transcripts=False)
     done = {r["unit"]["key"] for r in read_rescored(folder)}
     items = {name: {item.id: item for item in task.items} for name, task in tasks.items()}
     cache = open_cache(settings.cache)  # the run's setting (off unless the run had it on)
@@ -99,7 +101,7 @@ async def _rescore(folder, specs, settings, registries, endpoints, tasks, data) 
         for source_id, described in data.configurations.items():
             if described["source"] != "run":
                 continue
-            sources = [r for r in data.records if r["unit"]["config"] == source_id]
+            sources = [r for r in read_records(folder) if r["unit"]["config"] == source_id]
             for spec in specs:
                 config = rescored_config(described, spec)
                 new_id = rescored_id(source_id, spec)

@@ -34,6 +34,7 @@ from .leaderboard import LeaderboardOptions, build_leaderboard, write_outputs
 from .leaderboard.groups import declared_in, recordable
 from .leaderboard.render import markdown
 from .scheduler import RunOutcome, execute
+from .shown_text import terminal_text
 from .task import Task, task_loader
 from .taskfiles import task_index
 
@@ -207,15 +208,18 @@ async def _run(settings, registries, tasks, endpoints, default_model, show_progr
         await client.aclose()
         if cache is not None:
             cache.close()
-    out.write(markdown(board))
+    out.write(terminal_text(markdown(board)))  # labels may hold escape sequences (OSC 52 ...)
     skipped = board["records_read"]["summary"]  # broken lines and duplicates, each unit counted once
     cached = ""
     if cache is not None:
         asked = outcome.calls + outcome.cached_calls
         cached = f"{outcome.cached_calls} of {asked} calls answered from the response cache; "
+    cut = client.stats.cut_replies
+    cut_note = (f"{cut} {'reply' if cut == 1 else 'replies'} longer than max_tokens allows cut (an endpoint "
+                "fault: see the calls' errors); " if cut else "")
     out.write(
         f"\n{outcome.finished} units run, {outcome.skipped} already done, {outcome.failed} failed; "
-        f"{cached}{skipped + '; ' if skipped else ''}results in {folder}\n"
+        f"{cached}{skipped + '; ' if skipped else ''}{cut_note}results in {folder}\n"
     )
     return RunResult(folder, outcome, board["rows"], board)
 

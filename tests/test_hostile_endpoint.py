@@ -37,7 +37,7 @@ import pytest
 import madeval
 from madeval.llm.session import derive_seed
 from madeval.simulator.agents import SyntheticAgents
-from madeval.simulator.hostile import MODES, HostileServer
+from madeval.simulator.hostile import FILLER, MODES, HostileServer
 from madeval.simulator.http import run_in_thread
 from madeval.simulator.truth import GoldIndex
 
@@ -56,6 +56,8 @@ RSS_LIMIT_MB = 500
 #: Modes whose sabotaged request gets no usable reply in time: its unit must fail, not be recorded.
 FAILING = set(MODES) - {"smuggled", "10mb-reply"}
 TAG = re.compile(r"\[hostile reply ([\w-]+)\]\s*$")
+#: The note madeval puts after the kept prefix of a reply longer than max_tokens allows.
+CUT = re.compile(r"\n\[madeval: reply of (\d+) characters cut to its first (\d+): [^\]]*\]$")
 
 
 @dataclass
@@ -81,12 +83,13 @@ def planned(generated_tasks):
     return {(item.id, 0) for item in generated_tasks["arith_mc"].items[:LIMIT]}
 
 
-def run_madeval(base_url: str, folder: Path) -> Finished:
-    """Run the madeval CLI against ``base_url`` into ``folder``; watch its time and memory."""
+def run_madeval(base_url: str, folder: Path, timeout_s: float = TIMEOUT_S) -> Finished:
+    """Run the madeval CLI against ``base_url`` into ``folder`` (each request's deadline
+    ``timeout_s``); watch its time and memory."""
     config = folder.parent / "hostile-run.yaml"
     config.write_text("retry_delay: 0.05\n")
     command = [sys.executable, "-m", "madeval", "--base-url", base_url, "--tasks", "arith_mc",
-               "--limit", str(LIMIT), "--seed", str(RUN_SEED), "--timeout", str(TIMEOUT_S),
+               "--limit", str(LIMIT), "--seed", str(RUN_SEED), "--timeout", str(timeout_s),
                "--max-attempts", "2", "--output-path", str(folder), "--config", str(config),
                "--no-progress"]
     if os.environ.get("MADEVAL_TEST_TRANSPORT"):
@@ -179,6 +182,13 @@ def misrecorded_replies(folder: Path, server: HostileServer) -> list[str]:
         for message in record["transcript"]["messages"]:
             text = message["text"]
             where = f"{unit['item']} agent {message['agent']}: {text[-80:]!r}"
+            if cut := CUT.search(text):  # a reply longer than max_tokens allows: its prefix, with a note
+                length, kept = int(cut.group(1)), int(cut.group(2))
+                sent_so = [s for s in server.sent.values() if s.mode == "10mb-reply" and s.proper
+                           and s.length == length and s.seed in seeds_of(unit["item"], unit["repeat"], message["agent"])]
+                if not sent_so or text[:cut.start()] != (FILLER * (kept // len(FILLER) + 1))[:kept]:
+                    wrong.append(f"a cut reply the server did not send: {where}")
+                continue
             tag = TAG.search(text)
             sent = server.sent.get(tag.group(1)) if tag else None
             if sent is None:

@@ -14,6 +14,7 @@ import click
 from ..errors import UsageError
 from ..leaderboard.options import LeaderboardOptions
 from ..options import given_options
+from ..shown_text import terminal_text
 from .settings_options import model_options
 
 #: The options both subcommands take; ``show`` takes every command-line option of the model.
@@ -62,7 +63,7 @@ def show(runs: tuple[str, ...], output: Path | None, history_file: Path | None, 
     if target is not None:
         with writing(f"the leaderboard into {target}"):
             write_outputs(board, target, history)
-    click.echo(markdown(board), nl=False)
+    click.echo(terminal_text(markdown(board)), nl=False)  # labels may hold escape sequences
 
 
 @leaderboard.command()
@@ -97,9 +98,9 @@ def check(run: Path, baseline: Path, history_file: Path | None, commit: str | No
         with open(summary, "a", encoding="utf-8") as handle:
             handle.write(github_markdown(result, options, commit))
     if output_format == "github" and not summary:
-        click.echo(github_markdown(result, options, commit), nl=False)
+        click.echo(terminal_text(github_markdown(result, options, commit)), nl=False)
     else:
-        click.echo(markdown(result, options), nl=False)
+        click.echo(terminal_text(markdown(result, options)), nl=False)
     if result.failed:
         sys.exit(1)
 
@@ -113,6 +114,7 @@ def history(history_file: Path, output: Path | None) -> None:
     a chart with 95% intervals and the significant drops marked, and an HTML page."""
     from ..leaderboard.history import markdown, read
     from ..leaderboard.history_chart import draw
+    from ..folder_files import write_text_atomically
     from ..leaderboard.html import history_page
     from ..records import writing
 
@@ -122,9 +124,9 @@ def history(history_file: Path, output: Path | None) -> None:
     with writing(f"the history into {folder}"):
         folder.mkdir(parents=True, exist_ok=True)
         chart = draw(entries, folder / "charts")
-        (folder / "history.md").write_text(text, encoding="utf-8")
-        (folder / "history.html").write_text(history_page(history_file.name, entries, chart), encoding="utf-8")
-    click.echo(text, nl=False)
+        write_text_atomically(folder / "history.md", text)
+        write_text_atomically(folder / "history.html", history_page(history_file.name, entries, chart))
+    click.echo(terminal_text(text), nl=False)
 
 
 def read_board(path: Path) -> dict[str, Any]:

@@ -17,6 +17,7 @@ import sys
 import click
 
 from ..errors import MadevalError, UsageError
+from ..shown_text import terminal_text
 from .export_cmd import export
 from .import_cmd import import_
 from .leaderboard_cmd import leaderboard
@@ -68,16 +69,16 @@ def main(argv: list[str] | None = None) -> None:
         click.echo("madeval: interrupted", err=True)
         sys.exit(130)
     except click.UsageError as error:
-        click.echo(f"madeval: error: {error.format_message()}", err=True)
+        click.echo(terminal_text(f"madeval: error: {error.format_message()}"), err=True)
         sys.exit(2)
     except click.exceptions.Exit as done:
         sys.exit(done.exit_code)
     except click.ClickException as error:
-        click.echo(f"madeval: error: {error.format_message()}", err=True)
+        click.echo(terminal_text(f"madeval: error: {error.format_message()}"), err=True)
         sys.exit(error.exit_code)
     except UsageError as error:
-        click.echo(f"madeval: error: {error}", err=True)
+        click.echo(terminal_text(f"madeval: error: {error}"), err=True)
         sys.exit(2)
     except MadevalError as error:
-        click.echo(f"madeval: error: {error}", err=True)
+        click.echo(terminal_text(f"madeval: error: {error}"), err=True)
         sys.exit(1)

@@ -9,6 +9,7 @@ from pathlib import Path
 import click
 
 from ..errors import UsageError
+from ..shown_text import terminal_text
 from .settings_options import read_given, shared_option
 
 
@@ -41,7 +42,7 @@ def _rescore(run: Path, deciders: str, base_url, endpoints, concurrency, cache) 
     from ..rescore import parse_deciders, rescore as run_rescore
     from ..run import endpoints_for, load_tasks
 
-    data = load_run(run)
+    data = load_run(run, transcripts=False)  # the debates are read one configuration at a time
     built = loaded_registries()
     specs = parse_deciders(deciders, built)
     stored = {k: v for k, v in data.run.get("settings", {}).items() if k in PUBLIC_KEYS}
@@ -55,13 +56,13 @@ def _rescore(run: Path, deciders: str, base_url, endpoints, concurrency, cache) 
     with contextlib.nullcontext(({}, None)) if imported else endpoints_for(settings) as (table, _model):
         outcome = run_rescore(run, specs, settings, built, table, tasks, data=data)
     for name, why in outcome.skipped.items():
-        click.echo(f"madeval: skipped {name}: {why}", err=True)
+        click.echo(terminal_text(f"madeval: skipped {name}: {why}"), err=True)
     if outcome.skipped and not outcome.added and len(outcome.skipped) == len(specs) * _run_configs(data):
         raise UsageError(f"nothing could be rescored: {next(iter(outcome.skipped.values()))}")
     board = build_leaderboard(run, LeaderboardOptions.from_dict(data.run.get("leaderboard")))
     with writing(f"the leaderboard into {run}", f"the rescored records are kept: run 'madeval leaderboard show {run}'"):
         write_outputs(board, run)
-    click.echo(markdown(board), nl=False)
+    click.echo(terminal_text(markdown(board)), nl=False)
     click.echo(f"\n{outcome.added} debates rescored; results in {run}")
 
 

@@ -25,6 +25,9 @@ from ..errors import UsageError
                    "answers: Huang et al., ICLR 2024).")
 @click.option("--latency", type=float, default=0.0, show_default=True, help="Seconds before each reply.")
 @click.option("--rate-limit", type=float, default=0.0, help="Share of requests answered with HTTP 429.")
+@click.option("--quota", type=float, help="At most this many chat requests a second; the others get HTTP 429 "
+              "with a Retry-After (a rate limit as a real API has one).")
+@click.option("--retry-after-date", is_flag=True, help="Send --quota's Retry-After as an HTTP date, not seconds.")
 @click.option("--server-error", type=float, default=0.0, help="Share of requests answered with HTTP 500.")
 @click.option("--timeout-rate", type=float, default=0.0, help="Share of requests held until the client times out.")
 @click.option("--empty", type=float, default=0.0, help="Share of replies with empty content.")
@@ -56,7 +59,7 @@ from ..errors import UsageError
                    "[default: 'simulator' and every name asked for]")
 @click.option("--seed", type=int, default=0, show_default=True)
 def simulator(tasks, gold, include_path, port, accuracy, conformity, persuasion, self_doubt, latency, rate_limit,
-              server_error, timeout_rate, empty, malformed, hostile, hostile_rate, hostile_interval,
+              quota, retry_after_date, server_error, timeout_rate, empty, malformed, hostile, hostile_rate, hostile_interval,
               max_concurrency, prefix_cache_tokens, block_tokens, prefill_ms_per_1k, refuse_response_format,
               unknown, served, seed) -> None:
     """Serve synthetic agents with known accuracy, conformity, persuasion, self-doubt, latency and faults.
@@ -103,15 +106,18 @@ def simulator(tasks, gold, include_path, port, accuracy, conformity, persuasion,
     _check_replica(max_concurrency, prefix_cache_tokens, block_tokens, prefill_ms_per_1k)
     replica_wanted = max_concurrency is not None or prefix_cache_tokens is not None or prefill_ms_per_1k
     modes = _hostile_modes(hostile, hostile_rate, hostile_interval,
-                           latency or rate_limit or server_error or timeout_rate or empty or malformed
+                           latency or rate_limit or quota or server_error or timeout_rate or empty or malformed
                            or replica_wanted)
+    if quota is not None and not quota > 0:
+        raise UsageError(f"--quota must be positive, got {quota}")
     settings = RunSettings(tasks=[t for t in tasks.split(",") if t], include_path=list(include_path))
     loaded = load_tasks(settings, registries())
     index = GoldIndex.from_tasks(loaded.values())
     if gold:
         index.update(GoldIndex.from_jsonl(gold))
     faults = Faults(rate_limit=rate_limit, server_error=server_error, timeout=timeout_rate,
-                    empty=empty, malformed=malformed, seed=seed,
+                    empty=empty, malformed=malformed, seed=seed, requests_per_s=quota,
+                    retry_after_date=retry_after_date,
                     refuse_response_format=int(refuse_response_format) if refuse_response_format else None)
     agents = SyntheticAgents(index, default=AgentProfile(accuracy, conformity, persuasion, self_doubt),
                              seed=seed, unknown=unknown)

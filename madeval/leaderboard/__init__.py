@@ -19,6 +19,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from ..folder_files import write_text_atomically
 from ..records import write_json_atomically
 from .data import load_run
 from .html import page
@@ -54,9 +55,11 @@ def write_outputs(board: dict[str, Any], folder: str | Path,
     ``history`` (entries of :mod:`.history`) adds the history chart and table to the page."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)  # a merged board's own folder (--output) may be new
-    (folder / "leaderboard.md").write_text(markdown(board), encoding="utf-8")
-    (folder / "leaderboard.csv").write_text(csv_text(board), encoding="utf-8")
-    (folder / "comparisons.csv").write_text(comparisons_csv(board), encoding="utf-8")
+    # Each through a temporary file and a rename: a link named like an output is replaced, never
+    # written through (madeval.folder_files).
+    write_text_atomically(folder / "leaderboard.md", markdown(board))
+    write_text_atomically(folder / "leaderboard.csv", csv_text(board))
+    write_text_atomically(folder / "comparisons.csv", comparisons_csv(board))
     write_json_atomically(folder / "leaderboard.json", board)
     charts = []
     if board["options"]["charts"]:
@@ -69,7 +72,7 @@ def write_outputs(board: dict[str, Any], folder: str | Path,
 
         shown = (history, draw(history, folder / "charts"))
     viewer = VIEWER_FILE if (folder / VIEWER_FILE).is_file() else None
-    (folder / "leaderboard.html").write_text(page(board, charts, shown, viewer), encoding="utf-8")
+    write_text_atomically(folder / "leaderboard.html", page(board, charts, shown, viewer))
     return [folder / name for name in OUTPUT_FILES] + charts
 
 

@@ -26,6 +26,7 @@ object-oriented API (no pyplot state), so this is safe to call from any thread.
 
 from __future__ import annotations
 
+import io
 import json
 from collections import defaultdict
 from pathlib import Path
@@ -38,6 +39,7 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
 from ..dynamics.chart import dynamics_figure
+from ..folder_files import refuse_linked_folder, write_bytes_atomically
 from .cost import COSTS, front_key
 from .render import TIME_COLUMN
 
@@ -64,6 +66,7 @@ def draw_all(board: dict[str, Any], folder: Path) -> list[Path]:
 
 
 def _draw_all(board: dict[str, Any], folder: Path) -> list[Path]:
+    refuse_linked_folder(folder)
     folder.mkdir(parents=True, exist_ok=True)
     rows = chart_rows(board)
     if not rows:
@@ -100,8 +103,10 @@ def _primary(board: dict[str, Any], task: str) -> str | None:
 def _save(figure: Figure, folder: Path, name: str) -> Path:
     png = folder / f"{name}.png"
     with matplotlib.rc_context(RC):
-        figure.savefig(png, dpi=110)
-        figure.savefig(folder / f"{name}.svg")
+        for path, options in ((png, {"dpi": 110, "format": "png"}), (folder / f"{name}.svg", {"format": "svg"})):
+            drawn = io.BytesIO()  # through a temporary file and a rename: a link at the name is replaced
+            figure.savefig(drawn, **options)
+            write_bytes_atomically(path, drawn.getvalue())
     return png
 
 

@@ -15,6 +15,7 @@ import matplotlib
 import numpy as np
 from matplotlib.figure import Figure
 
+from ..folder_files import refuse_linked_folder
 from .charts import RC, _save as save, error_bars, style
 from .history import DROP, drops, series, short
 
@@ -23,6 +24,7 @@ DROP_COLOUR = "#d62728"
 
 def draw(entries: list[dict[str, Any]], folder: Path, name: str = "history") -> Path:
     """Draw the history chart into ``folder`` (``<name>.png`` and ``.svg``); returns the PNG path."""
+    refuse_linked_folder(folder)
     folder.mkdir(parents=True, exist_ok=True)
     with matplotlib.rc_context(RC):  # labels are text, never mathtext (see .charts.RC)
         return save(figure(entries), folder, name)

@@ -14,6 +14,7 @@ import io
 from typing import Any
 
 from ..dynamics.render import markdown as dynamics_markdown
+from ..shown_text import csv_cell, markdown_cell as cell
 from .cost import COSTS, front_key
 
 CSV_FIELDS = (
@@ -91,7 +92,7 @@ def markdown(board: dict[str, Any]) -> str:
         "|---|---|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|\n"
     )
     lines = [
-        f"| {label_of(r)} | {task_of(r)} | {r['metric']} "
+        f"| {cell(label_of(r))} | {cell(task_of(r))} | {cell(r['metric'])} "
         f"| {points(r, r['score'])} | {points(r, r['ci_low'])}–{points(r, r['ci_high'])} "
         f"| {points(r, r['std_repeats'])} | {r['items']} | {100 * r['parse_failure_rate']:.1f}% "
         f"| {100 * r['decision_success_rate']:.0f}% | {r['mean_turns']:.2f} | {r['calls_per_item']:.1f} "
@@ -99,7 +100,7 @@ def markdown(board: dict[str, Any]) -> str:
         f"| {row_mde(r)} |"
         for r in board["rows"]
     ]
-    text = header + "\n".join(lines) + "\n\n" + board["statement"] + "\n"
+    text = header + "\n".join(lines) + "\n\n" + cell(board["statement"]) + "\n"
     if (board.get("records_read") or {}).get("summary"):  # each unit counted once, whatever is on disk
         text += f"\nRecords: {board['records_read']['summary']}; each unit counts once.\n"
     if cache_note(board):
@@ -137,7 +138,8 @@ def cost_markdown(rows: list[dict[str, Any]]) -> str:
     ]
     for r in rows:
         lines.append(
-            f"| {label_of(r)} | {task_of(r)} | {r['metric']} | {points(r, r['score'])} | {r['tokens_per_item']:.0f} "
+            f"| {cell(label_of(r))} | {cell(task_of(r))} | {cell(r['metric'])} | {points(r, r['score'])} "
+            f"| {r['tokens_per_item']:.0f} "
             f"| {on_front(r, 'tokens_per_item')} | {r['calls_per_item']:.1f} | {on_front(r, 'calls_per_item')} |"
         )
     return "\n".join(lines) + "\n"
@@ -145,10 +147,10 @@ def cost_markdown(rows: list[dict[str, Any]]) -> str:
 
 def merged_markdown(board: dict[str, Any]) -> str:
     """Which runs a merged board holds, what did not pair, and every comparison with its shared units."""
-    held = [f"{run} ({', '.join(labels)})" for run, labels in board["merged"]["runs"].items()]
+    held = [cell(f"{run} ({', '.join(labels)})") for run, labels in board["merged"]["runs"].items()]
     text = "Runs merged: " + "; ".join(held) + ". Each comparison pairs the (task, item, repeat) "
     text += "units both configurations recorded.\n"
-    text += "".join(f"\nNote: {note}.\n" for note in board["merged"]["notes"])
+    text += "".join(f"\nNote: {cell(note)}.\n" for note in board["merged"]["notes"])
     return text + ("\n" + comparisons_markdown(board["comparisons"]) if board["comparisons"] else "")
 
 
@@ -163,7 +165,8 @@ def comparisons_markdown(comparisons: list[dict[str, Any]]) -> str:
     for c in comparisons:
         units = f" | {c['units']}" if "units" in c else ""
         lines.append(
-            f"| {c['task']} | {c['metric']} | {c['label_a']} | {c['label_b']} | {c['items']}{units} "
+            f"| {cell(c['task'])} | {cell(c['metric'])} | {cell(c['label_a'])} | {cell(c['label_b'])} "
+            f"| {c['items']}{units} "
             f"| {100 * c['delta']:+.1f} | {mde_text(c.get('mde'))} | {test_name(c['test'])} | {c['p_value']:.3g} "
             f"| {c['p_adjusted']:.3g} | {'yes' if c['significant'] else 'no'} |"
         )
@@ -175,7 +178,8 @@ def _csv(rows: list[dict[str, Any]], fields: tuple[str, ...]) -> str:
     writer = csv.DictWriter(buffer, fieldnames=fields, extrasaction="ignore", lineterminator="\n")
     writer.writeheader()
     for row in rows:
-        writer.writerow({k: ("" if row.get(k) is None else row.get(k)) for k in fields})
+        # Text a spreadsheet would run as a formula (a label '=HYPERLINK(...)') is neutralised.
+        writer.writerow({k: ("" if row.get(k) is None else csv_cell(row.get(k))) for k in fields})
     return buffer.getvalue()
 
 

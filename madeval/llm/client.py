@@ -2,10 +2,12 @@
 
 It speaks to any OpenAI-compatible endpoint through a transport (aiohttp by default, see
 :mod:`madeval.llm.transports`) and adds what an evaluation harness needs: bounded concurrency
-(global and per endpoint), retries with exponential backoff and full jitter on 429, 5xx, timeouts,
+(global, and per endpoint through an :class:`~madeval.llm.backoff.EndpointGate` that shrinks on
+429 and grows back), retries with exponential backoff and full jitter on 429, 5xx, timeouts,
 connection errors and malformed or empty replies (never on what a retry cannot change: a 400-class
 error other than 408/409/429, a request the HTTP client refuses to send, a body over the size
-limit), the response cache, and token and latency accounting. API keys and the credentials a base
+limit), ``Retry-After`` honoured in both forms up to the endpoint's timeout, the response cache,
+and token and latency accounting. API keys and the credentials a base
 URL may carry live only inside the transports and are redacted from every error message; what is
 shown of an endpoint is its public URL (no user info, no query).
 """
@@ -20,6 +22,8 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from ..errors import LLMError, UsageError
+from ..shown_text import terminal_text
+from .backoff import EndpointGate
 from .cache import ResponseCache, request_key
 from .endpoint_url import EndpointURL, public_url
 from .probe import PROBE_MESSAGES, PROBE_PARAMS, Probe
@@ -38,6 +42,34 @@ DEFAULT_GENERATION = {
     "frequency_penalty": 0.0,
     "max_tokens": 1024,
 }
+
+#: The most characters a reply may have per token of its ``max_tokens``. Tokens average about
+#: four characters of English; 32 leaves room for any tokenizer's longest ones (runs of spaces,
+#: digits, markup). A longer reply is more than the model can have generated: an endpoint that
+#: ignores ``max_tokens`` (or a hostile one), whose megabytes would otherwise fill the records and,
+#: quoted to the other agents, every later prompt.
+CHARS_PER_TOKEN = 32
+#: The bound for a small ``max_tokens`` never goes below this; without ``max_tokens``, the bound
+#: of the default's 1024 tokens.
+MIN_REPLY_CHARS = 4096
+
+
+def reply_bound(max_tokens: Any) -> int:
+    """The longest reply (in characters) a request with ``max_tokens`` can get from a model."""
+    tokens = max_tokens if isinstance(max_tokens, int) and max_tokens > 0 else DEFAULT_GENERATION["max_tokens"]
+    return max(MIN_REPLY_CHARS, CHARS_PER_TOKEN * tokens)
+
+
+def cut_reply(text: str, max_tokens: Any) -> tuple[str, str | None]:
+    """``text``, or its first :func:`reply_bound` characters with a note saying so, and the note
+    (None when the reply was within bounds)."""
+    bound = reply_bound(max_tokens)
+    if len(text) <= bound:
+        return text, None
+    note = (f"reply of {len(text)} characters cut to its first {bound}: longer than max_tokens="
+            f"{max_tokens} allows (endpoint fault)")
+    return text[:bound] + f"\n[madeval: {note}]", note
+
 
 @dataclass(frozen=True)
 class Endpoint:
@@ -73,12 +105,14 @@ class RetryPolicy:
     base_delay_s: float = 0.5
     max_delay_s: float = 20.0
 
-    def delay(self, attempt: int, retry_after: float | None = None) -> float:
-        """Full-jitter exponential backoff for the given (1-based) failed attempt."""
+    def delay(self, attempt: int, retry_after: float | None = None, deadline_s: float | None = None) -> float:
+        """Full-jitter exponential backoff for the given (1-based) failed attempt; at least the
+        server's ``Retry-After`` when it sent one, honoured up to ``deadline_s`` (the endpoint's
+        timeout: the longest one request may take), else up to ``max_delay_s``."""
         ceiling = min(self.max_delay_s, self.base_delay_s * (2 ** (attempt - 1)))
         wait = random.uniform(0, ceiling)
         if retry_after is not None:
-            wait = max(wait, min(retry_after, self.max_delay_s))
+            wait = max(wait, min(retry_after, max(deadline_s or 0.0, self.max_delay_s)))
         return wait
 
 
@@ -109,6 +143,8 @@ class ClientStats:
     cached: int = 0
     retries: int = 0
     failures: int = 0
+    #: Replies longer than their ``max_tokens`` allows, cut (:func:`cut_reply`).
+    cut_replies: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
     in_flight: int = 0
@@ -183,7 +219,9 @@ class LLMClient:
         #: Per endpoint, what its start-up check suggests (a URL that probably lacks /v1).
         self.hints: dict[str, str] = {}
         self._global = asyncio.Semaphore(concurrency)
-        self._per_endpoint = {name: asyncio.Semaphore(e.concurrency) for name, e in endpoints.items()}
+        #: Each endpoint's gate: its concurrency, halved on 429 and grown back (AIMD), and paused
+        #: for a Retry-After, for every request to it.
+        self.gates = {name: EndpointGate(e.concurrency) for name, e in endpoints.items()}
         #: Each endpoint's ``/models`` entries by model id, as :meth:`list_models` last read them.
         self.model_entries: dict[str, dict[str, dict[str, Any]]] = {}
         #: Endpoints that refused a ``response_format``: asked with the text prompts alone from then on.
@@ -225,6 +263,7 @@ class LLMClient:
         if endpoint in self.refuse_response_format:
             return
         self.refuse_response_format.add(endpoint)
+        why = terminal_text(why)  # the endpoint's words: no escape sequence reaches the terminal
         print(f"madeval: warning: endpoint '{endpoint}' refused structured answers ({why}); "
               "asking it with the text prompts only", file=sys.stderr)
 
@@ -266,48 +305,62 @@ class LLMClient:
             retry_after = None
             # The endpoint's slot first: a call queued behind a slow endpoint must not hold one
             # of the global slots that calls to other endpoints could use meanwhile.
-            async with self._per_endpoint[endpoint], self._global:
-                if "response_format" in params and endpoint in self.refuse_response_format:
-                    raise ResponseFormatRefused("refused while this call waited")  # not sent again
-                acquired = time.perf_counter()
-                self.stats.started()
-                try:
-                    reply = await transport.chat(model, messages, params, headers=headers)
-                    text, prompt_tokens, completion_tokens = reply
-                except FatalError as error:
-                    if "response_format" in params and refuses_response_format(error.status, str(error)):
-                        raise ResponseFormatRefused(self.redact(str(error))) from None
-                    self.stats.failures += 1
-                    hint = v1_hint(self.endpoints[endpoint], error.status)
-                    raise LLMError(self.redact(f"{endpoint}: {error} (not retried){hint}"), retryable=False) from None
-                except RetryableError as error:
-                    if "response_format" in params and refuses_response_format(error.status, error.detail):
-                        raise ResponseFormatRefused(self.redact(f"{error.reason}: {error.detail}")) from None
-                    errors.append(self.redact(error.reason))
-                    retry_after = error.retry_after
-                else:
-                    # An empty text is what the model said: kept when every attempt gave it. A
-                    # reply with no text at all (content missing or null) is never recorded.
-                    if text or (text is not None and attempt == self.retry.max_attempts):
-                        if not text:
-                            errors.append("empty reply")
-                        self.stats.calls += 1
-                        self.stats.prompt_tokens += prompt_tokens
-                        self.stats.completion_tokens += completion_tokens
-                        elapsed = in_slot + time.perf_counter() - acquired
-                        fingerprint = getattr(reply, "system_fingerprint", None)
-                        if fingerprint:
-                            self.fingerprints[endpoint, model] = fingerprint
-                        return Completion(
-                            text, prompt_tokens, completion_tokens, elapsed, attempt, False, errors, fingerprint
-                        )
-                    errors.append("empty reply" if text is not None else "malformed reply: no text")
-                finally:
-                    in_slot += time.perf_counter() - acquired
-                    self.stats.finished()
+            gate = self.gates[endpoint]
+            window = await gate.acquire()
+            went: dict[str, Any] = {}  # how the attempt went, for the gate: ok, or rate limited for how long
+            try:
+                async with self._global:
+                    if "response_format" in params and endpoint in self.refuse_response_format:
+                        raise ResponseFormatRefused("refused while this call waited")  # not sent again
+                    acquired = time.perf_counter()
+                    self.stats.started()
+                    try:
+                        reply = await transport.chat(model, messages, params, headers=headers)
+                        text, prompt_tokens, completion_tokens = reply
+                    except FatalError as error:
+                        if "response_format" in params and refuses_response_format(error.status, str(error)):
+                            raise ResponseFormatRefused(self.redact(str(error))) from None
+                        self.stats.failures += 1
+                        hint = v1_hint(self.endpoints[endpoint], error.status)
+                        raise LLMError(self.redact(f"{endpoint}: {error} (not retried){hint}"),
+                                       retryable=False) from None
+                    except RetryableError as error:
+                        if "response_format" in params and refuses_response_format(error.status, error.detail):
+                            raise ResponseFormatRefused(self.redact(f"{error.reason}: {error.detail}")) from None
+                        errors.append(self.redact(error.reason))
+                        retry_after = error.retry_after
+                        if error.status == 429:
+                            went = {"rate_limited": True, "retry_after": retry_after}
+                    else:
+                        went = {"ok": True}
+                        # An empty text is what the model said: kept when every attempt gave it. A
+                        # reply with no text at all (content missing or null) is never recorded.
+                        if text or (text is not None and attempt == self.retry.max_attempts):
+                            if not text:
+                                errors.append("empty reply")
+                            text, cut = cut_reply(text, params.get("max_tokens"))
+                            if cut is not None:
+                                errors.append(cut)
+                                self.stats.cut_replies += 1
+                            self.stats.calls += 1
+                            self.stats.prompt_tokens += prompt_tokens
+                            self.stats.completion_tokens += completion_tokens
+                            elapsed = in_slot + time.perf_counter() - acquired
+                            fingerprint = getattr(reply, "system_fingerprint", None)
+                            if fingerprint:
+                                self.fingerprints[endpoint, model] = fingerprint
+                            return Completion(
+                                text, prompt_tokens, completion_tokens, elapsed, attempt, False, errors, fingerprint
+                            )
+                        errors.append("empty reply" if text is not None else "malformed reply: no text")
+                    finally:
+                        in_slot += time.perf_counter() - acquired
+                        self.stats.finished()
+            finally:
+                gate.release(window, **went)
             if attempt < self.retry.max_attempts:
                 self.stats.retries += 1
-                await asyncio.sleep(self.retry.delay(attempt, retry_after))
+                await asyncio.sleep(self.retry.delay(attempt, retry_after, self.endpoints[endpoint].timeout_s))
         self.stats.failures += 1
         raise LLMError(f"{endpoint}: gave up after {len(errors)} attempts ({', '.join(errors[-3:])})")
 

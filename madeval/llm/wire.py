@@ -6,7 +6,12 @@ A transport raises only :class:`RetryableError` or :class:`FatalError`, so the r
 
 from __future__ import annotations
 
+import contextlib
+import datetime
+import email.utils
 import json
+import math
+import time
 from typing import Any
 
 #: 4xx statuses worth retrying (timeout, conflict, rate limit); every 5xx is retried too.
@@ -123,13 +128,30 @@ def read_model_entries(raw: bytes) -> dict[str, dict[str, Any]]:
         raise FatalError("malformed model list") from None
 
 
-def retry_after(headers: Any) -> float | None:
-    """The ``Retry-After`` header in seconds, if present and a number."""
+def retry_after(headers: Any, now: float | None = None) -> float | None:
+    """How long the server asks to wait, in seconds: ``Retry-After`` as seconds or as an HTTP date
+    (RFC 9110, 10.2.3; a date in the past is 0), or ``retry-after-ms`` (OpenAI's, finer); None when
+    there is none or it cannot be read. ``now``: the current time (for tests), else the clock."""
     try:
+        milliseconds = headers.get("retry-after-ms")
         value = headers.get("retry-after")
-        return float(value) if value is not None else None
-    except (AttributeError, ValueError):
+    except AttributeError:
         return None
+    with contextlib.suppress(TypeError, ValueError):
+        if milliseconds is not None and math.isfinite(wait := float(milliseconds) / 1000) and wait >= 0:
+            return wait
+    if value is None:
+        return None
+    with contextlib.suppress(TypeError, ValueError):
+        wait = float(value)
+        return wait if math.isfinite(wait) and wait >= 0 else None
+    try:
+        when = email.utils.parsedate_to_datetime(str(value))
+    except (TypeError, ValueError, IndexError, OverflowError):
+        return None
+    if when.tzinfo is None:  # an HTTP date is GMT
+        when = when.replace(tzinfo=datetime.timezone.utc)
+    return max(0.0, when.timestamp() - (time.time() if now is None else now))
 
 
 def error_message(raw: bytes) -> str:

@@ -16,7 +16,9 @@ import contextlib
 import hashlib
 import hmac
 import itertools
+import email.utils
 import json
+import math
 import random
 import signal
 import socket
@@ -79,6 +81,11 @@ class Faults:
     malformed: float = 0.0  # HTTP 200 with a body that is not valid JSON
     hang_s: float = 30.0
     seed: int | None = None  # seeds the fault RNG; None = unseeded
+    #: A quota, as a real API has one: at most this many chat requests per second (a token bucket
+    #: holding one second's worth); a request over it is a 429 whose ``Retry-After`` says when the
+    #: next one will be served (whole seconds, or an HTTP date with ``retry_after_date``). None: no quota.
+    requests_per_s: float | None = None
+    retry_after_date: bool = False
     #: Refuse every request with a ``response_format``: 400 (a server that does not take it), or
     #: 500 with a validation error as llama-cpp-python answers OpenAI's json_schema form; None: honour it.
     refuse_response_format: int | None = None
@@ -91,6 +98,8 @@ class Faults:
             raise ValueError(f"refuse_response_format must be 400 or 500: {self.refuse_response_format}")
         if self.hang_s < 0:
             raise ValueError(f"hang_s must be >= 0: {self.hang_s}")
+        if self.requests_per_s is not None and not self.requests_per_s > 0:
+            raise ValueError(f"requests_per_s must be positive: {self.requests_per_s}")
 
 
 @dataclass
@@ -231,6 +240,7 @@ class SimulatorServer(LoopbackServer):
         rates = [getattr(self.faults, kind) for kind in FAULT_KINDS]
         self._thresholds = list(zip(FAULT_KINDS, itertools.accumulate(rates), strict=True))
         self._ids = itertools.count(1)
+        self._quota = Quota(self.faults.requests_per_s) if self.faults.requests_per_s else None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._connections: set[_Connection] = set()
         cache = None if prefix_cache_tokens is None else PrefixCache(prefix_cache_tokens, block_tokens)
@@ -312,6 +322,11 @@ class SimulatorServer(LoopbackServer):
                 return _invalid("response_format is not supported.", "unsupported_parameter"), False, None
             return _error(500, "1 validation error for CreateChatCompletionRequest response_format",
                           "internal_server_error", "validation_error"), False, None
+        if self._quota is not None and (wait := self._quota.take()) > 0:
+            self.stats.faults["quota"] = self.stats.faults.get("quota", 0) + 1
+            header = f"retry-after: {retry_after_value(wait, self.faults.retry_after_date)}\r\n"
+            return _error(429, "Rate limit reached: requests per second over the quota (simulated).",
+                          "rate_limit_error", "rate_limit_exceeded", header), False, None
         fault = self._draw_fault()
         if fault is not None:
             self.stats.faults[fault] = self.stats.faults.get(fault, 0) + 1
@@ -533,6 +548,32 @@ class _Connection(asyncio.Protocol):
         self._transport.write(b"".join((head.encode(), extra.encode(), b"\r\n", body)))
         if close:
             self._transport.close()
+
+
+class Quota:
+    """A token bucket: ``rate`` requests a second, a burst of one second's worth."""
+
+    def __init__(self, rate: float):
+        self.rate = rate
+        self._tokens = rate
+        self._refilled = time.monotonic()
+
+    def take(self) -> float:
+        """Take a token: 0 when there was one, else the seconds until there will be one."""
+        now = time.monotonic()
+        self._tokens = min(self.rate, self._tokens + (now - self._refilled) * self.rate)
+        self._refilled = now
+        if self._tokens >= 1:
+            self._tokens -= 1
+            return 0.0
+        return (1 - self._tokens) / self.rate
+
+
+def retry_after_value(wait: float, as_date: bool) -> str:
+    """A ``Retry-After`` value at least ``wait`` seconds away: whole seconds, or an HTTP date."""
+    if as_date:
+        return email.utils.formatdate(math.ceil(time.time() + wait), usegmt=True)
+    return str(max(1, math.ceil(wait)))
 
 
 def _error(
