@@ -6,6 +6,7 @@ from __future__ import annotations
 import html
 from typing import Any
 
+from ..shown_text import markdown_cell
 from .board import SINGLE_AGENT
 
 TITLE = "Did the debate beat its first-turn vote?"
@@ -85,10 +86,10 @@ def markdown(entries: list[dict[str, Any]]) -> str:
     text = f"{TITLE} {LEGEND}\n\n"
     if shown:
         text += "| " + " | ".join(COLUMNS) + " |\n|" + "---|" * 3 + "---:|" * (len(COLUMNS) - 3) + "\n"
-        text += "".join("| " + " | ".join(cells(e)) + " |\n" for e in shown)
+        text += "".join("| " + " | ".join(markdown_cell(c) for c in cells(e)) + " |\n" for e in shown)
     notes = without(entries)
-    if notes:
-        text += ("\n" if shown else "") + "".join(f"{line}\n" for line in notes)
+    if notes:  # labels are text: no pipe, line break or raw HTML of theirs changes the Markdown
+        text += ("\n" if shown else "") + "".join(f"{markdown_cell(line)}\n" for line in notes)
     return text
 
 
