@@ -21,7 +21,7 @@ from ._version import __version__
 from .config import RunSettings, check_settings
 from .errors import UsageError
 from .checks.before_run import check_leaderboard_reference, item_count_notes
-from .checks.cache_key import default_cache_path, key_cache, open_cache  # noqa: F401 - default_cache_path: public
+from .checks.cache_key import key_cache, open_cache
 from .checks.estimate import confirm_long_run
 from .llm.client import Endpoint, LLMClient, RetryPolicy
 from .llm.session import ModelRef

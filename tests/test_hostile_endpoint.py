@@ -301,7 +301,7 @@ def test_hostile_simulator_cli_serves_sabotaged_and_normal_replies():
     root = str(Path(madeval.__file__).resolve().parents[1])
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([root, os.environ.get("PYTHONPATH", "")])}
     command = [sys.executable, "-m", "madeval", "simulator", "--tasks", "arith_mc", "--port", str(port),
-               "--hostile", "error-200", "--hostile-rate", "1", "--unknown", "answer"]  # "Hi" is no question
+               "--hostile", "error-200", "--hostile-rate", "1", "--unknown", "answer"]  # "Hi" quotes no question
     server = subprocess.Popen(command, env=env, stderr=subprocess.PIPE, text=True)
     try:
         assert "serving on" in server.stderr.readline()

@@ -40,8 +40,9 @@ A prompt that quotes no question the simulator knows is refused with HTTP 400 (:
 which the client sees as a failed unit it will not retry, and counted (``unknown_questions`` in
 ``GET /stats``): answering it at random would score a run against the wrong server (a simulator of
 ``generated`` asked ``mmlu_pro`` scored 15% with letters A-D for ten-option items) and no one
-would know. Persona generation needs no gold answer and is always answered, and so is madeval's
-probe call (:mod:`madeval.llm.probe`). ``unknown="answer"`` (``madeval simulator --unknown answer``)
+would know. Persona generation needs no gold answer and is always answered, and so are madeval's
+probe call (:mod:`madeval.llm.probe`) and a plugin's own prompts that quote no question (a
+summary of the discussion so far), which the plugin's ``simulator_reply`` answers. ``unknown="answer"`` (``madeval simulator --unknown answer``)
 answers such prompts as a four-option question with no right answer, as a simulator that knows no
 question at all always does (it has nothing to check against).
 
@@ -132,6 +133,7 @@ class SyntheticAgents:
         self.stats = BehaviourStats()
         self._plugin_reply = load_plugins().hook.simulator_reply
         self._fingerprints: dict[str, str] = {}
+        self._warned_unknown = False
 
     def fingerprint(self, model: str) -> str:
         """What the server reports about ``model`` (in ``/models`` and as each reply's
@@ -155,16 +157,9 @@ class SyntheticAgents:
             self.stats.kinds["probe"] += 1
             return "OK", max(1, len(prompt) // 4), 1
         gold = self.truth.lookup(prompt)
-        if gold is None:
+        known = gold is not None
+        if not known:
             self.stats.unknown_questions += 1
-            if self.stats.unknown_questions == 1 and len(self.truth):  # said once; /stats counts them all
-                print(f"simulator: warning: a request quotes none of the {len(self.truth)} questions known "
-                      f"({'refused with HTTP 400' if self.unknown == 'error' else 'answered at random'}); "
-                      "unknown_questions in GET /stats counts them", file=sys.stderr)
-            if self.unknown == "error" and "generate a participant" not in user.lower():
-                raise UnknownQuestion(
-                    f"the madeval simulator knows {len(self.truth)} questions and this request quotes none of "
-                    "them: start the simulator with the run's tasks (madeval simulator --tasks ...)")
             gold = UNKNOWN
         draw = _Draws(self.seed, request.get("seed"), gold.input, prompt)
         private = self._private_answer(gold, profile, draw)
@@ -177,12 +172,28 @@ class SyntheticAgents:
 
         shown = SimulatedPrompt(messages, contents, gold, private, believe, recheck)
         plugin = self._plugin_reply(prompt=shown)
+        if plugin is None and not known:  # a plugin's own prompt may quote no question (a summary)
+            self._unknown_question(user)
         kind, text = plugin or self._reply(user, prompt, gold, profile, private, draw)
         self.stats.kinds[kind] += 1
         schema = requested_schema(request.get("response_format"))
         if schema is not None:
             text = json.dumps(structured_reply(text, schema, gold))
         return text, max(1, len(prompt) // 4), max(1, len(text) // 4)
+
+    def _unknown_question(self, user: str) -> None:
+        """A prompt of madeval's quoting no known question: refused (UnknownQuestion), or answered at
+        random; said once on stderr either way. A persona prompt needs no gold answer: answered."""
+        refuse = self.unknown == "error" and "generate a participant" not in user.lower()
+        if len(self.truth) and not self._warned_unknown:
+            self._warned_unknown = True
+            print(f"simulator: warning: a request quotes none of the {len(self.truth)} questions known "
+                  f"({'refused with HTTP 400' if refuse else 'answered at random'}); unknown_questions in "
+                  "GET /stats counts them", file=sys.stderr)
+        if refuse:
+            raise UnknownQuestion(
+                f"the madeval simulator knows {len(self.truth)} questions and this request quotes none of "
+                "them: start the simulator with the run's tasks (madeval simulator --tasks ...)")
 
     def _private_answer(self, gold: Gold, profile: AgentProfile, draw: _Draws) -> str:
         rng = draw.rng("private")
