@@ -22,7 +22,7 @@ from madeval.simulator import simulate
 from madeval.viewer import VIEWER_FILE, write_viewer
 from madeval.viewer.debates import readable
 from madeval.viewer.page import inert_json, pack
-from browser import FLAGS, chromium
+from browser import FLAGS, chromium, run_chromium
 from debates_by_hand import HOSTILE, HOSTILE_LABEL, HOSTILE_RECORD, HUGE, LOST
 from helpers import run_quietly
 
@@ -275,3 +275,25 @@ def test_an_open_debate_fits_the_window(viewed_run, tmp_path, width):
     folder, written = viewed_run
     seen, _ = opened(folder, written["debates"] - 1, tmp_path, width)
     assert seen["overflow"] == 0
+
+
+SHOT_PROBE = """
+location.hash = 'debate=NUMBER';
+(function wait() {
+  if (!document.documentElement.getAttribute('data-opened')) return setTimeout(wait, 20);
+  document.querySelector('#debate details.msg').open = true;
+  window.scrollTo(0, 0);
+})();
+"""
+
+
+def test_screenshots_of_the_list_and_an_open_debate_at_1400_and_800_px(viewed_run, tmp_path):
+    """Drawn at both widths with the hand-made debate open (the list hides nothing of it)."""
+    folder, written = viewed_run
+    page = with_probe(folder / VIEWER_FILE, SHOT_PROBE.replace("NUMBER", str(written["debates"] - 1)), tmp_path / "shot.html")
+    for width in (1400, 800):
+        shot = tmp_path / f"viewer-{width}.png"
+        taken = run_chromium(page, tmp_path / f"profile-shot-{width}", "--virtual-time-budget=20000",
+                             f"--screenshot={shot}", f"--window-size={width},3200")
+        assert taken.returncode == 0, taken.stderr[-2000:]
+        assert shot.stat().st_size > 50_000  # a drawn page, not a blank one
