@@ -91,6 +91,19 @@ def test_the_page_holds_every_debate_with_the_facts_of_the_dynamics(viewed_run):
     assert not re.search(r"https?:|<link|\ssrc=|@import|url\(", markup)  # opens from disk, asks no network
 
 
+def test_a_debate_whose_metric_cannot_score_an_answer_is_shown_without_facts_and_says_why():
+    from madeval.viewer.debates import view_debate
+
+    record = {**HOSTILE_RECORD, "metrics": {"no_such_metric": 0.7}}
+    shown = view_debate(record, "the question")
+    assert (shown.row["right"], shown.row["first"], shown.row["drift"]) == (None, None, None)
+    assert shown.row["score"] == 0.7 and shown.row["unparsed"] == 1  # agent 0's answer, read without a score
+    assert shown.detail["facts"] is None and "no_such_metric" in shown.detail["no_facts"]
+    assert [m["right"] for m in shown.detail["messages"]] == [None, None, None]
+    judged = view_debate(LOST, None)
+    assert [m["right"] for m in judged.detail["messages"]] == [True, True, False, False, False, False]
+
+
 def test_embedded_data_cannot_close_its_element():
     assert "<" not in inert_json({"x": "</script><!--"}) and json.loads(inert_json({"x": "</script>"})) == {"x": "</script>"}
     packed = pack({"text": HOSTILE})

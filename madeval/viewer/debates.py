@@ -79,8 +79,8 @@ def run_records(folder: Path, report: ReadReport) -> Iterator[dict[str, Any]]:
 
 def read_debates(records: Iterator[Mapping[str, Any]], questions: Questions) -> Iterator[ViewedDebate]:
     """Each record as a :class:`ViewedDebate`, in the order read."""
-    for number, record in enumerate(records):
-        yield view_debate(number, record, questions.of(record))
+    for record in records:
+        yield view_debate(record, questions.of(record))
 
 
 def primary_metric(record: Mapping[str, Any]) -> str | None:
@@ -127,8 +127,8 @@ def answer_judge(record: Mapping[str, Any]):
     return scored
 
 
-def view_debate(number: int, record: Mapping[str, Any], question: str | None) -> ViewedDebate:
-    """The row and the view of one record (``number`` is its place in the page)."""
+def view_debate(record: Mapping[str, Any], question: str | None) -> ViewedDebate:
+    """The row and the view of one record."""
     metric = primary_metric(record)
     scorer = answer_judge(record)
     facts, why_not = facts_of(record, scorer)
@@ -146,7 +146,7 @@ def view_debate(number: int, record: Mapping[str, Any], question: str | None) ->
         "right": None if final is None or final not in (0, 1) else final == 1,
         "first": facts.first_turn_vote_right if facts else None,
         "drift": facts.drift if facts else None,
-        "unparsed": facts.unparsed if facts else _unparsed_messages(transcript),
+        "unparsed": facts.unparsed if facts else _unparsed(record),
         "turns": record.get("turns", transcript.get("turns_used")),
         "answer": _short(record.get("prediction")),
     }
@@ -189,8 +189,11 @@ def _message(message: Mapping[str, Any], scorer) -> dict[str, Any]:
     return shown
 
 
-def _unparsed_messages(transcript: Mapping[str, Any]) -> int:
-    return sum(m.get("solution") is not None and m.get("answer") is None for m in transcript.get("messages") or [])
+def _unparsed(record: Mapping[str, Any]) -> int:
+    """The dynamics' unparsed count, for a debate whose answers cannot be scored (it needs no score)."""
+    from ..dynamics.debate import turn_answers
+
+    return sum(answer is None for turn in turn_answers(record).turns for _, answer in turn)
 
 
 def _short(text: Any) -> str | None:
