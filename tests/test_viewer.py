@@ -140,6 +140,21 @@ def test_a_page_of_a_slice_holds_only_its_debates_and_an_empty_slice_writes_noth
     assert sorted(p.name for p in tmp_path.iterdir()) == ["slice.html"]
 
 
+def test_a_page_above_the_size_limit_says_how_to_split_the_run(viewed_run, tmp_path, monkeypatch):
+    from click.testing import CliRunner
+
+    import madeval.viewer
+    from madeval.cli.main import cli
+
+    folder, written = viewed_run
+    monkeypatch.setattr(madeval.viewer, "PAGE_LIMIT_BYTES", 50_000)  # the run's page is about 90 KB
+    done = CliRunner().invoke(cli, ["view", str(folder), "--output", str(tmp_path / "big.html")])
+    assert done.exit_code == 0 and "larger than the 0 MB" in done.stderr and "--task or --config" in done.stderr
+    monkeypatch.setattr(madeval.viewer, "PAGE_LIMIT_BYTES", 10_000_000)
+    done = CliRunner().invoke(cli, ["view", str(folder), "--output", str(tmp_path / "small.html")])
+    assert done.exit_code == 0 and done.stderr == ""
+
+
 def test_a_page_that_cannot_be_written_leaves_nothing(viewed_run, tmp_path):
     folder, _ = viewed_run
     target = tmp_path / "missing-folder" / "page.html"

@@ -17,6 +17,11 @@ from typing import Any
 
 from ..leaderboard import VIEWER_FILE  # the page's name in the run folder, which the leaderboard links
 
+#: The size up to which one page stays quick to open: the browser reads the whole file when it
+#: opens it (about 2 to 5 s for 80 MB, 10,000 MALLM-length debates, measured with
+#: ``python -m bench viewer``); above it, ``madeval view`` says so and how to split the run.
+PAGE_LIMIT_BYTES = 160_000_000
+
 
 def write_viewer(run: str | Path, output: str | Path | None = None, *, tasks: list[str] | None = None,
                  configs: list[str] | None = None) -> dict[str, Any]:
@@ -60,4 +65,4 @@ def _kept(record: dict[str, Any], tasks: list[str] | None, configs: list[str] | 
     return (not tasks or unit["task"] in tasks) and (not configs or label in configs)
 
 
-__all__ = ["VIEWER_FILE", "write_viewer"]
+__all__ = ["PAGE_LIMIT_BYTES", "VIEWER_FILE", "write_viewer"]
