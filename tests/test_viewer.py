@@ -256,6 +256,7 @@ OPEN_PROBE = """
       votes: Array.prototype.map.call(view.querySelectorAll('table.grid td.vote'), function (td) { return td.textContent; }),
       marks: Array.prototype.map.call(view.querySelectorAll('details.msg summary .badge:nth-child(2)'), function (b) { return b.textContent; }),
       title: view.querySelector('h2').textContent,
+      isolated: Array.prototype.map.call(view.querySelectorAll('h2 bdi'), function (b) { return b.textContent; }),
       decision: view.querySelector('.decision').textContent,
       overflow: root.scrollWidth - root.clientWidth
     }));
@@ -292,16 +293,19 @@ def test_hostile_text_is_shown_as_text_and_never_runs(viewed_run, tmp_path):
     assert seen["texts"][0] == shown and seen["texts"][1] == HUGE
     assert seen["heads"][2] == HOSTILE_LABEL and seen["title"].startswith(f"Debate {written['debates']}: {HOSTILE_LABEL}")
     assert seen["marks"] == ["unparsed", "answer B \u2713", "answer B \u2713"]
+    assert seen["isolated"] == [HOSTILE_LABEL, "arith_mc", shown]  # its bidi override cannot reorder the title
     body = dom.split("<body", 1)[1]
     assert "&lt;img src=x onerror=" in body and re.search(r"<img\b", body) is None
     assert "<b>bold</b>" not in body and "&lt;b&gt;bold&lt;/b&gt;" in body
 
 
 @pytest.mark.parametrize("width", [1400, 800])
-def test_an_open_debate_fits_the_window(viewed_run, tmp_path, width):
-    """The page never scrolls sideways: the list and the grid scroll inside their own boxes."""
+@pytest.mark.parametrize("which", ["lost", "hostile"])
+def test_an_open_debate_fits_the_window(viewed_run, tmp_path, width, which):
+    """The page never scrolls sideways, even with a long hostile title: the list and the grid
+    scroll inside their own boxes."""
     folder, written = viewed_run
-    seen, _ = opened(folder, written["debates"] - 1, tmp_path, width)
+    seen, _ = opened(folder, written["debates"] - (which == "lost"), tmp_path, width)
     assert seen["overflow"] == 0
 
 
