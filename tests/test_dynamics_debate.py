@@ -180,3 +180,26 @@ def test_a_huge_stored_turn_count_is_bounded():
     hostile["transcript"]["messages"][0]["turn"] = "not a number"
     facts = debate_facts(hostile, score=exact)
     assert facts.turns == MAX_TURNS and facts.answers[0] == [None] and facts.unparsed == 0
+
+
+def test_a_plugins_metric_scores_answers_while_it_is_registered():
+    import types
+
+    from madeval.hookspecs import hookimpl
+    from madeval.metrics.base import Metric
+    from madeval.testing import registered
+
+    class FirstLetter(Metric):
+        """Right when the answer starts with the target's first letter."""
+
+        def score(self, prediction, item):
+            return float(bool(prediction) and prediction[0] == str(item.target)[0])
+
+    plugin = types.ModuleType("first_letter_plugin")
+    plugin.register_metrics = hookimpl(lambda register: register("first_letter", FirstLetter))
+    assert "not a registered metric" in why_no_scorer("first_letter")
+    with registered(plugin):
+        facts = debate_facts(record([[(0, "Apple"), (1, "Avocado"), (2, "Banana")]], target="Apricot",
+                                    metric="first_letter"), "first_letter")
+        assert facts.answer_right == [[True, True, False]] and facts.vote_right == [True]
+    assert "not a registered metric" in why_no_scorer("first_letter")
