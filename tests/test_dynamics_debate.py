@@ -151,6 +151,12 @@ def test_each_distinct_answer_is_scored_once():
 
     debate_facts(record([[(0, "A"), (1, "B"), (2, "A")], [(0, "A"), (1, "A"), (2, "A")]]), score=counting)
     assert sorted(calls) == ["A", "B"]
+    # the decision's own answer takes the record's score (here 1: as the record says, not as exact would)
+    calls.clear()
+    decided = record([[(0, "A"), (1, "B"), (2, "C")]], final=1.0)
+    decided["prediction"] = "C"
+    facts = debate_facts(decided, score=counting)
+    assert sorted(calls) == ["A", "B"] and facts.answer_right == [[True, False, True]]
 
 
 def test_hostile_answers_are_text():
