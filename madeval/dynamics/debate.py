@@ -38,6 +38,7 @@ from dataclasses import asdict, dataclass
 from typing import Any, Callable, Mapping
 
 from ..errors import UsageError
+from .scoring import answer_scorer
 
 #: Scores one parsed answer against a record's gold target (``record["target"]``): 1 right, 0 wrong.
 AnswerScore = Callable[[str, Any], float]
@@ -169,8 +170,6 @@ def debate_facts(record: Mapping[str, Any], metric: str = "accuracy", score: Ans
     metric that cannot score an answer alone, raises :class:`madeval.errors.UsageError`.
     """
     if score is None:
-        from .scoring import answer_scorer
-
         score = answer_scorer(metric)
     held = turn_answers(record)
     target = record.get("target")

@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from ..errors import UsageError
 from ..item import Item
+from ..metrics.base import DebateMetric
+from ..plugins import registries
 
 if TYPE_CHECKING:
     from ..registry import Registry
@@ -23,8 +25,6 @@ def answer_scorer(metric: str) -> Callable[[str, Any], float]:
     """A function ``(answer, target) -> score`` for the registered metric ``metric``; a UsageError
     says why when there is none (:func:`why_no_scorer`). Built once per metric for the plugins
     registered now."""
-    from ..plugins import registries
-
     found = registries().metrics
     cached = _BUILT.get(metric)
     if cached is None or cached[0] is not found:  # built for plugins no longer registered: again
@@ -37,8 +37,6 @@ _BUILT: dict[str, tuple[Registry, Any]] = {}
 
 
 def _scorer(metric: str, found: Registry) -> Callable[[str, Any], float]:
-    from ..metrics.base import DebateMetric
-
     try:
         entry = found.resolve(metric)
     except UsageError:
