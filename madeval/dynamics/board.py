@@ -153,7 +153,7 @@ def _carried(values: list[bool], turn: int) -> bool:
 
 def _versus(final: dict[str, float], vote: dict[str, float], options: LeaderboardOptions) -> dict[str, Any]:
     """The board's paired test of the decisions against the first-turn vote, with its MDE."""
-    from ..leaderboard.compare import paired_test
+    from ..leaderboard.compare import paired_test  # numpy, scipy and statsmodels behind them: only for a board
     from ..leaderboard.power import detectable
 
     result, shared = paired_test(final, vote, options)
