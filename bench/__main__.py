@@ -73,7 +73,8 @@ def environment() -> dict:
 
 
 #: ``python -m bench NAME``: the module of bench/ that measures it (imported only when asked).
-SUBCOMMANDS = {"prefix-reuse": "prefix_reuse", "fleet": "fleet", "startup": "startup", "viewer": "viewer"}
+SUBCOMMANDS = {"prefix-reuse": "prefix_reuse", "fleet": "fleet", "startup": "startup", "import": "importing",
+               "viewer": "viewer"}
 
 
 def main(argv: list[str] | None = None) -> None:

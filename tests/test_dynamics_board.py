@@ -9,6 +9,7 @@ import json
 import pytest
 
 from madeval.dynamics.board import NO_TRANSCRIPTS, NOT_BINARY, SINGLE_AGENT
+from madeval.dynamics.render import html_section as dynamics_html, markdown as dynamics_markdown
 from madeval.leaderboard import LeaderboardOptions, build_leaderboard, build_merged_leaderboard, write_outputs
 from madeval.leaderboard.stats import mcnemar_exact
 from dynamics_records import debate_record, write_run
@@ -81,13 +82,20 @@ def test_repeats_are_averaged_within_an_item_and_the_test_follows_the_scores(tmp
 def test_one_agent_has_transitions_but_no_vote_comparison(tmp_path):
     records = [debate_record([[(0, A)], [(0, B)]], agents=1, final=0.0, config="solo", item="i1"),
                debate_record([[(0, B)], [(0, A)]], agents=1, final=1.0, config="solo", item="i2")]
-    entry = only(build_leaderboard(write_run(tmp_path / "run", {"solo": "solo"}, records)), metric="accuracy")
+    board = build_leaderboard(write_run(tmp_path / "run", {"solo": "solo"}, records))
+    entry = only(board, metric="accuracy")
     assert entry["agent_transitions"] == {"correct_to_correct": 0, "correct_to_wrong": 1, "wrong_to_correct": 1,
                                           "wrong_to_wrong": 0}
     assert entry["reason"] == SINGLE_AGENT
     assert entry["first_turn_vote"] is None and entry["vote_by_turn"] is None
     assert entry["unanimous_by_turn"] is None and entry["final_vs_first_turn_vote"] is None
     assert (entry["final"], entry["drift"], entry["oracle_gap"]) == (0.5, 0.5, 0.5)
+    text = dynamics_markdown(board["dynamics"])
+    assert "| solo | t | accuracy | 2 | – | 0.500 | – | – | – | – | – | 1 | 1 | 50.0% | 0.0% | 50.0% | 0 |" in text
+    assert f"No vote comparison for t, accuracy (solo): {SINGLE_AGENT}." in text
+    assert ("solo on t (accuracy, 2 items): final 0.500; no vote to compare (one agent); agents right→wrong 1, "
+            "wrong→right 1; drift 50.0%, recovered 0.0%; oracle gap 50.0%; 0 unparsed answers.") in dynamics_html(
+                board["dynamics"])
 
 
 def test_metrics_without_dynamics_say_why(tmp_path):
@@ -107,8 +115,11 @@ def test_records_without_transcripts_have_no_dynamics(tmp_path):
     records = four_debates()
     for record in records:
         del record["transcript"]
-    entry = only(build_leaderboard(write_run(tmp_path / "run", {"debate": "debate"}, records)), metric="accuracy")
-    assert entry["reason"] == NO_TRANSCRIPTS
+    board = build_leaderboard(write_run(tmp_path / "run", {"debate": "debate"}, records))
+    assert only(board, metric="accuracy")["reason"] == NO_TRANSCRIPTS
+    # nothing to explain: the section is its title and why
+    assert dynamics_markdown(board["dynamics"]) == (f"Did the debate beat its first-turn vote?\n\n"
+                                                    f"No dynamics for t, accuracy (debate): {NO_TRANSCRIPTS}.\n")
 
 
 def test_a_merged_board_has_the_dynamics_of_each_run(tmp_path):
@@ -129,12 +140,12 @@ def test_the_section_is_shown_in_markdown_and_html_with_labels_as_text(tmp_path)
     markdown = (folder / "leaderboard.md").read_text()
     assert "Did the debate beat its first-turn vote?" in markdown
     line = next(l for l in markdown.splitlines() if l.startswith(f"| {label} | t | accuracy | 4 |"))
-    assert "| 75.0 | 75.0 | +0.0 | McNemar, p=1 |" in line
-    assert "| 75.0 / 50.0 / 75.0 | 25.0 → 50.0 | 2 | 1 | 50.0 | 25.0 | 25.0 | 4 |" in line
+    assert "| 0.750 | 0.750 | +0.000 | McNemar, p=1 |" in line
+    assert "| 0.750 / 0.500 / 0.750 | 25.0% → 50.0% | 2 | 1 | 50.0% | 25.0% | 25.0% | 4 |" in line
     page = (folder / "leaderboard.html").read_text()
     assert "<h2>Did the debate beat its first-turn vote?</h2>" in page
-    assert ("<li>&lt;b&gt;debate&lt;/b&gt; | x on t (accuracy, 4 items): first-turn vote 75.0 → final 75.0 "
-            "(+0.0, McNemar p=1, MDE –); vote by turn 75.0 / 50.0 / 75.0; unanimous 25.0% → 50.0%; "
+    assert ("<li>&lt;b&gt;debate&lt;/b&gt; | x on t (accuracy, 4 items): first-turn vote 0.750 → final 0.750 "
+            "(+0.000, McNemar p=1, MDE –); vote by turn 0.750 / 0.500 / 0.750; unanimous 25.0% → 50.0%; "
             "agents right→wrong 2, wrong→right 1; drift 50.0%, recovered 25.0%; oracle gap 25.0%; "
             "4 unparsed answers.</li>") in page
     assert "<b>debate</b>" not in page

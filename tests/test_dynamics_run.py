@@ -81,3 +81,22 @@ def test_one_agent_has_no_vote_comparison_and_every_output_shows_the_section(con
     assert "Did the debate beat its first-turn vote?" in (result.folder / "leaderboard.html").read_text()
     chart = result.folder / "charts" / "dynamics.png"
     assert chart.stat().st_size > 10_000
+
+
+def test_the_charts_title_and_legend_lie_inside_the_figure(conformity_run):
+    from madeval.dynamics.chart import dynamics_figure
+    from madeval.leaderboard.charts import style
+
+    board = conformity_run[0].board
+    figure = dynamics_figure(board, style)
+    figure.draw_without_rendering()  # runs the constrained layout
+    frame = figure.bbox
+    for box in (figure._suptitle.get_window_extent(), figure.legends[0].get_window_extent()):
+        assert frame.x0 <= box.x0 and box.x1 <= frame.x1 and frame.y0 <= box.y0 and box.y1 <= frame.y1
+    (ax,) = figure.axes
+    labels = [t.get_text() for t in ax.get_xticklabels()]
+    assert labels == ["1", "2", "3", "final"]  # the longest debate of the board, then the decision
+    lines = {line.get_label(): line for line in ax.get_lines() if not line.get_label().startswith("_")}
+    three = next(e for e in board["dynamics"] if e["label"] == "count-3")
+    assert list(lines["count-3"].get_ydata()) == three["vote_by_turn"]
+    assert "solo" not in lines  # one agent: no vote to draw

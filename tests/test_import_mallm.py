@@ -203,6 +203,7 @@ def test_a_small_debate_is_kept_message_by_message(tmp_path, mmlu_pro):
     path = write_json(tmp_path / "small.json.gz", [record], compress=True)
     outcome = import_files(registries().importers.create("mallm"), [path], mmlu_pro, tmp_path / "out")
     assert outcome.added == 1 and outcome.files[0].label == "small"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out", "small.json.gz"]  # nothing beside the input
     (stored,) = read_records(tmp_path / "out")
     transcript = Transcript.from_dict(stored["transcript"])
     assert [(m.turn, m.step, m.agent, m.answer, m.agreement, m.backs) for m in transcript.messages] == [

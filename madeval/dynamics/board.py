@@ -11,7 +11,7 @@ over items of the mean over the item's repeats. An entry holds:
   parsed answer in that turn);
 * ``agent_transitions``: over all debates and voters, the counts ``correct_to_correct``,
   ``correct_to_wrong``, ``wrong_to_correct``, ``wrong_to_wrong`` of each voter's first-turn
-  answer against its last-turn answer (unparsed is wrong);
+  answer against its last-turn answer (unparsed is wrong; a voter that never spoke has none);
 * ``drift`` (the vote is right in some turn and wrong in a later one), ``recovered`` (drift and
   the last vote right), ``oracle_gap`` (some voter right in some turn, the decision wrong): shares
   of items; ``unparsed``: the (debate, turn, voter) answers without a parsed answer;
@@ -27,9 +27,7 @@ unanimity keys are None and ``reason`` says why.
 
 from __future__ import annotations
 
-import statistics
-from collections import defaultdict
-from typing import TYPE_CHECKING, Any, Iterable
+from typing import TYPE_CHECKING, Any
 
 from ..errors import UsageError
 from .debate import TRANSITIONS, DebateFacts, debate_facts
@@ -85,46 +83,67 @@ def _dynamics(records: list[dict[str, Any]], metric: str, options: LeaderboardOp
     """The figures of one configuration on one task and metric."""
     score = answer_scorer(metric)
     try:
-        facts = [(f"{r['unit']['task']}/{r['unit']['item']}", debate_facts(r, metric, score)) for r in records]
+        facts = [debate_facts(r, metric, score) for r in records]
     except UsageError as error:
         return {"reason": str(error)}
-    if not any(f.turns for _, f in facts):
+    if not any(f.turns for f in facts):
         return {"reason": NO_TRANSCRIPTS}
-    longest = max(f.turns for _, f in facts)
-    by_item: dict[str, list[DebateFacts]] = defaultdict(list)
-    for item, found in facts:
-        by_item[item].append(found)
-
-    def share(value) -> dict[str, float]:
-        """Per item: the mean over its repeats of ``value(facts)`` (a bool or a number)."""
-        return {item: statistics.fmean(float(value(f)) for f in found) for item, found in by_item.items()}
-
-    def mean(value) -> float:
-        return statistics.fmean(share(value).values())
-
+    longest = max(f.turns for f in facts)
+    means = _item_means(records, facts, longest)
+    overall = means.values.mean(axis=0)
     transitions = dict.fromkeys(TRANSITIONS, 0)
-    for _, found in facts:
+    for found in facts:
         for key, count in found.transitions.items():
             transitions[key] += count
     entry: dict[str, Any] = {
-        "final": mean(lambda f: f.final),
-        "first_turn_vote": mean(lambda f: f.first_turn_vote_right),
-        "vote_by_turn": [mean(lambda f, t=t: _carried(f.vote_right, t)) for t in range(longest)],
-        "unanimous_by_turn": [mean(lambda f, t=t: _carried(f.unanimous, t)) for t in range(longest)],
+        "final": float(overall[0]),
+        "first_turn_vote": float(overall[1]),
+        "vote_by_turn": [float(v) for v in overall[FIXED:FIXED + longest]],
+        "unanimous_by_turn": [float(v) for v in overall[FIXED + longest:]],
         "turns": longest,
         "agent_transitions": transitions,
-        "drift": mean(lambda f: f.drift),
-        "recovered": mean(lambda f: f.recovered),
-        "oracle_gap": mean(lambda f: f.oracle_gap),
-        "unparsed": sum(f.unparsed for _, f in facts),
+        "drift": float(overall[2]),
+        "recovered": float(overall[3]),
+        "oracle_gap": float(overall[4]),
+        "unparsed": sum(f.unparsed for f in facts),
         "debates": len(facts),
     }
-    if max(len(f.voters) for _, f in facts) <= 1:
+    if max(len(f.voters) for f in facts) <= 1:
         return {**entry, "first_turn_vote": None, "vote_by_turn": None, "unanimous_by_turn": None,
                 "final_vs_first_turn_vote": None, "reason": SINGLE_AGENT}
-    entry["final_vs_first_turn_vote"] = _versus(share(lambda f: f.final), share(lambda f: f.first_turn_vote_right),
-                                                options)
+    entry["final_vs_first_turn_vote"] = _versus(means.column(0), means.column(1), options)
     return entry
+
+
+#: The per-debate values averaged before the turns: final, first-turn vote, drift, recovered, oracle gap.
+FIXED = 5
+
+
+class _ItemMeans:
+    """Per item (``task/item``), the mean over its repeats of each per-debate value (one row per item)."""
+
+    def __init__(self, items: list[str], values):
+        self.items, self.values = items, values
+
+    def column(self, index: int) -> dict[str, float]:
+        return {item: float(value) for item, value in zip(self.items, self.values[:, index])}
+
+
+def _item_means(records: list[dict[str, Any]], facts: list[DebateFacts], longest: int) -> _ItemMeans:
+    """Each debate's values (:data:`FIXED`, then the vote's score and unanimity in each turn 1..longest,
+    carried forward past the debate's end) averaged over the repeats of each item."""
+    import numpy as np  # loaded with the board's statistics anyway; not on a run's start-up path
+
+    items = [f"{r['unit']['task']}/{r['unit']['item']}" for r in records]
+    order = list(dict.fromkeys(items))
+    position = {item: index for index, item in enumerate(order)}
+    rows = np.array([[f.final, f.first_turn_vote_right, f.drift, f.recovered, f.oracle_gap,
+                      *(_carried(f.vote_right, t) for t in range(longest)),
+                      *(_carried(f.unanimous, t) for t in range(longest))] for f in facts], dtype=float)
+    which = np.array([position[item] for item in items])
+    sums = np.zeros((len(order), rows.shape[1]))
+    np.add.at(sums, which, rows)
+    return _ItemMeans(order, sums / np.bincount(which, minlength=len(order))[:, None])
 
 
 def _carried(values: list[bool], turn: int) -> bool:
@@ -134,7 +153,7 @@ def _carried(values: list[bool], turn: int) -> bool:
 
 def _versus(final: dict[str, float], vote: dict[str, float], options: LeaderboardOptions) -> dict[str, Any]:
     """The board's paired test of the decisions against the first-turn vote, with its MDE."""
-    from ..leaderboard.compare import paired_test
+    from ..leaderboard.compare import paired_test  # numpy, scipy and statsmodels behind them: only for a board
     from ..leaderboard.power import detectable
 
     result, shared = paired_test(final, vote, options)
@@ -143,8 +162,3 @@ def _versus(final: dict[str, float], vote: dict[str, float], options: Leaderboar
     return {"test": result.test, "method": result.method, "delta": result.delta, "p_value": result.p_value,
             "significant": result.p_value < options.alpha, "mde": power.mde, "mde_method": power.method,
             "items": shared}
-
-
-def entries_with_figures(entries: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The entries that have figures (no ``reason``, or one agent's transitions)."""
-    return [e for e in entries if "final" in e]

@@ -33,16 +33,16 @@ def dynamics_figure(board: dict[str, Any], style: Callable[[int], dict[str, Any]
     for entry in entries:
         ax, look = axes[entry["task"]], style(configs.index(entry["config"]))
         turns = list(range(1, entry["turns"] + 1))
-        ax.plot(turns, [100 * v for v in entry["vote_by_turn"]], "-", marker=look["marker"], color=look["color"],
+        ax.plot(turns, entry["vote_by_turn"], "-", marker=look["marker"], color=look["color"],
                 label=entry["label"])
         final = longest + 1
-        ax.plot([turns[-1], final], [100 * entry["vote_by_turn"][-1], 100 * entry["final"]], ":", color=look["color"])
-        ax.plot(final, 100 * entry["final"], "*", markersize=13, color=look["color"], markeredgecolor="black")
+        ax.plot([turns[-1], final], [entry["vote_by_turn"][-1], entry["final"]], ":", color=look["color"])
+        ax.plot(final, entry["final"], "*", markersize=13, color=look["color"], markeredgecolor="black")
     for task, ax in axes.items():
         ax.set_title(f"{task} ({first_metric[task]})")
         ax.set_xticks(list(range(1, longest + 2)), [str(t) for t in range(1, longest + 1)] + ["final"])
         ax.set_xlabel("turn")
-        ax.set_ylabel("score of the turn's vote (%)")
+        ax.set_ylabel(f"{first_metric[task]} of the turn's vote")
         ax.grid(alpha=0.3)
     handles, labels = next(iter(axes.values())).get_legend_handles_labels()
     seen = dict(zip(labels, handles))
@@ -54,6 +54,6 @@ def dynamics_figure(board: dict[str, Any], style: Callable[[int], dict[str, Any]
                   label="final decision")
     figure.legend([*seen.values(), star], [*seen, "final decision"], loc="outside lower center",
                   ncols=min(3, len(seen) + 1), fontsize=8)
-    figure.suptitle("Score of each turn's vote (the agents' most common answer) and of the final decision (star)",
+    figure.suptitle("Score of each turn's vote (the agents' most common answer) and of the decision (star)",
                     wrap=True)
     return figure

@@ -27,7 +27,8 @@ definitions, which the leaderboard's ``dynamics`` (:mod:`madeval.dynamics.board`
   that has not spoken yet holds no answer, which is not counted here).
 
 A score is 0/1 here: an answer is right when the metric scores it 1. The metric is only asked
-about answers that parsed, and once per distinct answer of a debate.
+about answers that parsed, once per distinct answer of a debate, and not about the decision's
+own answer (``record["prediction"]``), whose score the record holds.
 """
 
 from __future__ import annotations
@@ -37,11 +38,15 @@ from dataclasses import asdict, dataclass
 from typing import Any, Callable, Mapping
 
 from ..errors import UsageError
+from .scoring import answer_scorer
 
 #: Scores one parsed answer against a record's gold target (``record["target"]``): 1 right, 0 wrong.
 AnswerScore = Callable[[str, Any], float]
 
 TRANSITIONS = ("correct_to_correct", "correct_to_wrong", "wrong_to_correct", "wrong_to_wrong")
+#: Turns read at most: a stored turn count is input like any other, and one debate must not cost
+#: unbounded memory (madeval's own debates stop at ``max_turns``; MALLM's at 7 by default).
+MAX_TURNS = 1_000
 
 
 @dataclass(frozen=True)
@@ -70,7 +75,8 @@ def turn_answers(record: Mapping[str, Any]) -> TurnAnswers:
     """The answers each voter held in each turn of the record's debate (see the module docstring).
 
     Reads ``record["transcript"]`` (agents, messages, turns_used); a record whose transcript was
-    dropped by the leaderboard carries the same as ``record["turn_answers"]``.
+    dropped by the leaderboard carries the same as ``record["turn_answers"]``. The debate's turns
+    are 1..``turns_used`` (without it, up to its last voter's message), at most :data:`MAX_TURNS`.
     """
     if "turn_answers" in record and "transcript" not in record:
         return TurnAnswers.from_dict(record["turn_answers"])
@@ -79,7 +85,9 @@ def turn_answers(record: Mapping[str, Any]) -> TurnAnswers:
     voters = tuple(int(a.get("index", position)) for position, a in enumerate(transcript.get("agents") or [])
                    if not a.get("neutral"))
     messages = transcript.get("messages") or []
-    last_turn = max([int(transcript.get("turns_used") or 0)] + [_turn(m) for m in messages if m.get("agent") in voters])
+    last_turn = _turn({"turn": transcript.get("turns_used")}) or max(
+        (_turn(m) for m in messages if m.get("agent") in voters), default=0)
+    last_turn = min(last_turn, MAX_TURNS)
     held: dict[int, tuple[int, str | None]] = {}  # agent -> (position of the message, answer)
     by_turn: dict[int, list[tuple[int, Mapping[str, Any]]]] = {}
     for position, message in enumerate(messages):
@@ -162,12 +170,13 @@ def debate_facts(record: Mapping[str, Any], metric: str = "accuracy", score: Ans
     metric that cannot score an answer alone, raises :class:`madeval.errors.UsageError`.
     """
     if score is None:
-        from .scoring import answer_scorer
-
         score = answer_scorer(metric)
     held = turn_answers(record)
     target = record.get("target")
+    final = _final(record, metric)
     scored: dict[str, bool] = {}
+    if isinstance(record.get("prediction"), str):  # the decision's answer is scored already (math: 5 ms a check)
+        scored[record["prediction"]] = final == 1.0
 
     def right(answer: str | None) -> bool:
         if answer is None:
@@ -176,13 +185,13 @@ def debate_facts(record: Mapping[str, Any], metric: str = "accuracy", score: Ans
             scored[answer] = float(score(answer, target)) == 1.0
         return scored[answer]
 
-    answers = [[dict(turn).get(agent) for agent in held.voters] for turn in held.turns]
-    spoken = [[agent in dict(turn) for agent in held.voters] for turn in held.turns]
+    by_agent = [dict(turn) for turn in held.turns]
+    answers = [[turn.get(agent) for agent in held.voters] for turn in by_agent]
+    spoken = [[agent in turn for agent in held.voters] for turn in by_agent]
     answer_right = [[right(a) for a in row] for row in answers]
     votes = [turn_vote(turn) for turn in held.turns]
     vote_right = [right(v) for v in votes]
     unanimous = [bool(row) and None not in row and len(set(row)) == 1 for row in answers]
-    final = _final(record, metric)
     final_right = final == 1.0
     drift = any(vote_right[i] and not all(vote_right[i + 1:]) for i in range(len(vote_right)))
     transitions = dict.fromkeys(TRANSITIONS, 0)

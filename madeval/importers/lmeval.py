@@ -55,7 +55,7 @@ class LmEvalSamplesImporter(Importer):
     def read(self, path: Path, task: Task, label: str | None) -> ImportedFile:
         """The configuration of ``path`` (label: the model folder and the file name) and its
         debates, one line at a time."""
-        name = label or f"{path.resolve().parent.name}/{file_label(path)}"
+        name = label or default_label(path)
         model = _model_name(path)
         options = {"name": name, "persona": "none", "responder": "simple", "paradigm": "memory",
                    "decider": "lm_eval", "agents": 1, "max_turns": 1}
@@ -240,6 +240,17 @@ def _notes(report: FileReport, counts: dict[str, int]) -> None:
         report.notes.append(f"{counts['repeats']} samples hold several replies (repeats); the first is imported")
 
 
+def default_label(path: Path) -> str:
+    """``<model folder>/<task>@<date to the second>`` for lm-eval's ``<model>/samples_<task>_<date>.jsonl``
+    (``sim-acc80/gsm8k@2026-11-27T05-05-09``); another file name: the folder and the name."""
+    stem = file_label(path)
+    folder = path.resolve().parent.name
+    if stem.startswith("samples_") and stem.count("_") >= 2:
+        task, _, date = stem[len("samples_"):].rpartition("_")
+        return f"{folder}/{task}@{date.split('.')[0]}"
+    return f"{folder}/{stem}"
+
+
 def _model_name(path: Path) -> str:
     """The model of a samples file, from lm-eval's ``results_<date>.json`` beside it (its
     ``model_name``, else the ``model=`` of ``model_args``), else the folder's name."""
@@ -250,8 +261,11 @@ def _model_name(path: Path) -> str:
             data = json.loads(results.read_text(encoding="utf-8"))
             name = data.get("model_name") or ""
             if not name:
-                args = str((data.get("config") or {}).get("model_args") or "")
-                name = next((p.split("=", 1)[1] for p in args.split(",") if p.startswith("model=")), "")
+                args = (data.get("config") or {}).get("model_args") or ""
+                if isinstance(args, dict):  # lm-eval 0.4.10 and later store them parsed
+                    name = str(args.get("model") or "")
+                else:
+                    name = next((p.split("=", 1)[1] for p in str(args).split(",") if p.startswith("model=")), "")
             if isinstance(name, str) and name:
                 return name
     except (OSError, ValueError, AttributeError):

@@ -143,6 +143,7 @@ def _write(importer, paths, task, folder, label, existing, staging, versions) ->
         items: dict[str, None] = {}  # the items imported, in order (a set that keeps its order)
         for path in paths:
             imported = importer.read(path, task, label)
+            _check_same_source(configurations, configuration_id(importer.name, imported.label), imported)
             outcome = _write_file(importer, imported, path, task, records, done, items, labels)
             outcomes.append(outcome)
             description = {"label": imported.label, **DebateConfig(**imported.options).identity(),
@@ -152,6 +153,15 @@ def _write(importer, paths, task, folder, label, existing, staging, versions) ->
     _describe_run(run, task, items, [o.config for o in outcomes])
     write_json_atomically(staging / RUN_FILE, run)
     return ImportOutcome(folder, outcomes)
+
+
+def _check_same_source(configurations: dict[str, Any], config: str, imported: ImportedFile) -> None:
+    """Refuse a file whose label names a configuration imported from another file (other content)."""
+    stored = (configurations.get(config) or {}).get(IMPORTED_KEY) or {}
+    digest = imported.description.get("sha256")
+    if stored.get("sha256") and digest and stored["sha256"] != digest:
+        raise UsageError(f"label '{imported.label}' already holds {stored.get('file')} (other content) in the "
+                         "folder; choose another with --label")
 
 
 def _write_file(importer: Importer, imported: ImportedFile, path: Path, task: Task, records, done: set[str],

@@ -16,6 +16,8 @@
 * ``cost``: score against tokens and against calls per item, one point per configuration with its
   95% interval; the cost-accuracy Pareto front (:mod:`.cost`) is joined by a dashed line and its
   points ringed (drawn when the configurations' costs differ).
+* ``dynamics``: the score of each turn's vote, turn by turn, with the final decision marked
+  (:mod:`madeval.dynamics.chart`; the board's ``dynamics``).
 
 One panel per task. A configuration keeps one colour and hatch (bars) or marker (lines) across
 charts: ten colours, then the same colours with another hatch or marker. Figures are drawn with the

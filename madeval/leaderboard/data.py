@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..dynamics.debate import turn_answers
 from ..errors import UsageError
 from ..records import RUN_FILE, ReadReport, read_jsonl_records, read_records
 from .groups import declared_aggregations
@@ -85,8 +86,6 @@ def load_run(folder: str | Path, *, transcripts: bool = True) -> RunData:
 def _without_transcript(record: dict[str, Any]) -> dict[str, Any]:
     """``record`` with its LLM time filled in and its transcript dropped; the answers each agent
     held per turn are kept (``turn_answers``, a few bytes a turn) for the board's dynamics."""
-    from ..dynamics.debate import turn_answers
-
     record["llm_s"] = llm_seconds(record)
     if "transcript" in record:
         record["turn_answers"] = turn_answers(record).to_dict()
