@@ -140,6 +140,23 @@ def test_a_page_of_a_slice_holds_only_its_debates_and_an_empty_slice_writes_noth
     assert sorted(p.name for p in tmp_path.iterdir()) == ["slice.html"]
 
 
+def test_a_record_of_another_shape_is_left_out_and_named_and_a_broken_line_counted(viewed_run, tmp_path):
+    import shutil
+
+    folder, written = viewed_run
+    copy = tmp_path / "run"
+    shutil.copytree(folder, copy, ignore=shutil.ignore_patterns("*.html", "run.lock"))
+    odd = {**LOST, "unit": {**LOST["unit"], "key": "odd", "item": "odd-item"}, "transcript": {"messages": ["not a message"]}}
+    with open(copy / "records.jsonl", "ab") as handle:
+        handle.write(encode_line(odd) + b"{not json\n")
+    done = write_viewer(copy)
+    assert done["debates"] == written["debates"]
+    assert done["notes"] == ["records left out: 1 broken line skipped (records.jsonl:%d)" % (written["debates"] + 2),
+                             "1 record with a transcript of another shape left out (odd)"]
+    index = json.loads(re.search(r"id='madeval-index'>(.*?)</script>", (copy / VIEWER_FILE).read_text()).group(1))
+    assert index["notes"] == done["notes"]
+
+
 def test_a_page_above_the_size_limit_says_how_to_split_the_run(viewed_run, tmp_path, monkeypatch):
     from click.testing import CliRunner
 

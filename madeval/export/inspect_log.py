@@ -174,8 +174,13 @@ def export_inspect(run: Path, output: Path) -> dict[str, Any]:
     described = read_run_description(run)
     questions = load_questions(described)
     samples, scored = [], []
-    for record in run_records(run, ReadReport()):
-        samples.append(eval_sample(record, questions.of(record)))
+    report, unreadable = ReadReport(), []
+    for record in run_records(run, report):
+        try:  # a transcript of another shape (a damaged file) is left out and named, as the viewer does
+            samples.append(eval_sample(record, questions.of(record)))
+        except (AttributeError, KeyError, TypeError, ValueError):  # pydantic's ValidationError is a ValueError
+            unreadable.append(str(record["unit"]["key"]))
+            continue
         scored.append({"unit": record["unit"], "config_label": record.get("config_label"),
                        "metrics": record.get("metrics") or {}})
     log = eval_log(run.resolve().name, described, samples, scored)
@@ -188,4 +193,8 @@ def export_inspect(run: Path, output: Path) -> dict[str, Any]:
     finally:
         with contextlib.suppress(OSError):
             temporary.unlink()
-    return {"samples": len(samples), "path": output, "notes": questions.notes}
+    notes = questions.notes + ([f"records left out: {report.summary()}"] if report else [])
+    if unreadable:
+        notes.append(f"{len(unreadable)} record{'' if len(unreadable) == 1 else 's'} with a transcript of another "
+                     f"shape left out ({', '.join(unreadable[:3])}{', ...' if len(unreadable) > 3 else ''})")
+    return {"samples": len(samples), "path": output, "notes": notes}

@@ -48,13 +48,20 @@ def write_viewer(run: str | Path, output: str | Path | None = None, *, tasks: li
     report = ReadReport()
     notes = list(questions.notes)
 
+    unreadable: list[str] = []
+
     def finished_notes() -> list[str]:  # known once every record has been read
-        return notes + ([f"records left out: {report.summary()}"] if report else [])
+        left_out = [f"records left out: {report.summary()}"] if report else []
+        if unreadable:
+            shown = ", ".join(unreadable[:3]) + (", ..." if len(unreadable) > 3 else "")
+            records = f"{len(unreadable)} record{'' if len(unreadable) == 1 else 's'}"
+            left_out.append(f"{records} with a transcript of another shape left out ({shown})")
+        return notes + left_out
 
     records = (r for r in run_records(folder, report) if _kept(r, tasks, configs))
     sliced = ", ".join(f"{name} {', '.join(chosen)}" for name, chosen in (("task", tasks), ("configuration", configs)) if chosen)
     written = write_page(target, f"madeval debates: {folder.name}" + (f" ({sliced})" if sliced else ""),
-                         read_debates(records, questions), finished_notes,
+                         read_debates(records, questions, unreadable), finished_notes,
                          empty=f"no debate of {folder} is of {sliced}" if sliced else None)
     return {"path": target, **written, "notes": finished_notes()}
 

@@ -77,10 +77,17 @@ def run_records(folder: Path, report: ReadReport) -> Iterator[dict[str, Any]]:
     yield from read_jsonl_records(folder / RESCORED_FILE, report, seen)
 
 
-def read_debates(records: Iterator[Mapping[str, Any]], questions: Questions) -> Iterator[ViewedDebate]:
-    """Each record as a :class:`ViewedDebate`, in the order read."""
+def read_debates(records: Iterator[Mapping[str, Any]], questions: Questions,
+                 unreadable: list[str] | None = None) -> Iterator[ViewedDebate]:
+    """Each record as a :class:`ViewedDebate`, in the order read. A record whose transcript is
+    not the shape madeval writes (a damaged or hand-edited file) is left out and its unit key
+    added to ``unreadable``, so one bad line does not cost the page."""
     for record in records:
-        yield view_debate(record, questions.of(record))
+        try:
+            yield view_debate(record, questions.of(record))
+        except (AttributeError, KeyError, TypeError, ValueError):
+            if unreadable is not None:
+                unreadable.append(str(record["unit"]["key"]))
 
 
 def primary_metric(record: Mapping[str, Any]) -> str | None:
