@@ -33,6 +33,9 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from ..errors import StorageError, UsageError
+from ..records import ReadReport
+from ..viewer.debates import facts_of, read_run_description, readable, run_records
+from ..viewer.questions import load_questions
 
 #: Characters a sample id keeps (it names a file inside the log's zip).
 UNSAFE = re.compile(r"[^A-Za-z0-9._-]")
@@ -67,11 +70,9 @@ def sample_id(record: Mapping[str, Any]) -> str:
 
 def eval_sample(record: Mapping[str, Any], question: str | None):
     """One record as an ``inspect_ai.log.EvalSample``."""
-    from inspect_ai.log import EvalSample
+    from inspect_ai.log import EvalSample  # the optional extra, imported when used
     from inspect_ai.model import ChatMessageAssistant, ChatMessageUser, ModelOutput
     from inspect_ai.scorer import Score
-
-    from ..viewer.debates import facts_of, readable
 
     identity = sample_id(record)
     record, question = readable(record), readable(question)
@@ -121,7 +122,9 @@ def eval_log(run_name: str, described: Mapping[str, Any], samples: list[Any],
              records: Iterable[Mapping[str, Any]]):
     """The ``EvalLog`` of a run: ``samples`` and, in its results, each (configuration, task)'s score
     per metric (the mean over items of the mean over an item's repeats, as the leaderboard)."""
-    from inspect_ai.log import EvalConfig, EvalDataset, EvalLog, EvalMetric, EvalResults, EvalScore, EvalSpec
+    from inspect_ai.log import (  # the optional extra, imported when used
+        EvalConfig, EvalDataset, EvalLog, EvalMetric, EvalResults, EvalScore, EvalSpec,
+    )
 
     settings = described.get("settings") or {}
     tasks = list(described.get("tasks") or {})
@@ -163,11 +166,7 @@ def export_inspect(run: Path, output: Path) -> dict[str, Any]:
     """Write ``run``'s debates to ``output`` as an inspect-ai log (``.eval``, or ``.json``);
     returns ``samples`` and ``path``. Nothing is written when the run cannot be read."""
     require_inspect()
-    from inspect_ai.log import write_eval_log
-
-    from ..records import ReadReport
-    from ..viewer.debates import read_run_description, run_records
-    from ..viewer.questions import load_questions
+    from inspect_ai.log import write_eval_log  # the optional extra, imported when used
 
     if output.suffix not in (".eval", ".json"):
         raise UsageError(f"{output}: an inspect-ai log is a .eval or .json file")

@@ -16,6 +16,10 @@ from pathlib import Path
 from typing import Any
 
 from ..leaderboard import VIEWER_FILE  # the page's name in the run folder, which the leaderboard links
+from ..records import ReadReport
+from .debates import read_debates, read_run_description, run_records
+from .page import write_page
+from .questions import load_questions
 
 #: The size up to which one page stays quick to open: the browser reads the whole file when it
 #: opens it (about 2 to 5 s for 80 MB, 10,000 MALLM-length debates, measured with
@@ -34,11 +38,6 @@ def write_viewer(run: str | Path, output: str | Path | None = None, *, tasks: li
     (records skipped, questions that could not be read). A folder that is no run, or a slice with
     no debate, is a one-line :class:`madeval.UsageError`; nothing is written then.
     """
-    from ..records import ReadReport
-    from .debates import read_debates, read_run_description, run_records
-    from .page import write_page
-    from .questions import load_questions
-
     folder = Path(run)
     described = read_run_description(folder)
     target = Path(output) if output is not None else folder / VIEWER_FILE

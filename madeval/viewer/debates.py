@@ -15,8 +15,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator, Mapping
 
+from ..dynamics.debate import debate_facts, turn_answers
+from ..dynamics.scoring import answer_scorer
 from ..errors import UsageError
-from ..records import ReadReport, read_jsonl_records
+from ..leaderboard.data import RESCORED_FILE
+from ..records import RECORDS_FILE, RUN_FILE, ReadReport, read_jsonl_records
 from .questions import Questions
 
 LONE_SURROGATE = re.compile("[\ud800-\udfff]")
@@ -52,8 +55,6 @@ def readable(value: Any) -> Any:
 def read_run_description(folder: Path) -> dict[str, Any]:
     """``run.json`` of a run folder; a folder without one, or with one that is not a JSON object,
     is a one-line :class:`UsageError`."""
-    from ..records import RUN_FILE
-
     run_file = folder / RUN_FILE
     if not run_file.is_file():
         raise UsageError(f"{folder} is not a madeval run folder (no {RUN_FILE})")
@@ -69,9 +70,6 @@ def read_run_description(folder: Path) -> dict[str, Any]:
 def run_records(folder: Path, report: ReadReport) -> Iterator[dict[str, Any]]:
     """The run's records, then the records ``madeval rescore`` added, each unit once (``report``
     counts broken lines and duplicates, as the leaderboard does)."""
-    from ..leaderboard.data import RESCORED_FILE
-    from ..records import RECORDS_FILE
-
     seen: set[str] = set()
     yield from read_jsonl_records(folder / RECORDS_FILE, report, seen)
     yield from read_jsonl_records(folder / RESCORED_FILE, report, seen)
@@ -99,9 +97,6 @@ def facts_of(record: Mapping[str, Any], scorer=None):
     """The debate's turn-by-turn facts (:func:`madeval.dynamics.debate.debate_facts`) scored with
     its primary metric, and None; or None and why there are none (no score, or a metric that cannot
     score one answer alone). ``scorer`` is the metric's answer scorer, when already made."""
-    from ..dynamics.debate import debate_facts
-    from ..dynamics.scoring import answer_scorer
-
     metric = primary_metric(record)
     if metric is None:
         return None, "the debate has no score"
@@ -114,8 +109,6 @@ def facts_of(record: Mapping[str, Any], scorer=None):
 def answer_judge(record: Mapping[str, Any]):
     """``answer -> right?`` for the record's primary metric, each answer scored once; None when
     the metric cannot score one answer alone."""
-    from ..dynamics.scoring import answer_scorer
-
     metric = primary_metric(record)
     if metric is None:
         return None
@@ -198,8 +191,6 @@ def _message(message: Mapping[str, Any], scorer) -> dict[str, Any]:
 
 def _unparsed(record: Mapping[str, Any]) -> int:
     """The dynamics' unparsed count, for a debate whose answers cannot be scored (it needs no score)."""
-    from ..dynamics.debate import turn_answers
-
     return sum(answer is None for turn in turn_answers(record).turns for _, answer in turn)
 
 
