@@ -102,6 +102,10 @@ def test_a_debate_whose_metric_cannot_score_an_answer_is_shown_without_facts_and
     assert [m["right"] for m in shown.detail["messages"]] == [None, None, None]
     judged = view_debate(LOST, None)
     assert [m["right"] for m in judged.detail["messages"]] == [True, True, False, False, False, False]
+    agreeing = json.loads(json.dumps(LOST))
+    agreeing["transcript"]["messages"][5].update(solution=None, answer=None, agreement=True, backs=3)
+    said = view_debate(agreeing, None).detail["messages"]
+    assert [m["proposes"] for m in said] == [True] * 5 + [False]  # no "unparsed" mark on a message that only agrees
 
 
 def test_embedded_data_cannot_close_its_element():

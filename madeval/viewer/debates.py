@@ -183,6 +183,7 @@ def _message(message: Mapping[str, Any], scorer) -> dict[str, Any]:
     shown = {key: message.get(key) for key in ("id", "turn", "step", "agent", "stage", "text", "answer",
                                                   "agreement", "backs", "confidence", "parse_notes")}
     solution = message.get("solution")
+    shown["proposes"] = solution is not None  # a message that only agrees proposes nothing to parse
     if solution is not None and solution != message.get("text"):
         shown["solution"] = solution
     shown["right"] = None if scorer is None or answer is None else scorer(str(answer)) == 1.0

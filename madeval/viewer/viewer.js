@@ -129,8 +129,7 @@
   }
   function answerBadge(message) {
     if (message.answer === null || message.answer === undefined) {
-      return message.solution === undefined && message.stage !== 'draft' && message.right === null
-        ? null : badge('unparsed', false);
+      return message.proposes ? badge('unparsed', false) : null;
     }
     return badge('answer ' + message.answer + tick(message.right), message.right);
   }
