@@ -92,7 +92,7 @@ def write_page(run: Path, page: Path) -> dict:
 
 async def in_chromium(page: Path, profile: Path) -> dict:
     """Open ``page`` in headless Chromium (1400 x 1000) and run :data:`MEASURE` in it."""
-    process = subprocess.Popen([chromium(), *FLAGS, f"--user-data-dir={profile}", "--remote-debugging-port=0",
+    process = subprocess.Popen([chromium(), *FLAGS, f"--user-data-dir={profile}", "--remote-debugging-port=0", "--enable-precise-memory-info",
                                 "--window-size=1400,1000", "about:blank"],
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:

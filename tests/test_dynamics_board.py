@@ -115,8 +115,11 @@ def test_records_without_transcripts_have_no_dynamics(tmp_path):
     records = four_debates()
     for record in records:
         del record["transcript"]
-    entry = only(build_leaderboard(write_run(tmp_path / "run", {"debate": "debate"}, records)), metric="accuracy")
-    assert entry["reason"] == NO_TRANSCRIPTS
+    board = build_leaderboard(write_run(tmp_path / "run", {"debate": "debate"}, records))
+    assert only(board, metric="accuracy")["reason"] == NO_TRANSCRIPTS
+    # nothing to explain: the section is its title and why
+    assert dynamics_markdown(board["dynamics"]) == (f"Did the debate beat its first-turn vote?\n\n"
+                                                    f"No dynamics for t, accuracy (debate): {NO_TRANSCRIPTS}.\n")
 
 
 def test_a_merged_board_has_the_dynamics_of_each_run(tmp_path):

@@ -151,6 +151,12 @@ def test_each_distinct_answer_is_scored_once():
 
     debate_facts(record([[(0, "A"), (1, "B"), (2, "A")], [(0, "A"), (1, "A"), (2, "A")]]), score=counting)
     assert sorted(calls) == ["A", "B"]
+    # the decision's own answer takes the record's score (here 1: as the record says, not as exact would)
+    calls.clear()
+    decided = record([[(0, "A"), (1, "B"), (2, "C")]], final=1.0)
+    decided["prediction"] = "C"
+    facts = debate_facts(decided, score=counting)
+    assert sorted(calls) == ["A", "B"] and facts.answer_right == [[True, False, True]]
 
 
 def test_hostile_answers_are_text():
@@ -180,3 +186,26 @@ def test_a_huge_stored_turn_count_is_bounded():
     hostile["transcript"]["messages"][0]["turn"] = "not a number"
     facts = debate_facts(hostile, score=exact)
     assert facts.turns == MAX_TURNS and facts.answers[0] == [None] and facts.unparsed == 0
+
+
+def test_a_plugins_metric_scores_answers_while_it_is_registered():
+    import types
+
+    from madeval.hookspecs import hookimpl
+    from madeval.metrics.base import Metric
+    from madeval.testing import registered
+
+    class FirstLetter(Metric):
+        """Right when the answer starts with the target's first letter."""
+
+        def score(self, prediction, item):
+            return float(bool(prediction) and prediction[0] == str(item.target)[0])
+
+    plugin = types.ModuleType("first_letter_plugin")
+    plugin.register_metrics = hookimpl(lambda register: register("first_letter", FirstLetter))
+    assert "not a registered metric" in why_no_scorer("first_letter")
+    with registered(plugin):
+        facts = debate_facts(record([[(0, "Apple"), (1, "Avocado"), (2, "Banana")]], target="Apricot",
+                                    metric="first_letter"), "first_letter")
+        assert facts.answer_right == [[True, True, False]] and facts.vote_right == [True]
+    assert "not a registered metric" in why_no_scorer("first_letter")

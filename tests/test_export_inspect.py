@@ -114,3 +114,19 @@ def test_bad_input_is_one_line_and_status_2_with_nothing_written(exported, tmp_p
                               capture_output=True, text=True, timeout=120)
         assert done.returncode == 2 and said in done.stderr and done.stderr.count("\n") == 1, done.stderr
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_record_of_another_shape_is_left_out_and_named(exported, tmp_path):
+    import shutil
+
+    from madeval.export.inspect_log import export_inspect
+
+    folder, _, _ = exported
+    copy = tmp_path / "run"
+    shutil.copytree(folder, copy, ignore=shutil.ignore_patterns("run.lock"))
+    odd = {**LOST, "unit": {**LOST["unit"], "key": "odd", "item": "odd-item"}, "transcript": {"messages": ["not a message"]}}
+    with open(copy / "records.jsonl", "ab") as handle:
+        handle.write(encode_line(odd))
+    done = export_inspect(copy, tmp_path / "odd.eval")
+    assert done["samples"] == 2 * 2 * 4 + 2 and done["notes"] == ["1 record with a transcript of another shape left out (odd)"]
+    assert len(read_eval_log(str(tmp_path / "odd.eval")).samples) == done["samples"]

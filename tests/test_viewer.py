@@ -22,7 +22,7 @@ from madeval.simulator import simulate
 from madeval.viewer import VIEWER_FILE, write_viewer
 from madeval.viewer.debates import readable
 from madeval.viewer.page import inert_json, pack
-from browser import FLAGS, chromium
+from browser import FLAGS, chromium, run_chromium
 from debates_by_hand import HOSTILE, HOSTILE_LABEL, HOSTILE_RECORD, HUGE, LOST
 from helpers import run_quietly
 
@@ -91,6 +91,23 @@ def test_the_page_holds_every_debate_with_the_facts_of_the_dynamics(viewed_run):
     assert not re.search(r"https?:|<link|\ssrc=|@import|url\(", markup)  # opens from disk, asks no network
 
 
+def test_a_debate_whose_metric_cannot_score_an_answer_is_shown_without_facts_and_says_why():
+    from madeval.viewer.debates import view_debate
+
+    record = {**HOSTILE_RECORD, "metrics": {"no_such_metric": 0.7}}
+    shown = view_debate(record, "the question")
+    assert (shown.row["right"], shown.row["first"], shown.row["drift"]) == (None, None, None)
+    assert shown.row["score"] == 0.7 and shown.row["unparsed"] == 1  # agent 0's answer, read without a score
+    assert shown.detail["facts"] is None and "no_such_metric" in shown.detail["no_facts"]
+    assert [m["right"] for m in shown.detail["messages"]] == [None, None, None]
+    judged = view_debate(LOST, None)
+    assert [m["right"] for m in judged.detail["messages"]] == [True, True, False, False, False, False]
+    agreeing = json.loads(json.dumps(LOST))
+    agreeing["transcript"]["messages"][5].update(solution=None, answer=None, agreement=True, backs=3)
+    said = view_debate(agreeing, None).detail["messages"]
+    assert [m["proposes"] for m in said] == [True] * 5 + [False]  # no "unparsed" mark on a message that only agrees
+
+
 def test_embedded_data_cannot_close_its_element():
     assert "<" not in inert_json({"x": "</script><!--"}) and json.loads(inert_json({"x": "</script>"})) == {"x": "</script>"}
     packed = pack({"text": HOSTILE})
@@ -125,6 +142,38 @@ def test_a_page_of_a_slice_holds_only_its_debates_and_an_empty_slice_writes_noth
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 2 and "no debate of" in done.stderr and done.stderr.count("\n") == 1
     assert sorted(p.name for p in tmp_path.iterdir()) == ["slice.html"]
+
+
+def test_a_record_of_another_shape_is_left_out_and_named_and_a_broken_line_counted(viewed_run, tmp_path):
+    import shutil
+
+    folder, written = viewed_run
+    copy = tmp_path / "run"
+    shutil.copytree(folder, copy, ignore=shutil.ignore_patterns("*.html", "run.lock"))
+    odd = {**LOST, "unit": {**LOST["unit"], "key": "odd", "item": "odd-item"}, "transcript": {"messages": ["not a message"]}}
+    with open(copy / "records.jsonl", "ab") as handle:
+        handle.write(encode_line(odd) + b"{not json\n")
+    done = write_viewer(copy)
+    assert done["debates"] == written["debates"]
+    assert done["notes"] == ["records left out: 1 broken line skipped (records.jsonl:%d)" % (written["debates"] + 2),
+                             "1 record with a transcript of another shape left out (odd)"]
+    index = json.loads(re.search(r"id='madeval-index'>(.*?)</script>", (copy / VIEWER_FILE).read_text()).group(1))
+    assert index["notes"] == done["notes"]
+
+
+def test_a_page_above_the_size_limit_says_how_to_split_the_run(viewed_run, tmp_path, monkeypatch):
+    from click.testing import CliRunner
+
+    import madeval.viewer
+    from madeval.cli.main import cli
+
+    folder, written = viewed_run
+    monkeypatch.setattr(madeval.viewer, "PAGE_LIMIT_BYTES", 50_000)  # the run's page is about 90 KB
+    done = CliRunner().invoke(cli, ["view", str(folder), "--output", str(tmp_path / "big.html")])
+    assert done.exit_code == 0 and "larger than the 0 MB" in done.stderr and "--task or --config" in done.stderr
+    monkeypatch.setattr(madeval.viewer, "PAGE_LIMIT_BYTES", 10_000_000)
+    done = CliRunner().invoke(cli, ["view", str(folder), "--output", str(tmp_path / "small.html")])
+    assert done.exit_code == 0 and done.stderr == ""
 
 
 def test_a_page_that_cannot_be_written_leaves_nothing(viewed_run, tmp_path):
@@ -228,6 +277,7 @@ OPEN_PROBE = """
       votes: Array.prototype.map.call(view.querySelectorAll('table.grid td.vote'), function (td) { return td.textContent; }),
       marks: Array.prototype.map.call(view.querySelectorAll('details.msg summary .badge:nth-child(2)'), function (b) { return b.textContent; }),
       title: view.querySelector('h2').textContent,
+      isolated: Array.prototype.map.call(view.querySelectorAll('h2 bdi'), function (b) { return b.textContent; }),
       decision: view.querySelector('.decision').textContent,
       overflow: root.scrollWidth - root.clientWidth
     }));
@@ -264,14 +314,39 @@ def test_hostile_text_is_shown_as_text_and_never_runs(viewed_run, tmp_path):
     assert seen["texts"][0] == shown and seen["texts"][1] == HUGE
     assert seen["heads"][2] == HOSTILE_LABEL and seen["title"].startswith(f"Debate {written['debates']}: {HOSTILE_LABEL}")
     assert seen["marks"] == ["unparsed", "answer B \u2713", "answer B \u2713"]
+    assert seen["isolated"] == [HOSTILE_LABEL, "arith_mc", shown]  # its bidi override cannot reorder the title
     body = dom.split("<body", 1)[1]
     assert "&lt;img src=x onerror=" in body and re.search(r"<img\b", body) is None
     assert "<b>bold</b>" not in body and "&lt;b&gt;bold&lt;/b&gt;" in body
 
 
 @pytest.mark.parametrize("width", [1400, 800])
-def test_an_open_debate_fits_the_window(viewed_run, tmp_path, width):
-    """The page never scrolls sideways: the list and the grid scroll inside their own boxes."""
+@pytest.mark.parametrize("which", ["lost", "hostile"])
+def test_an_open_debate_fits_the_window(viewed_run, tmp_path, width, which):
+    """The page never scrolls sideways, even with a long hostile title: the list and the grid
+    scroll inside their own boxes."""
     folder, written = viewed_run
-    seen, _ = opened(folder, written["debates"] - 1, tmp_path, width)
+    seen, _ = opened(folder, written["debates"] - (which == "lost"), tmp_path, width)
     assert seen["overflow"] == 0
+
+
+SHOT_PROBE = """
+location.hash = 'debate=NUMBER';
+(function wait() {
+  if (!document.documentElement.getAttribute('data-opened')) return setTimeout(wait, 20);
+  document.querySelector('#debate details.msg').open = true;
+  window.scrollTo(0, 0);
+})();
+"""
+
+
+def test_screenshots_of_the_list_and_an_open_debate_at_1400_and_800_px(viewed_run, tmp_path):
+    """Drawn at both widths with the hand-made debate open (the list hides nothing of it)."""
+    folder, written = viewed_run
+    page = with_probe(folder / VIEWER_FILE, SHOT_PROBE.replace("NUMBER", str(written["debates"] - 1)), tmp_path / "shot.html")
+    for width in (1400, 800):
+        shot = tmp_path / f"viewer-{width}.png"
+        taken = run_chromium(page, tmp_path / f"profile-shot-{width}", "--virtual-time-budget=20000",
+                             f"--screenshot={shot}", f"--window-size={width},3200")
+        assert taken.returncode == 0, taken.stderr[-2000:]
+        assert shot.stat().st_size > 50_000  # a drawn page, not a blank one

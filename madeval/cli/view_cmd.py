@@ -16,14 +16,18 @@ import click
 def view(run: Path, output: Path | None, tasks: str | None, configs: str | None) -> None:
     """Write one self-contained HTML page to read every debate of RUN (opens from disk, no network).
 
-    One page holds up to about 50,000 debates of real length; split a larger run with --task or --config."""
-    from ..viewer import VIEWER_FILE, write_viewer
+    One page stays quick to open up to about 160 MB (20,000 debates of real length); split a larger
+    run with --task or --config."""
+    from ..viewer import PAGE_LIMIT_BYTES, VIEWER_FILE, write_viewer
 
     written = write_viewer(run, output, tasks=_names(tasks), configs=_names(configs))
     for note in written["notes"]:
         click.echo(f"madeval: {note}", err=True)
     size = written["bytes"] / 1e6
     click.echo(f"{written['debates']} debates in {written['path']} ({size:.1f} MB)")
+    if written["bytes"] > PAGE_LIMIT_BYTES:
+        click.echo(f"madeval: the page is larger than the {PAGE_LIMIT_BYTES / 1e6:.0f} MB a browser opens in a few "
+                   "seconds; write a page per task or configuration with --task or --config", err=True)
     if output is None and (run / "leaderboard.html").is_file() and VIEWER_FILE not in (run / "leaderboard.html").read_text(
             encoding="utf-8", errors="replace"):
         click.echo(f"'madeval leaderboard show {run}' links it from leaderboard.html")

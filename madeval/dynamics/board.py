@@ -11,7 +11,7 @@ over items of the mean over the item's repeats. An entry holds:
   parsed answer in that turn);
 * ``agent_transitions``: over all debates and voters, the counts ``correct_to_correct``,
   ``correct_to_wrong``, ``wrong_to_correct``, ``wrong_to_wrong`` of each voter's first-turn
-  answer against its last-turn answer (unparsed is wrong);
+  answer against its last-turn answer (unparsed is wrong; a voter that never spoke has none);
 * ``drift`` (the vote is right in some turn and wrong in a later one), ``recovered`` (drift and
   the last vote right), ``oracle_gap`` (some voter right in some turn, the decision wrong): shares
   of items; ``unparsed``: the (debate, turn, voter) answers without a parsed answer;
@@ -27,7 +27,7 @@ unanimity keys are None and ``reason`` says why.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Iterable
+from typing import TYPE_CHECKING, Any
 
 from ..errors import UsageError
 from .debate import TRANSITIONS, DebateFacts, debate_facts
@@ -153,7 +153,7 @@ def _carried(values: list[bool], turn: int) -> bool:
 
 def _versus(final: dict[str, float], vote: dict[str, float], options: LeaderboardOptions) -> dict[str, Any]:
     """The board's paired test of the decisions against the first-turn vote, with its MDE."""
-    from ..leaderboard.compare import paired_test
+    from ..leaderboard.compare import paired_test  # numpy, scipy and statsmodels behind them: only for a board
     from ..leaderboard.power import detectable
 
     result, shared = paired_test(final, vote, options)
@@ -162,8 +162,3 @@ def _versus(final: dict[str, float], vote: dict[str, float], options: Leaderboar
     return {"test": result.test, "method": result.method, "delta": result.delta, "p_value": result.p_value,
             "significant": result.p_value < options.alpha, "mde": power.mde, "mde_method": power.method,
             "items": shared}
-
-
-def entries_with_figures(entries: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The entries that have figures (no ``reason``, or one agent's transitions)."""
-    return [e for e in entries if "final" in e]

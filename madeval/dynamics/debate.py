@@ -27,7 +27,8 @@ definitions, which the leaderboard's ``dynamics`` (:mod:`madeval.dynamics.board`
   that has not spoken yet holds no answer, which is not counted here).
 
 A score is 0/1 here: an answer is right when the metric scores it 1. The metric is only asked
-about answers that parsed, and once per distinct answer of a debate.
+about answers that parsed, once per distinct answer of a debate, and not about the decision's
+own answer (``record["prediction"]``), whose score the record holds.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from dataclasses import asdict, dataclass
 from typing import Any, Callable, Mapping
 
 from ..errors import UsageError
+from .scoring import answer_scorer
 
 #: Scores one parsed answer against a record's gold target (``record["target"]``): 1 right, 0 wrong.
 AnswerScore = Callable[[str, Any], float]
@@ -168,12 +170,13 @@ def debate_facts(record: Mapping[str, Any], metric: str = "accuracy", score: Ans
     metric that cannot score an answer alone, raises :class:`madeval.errors.UsageError`.
     """
     if score is None:
-        from .scoring import answer_scorer
-
         score = answer_scorer(metric)
     held = turn_answers(record)
     target = record.get("target")
+    final = _final(record, metric)
     scored: dict[str, bool] = {}
+    if isinstance(record.get("prediction"), str):  # the decision's answer is scored already (math: 5 ms a check)
+        scored[record["prediction"]] = final == 1.0
 
     def right(answer: str | None) -> bool:
         if answer is None:
@@ -189,7 +192,6 @@ def debate_facts(record: Mapping[str, Any], metric: str = "accuracy", score: Ans
     votes = [turn_vote(turn) for turn in held.turns]
     vote_right = [right(v) for v in votes]
     unanimous = [bool(row) and None not in row and len(set(row)) == 1 for row in answers]
-    final = _final(record, metric)
     final_right = final == 1.0
     drift = any(vote_right[i] and not all(vote_right[i + 1:]) for i in range(len(vote_right)))
     transitions = dict.fromkeys(TRANSITIONS, 0)

@@ -83,7 +83,7 @@ def markdown(entries: list[dict[str, Any]]) -> str:
     if not entries:
         return ""
     shown = [e for e in entries if "final" in e]
-    text = f"{TITLE} {LEGEND}\n\n"
+    text = f"{TITLE} {LEGEND}\n\n" if shown else f"{TITLE}\n\n"  # the legend explains a table
     if shown:
         text += "| " + " | ".join(COLUMNS) + " |\n|" + "---|" * 3 + "---:|" * (len(COLUMNS) - 3) + "\n"
         text += "".join("| " + " | ".join(markdown_cell(c) for c in cells(e)) + " |\n" for e in shown)
@@ -116,7 +116,7 @@ def html_section(entries: list[dict[str, Any]]) -> str:
     if not entries:
         return ""
     lines = [f"<li>{html.escape(line(e))}</li>" for e in entries if "final" in e]
-    parts = [f"<h2>{html.escape(TITLE)}</h2><p class='note'>{html.escape(LEGEND)}</p>"]
+    parts = [f"<h2>{html.escape(TITLE)}</h2>" + (f"<p class='note'>{html.escape(LEGEND)}</p>" if lines else "")]
     if lines:
         parts.append(f"<ul class='dynamics'>{''.join(lines)}</ul>")
     parts += [f"<p>{html.escape(text)}</p>" for text in without(entries)]

@@ -10,21 +10,33 @@ debate) and metrics that report several numbers cannot score one answer alone.
 
 from __future__ import annotations
 
-import functools
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from ..errors import UsageError
 from ..item import Item
+from ..metrics.base import DebateMetric
+from ..plugins import registries
+
+if TYPE_CHECKING:
+    from ..registry import Registry
 
 
-@functools.lru_cache(maxsize=None)
 def answer_scorer(metric: str) -> Callable[[str, Any], float]:
     """A function ``(answer, target) -> score`` for the registered metric ``metric``; a UsageError
-    says why when there is none (:func:`why_no_scorer`)."""
-    from ..metrics.base import DebateMetric
-    from ..plugins import registries
-
+    says why when there is none (:func:`why_no_scorer`). Built once per metric for the plugins
+    registered now."""
     found = registries().metrics
+    cached = _BUILT.get(metric)
+    if cached is None or cached[0] is not found:  # built for plugins no longer registered: again
+        cached = _BUILT[metric] = (found, _scorer(metric, found))
+    return cached[1]
+
+
+#: metric name -> (the metric registry it was built from, its scorer)
+_BUILT: dict[str, tuple[Registry, Any]] = {}
+
+
+def _scorer(metric: str, found: Registry) -> Callable[[str, Any], float]:
     try:
         entry = found.resolve(metric)
     except UsageError:

@@ -10,16 +10,11 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ..errors import UsageError
-
-
-def _inspect(run: Path, output: Path) -> dict[str, Any]:
-    from .inspect_log import export_inspect
-
-    return export_inspect(run, output)
+from .inspect_log import export_inspect
 
 
 #: Format name -> function (run folder, output file) -> what was written (``samples``, ``path``, ``notes``).
-FORMATS: dict[str, Callable[[Path, Path], dict[str, Any]]] = {"inspect": _inspect}
+FORMATS: dict[str, Callable[[Path, Path], dict[str, Any]]] = {"inspect": export_inspect}
 
 
 def export_run(run: str | Path, format: str, output: str | Path) -> dict[str, Any]:

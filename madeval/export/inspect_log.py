@@ -15,6 +15,9 @@ metadata holds the configuration, the decision and the dynamics of the debate
 (:func:`madeval.dynamics.debate.debate_facts`, when the metric can score an answer alone).
 The log's results hold each (configuration, task)'s score as the leaderboard computes it: the
 mean over items of the mean over an item's repeats.
+
+Memory: ``write_eval_log`` takes the whole ``EvalLog``, so every sample is held at once (the
+public API has no sample-by-sample writer): 284 MB peak for the 372 real MALLM debates.
 """
 
 from __future__ import annotations
@@ -30,6 +33,9 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from ..errors import StorageError, UsageError
+from ..records import ReadReport
+from ..viewer.debates import facts_of, read_run_description, readable, run_records
+from ..viewer.questions import load_questions
 
 #: Characters a sample id keeps (it names a file inside the log's zip).
 UNSAFE = re.compile(r"[^A-Za-z0-9._-]")
@@ -64,11 +70,9 @@ def sample_id(record: Mapping[str, Any]) -> str:
 
 def eval_sample(record: Mapping[str, Any], question: str | None):
     """One record as an ``inspect_ai.log.EvalSample``."""
-    from inspect_ai.log import EvalSample
+    from inspect_ai.log import EvalSample  # the optional extra, imported when used
     from inspect_ai.model import ChatMessageAssistant, ChatMessageUser, ModelOutput
     from inspect_ai.scorer import Score
-
-    from ..viewer.debates import facts_of, readable
 
     identity = sample_id(record)
     record, question = readable(record), readable(question)
@@ -118,7 +122,9 @@ def eval_log(run_name: str, described: Mapping[str, Any], samples: list[Any],
              records: Iterable[Mapping[str, Any]]):
     """The ``EvalLog`` of a run: ``samples`` and, in its results, each (configuration, task)'s score
     per metric (the mean over items of the mean over an item's repeats, as the leaderboard)."""
-    from inspect_ai.log import EvalConfig, EvalDataset, EvalLog, EvalMetric, EvalResults, EvalScore, EvalSpec
+    from inspect_ai.log import (  # the optional extra, imported when used
+        EvalConfig, EvalDataset, EvalLog, EvalMetric, EvalResults, EvalScore, EvalSpec,
+    )
 
     settings = described.get("settings") or {}
     tasks = list(described.get("tasks") or {})
@@ -160,19 +166,20 @@ def export_inspect(run: Path, output: Path) -> dict[str, Any]:
     """Write ``run``'s debates to ``output`` as an inspect-ai log (``.eval``, or ``.json``);
     returns ``samples`` and ``path``. Nothing is written when the run cannot be read."""
     require_inspect()
-    from inspect_ai.log import write_eval_log
-
-    from ..records import ReadReport
-    from ..viewer.debates import read_run_description, run_records
-    from ..viewer.questions import load_questions
+    from inspect_ai.log import write_eval_log  # the optional extra, imported when used
 
     if output.suffix not in (".eval", ".json"):
         raise UsageError(f"{output}: an inspect-ai log is a .eval or .json file")
     described = read_run_description(run)
     questions = load_questions(described)
     samples, scored = [], []
-    for record in run_records(run, ReadReport()):
-        samples.append(eval_sample(record, questions.of(record)))
+    report, unreadable = ReadReport(), []
+    for record in run_records(run, report):
+        try:  # a transcript of another shape (a damaged file) is left out and named, as the viewer does
+            samples.append(eval_sample(record, questions.of(record)))
+        except (AttributeError, KeyError, TypeError, ValueError):  # pydantic's ValidationError is a ValueError
+            unreadable.append(str(record["unit"]["key"]))
+            continue
         scored.append({"unit": record["unit"], "config_label": record.get("config_label"),
                        "metrics": record.get("metrics") or {}})
     log = eval_log(run.resolve().name, described, samples, scored)
@@ -185,4 +192,8 @@ def export_inspect(run: Path, output: Path) -> dict[str, Any]:
     finally:
         with contextlib.suppress(OSError):
             temporary.unlink()
-    return {"samples": len(samples), "path": output, "notes": questions.notes}
+    notes = questions.notes + ([f"records left out: {report.summary()}"] if report else [])
+    if unreadable:
+        notes.append(f"{len(unreadable)} record{'' if len(unreadable) == 1 else 's'} with a transcript of another "
+                     f"shape left out ({', '.join(unreadable[:3])}{', ...' if len(unreadable) > 3 else ''})")
+    return {"samples": len(samples), "path": output, "notes": notes}

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..dynamics.debate import turn_answers
 from ..errors import UsageError
 from ..records import RUN_FILE, ReadReport, complete_record, read_jsonl_records, read_records
 from .groups import declared_aggregations
@@ -111,8 +112,6 @@ def read_run_description(folder: str | Path) -> dict[str, Any]:
 def _without_transcript(record: dict[str, Any]) -> dict[str, Any]:
     """``record`` with its LLM time filled in and its transcript dropped; the answers each agent
     held per turn are kept (``turn_answers``, a few bytes a turn) for the board's dynamics."""
-    from ..dynamics.debate import turn_answers
-
     record["llm_s"] = llm_seconds(record)
     record["cached_calls"] = cached_calls(record)
     if "transcript" in record:

@@ -16,6 +16,15 @@ from pathlib import Path
 from typing import Any
 
 from ..leaderboard import VIEWER_FILE  # the page's name in the run folder, which the leaderboard links
+from ..records import ReadReport
+from .debates import read_debates, read_run_description, run_records
+from .page import write_page
+from .questions import load_questions
+
+#: The size up to which one page stays quick to open: the browser reads the whole file when it
+#: opens it (about 2 to 5 s for 80 MB, 10,000 MALLM-length debates, measured with
+#: ``python -m bench viewer``); above it, ``madeval view`` says so and how to split the run.
+PAGE_LIMIT_BYTES = 160_000_000
 
 
 def write_viewer(run: str | Path, output: str | Path | None = None, *, tasks: list[str] | None = None,
@@ -29,11 +38,6 @@ def write_viewer(run: str | Path, output: str | Path | None = None, *, tasks: li
     (records skipped, questions that could not be read). A folder that is no run, or a slice with
     no debate, is a one-line :class:`madeval.UsageError`; nothing is written then.
     """
-    from ..records import ReadReport
-    from .debates import read_debates, read_run_description, run_records
-    from .page import write_page
-    from .questions import load_questions
-
     folder = Path(run)
     described = read_run_description(folder)
     target = Path(output) if output is not None else folder / VIEWER_FILE
@@ -43,13 +47,20 @@ def write_viewer(run: str | Path, output: str | Path | None = None, *, tasks: li
     report = ReadReport()
     notes = list(questions.notes)
 
+    unreadable: list[str] = []
+
     def finished_notes() -> list[str]:  # known once every record has been read
-        return notes + ([f"records left out: {report.summary()}"] if report else [])
+        left_out = [f"records left out: {report.summary()}"] if report else []
+        if unreadable:
+            shown = ", ".join(unreadable[:3]) + (", ..." if len(unreadable) > 3 else "")
+            records = f"{len(unreadable)} record{'' if len(unreadable) == 1 else 's'}"
+            left_out.append(f"{records} with a transcript of another shape left out ({shown})")
+        return notes + left_out
 
     records = (r for r in run_records(folder, report) if _kept(r, tasks, configs))
     sliced = ", ".join(f"{name} {', '.join(chosen)}" for name, chosen in (("task", tasks), ("configuration", configs)) if chosen)
     written = write_page(target, f"madeval debates: {folder.name}" + (f" ({sliced})" if sliced else ""),
-                         read_debates(records, questions), finished_notes,
+                         read_debates(records, questions, unreadable), finished_notes,
                          empty=f"no debate of {folder} is of {sliced}" if sliced else None)
     return {"path": target, **written, "notes": finished_notes()}
 
@@ -60,4 +71,4 @@ def _kept(record: dict[str, Any], tasks: list[str] | None, configs: list[str] | 
     return (not tasks or unit["task"] in tasks) and (not configs or label in configs)
 
 
-__all__ = ["VIEWER_FILE", "write_viewer"]
+__all__ = ["PAGE_LIMIT_BYTES", "VIEWER_FILE", "write_viewer"]

@@ -15,8 +15,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator, Mapping
 
+from ..dynamics.debate import debate_facts, turn_answers
+from ..dynamics.scoring import answer_scorer
 from ..errors import UsageError
-from ..records import ReadReport, read_jsonl_records
+from ..leaderboard.data import RESCORED_FILE
+from ..records import RECORDS_FILE, RUN_FILE, ReadReport, read_jsonl_records
 from .questions import Questions
 
 LONE_SURROGATE = re.compile("[\ud800-\udfff]")
@@ -52,8 +55,6 @@ def readable(value: Any) -> Any:
 def read_run_description(folder: Path) -> dict[str, Any]:
     """``run.json`` of a run folder; a folder without one, or with one that is not a JSON object,
     is a one-line :class:`UsageError`."""
-    from ..records import RUN_FILE
-
     run_file = folder / RUN_FILE
     if not run_file.is_file():
         raise UsageError(f"{folder} is not a madeval run folder (no {RUN_FILE})")
@@ -69,18 +70,22 @@ def read_run_description(folder: Path) -> dict[str, Any]:
 def run_records(folder: Path, report: ReadReport) -> Iterator[dict[str, Any]]:
     """The run's records, then the records ``madeval rescore`` added, each unit once (``report``
     counts broken lines and duplicates, as the leaderboard does)."""
-    from ..leaderboard.data import RESCORED_FILE
-    from ..records import RECORDS_FILE
-
     seen: set[str] = set()
     yield from read_jsonl_records(folder / RECORDS_FILE, report, seen)
     yield from read_jsonl_records(folder / RESCORED_FILE, report, seen)
 
 
-def read_debates(records: Iterator[Mapping[str, Any]], questions: Questions) -> Iterator[ViewedDebate]:
-    """Each record as a :class:`ViewedDebate`, in the order read."""
-    for number, record in enumerate(records):
-        yield view_debate(number, record, questions.of(record))
+def read_debates(records: Iterator[Mapping[str, Any]], questions: Questions,
+                 unreadable: list[str] | None = None) -> Iterator[ViewedDebate]:
+    """Each record as a :class:`ViewedDebate`, in the order read. A record whose transcript is
+    not the shape madeval writes (a damaged or hand-edited file) is left out and its unit key
+    added to ``unreadable``, so one bad line does not cost the page."""
+    for record in records:
+        try:
+            yield view_debate(record, questions.of(record))
+        except (AttributeError, KeyError, TypeError, ValueError):
+            if unreadable is not None:
+                unreadable.append(str(record["unit"]["key"]))
 
 
 def primary_metric(record: Mapping[str, Any]) -> str | None:
@@ -92,9 +97,6 @@ def facts_of(record: Mapping[str, Any], scorer=None):
     """The debate's turn-by-turn facts (:func:`madeval.dynamics.debate.debate_facts`) scored with
     its primary metric, and None; or None and why there are none (no score, or a metric that cannot
     score one answer alone). ``scorer`` is the metric's answer scorer, when already made."""
-    from ..dynamics.debate import debate_facts
-    from ..dynamics.scoring import answer_scorer
-
     metric = primary_metric(record)
     if metric is None:
         return None, "the debate has no score"
@@ -107,8 +109,6 @@ def facts_of(record: Mapping[str, Any], scorer=None):
 def answer_judge(record: Mapping[str, Any]):
     """``answer -> right?`` for the record's primary metric, each answer scored once; None when
     the metric cannot score one answer alone."""
-    from ..dynamics.scoring import answer_scorer
-
     metric = primary_metric(record)
     if metric is None:
         return None
@@ -127,8 +127,8 @@ def answer_judge(record: Mapping[str, Any]):
     return scored
 
 
-def view_debate(number: int, record: Mapping[str, Any], question: str | None) -> ViewedDebate:
-    """The row and the view of one record (``number`` is its place in the page)."""
+def view_debate(record: Mapping[str, Any], question: str | None) -> ViewedDebate:
+    """The row and the view of one record."""
     metric = primary_metric(record)
     scorer = answer_judge(record)
     facts, why_not = facts_of(record, scorer)
@@ -146,7 +146,7 @@ def view_debate(number: int, record: Mapping[str, Any], question: str | None) ->
         "right": None if final is None or final not in (0, 1) else final == 1,
         "first": facts.first_turn_vote_right if facts else None,
         "drift": facts.drift if facts else None,
-        "unparsed": facts.unparsed if facts else _unparsed_messages(transcript),
+        "unparsed": facts.unparsed if facts else _unparsed(record),
         "turns": record.get("turns", transcript.get("turns_used")),
         "answer": _short(record.get("prediction")),
     }
@@ -183,14 +183,16 @@ def _message(message: Mapping[str, Any], scorer) -> dict[str, Any]:
     shown = {key: message.get(key) for key in ("id", "turn", "step", "agent", "stage", "text", "answer",
                                                   "agreement", "backs", "confidence", "parse_notes")}
     solution = message.get("solution")
+    shown["proposes"] = solution is not None  # a message that only agrees proposes nothing to parse
     if solution is not None and solution != message.get("text"):
         shown["solution"] = solution
     shown["right"] = None if scorer is None or answer is None else scorer(str(answer)) == 1.0
     return shown
 
 
-def _unparsed_messages(transcript: Mapping[str, Any]) -> int:
-    return sum(m.get("solution") is not None and m.get("answer") is None for m in transcript.get("messages") or [])
+def _unparsed(record: Mapping[str, Any]) -> int:
+    """The dynamics' unparsed count, for a debate whose answers cannot be scored (it needs no score)."""
+    return sum(answer is None for turn in turn_answers(record).turns for _, answer in turn)
 
 
 def _short(text: Any) -> str | None:

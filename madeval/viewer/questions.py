@@ -12,7 +12,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
+from ..config import RunSettings
 from ..errors import MadevalError
+from ..plugins import registries
+from ..run import load_tasks
 
 
 @dataclass
@@ -33,10 +36,6 @@ class Questions:
 
 def load_questions(run: Mapping[str, Any]) -> Questions:
     """The questions of the items that ``run`` (a ``run.json``) lists for each of its tasks."""
-    from ..config import RunSettings
-    from ..plugins import registries
-    from ..run import load_tasks
-
     found = Questions()
     include = list((run.get("settings") or {}).get("include_path") or [])
     for name, described in (run.get("tasks") or {}).items():

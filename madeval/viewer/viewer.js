@@ -30,6 +30,9 @@
   function yes(flag) { return flag === true ? 'yes' : flag === false ? 'no' : '\u2013'; }
   function badge(text, right) { return el('span', {'class': 'badge ' + mark(right), text: text}); }
   function $(id) { return document.getElementById(id); }
+  // A run's text inside a line of the page's own: a right-to-left override in it cannot reorder
+  // what follows (the style isolates every cell, message and badge the same way).
+  function isolated(text) { return el('bdi', {text: str(text)}); }
 
   // ---- the list ----------------------------------------------------------------------------
   function fill(select, names) {
@@ -126,8 +129,7 @@
   }
   function answerBadge(message) {
     if (message.answer === null || message.answer === undefined) {
-      return message.solution === undefined && message.stage !== 'draft' && message.right === null
-        ? null : badge('unparsed', false);
+      return message.proposes ? badge('unparsed', false) : null;
     }
     return badge('answer ' + message.answer + tick(message.right), message.right);
   }
@@ -164,8 +166,8 @@
     var facts = debate.facts;
     var decision = debate.decision || {};
     view.appendChild(el('div', {'class': 'pager'},
-      el('h2', {text: 'Debate ' + (n + 1) + ': ' + index.configs[row.c] + ' \u00b7 ' + index.tasks[row.t] +
-                ' \u00b7 item ' + str(row.item) + ' \u00b7 repeat ' + str(row.repeat)}),
+      el('h2', {}, 'Debate ' + (n + 1) + ': ', isolated(index.configs[row.c]), ' \u00b7 ', isolated(index.tasks[row.t]),
+         ' \u00b7 item ', isolated(row.item), ' \u00b7 repeat ' + str(row.repeat)),
       button('open every message', function () { toggleAll(view, true); }),
       button('close every message', function () { toggleAll(view, false); })));
     var flags = el('div', {'class': 'facts'});
