@@ -65,7 +65,7 @@ def write_outputs(board: dict[str, Any], folder: str | Path,
         from .history_chart import draw
 
         shown = (history, draw(history, folder / "charts"))
-    (folder / "leaderboard.html").write_text(page(board, charts, shown), encoding="utf-8")
+    (folder / "leaderboard.html").write_text(page(board, charts, shown, folder), encoding="utf-8")
     return [folder / name for name in OUTPUT_FILES] + charts
 
 
