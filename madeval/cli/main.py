@@ -16,6 +16,7 @@ import sys
 import click
 
 from ..errors import MadevalError, UsageError
+from .environment import ENVIRONMENT
 from .leaderboard_cmd import leaderboard
 from .plugins_cmd import plugins
 from .rescore_cmd import rescore
@@ -36,12 +37,13 @@ class DefaultToRun(click.Group):
         return super().parse_args(ctx, args)
 
 
-@click.group(cls=DefaultToRun)
+@click.group(cls=DefaultToRun, epilog=ENVIRONMENT)
 @click.version_option(package_name="madeval")
 def cli() -> None:
     """Evaluate multi-agent debate configurations on benchmark tasks.
 
-    Run ``madeval --tasks TASKS [options]`` (the run command) or one of the commands below.
+    Run 'madeval --tasks TASKS [options]' (the run command: 'madeval run --help' lists its options)
+    or one of the commands below ('madeval COMMAND --help' for each).
     """
 
 
