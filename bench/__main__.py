@@ -73,7 +73,7 @@ def environment() -> dict:
 
 
 #: ``python -m bench NAME``: the module of bench/ that measures it (imported only when asked).
-SUBCOMMANDS = {"prefix-reuse": "prefix_reuse", "fleet": "fleet", "startup": "startup"}
+SUBCOMMANDS = {"prefix-reuse": "prefix_reuse", "fleet": "fleet", "startup": "startup", "lmeval-start": "lmeval_start"}
 
 
 def main(argv: list[str] | None = None) -> None:
