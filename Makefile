@@ -9,8 +9,9 @@ DEMO_OUT := madeval-out/demo
 # A pipe must not hide a failed pip (the demo's install filters pip's build log).
 SHELL := /bin/bash
 .SHELLFLAGS := -o pipefail -ec
-# What the demo's install shows of pip's verbose log: what it fetches, the compiler's progress
-# ([12/80] from ninja, [ 40%] from make) while llama-cpp-python builds, the result and any error.
+# What the demo's install shows of pip's verbose log (unbuffered, so each line comes when it
+# happens): what it fetches, the compiler's progress ([12/80] from ninja, [ 40%] from make) while
+# llama-cpp-python builds, the result and any error.
 PIP_PROGRESS := ^(Collecting|Building wheel|Created wheel|Successfully|ERROR)|^ *\[ *[0-9]+(/[0-9]+|%)\]|[Ee]rror:
 
 # Local benchmark mirrors (the Hugging Face hub is not reachable everywhere).
@@ -33,7 +34,7 @@ $(DEMO_STAMP): pyproject.toml constraints.txt
 	$(BIN)/pip install --quiet --upgrade pip
 	@echo "Where pip finds no llama-cpp-python wheel for this machine it compiles one: 5 to 15 minutes on"
 	@echo "2 cores, once (pip's cache keeps the wheel). The compiler's progress follows as [step/steps]."
-	$(BIN)/pip install --verbose -c constraints.txt -e '.[embedded]' 2>&1 | grep --line-buffered -E '$(PIP_PROGRESS)'
+	PYTHONUNBUFFERED=1 $(BIN)/pip install --verbose -c constraints.txt -e '.[embedded]' 2>&1 | grep --line-buffered -E '$(PIP_PROGRESS)'
 	touch $(DEMO_STAMP)
 
 $(STAMP): $(DEMO_STAMP) pyproject.toml constraints.txt
