@@ -61,7 +61,7 @@ demo: $(DEMO_STAMP)
 	$(BIN)/madeval --config examples/demo.yaml --output-path $(DEMO_OUT)
 	@echo
 	@echo "The board as a page: $(DEMO_OUT)/leaderboard.html"
-	@echo "Each debate, turn by turn: $(BIN)/madeval view $(DEMO_OUT)"
+	@echo "Each debate, turn by turn: $(BIN)/madeval view $(DEMO_OUT)  (writes $(DEMO_OUT)/debates.html)"
 
 test: install
 	$(BIN)/python -m pytest -q
