@@ -2,7 +2,18 @@
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
+# `make demo` installs madeval and the embedded model only; `make test` (and `make install`) the rest.
+DEMO_STAMP := $(VENV)/.demo-installed
 STAMP := $(VENV)/.installed
+DEMO_OUT := madeval-out/demo
+# A pipe must not hide a failed pip (the demo's install filters pip's build log; a filter that
+# matches no line is no failure).
+SHELL := /bin/bash
+.SHELLFLAGS := -o pipefail -ec
+# What the demo's install shows of pip's verbose log (unbuffered, so each line comes when it
+# happens): what it fetches, the compiler's progress ([12/80] from ninja, [ 40%] from make) while
+# llama-cpp-python builds, the result and any error.
+PIP_PROGRESS := ^(Collecting|Building wheel|Created wheel|Successfully|ERROR)|^ *\[ *[0-9]+(/[0-9]+|%)\]|[Ee]rror:
 
 # Local benchmark mirrors (the Hugging Face hub is not reachable everywhere).
 export MADEVAL_DATA_DIR ?= $(abspath ../shared/data)
@@ -17,9 +28,18 @@ CHROMIUM := /usr/bin/chromium
 
 .PHONY: install demo test clean
 
-$(STAMP): pyproject.toml constraints.txt
+$(DEMO_STAMP): pyproject.toml constraints.txt
+	@echo "make demo: installing madeval and its embedded model (llama-cpp-python, SmolLM2-135M) into $(VENV)"
+	@echo "  (not torch, lm-eval, wandb or the routers: 'make test' adds them)."
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
+	@echo "Where pip finds no llama-cpp-python wheel for this machine it compiles one: 5 to 15 minutes on"
+	@echo "2 cores, once (pip's cache keeps the wheel). The compiler's progress follows as [step/steps]."
+	PYTHONUNBUFFERED=1 $(BIN)/pip install --verbose -c constraints.txt -e '.[embedded]' 2>&1 | { grep --line-buffered -E '$(PIP_PROGRESS)' || true; }
+	touch $(DEMO_STAMP)
+
+$(STAMP): $(DEMO_STAMP) pyproject.toml constraints.txt
+	@echo "Installing the test environment: metrics (torch CPU build), routers, wandb and the plugin packages"
 	$(BIN)/pip install --quiet -c constraints.txt -e '.[embedded,metrics,test,fleet,wandb,inspect]' -e ./plugins/madeval-madc -e ./plugins/madeval-freemad -e ./plugins/madeval-frameworks -e ./plugins/madeval-lmeval
 	touch $(STAMP)
 
@@ -35,9 +55,14 @@ install: $(STAMP) $(WORDNET) $(CHROMIUM)
 
 # The main job: a single agent against a three-agent debate on the same generated arithmetic
 # items (examples/demo.yaml), served by the embedded SmolLM2-135M-Instruct model with structured
-# answers; prints the leaderboard table. Add --base-url URL --model M to use a real server.
-demo: $(STAMP)
-	$(BIN)/madeval --config examples/demo.yaml --output-path madeval-out/demo
+# answers; prints the leaderboard table, then where to see the debates. Add --base-url URL
+# --model M to use a real server.
+demo: $(DEMO_STAMP)
+	@echo "Running examples/demo.yaml: a single agent and a three-agent debate on the same 5 questions, on the embedded model"
+	$(BIN)/madeval --config examples/demo.yaml --output-path $(DEMO_OUT)
+	@echo
+	@echo "The board as a page: $(DEMO_OUT)/leaderboard.html"
+	@echo "Each debate, turn by turn: $(BIN)/madeval view $(DEMO_OUT)  (writes $(DEMO_OUT)/debates.html)"
 
 test: install
 	$(BIN)/python -m pytest -q

@@ -81,6 +81,7 @@ SUBCOMMANDS = {
     "import": "importing",
     "viewer": "viewer",
     "endpoint-faults": "endpoint_faults",
+    "lmeval-start": "lmeval_start",
 }
 
 

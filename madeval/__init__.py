@@ -15,7 +15,8 @@ modules inside it, whose names may change between versions::
     def register_deciders(register):
         register("last_word", LastWord)
 
-:func:`evaluate` runs an evaluation from Python with the options of ``madeval run``.
+:func:`evaluate` runs an evaluation from Python with the options of ``madeval run``;
+:func:`load_task` loads one task (its items, prompt, answer extraction and scorer) for a notebook.
 
 The core types are imported here; the rest (``evaluate`` and the helpers that bring the engine
 with them) are loaded on first use, so that ``import madeval`` and ``madeval --help`` stay fast.
@@ -63,6 +64,7 @@ _LAZY = {
     "parse_json_object": "madeval.builtins.personas",
     "CollectiveRefinement": "madeval.builtins.paradigms",
     "Task": "madeval.task",
+    "load_task": "madeval.task",
     "GroupSpec": "madeval.taskfiles",
     "AggregateMetric": "madeval.taskfiles",
     "task_code": "madeval.taskfiles",
@@ -84,7 +86,7 @@ if TYPE_CHECKING:  # what the lazy names are, for type checkers and editors
     from .run import RunResult
     from .metrics.notes import note_scoring_error
     from .plugins import registries
-    from .task import AMBIGUOUS, NoAnswer, Task
+    from .task import AMBIGUOUS, NoAnswer, Task, load_task
     from .taskfiles import AggregateMetric, GroupSpec, read_yaml, task_code
     from .datasources import load_docs_with_source
     from .importers.base import FileReport, ImportedDebate, ImportedFile, Importer
@@ -154,8 +156,9 @@ __all__ = [
     "ImportedDebate",
     "ImportedFile",
     "FileReport",
-    # running an evaluation from Python
+    # running an evaluation from Python; a task's items, prompt and scorer in a notebook
     "evaluate",
+    "load_task",
     "RunResult",
 ]
 

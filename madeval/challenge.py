@@ -1,4 +1,4 @@
-"""The challenge round (Voting or Consensus, seed 001, Section 4.2 and Appendix E.3).
+"""The challenge round (Voting or Consensus?, Section 4.2 and Appendix E.3).
 
 After the decision, every voting agent is shown a final answer and asked to AGREE or DISAGREE
 (Figure 20); an agent that disagrees is asked for a new answer (Figure 21). Variants:
@@ -39,7 +39,7 @@ async def run_challenges(variants: tuple[str, ...], state: DebateState, llm: Deb
     decision = state.transcript.decision
     for variant in variants:
         if variant == "wrong":
-            prompt = own.WRONG_ANSWER.format(instruction=state.task.instruction, input=state.task.input)
+            prompt = mallm.fill(own.WRONG_ANSWER, instruction=state.task.instruction, input=state.task.input)
             shown = await llm.chat(None, [{"role": "user", "content": prompt}], purpose="challenge_wrong")
         else:
             shown = decision.answer or ""

@@ -83,12 +83,12 @@ class DebateConfig:
     extract: str = option("task", help="Final answers by the task's extractor or by MALLM's LLM "
                           "extraction prompt.", convert=rule.text, choices=("task", "llm"))
     all_agents_draft_first: bool = option(
-        False, help="All-Agents Drafting: independent first drafts (seed 001, 4.3).", convert=rule.flag)
+        False, help="All-Agents Drafting: independent first drafts (Voting or Consensus?, 4.3).", convert=rule.flag)
     collective_improvement: bool = option(
-        False, help="Collective Improvement: agents see only the previous turn's solutions (seed 001, 4.3).",
+        False, help="Collective Improvement: agents see only the previous turn's solutions (Voting or Consensus?, 4.3).",
         convert=rule.flag)
     challenge: list[str] = option(
-        factory=list, help="Challenge the final answer afterwards: plain,history,wrong (seed 001, 4.2).",
+        factory=list, help="Challenge the final answer afterwards: plain,history,wrong (Voting or Consensus?, 4.2).",
         convert=rule.names)
     #: Extra metrics (registered names) scored on every debate besides the task's ``metric_list``:
     #: a debate metric such as Free-MAD's ``token_cost`` reads the transcript.
@@ -400,7 +400,7 @@ def debate_config(options: dict[str, Any]) -> DebateConfig:
 
 
 def collective_improvement(debate: dict[str, Any]) -> dict[str, Any]:
-    """``--collective-improvement`` selects the collective_improvement paradigm (seed 001, 4.3).
+    """``--collective-improvement`` selects the collective_improvement paradigm (Voting or Consensus?, 4.3).
 
     The flag is then cleared, so that the configuration (and its id, its cached calls and its
     leaderboard row) is the same as one written ``--paradigm collective_improvement``."""

@@ -2,7 +2,7 @@
 
 By default (``extract: task``) the final solution is read from the agent's latest message: the
 text after its last "Final Solution:" marker, else the whole solution; no LLM call. With
-``extract: llm`` every agent is asked, in parallel, with MALLM's extraction prompt (seed 000,
+``extract: llm`` every agent is asked, in parallel, with MALLM's extraction prompt (MALLM paper,
 Figure 25), as MALLM does. Responders whose messages carry no solution (Reasoning) are asked for
 one through :meth:`madeval.components.Responder.final_solution`.
 """
@@ -52,7 +52,8 @@ async def extract_with_llm(state: DebateState, llm: DebateLLM, agent: int, previ
         {"role": "system", "content": mallm.ROLE_SYSTEM.format(persona=role)},
         {
             "role": "user",
-            "content": mallm.EXTRACT_USER.format(
+            "content": mallm.fill(
+                mallm.EXTRACT_USER,
                 instruction=state.task.instruction, input=state.task.input, previous=previous
             ),
         },

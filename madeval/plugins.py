@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.metadata
+import inspect
 import os
 import re
 import sys
@@ -253,3 +254,46 @@ def plugin_info() -> list[dict[str, Any]]:
     for broken in failed:
         rows.append({**broken, "status": "failed", "hooks": [], "components": {}})
     return rows
+
+
+def component_info() -> list[dict[str, Any]]:
+    """Every registered component, for ``madeval plugins``: kind, name, aliases, plugin, package,
+    a one-line summary, the full description (its docstring) and its options, each with its type
+    (the factory's annotation, as written) and default (``required`` when it has none)."""
+    load_plugins()
+    built = registries()
+    packages = {name: dist.metadata["name"] for name, dist in _distributions.items()}
+    found = []
+    for kind in REGISTRY_KINDS:
+        for entry in built.registry(kind.name).entries.values():
+            found.append({
+                "kind": kind.name, "name": entry.name, "aliases": list(entry.aliases), "plugin": entry.plugin,
+                "package": packages.get(entry.plugin, "madeval"), "summary": first_sentence(entry.description),
+                "description": inspect.getdoc(entry.factory) or entry.description,
+                "options": option_info(entry.factory),
+            })
+    return found
+
+
+def first_sentence(text: str) -> str:
+    """The first sentence of ``text`` (up to the first ``. ``), on one line, without the final dot."""
+    match = re.search(r"^(.+?\.)(\s|$)", text.strip(), re.DOTALL)
+    return " ".join((match.group(1) if match else text.strip()).split()).rstrip(".")
+
+
+def option_info(factory: Any) -> list[dict[str, str]]:
+    """A factory's keyword options: name, type (its annotation, as written; "" when none) and default
+    (``repr``, or ``required``)."""
+    try:
+        params = inspect.signature(factory).parameters.values()
+    except (TypeError, ValueError):  # a callable without a signature takes no options we can show
+        return []
+    shown = []
+    for p in params:
+        if p.kind not in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD) or p.name == "self":
+            continue
+        annotation = "" if p.annotation is inspect.Parameter.empty else p.annotation
+        kind = annotation if isinstance(annotation, str) else getattr(annotation, "__name__", str(annotation))
+        default = "required" if p.default is inspect.Parameter.empty else repr(p.default)
+        shown.append({"name": p.name, "type": kind, "default": default})
+    return shown

@@ -9,7 +9,7 @@ Prompts are tokenised by :func:`prompt_tokens`, not by a model's tokenizer: made
 but the embedded GGUF's, engines differ in their tokenizers and chat templates, and a *fraction*
 of reusable tokens does not need exact token counts, only a split that keeps the same words in the
 same order (a change anywhere in a word breaks the prefix at that word, as it would in any
-tokenizer). Lives in madeval, not in ``bench/``, so that the simulator's prefix cache (issue 17)
+tokenizer). Lives in madeval, not in ``bench/``, so that the simulator's prefix cache
 can count the same tokens.
 """
 

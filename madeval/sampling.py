@@ -1,8 +1,8 @@
 """Which items of a task a run uses: all, a seeded random N, or Cochran's size with FPC.
 
 ``--sample all`` uses every item; ``--sample N`` draws N items; ``--sample fpc`` draws Cochran's
-sample size with finite-population correction, as in "Voting or Consensus?" (seed 001,
-Appendix B.1)::
+sample size with finite-population correction, as in "Voting or Consensus?"
+(Appendix B.1)::
 
     n0 = z^2 * p * (1 - p) / e^2            (z from --confidence, e = --margin, p = 0.5)
     n  = n0 / (1 + (n0 - 1) / N)            (N = the task's number of items)

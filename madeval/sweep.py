@@ -8,7 +8,7 @@ top level) with any of:
 * ``grid``: options mapped to lists of values; every combination is one configuration, named by
   its values (``grid: {decider: [majority_consensus, simple_voting]}`` gives two);
 * ``runs``: a list of extra configurations, each a mapping of options on top of ``common``
-  (baselines, one-off variants; MALLM's batch file, seed 000 Appendix H). A run with a
+  (baselines, one-off variants; the MALLM paper's batch file, Appendix H). A run with a
   ``preset`` (``baseline_cot``, ``self_consistency``) keeps the preset's own options over ``common``.
 
 The configurations are the grid's combinations followed by the runs. At the top level of a sweep,

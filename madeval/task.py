@@ -20,7 +20,7 @@ import difflib
 import functools
 import re
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Sequence
 
 import jinja2
 
@@ -31,7 +31,9 @@ from .options import shown
 from .item import Item, content_id
 from .metrics.base import DebateMetric, Metric
 from .metrics.view import DebateView
-from .taskfiles import CONTENT, DATASET_KEYS, TASK_KEYS, FunctionRef, check_keys, closest, read_yaml, task_code
+from .taskfiles import (
+    CONTENT, DATASET_KEYS, TASK_KEYS, FunctionRef, check_keys, closest, read_yaml, task_code, task_index,
+)
 from .transcript import Transcript
 
 ANSWER_TYPES = ("choice", "yes_no", "number", "math", "text")
@@ -342,6 +344,32 @@ def task_loader(index, extractors, metrics, settings=None) -> Callable[[str], Ta
         return Task(read_yaml(path), path, extractors, metrics)
 
     return load
+
+
+def load_task(name: str, include_path: Sequence[str | Path] = ()) -> Task:
+    """The task ``name`` as a run would load it, for a notebook or a script: its items
+    (``task.items``, each an :class:`~madeval.Item`), its prompt (``task.prompt(item)``), its answer
+    extraction (``task.extract(reply, item)``) and its scorer (``task.score(prediction, item)``, one
+    number per metric), e.g.::
+
+        task = madeval.load_task("arith_mc")
+        item = task.items[0]
+        task.score(task.extract("The answer is (B)", item), item)   # {"accuracy": 1.0} or 0.0
+
+    ``name`` is a built-in or plugin task (``madeval tasks`` lists them), a provider's task such as
+    ``lm_eval:gsm8k``, or one in an ``include_path`` folder (as ``--include-path``); a group or tag
+    stands for several tasks and is a UsageError naming them. Items are read on first use of
+    ``task.items`` (a data error surfaces there).
+    """
+    from .plugins import registries  # the plugin manager loads on first use, as in a run
+
+    built = registries()
+    index = task_index(built, [str(p) for p in include_path])
+    names = index.expand(name)
+    if len(names) != 1:
+        shown = ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
+        raise UsageError(f"'{name}' stands for {len(names)} tasks ({shown}): load one of them")
+    return task_loader(index, built.extractors, built.metrics)(names[0])
 
 
 def score_metrics(named: Iterable[tuple[str, Metric]], prediction: str | None, item: Item, answer_type: str,

@@ -92,7 +92,7 @@ def test_rows_average_repeats_within_items_and_compare_with_the_reference(protoc
         if row["config"] != reference:
             assert abs(row["p_adjusted"] - adjusted[row["config"]]) < 1e-12
             assert row["significant"] == (row["p_adjusted"] < 0.05)
-            assert f"{row['p_adjusted']:.3g}, {shown_test(row['test'])}) |" in printed  # each names its test
+            assert f"{row['p_adjusted']:.3g} after Holm, {shown_test(row['test'])}) |" in printed  # each names its test
         assert 0.0 <= row["ci_low"] <= row["score"] <= row["ci_high"] <= 1.0
 
 

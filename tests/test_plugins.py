@@ -138,7 +138,7 @@ def cli(site, *args, allow=None, cwd=None):
 
 
 def test_third_party_plugin_is_listed_and_decides_from_the_cli(installed_plugin, sim, tmp_path):
-    listed = json.loads(cli(installed_plugin, "plugins").stdout)
+    listed = json.loads(cli(installed_plugin, "plugins", "--json").stdout)
     plugin = next(p for p in listed if p["name"] == "dictator")
     assert plugin["package"] == "madeval-dictator" and plugin["version"] == "0.0.7"
     assert plugin["hooks"] == ["register_deciders"] and plugin["components"] == {"deciders": ["dictator"]}
@@ -158,22 +158,22 @@ def test_third_party_plugin_is_listed_and_decides_from_the_cli(installed_plugin,
 def test_plugins_shows_each_plugins_description(tmp_path):
     """An installed package's description is its Summary metadata; a built-in plugin's is the
     first paragraph of its module docstring, on one line."""
-    listing = cli(tmp_path, "plugins")
+    listing = cli(tmp_path, "plugins", "--json")
     assert listing.returncode == 0, listing.stderr
     rows = {p["name"]: p for p in json.loads(listing.stdout)}
     for entry_point in ("madc", "freemad", "frameworks"):
         summary = importlib.metadata.metadata(f"madeval-{entry_point}")["Summary"]
         assert summary and rows[entry_point]["description"] == summary
     assert rows["madeval.builtins.voting"]["description"] == (
-        "Voting deciders (Voting or Consensus, seed 001, Section 3.2 and Appendix C; prompts from MALLM, "
-        "seed 000, Figures 26-29).")
+        "Voting deciders (Voting or Consensus?, Section 3.2 and Appendix C; prompts from the MALLM "
+        "paper, Figures 26-29).")
     assert rows["madeval.builtins.counting"]["description"] == (
         "Solution counting: the most frequent extracted answer, with no LLM call.")
 
 
 def test_third_party_plugin_allow_list(installed_plugin):
     def names(allow):
-        return {p["name"] for p in json.loads(cli(installed_plugin, "plugins", allow=allow).stdout)}
+        return {p["name"] for p in json.loads(cli(installed_plugin, "plugins", "--json", allow=allow).stdout)}
 
     assert "dictator" not in names("")
     assert "dictator" in names("madeval-dictator")
@@ -204,7 +204,7 @@ def broken_plugin(tmp_path_factory):
 def listed_as_failed(site, name: str, version: str, warning: str) -> dict:
     """``madeval plugins`` with ``site``: exit 0, exactly ``warning`` on stderr, and ``name`` listed
     as failed with its package and version next to the loaded built-ins; returns the rows by name."""
-    listing = cli(site, "plugins")
+    listing = cli(site, "plugins", "--json")
     assert listing.returncode == 0, listing.stderr
     assert listing.stderr.splitlines() == [warning]
     rows = {p["name"]: p for p in json.loads(listing.stdout)}
@@ -246,12 +246,12 @@ def test_plugin_whose_register_hook_raises_is_one_warning_and_leaves_nothing_beh
 
 
 def test_allow_list_name_matching_no_plugin_is_one_warning(broken_plugin):
-    listing = cli(broken_plugin, "plugins", allow="madeval-brokn")
+    listing = cli(broken_plugin, "plugins", "--json", allow="madeval-brokn")
     assert listing.returncode == 0
     assert listing.stderr.splitlines() == [
         "madeval: warning: MADEVAL_LOAD_PLUGINS names 'madeval-brokn', but no installed plugin has that name"
     ]
     assert "broken" not in {p["name"] for p in json.loads(listing.stdout)}
     # A name that matches (by distribution, spelt either way) gives no such warning.
-    allowed = cli(broken_plugin, "plugins", allow="Madeval_Broken")
+    allowed = cli(broken_plugin, "plugins", "--json", allow="Madeval_Broken")
     assert "no installed plugin" not in allowed.stderr and "plugin 'broken' (madeval-broken) failed" in allowed.stderr

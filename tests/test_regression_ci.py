@@ -50,7 +50,7 @@ def test_regression_unchanged_run_passes_against_the_committed_baseline(unchange
     assert "PASS" in done.stdout and "| majority_consensus | arith_mc |" in done.stdout
     assert done.stdout.count("| ok |") == 6
     assert ("Detectable drop (80 items, 1 repeat, exact tests): a row is flagged only when at least 7 items "
-            "score lower and none higher, a drop of at least 8.8 points") in done.stdout
+            "score lower and none higher, a drop of at least 0.087;") in done.stdout
     result = check_boards(build_leaderboard(unchanged), json.loads(BASELINE.read_text()), LeaderboardOptions())
     assert len(result.deltas) == 6
     for entry in result.deltas:  # the simulator is deterministic: not one item differs
@@ -97,14 +97,14 @@ def test_regression_planted_in_one_configuration_is_found_there_only(unchanged, 
     assert done.returncode == 1
     regressed = [line for line in done.stdout.splitlines() if line.endswith("| regressed |")]
     assert len(regressed) == 1 and regressed[0].startswith("| unanimity_consensus | arith_yesno |")
-    assert "| -8.8 |" in regressed[0]
+    assert "| -0.087 |" in regressed[0]  # 0.0875 on the board's 0-1 scale
 
 
 def test_regression_a_drop_below_the_stated_bound_passes(unchanged, tmp_path):
     done = check(plant(unchanged, tmp_path / "small", 6))  # 6 items: p = 6 / 2^6 after Holm
     assert done.returncode == 0, done.stdout
     row = next(line for line in done.stdout.splitlines() if line.startswith("| unanimity_consensus | arith_yesno |"))
-    assert "| -7.5 |" in row and "| 0.0938 |" in row and row.endswith("| ok |")
+    assert "| -0.075 |" in row and "| 0.0938 |" in row and row.endswith("| ok |")
 
 
 def test_regression_missing_configuration_fails(unchanged, tmp_path):

@@ -1,6 +1,6 @@
 """Single-model baselines as presets, so they run and rank like any configuration.
 
-* ``baseline_cot``: one agent, MALLM's Chain-of-Thought prompt (seed 000, Figure 24).
+* ``baseline_cot``: one agent, MALLM's Chain-of-Thought prompt (MALLM paper, Figure 24).
 * ``baseline_direct``: one agent, the same prompt without "Let's think step-by-step.".
 * ``self_consistency``: five independent Chain-of-Thought samples, the most frequent answer wins
   (Wang et al.; the baseline asked for in MALLM issue #83). Change the sample count with

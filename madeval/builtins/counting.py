@@ -1,6 +1,6 @@
 """Solution counting: the most frequent extracted answer, with no LLM call.
 
-The Voting-or-Consensus paper's baseline (seed 001, Appendix D) and the final step of Society of
+The Voting-or-Consensus paper's baseline (Appendix D) and the final step of Society of
 Minds. It reads only the transcript, so it can be re-applied to stored debates.
 """
 

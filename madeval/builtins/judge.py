@@ -1,4 +1,4 @@
-"""The judge decider (MALLM, seed 000, Section 3.3 and Figure 30)."""
+"""The judge decider (MALLM paper, Section 3.3 and Figure 30)."""
 
 from __future__ import annotations
 
@@ -42,7 +42,8 @@ class Judge(Decider):
         voters = [a.index for a in state.agents if not a.neutral]
         finals = await final_solutions(state, llm, voters)
         solutions = [finals[agent] or NO_SOLUTION for agent in voters]
-        prompt = mallm.JUDGE_USER.format(
+        prompt = mallm.fill(
+            mallm.JUDGE_USER,
             instruction=state.task.instruction, input=state.task.input, solutions=mallm.solution_lines(solutions)
         )
         verdict = await llm.chat(None, [{"role": "user", "content": prompt}], purpose="judge",

@@ -1,4 +1,4 @@
-"""Built-in paradigms: who speaks when, and who sees what (MALLM, seed 000, Section 3.2).
+"""Built-in paradigms: who speaks when, and who sees what (MALLM paper, Section 3.2).
 
 Every paradigm honours ``visible_turns_in_memory``: an agent sees the messages of the last that
 many turns plus those of the current turn (MALLM ignores the option). The default is 2 (MALLM's),
@@ -96,7 +96,7 @@ class CollectiveRefinement(Paradigm):
 
     Turn 1 is an independent draft by every agent (nobody sees anything); in later turns each
     agent refines its own answer given all answers of the previous turn (Voting or Consensus,
-    seed 001, Appendix C). ``visible_turns_in_memory`` (default 1, the previous turn) widens
+    Voting or Consensus?, Appendix C). ``visible_turns_in_memory`` (default 1, the previous turn) widens
     that to more turns; 0 would hide every answer and is refused. Agents give no agreement
     stance, so consensus deciders cannot be used.
     """
@@ -119,7 +119,7 @@ class CollectiveRefinement(Paradigm):
 
 
 class CollectiveImprovement(CollectiveRefinement):
-    """Collective Improvement (CI, Voting or Consensus, seed 001, Section 4.3): as Collective
+    """Collective Improvement (CI, Voting or Consensus?, Section 4.3): as Collective
     Refinement, but agents see only the *solutions* of the previous turn, not the messages.
 
     "CI prohibits communication and only shows the solutions from the previous turn to the agent
@@ -135,7 +135,7 @@ class CollectiveImprovement(CollectiveRefinement):
         super().validate(setup)
         if not isinstance(setup.decider, Voting):
             raise UsageError(
-                f"paradigm '{self.name}' works with voting deciders only (seed 001, Section 4.3: "
+                f"paradigm '{self.name}' works with voting deciders only (Voting or Consensus?, Section 4.3: "
                 f"no turn order, so no agreement can be reached), not '{setup.decider.name}'"
             )
         if not setup.responder.shares_solutions:

@@ -1,4 +1,4 @@
-"""Built-in persona generators (MALLM, seed 000, Section 3.1 and Appendix G.2).
+"""Built-in persona generators (MALLM paper, Section 3.1 and Appendix G.2).
 
 * ``none``: "Participant N", no LLM call.
 * ``expert``: an LLM writes one expert persona at a time as JSON ``{"role", "description"}``,

@@ -1,4 +1,4 @@
-"""Built-in responders: the MALLM family (seed 000, Appendix G.3) and the single-agent baselines.
+"""Built-in responders: the MALLM family (MALLM paper, Appendix G.3) and the single-agent baselines.
 
 A MALLM-style responder sends the general debate system prompt (Figure 11) followed by one user
 prompt per stage (draft, improve, feedback, refine). Subclasses change only the wording, except
@@ -43,7 +43,8 @@ def debate_system_prompt(
         shown = own_shown(ctx) if ctx.stage == "refine" else ctx.current_draft
         draft = shown.solution or "" if shown is not None else ""
         discussion = mallm.DISCUSSION_LINES.format(draft=draft, memory="\n" + memory if memory else "")
-    prompt = mallm.DEBATE_SYSTEM.format(
+    prompt = mallm.fill(
+        mallm.DEBATE_SYSTEM,
         persona=ctx.persona_line(),
         instruction=ctx.task.instruction,
         input=ctx.task.input,
@@ -120,7 +121,7 @@ class SimpleResponder(MallmResponder):
 
 
 class FreeTextResponder(MallmResponder):
-    """Free Text: the most basic prompt; agents always state whether they agree (seed 001, App. C).
+    """Free Text: the most basic prompt; agents always state whether they agree (Voting or Consensus?, App. C).
 
     The paper prints no wording for it; madeval's is in :mod:`madeval.prompts.madeval`.
     """
@@ -222,7 +223,8 @@ class ChainOfThought(Responder):
 
     def prompt(self, ctx: SpeakContext) -> list[dict[str, str]]:
         task = ctx.task.input if not ctx.task.context else f"{ctx.task.input}\nContext: {ctx.task.context}"
-        messages = [{"role": "system", "content": mallm.COT_SYSTEM.format(instruction=ctx.task.instruction, input=task)}]
+        system = mallm.fill(mallm.COT_SYSTEM, instruction=ctx.task.instruction, input=task)
+        messages = [{"role": "system", "content": system}]
         if self.user:
             messages.append({"role": "user", "content": self.user})
         return messages

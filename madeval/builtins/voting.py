@@ -1,5 +1,5 @@
-"""Voting deciders (Voting or Consensus, seed 001, Section 3.2 and Appendix C; prompts from MALLM,
-seed 000, Figures 26-29).
+"""Voting deciders (Voting or Consensus?, Section 3.2 and Appendix C; prompts from the MALLM
+paper, Figures 26-29).
 
 Rules shared by every voting decider:
 
@@ -176,7 +176,8 @@ class Voting(Decider):
     async def _ballot(self, state: DebateState, llm: DebateLLM, voter: int, solutions: list[str]) -> dict[str, Any]:
         persona = state.agents[voter].persona
         role = f"{persona.name} ({persona.description})" if persona.description else persona.name
-        user = self.template.format(
+        user = mallm.fill(
+            self.template,
             instruction=state.task.instruction,
             input=state.task.input,
             solutions=mallm.solution_lines(solutions),

@@ -21,13 +21,16 @@ from .settings_options import model_options
 COMMON = ("correction", "test", "alpha")
 
 
-def _options(run_folder: Path | None, given: dict[str, Any]) -> LeaderboardOptions:
-    """Leaderboard options: those stored with the run, then the command line's."""
+def _options(run_folder: Path | None, given: dict[str, Any], merged: bool = False) -> LeaderboardOptions:
+    """Leaderboard options: those stored with the run, then the command line's. A ``merged`` board
+    does not take the first run's title (its sweep's name): it is named after all its runs."""
     from ..leaderboard.data import read_run_description
 
     stored = {}
     if run_folder is not None and (run_folder / "run.json").is_file():
         stored = dict(read_run_description(run_folder).get("leaderboard") or {})
+    if merged:
+        stored.pop("title", None)
     stored.update(given_options(given))
     return LeaderboardOptions.from_dict(stored)
 
@@ -56,7 +59,7 @@ def show(runs: tuple[str, ...], output: Path | None, history_file: Path | None, 
     from ..records import writing
 
     folders = run_folders(list(runs))
-    options = _options(folders[0], given)
+    options = _options(folders[0], given, merged=len(folders) > 1)
     board = build_merged_leaderboard(folders, options)
     history = read(history_file)[0] if history_file is not None else None
     target = output or (folders[0] if len(folders) == 1 else None)

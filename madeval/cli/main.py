@@ -20,6 +20,7 @@ from ..errors import MadevalError, UsageError
 from ..shown_text import terminal_text
 from .export_cmd import export
 from .import_cmd import import_
+from .environment import ENVIRONMENT
 from .leaderboard_cmd import leaderboard
 from .plugins_cmd import plugins
 from .rescore_cmd import rescore
@@ -41,12 +42,13 @@ class DefaultToRun(click.Group):
         return super().parse_args(ctx, args)
 
 
-@click.group(cls=DefaultToRun)
+@click.group(cls=DefaultToRun, epilog=ENVIRONMENT)
 @click.version_option(package_name="madeval")
 def cli() -> None:
     """Evaluate multi-agent debate configurations on benchmark tasks.
 
-    Run ``madeval --tasks TASKS [options]`` (the run command) or one of the commands below.
+    Run 'madeval --tasks TASKS [options]' (the run command: 'madeval run --help' lists its options)
+    or one of the commands below ('madeval COMMAND --help' for each).
     """
 
 

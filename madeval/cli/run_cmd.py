@@ -8,10 +8,11 @@ from typing import Any
 import click
 
 from ..evaluation import evaluate
+from .environment import ENVIRONMENT
 from .settings_options import settings_options
 
 
-@click.command()
+@click.command(epilog=ENVIRONMENT)
 @settings_options
 @click.option("--config", "config_file", help="YAML file with any of these options (command line wins).")
 @click.option("--no-progress", is_flag=True, help="Do not draw the progress bar.")

@@ -15,7 +15,8 @@ from ..sampling import DEFAULT_CONFIDENCE, DEFAULT_MARGIN, cochran_sample_size, 
               help="Confidence level.")
 @click.option("--margin", type=float, default=DEFAULT_MARGIN, show_default=True, help="Margin of error.")
 @click.option("--paired", is_flag=True, help="Items to detect a difference --delta between two configurations.")
-@click.option("--delta", type=float, help="(--paired) The difference to detect, as a fraction (0.05 = 5 points).")
+@click.option("--delta", type=float, help="(--paired) The difference to detect, on the leaderboard's 0-1 scale "
+              "(0.05 = 5 percentage points).")
 @click.option("--discordance", type=float, help="(--paired) Share of items right on exactly one side (0/1 scores).")
 @click.option("--sd", type=float, help="(--paired) SD of the paired per-item differences (other scores).")
 @click.option("--pilot", type=click.Path(), help="(--paired) A finished run to read the discordance or SD from.")

@@ -72,7 +72,7 @@ def write_outputs(board: dict[str, Any], folder: str | Path,
 
         shown = (history, draw(history, folder / "charts"))
     viewer = VIEWER_FILE if (folder / VIEWER_FILE).is_file() else None
-    write_text_atomically(folder / "leaderboard.html", page(board, charts, shown, viewer))
+    write_text_atomically(folder / "leaderboard.html", page(board, charts, shown, folder, viewer))
     return [folder / name for name in OUTPUT_FILES] + charts
 
 

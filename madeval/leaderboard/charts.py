@@ -1,6 +1,6 @@
 """Charts of a leaderboard (matplotlib, PNG and SVG), after MALLM's evaluation pipeline.
 
-* ``score``: score per configuration with its 95% interval (seed 000, Figure 7); ``*`` marks a
+* ``score``: score per configuration with its 95% interval (MALLM paper, Figure 7); ``*`` marks a
   significant difference from the reference;
 * ``turns``: how many turns the debates took, per configuration: a histogram over the integer turn
   counts (no smoothing between them), split into debates the protocol decided and debates it did
@@ -10,7 +10,7 @@
 * ``llm-time``: LLM seconds per item, the sum of one debate's calls' own latencies (Figure 10's
   wall time without the waits for a free concurrency slot that a shared run adds);
 * ``scaling-<option>``: score against the number of agents, the turn limit or a decider's numeric
-  option when a sweep varies it with everything else fixed (seed 001, Figures 4 and 5), with a
+  option when a sweep varies it with everything else fixed (Voting or Consensus?, Figures 4 and 5), with a
   dotted least-squares line. Rescored configurations form their own series, named after the
   configuration they were replayed on.
 * ``cost``: score against tokens and against calls per item, one point per configuration with its

@@ -6,7 +6,8 @@ paired bootstrap, by option). A macro group row (tasks weighted equally, see :mo
 tasks share different numbers of items uses the stratified sign-flip test instead, which weights
 each item by ``1 / (tasks x task items)``. A family is one task (or group) and metric; its p-values
 are adjusted together. Every comparison records which test it used, and the minimum detectable
-effect of that test with these items (:mod:`.power`): the smallest difference it finds with 80% power.
+effect of that test with these items (:mod:`.power`): the smallest difference it finds with 80% power,
+and the 95% interval of the difference (paired t over the per-item differences).
 """
 
 from __future__ import annotations
@@ -18,7 +19,8 @@ from typing import Any
 from .options import LeaderboardOptions
 from .power import detectable
 from .stats import (
-    TestResult, adjust, is_binary, mcnemar_exact, paired_bootstrap, paired_permutation, stratified_permutation,
+    TestResult, adjust, difference_interval, is_binary, mcnemar_exact, paired_bootstrap, paired_permutation,
+    stratified_permutation,
 )
 
 
@@ -93,9 +95,11 @@ def compare_family(
             items = sorted(first.keys() & second.keys())
             power = detectable([first[k] for k in items], [second[k] for k in items], result.test,
                                options.alpha, strata=[strata[k] for k in items] if strata else None)
-            found.append({"a": a, "b": b, "items": shared, "delta": result.delta, "test": result.test,
-                          "method": result.method, "p_value": result.p_value, "mde": power.mde,
-                          "mde_method": power.method})
+            interval = difference_interval([first[k] - second[k] for k in items],
+                                           [strata[k] for k in items] if strata else None)
+            found.append({"a": a, "b": b, "items": shared, "delta": result.delta, "delta_ci_low": interval.low,
+                          "delta_ci_high": interval.high, "test": result.test, "method": result.method,
+                          "p_value": result.p_value, "mde": power.mde, "mde_method": power.method})
             if units is not None:
                 found[-1]["units"] = len(set(units[a]) & set(units[b]))
     for comparison, adjusted in zip(found, adjust([c["p_value"] for c in found], options.correction)):

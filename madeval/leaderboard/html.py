@@ -11,21 +11,26 @@ from __future__ import annotations
 
 import base64
 import html
+import shlex
 from pathlib import Path
 from typing import Any
 
 from ..dynamics.render import html_section as dynamics_section
 from .history import DROP, cell, series, short, summary as history_summary
-from .render import TIME_COLUMN, cache_note, label_of, mde_text, on_front, points, row_mde, task_of, test_name, versus
+from .render import (
+    LEGEND, TIME_COLUMN, adjusted_by, cache_note, difference_interval, label_of, mde_text, on_front, points, row_mde, task_of,
+    test_name, versus,
+)
 
 STYLE = """
 body{font-family:system-ui,-apple-system,'Segoe UI',sans-serif;margin:2em auto;max-width:1400px;color:#222;padding:0 1em}
 h1{font-size:1.5em}h2{font-size:1.2em;margin-top:1.6em}
 table{border-collapse:collapse;margin:.6em 0;font-size:.9em}
 th,td{border-bottom:1px solid #ddd;padding:.3em .6em;text-align:right;white-space:nowrap}
-th,td:first-child,td:last-child{white-space:normal}td:first-child{min-width:10em}
+th,td:first-child,td:last-child,table.rows td:nth-last-child(2){white-space:normal}
+table.rows td:nth-last-child(2){min-width:9em}td:first-child{min-width:10em}
 th:first-child,td:first-child{text-align:left}
-table.comparisons :is(th,td):is(:nth-child(-n+4),:nth-child(8)){text-align:left}
+table.comparisons :is(th,td):is(:nth-child(-n+4),:nth-child(9)){text-align:left}
 table.cost :is(th,td):is(:nth-child(-n+3),:nth-child(6),:nth-child(8)){text-align:left}
 .scroll{overflow-x:auto}
 th{cursor:pointer;background:#f3f3f3;user-select:none}
@@ -85,26 +90,27 @@ SCRIPT = """
 """
 
 COLUMNS = ("configuration", "score", "95% CI", "std (repeats)", "items", "parse fail", "decided", "turns",
-           "calls/item", "tokens/item", TIME_COLUMN, "vs reference",
-           "MDE (80% power)")
+           "calls/item", "tokens/item", TIME_COLUMN, "vs ref", "MDE (80% power)")
 COST_COLUMNS = ("configuration", "task", "metric", "score", "tokens/item", "front (tokens)", "calls/item",
                 "front (calls)")
-COMPARISON_COLUMNS = ("A", "B", "task", "metric", "items", "A − B", "MDE (80% power)", "test", "p", "p adjusted",
-                      "significant")
+COMPARISON_COLUMNS = ("A", "B", "task", "metric", "items", "A − B", "95% CI of A − B", "MDE (80% power)", "test",
+                      "p", "p adjusted", "significant")
 #: A merged board's comparisons also show the (task, item, repeat) units each pair shared.
 MERGED_COLUMNS = COMPARISON_COLUMNS[:5] + ("units",) + COMPARISON_COLUMNS[5:]
 
 
 def page(board: dict[str, Any], charts: list[Path],
-         history: tuple[list[dict[str, Any]], Path | None] | None = None, viewer: str | None = None) -> str:
+         history: tuple[list[dict[str, Any]], Path | None] | None = None, folder: Path | None = None,
+         viewer: str | None = None) -> str:
     """The whole page as a string; ``history`` (entries, chart) adds the CI history (:mod:`.history`);
-    ``viewer`` (a file name beside the page) links the debate viewer (``madeval view``)."""
+    ``folder`` (where the page is written) makes the "no charts" hint a command that works; ``viewer``
+    (a file name beside the page) links the debate viewer (``madeval view``)."""
     title = html.escape(board["title"])
+    correction = board["options"].get("correction", "holm")
     parts = [
         f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>{title}</title>",
         f"<style>{STYLE}</style></head><body>",
         f"<h1>{title}</h1>",
-        f"<p class='note'>{html.escape(board['statement'])}</p>",
         *([f"<p class='note'>{html.escape(cache_note(board))}</p>"] if cache_note(board) else []),
         f"<p>Run <code>{html.escape(board['run'])}</code>; reference configuration: "
         f"<b>{html.escape(_reference_label(board))}</b>. Click a column header to sort.</p>",
@@ -115,7 +121,8 @@ def page(board: dict[str, Any], charts: list[Path],
         rows = [r for r in board["rows"] if (r["scope"], r["task"], r["metric"]) == (scope, task, metric)]
         kind = f"group, {rows[0].get('aggregation') or 'macro'} average" if scope == "group" else "task"
         parts.append(f"<h2>{html.escape(task)} ({kind}) — {html.escape(metric)}</h2>")
-        parts.append(_table(rows))
+        parts.append(_table(rows, correction))
+    parts.append(legend(correction))
     parts.append("<h2>Cost and accuracy</h2><p>Tokens (prompt + completion) and calls per item; "
                  "<b>front</b>: no other configuration of the task scores at least as high for at most the "
                  "cost (the cost-accuracy Pareto front, drawn in the <code>cost</code> chart).</p>")
@@ -125,16 +132,39 @@ def page(board: dict[str, Any], charts: list[Path],
         parts.append(_merged(board))
     elif board["options"]["compare"] == "all" and board["comparisons"]:
         parts.append("<h2>All pairwise comparisons</h2><p>Also in <code>comparisons.csv</code>.</p>")
-        parts.append(_comparisons(board["comparisons"]))
+        parts.append(_comparisons(board["comparisons"], correction))
     if charts:
         parts.append("<h2>Charts</h2>" + _images(charts))
     elif not board["options"]["charts"]:
-        parts.append(f"<p>No charts drawn: <code>madeval leaderboard show {html.escape(board['run'])} --charts</code> "
+        parts.append(f"<p>No charts drawn: <code>{html.escape(charts_command(board, folder))}</code> "
                      "draws them (or <code>charts: true</code> under <code>leaderboard:</code> in a config file).</p>")
     if history is not None:
         parts.append(history_section(*history))
+    parts.append(f"<h2>How the numbers were computed</h2><p class='note'>{html.escape(board['statement'])}</p>")
+    if board.get("conclusions"):
+        said = "".join(f"<li>{html.escape(sentence)}</li>" for sentence in board["conclusions"])
+        parts.append(f"<h2>In short</h2><ul class='conclusions'>{said}</ul>")
     parts.append(f"<script>{SCRIPT}</script></body></html>\n")
     return "\n".join(parts)
+
+
+def legend(correction: str) -> str:
+    """Each column's meaning (:data:`.render.LEGEND`), once, under the tables."""
+    entries = []
+    for column, meaning in LEGEND.items():
+        if column == "vs ref":
+            meaning = meaning.replace("by the correction named (Holm by default)", f"({adjusted_by(correction)})")
+        entries.append(f"<dt>{html.escape(column)}</dt><dd>{html.escape(meaning)}.</dd>")
+    return f"<details class='legend'><summary>Columns</summary><dl>{''.join(entries)}</dl></details>"
+
+
+def charts_command(board: dict[str, Any], folder: Path | None) -> str:
+    """The command that redraws this board with charts, quoted for a POSIX shell: the run's folder
+    (every merged run's), and ``-o`` the folder the page is in when that is not the run's own."""
+    runs = list(board["merged"]["runs"]) if board.get("merged") else [board["run"]]
+    own = len(runs) == 1 and folder is not None and Path(runs[0]).resolve() == Path(folder).resolve()
+    target = f" -o {shlex.quote(str(folder))}" if folder is not None and not own else ""
+    return f"madeval leaderboard show {' '.join(shlex.quote(run) for run in runs)}{target} --charts"
 
 
 def _images(charts: list[Path]) -> str:
@@ -205,17 +235,20 @@ def _cells(cells: list[tuple[str, Any]], significant_column: int | None = None) 
     return "".join(tds)
 
 
-def _comparisons(comparisons: list[dict[str, Any]]) -> str:
-    """Every pairwise comparison as a sortable table, with its test."""
+def _comparisons(comparisons: list[dict[str, Any]], correction: str = "holm") -> str:
+    """Every pairwise comparison as a sortable table, with its test; the adjusted p's column names
+    its correction."""
     merged = any("units" in c for c in comparisons)
-    head = "".join(f"<th>{c}</th>" for c in (MERGED_COLUMNS if merged else COMPARISON_COLUMNS))
+    names = [f"p {adjusted_by(correction)}" if c == "p adjusted" else c
+             for c in (MERGED_COLUMNS if merged else COMPARISON_COLUMNS)]
+    head = "".join(f"<th>{html.escape(c)}</th>" for c in names)
     body = []
     for c in comparisons:
         units = [(str(c["units"]), c["units"])] if merged else []
         cells = [
             (c["label_a"], None), (c["label_b"], None), (c["task"], None), (c["metric"], None),
-            (str(c["items"]), c["items"]), *units, (f"{100 * c['delta']:+.1f}", c["delta"]),
-            (mde_text(c.get("mde")), c.get("mde")),
+            (str(c["items"]), c["items"]), *units, (f"{c['delta']:+.3f}", c["delta"]),
+            (difference_interval(c), c.get("delta_ci_low")), (mde_text(c.get("mde")), c.get("mde")),
             (test_name(c["test"]), None), (f"{c['p_value']:.3g}", c["p_value"]),
             (f"{c['p_adjusted']:.3g}", c["p_adjusted"]), ("yes" if c["significant"] else "no", None),
         ]
@@ -239,8 +272,8 @@ def _cost_table(rows: list[dict[str, Any]]) -> str:
             f"<tbody>{''.join(body)}</tbody></table></div>")
 
 
-def _table(rows: list[dict[str, Any]]) -> str:
-    head = "".join(f"<th>{c}</th>" for c in COLUMNS)
+def _table(rows: list[dict[str, Any]], correction: str = "holm") -> str:
+    head = "".join(f"<th>{html.escape(c)}</th>" for c in COLUMNS)
     body = []
     for r in rows:
         seconds = r.get("llm_s_per_item")
@@ -256,10 +289,10 @@ def _table(rows: list[dict[str, Any]]) -> str:
             (f"{r['calls_per_item']:.1f}", r["calls_per_item"]),
             (f"{r['tokens_per_item']:.0f}", r["tokens_per_item"]),
             ("–" if seconds is None else f"{seconds:.2f}", seconds),
-            (versus(r), r["delta"]),
+            (versus(r, correction), r["delta"]),
             (row_mde(r), r.get("mde")),
         ]
         tds = _cells(cells, len(cells) - 2 if r.get("significant") else None)
         body.append(f"<tr{' class=ref' if r.get('reference') else ''}>{tds}</tr>")
-    return (f"<div class='scroll'><table class='sortable'><thead><tr>{head}</tr></thead>"
+    return (f"<div class='scroll'><table class='sortable rows'><thead><tr>{head}</tr></thead>"
             f"<tbody>{''.join(body)}</tbody></table></div>")

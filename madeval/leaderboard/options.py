@@ -72,8 +72,11 @@ class LeaderboardOptions:
         """A JSON-ready copy."""
         return asdict(self)
 
-    def statement(self) -> str:
-        """What the intervals and the significance marks mean, for every output."""
+    def statement(self, compared: bool = True) -> str:
+        """How the intervals (and, when configurations are ``compared``, the tests, corrections and
+        MDEs) were computed: said once, at the end of every output."""
+        if not compared:  # one configuration: no test, no correction, no MDE to explain
+            return INTERVALS[self.interval]
         other = "permutation" if self.test == "permutation" else "bootstrap"
         return (
             f"{INTERVALS[self.interval]} Paired tests on shared items: exact McNemar when both "
@@ -82,9 +85,11 @@ class LeaderboardOptions:
             f"weighted equally) with unequal task sizes uses a stratified sign-flip test. Each comparison "
             f"names its test. Group rows combine their tasks as the group declares (micro: pooled items; "
             f"macro: mean of task scores, stratified interval; macro when nothing is declared). "
-            f"{CORRECTION_NAMES[self.correction]} correction per task; * = significant at "
+            f"{CORRECTION_NAMES[self.correction]} correction per task and metric, over its comparisons with the "
+            f"reference (or all pairs) and of the best with the runner-up; * = significant at "
             f"alpha {self.alpha:g} after correction. MDE: the smallest difference the comparison's test "
             f"detects with 80% power at alpha {self.alpha:g} (before correction) on these items, from the observed "
             f"discordant pairs (0/1 scores: exact McNemar power) or the SD of the paired differences (paired t); "
-            f"– when no difference would reach that power (too few discordant pairs)."
+            f"– when no difference would reach that power (too few discordant pairs). 95% CI of a difference: "
+            f"Student t over the paired per-item differences."
         )

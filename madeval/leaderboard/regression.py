@@ -110,9 +110,9 @@ def detectable(result: Check, options: LeaderboardOptions) -> str:
     k = items_needed(len(tested), options.alpha, options.correction)
     lines = []
     for items, repeats in sorted({(d["items"], d.get("repeats") or 1) for d in tested}):
-        whole = f"{100 * k / items:.1f} points"
+        whole = f"{k / items:.3f}"  # on the 0-1 scale of the board's scores (see render)
         if repeats > 1:
-            whole = (f"{100 * k / (repeats * items):.1f} points (each lower in one of {repeats} repeats) "
+            whole = (f"{k / (repeats * items):.3f} (each lower in one of {repeats} repeats) "
                      f"to {whole} (lower in every repeat)")
         lines.append(
             f"Detectable drop ({items} items, {repeats} repeat{'s' if repeats > 1 else ''}, exact tests): a row is "

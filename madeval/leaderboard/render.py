@@ -1,5 +1,12 @@
 """The leaderboard as Markdown (printed at the end of a run), CSV and JSON.
 
+Every score is on the metric's own scale, 0 to 1 for accuracy-like metrics, in every output
+(tables, charts, CSV, JSON, ``evaluate().rows``, the closing sentences): the scale the records,
+rescoring, ``sample-size --delta`` and lm-eval's own results use, so a number copied from any
+output means the same as in any other, and metrics outside [0, 1] need no second rule. Each
+column is defined once, in :data:`LEGEND` (printed under the table; README's "Reading the
+leaderboard" repeats it), and the board ends with one sentence per comparison (:mod:`.sentences`).
+
 Costs and times are per item (one debate on an item, its repeats averaged). The time shown is the
 **LLM time** (``LLM s/item``): the sum of the debate's calls' own latencies, measured from the moment
 a call holds a concurrency slot. The elapsed wall time of a debate (``wall_s_per_item`` in the CSV
@@ -16,6 +23,7 @@ from typing import Any
 from ..dynamics.render import markdown as dynamics_markdown
 from ..shown_text import csv_cell, markdown_cell as cell
 from .cost import COSTS, front_key
+from .options import CORRECTION_NAMES
 
 CSV_FIELDS = (
     "config", "label", "source", "replay_of", "scope", "task", "aggregation", "metric", "score", "ci_low",
@@ -25,7 +33,8 @@ CSV_FIELDS = (
     *(front_key(cost) for cost in COSTS),
 )
 COMPARISON_FIELDS = (
-    "scope", "task", "metric", "a", "label_a", "b", "label_b", "items", "delta", "test", "method", "p_value",
+    "scope", "task", "metric", "a", "label_a", "b", "label_b", "items", "delta", "delta_ci_low", "delta_ci_high",
+    "test", "method", "p_value",
     "p_adjusted", "significant", "mde", "mde_method",
 )
 #: How each test is named in tables.
@@ -52,21 +61,28 @@ def test_name(test: str | None) -> str:
     return TEST_NAMES.get(test or "", test or "")
 
 
-def versus(row: dict[str, Any]) -> str:
-    """The comparison with the reference: ``ref``, or the difference in points, p, the test and a star."""
+def adjusted_by(correction: str) -> str:
+    """How an adjusted p-value is named: ``after Holm``, ``after Benjamini-Hochberg``, ``uncorrected``."""
+    return "uncorrected" if correction == "none" else f"after {CORRECTION_NAMES[correction]}"
+
+
+def versus(row: dict[str, Any], correction: str = "holm") -> str:
+    """The comparison with the reference: ``ref``, or the difference, the adjusted p (named by its
+    correction), the test and a star."""
     if row.get("reference"):
         return "ref"
     if row.get("delta") is None:
         return ""
     star = "*" if row["significant"] else ""
-    return f"{points(row, row['delta'], sign=True)}{star} (p={row['p_adjusted']:.3g}, {test_name(row.get('test'))})"
+    return (f"{points(row, row['delta'], sign=True)}{star} (p={row['p_adjusted']:.3g} {adjusted_by(correction)}, "
+            f"{test_name(row.get('test'))})")
 
 
 def mde_text(mde: float | None, bounded: bool = True) -> str:
-    """A minimum detectable effect as shown: ``±`` points (percent for scores in [0, 1]), or ``–``."""
+    """A minimum detectable effect as shown: ``±`` the difference on the metric's scale, or ``–``."""
     if mde is None:
         return "–"
-    return f"±{100 * mde:.1f}" if bounded else f"±{mde:.3g}"
+    return f"±{mde:.3f}" if bounded else f"±{mde:.3g}"
 
 
 def row_mde(row: dict[str, Any]) -> str:
@@ -75,9 +91,46 @@ def row_mde(row: dict[str, Any]) -> str:
 
 
 def points(row: dict[str, Any], value: float, sign: bool = False) -> str:
-    """A score as shown: percent for scores in [0, 1], else the value itself."""
+    """A score (or a difference of scores) as shown: on the metric's own scale, three decimals for
+    scores in [0, 1], three significant digits otherwise (see the module's note on the scale)."""
     plus = "+" if sign else ""
-    return f"{100 * value:{plus}.1f}" if row.get("bounded", True) else f"{value:{plus}.3g}"
+    return f"{value:{plus}.3f}" if row.get("bounded", True) else f"{value:{plus}.3g}"
+
+
+#: Each column of the board, defined once: printed under the Markdown table, on the HTML page and in
+#: README's "Reading the leaderboard" (a test keeps README in step).
+LEGEND = {
+    "score": "the metric averaged over items (each item's repeats averaged first), on the metric's own "
+             "scale: 0 to 1 for accuracy (0.732 = 73.2% of items right)",
+    "95% CI": "95% confidence interval of the score (how it is computed: the notes at the end)",
+    "std (repeats)": "standard deviation of the score across repeats of the whole run (0 with one repeat)",
+    "items": "items scored (a group row: of all its tasks)",
+    "parse fail": "share of debates whose final answer could not be read as an answer to the item "
+                  "(scored as wrong)",
+    "decided": "share of debates in which the decider reached its decision (consensus, a vote's winner); "
+               "the rest ended without one (at the turn limit, or a tie) and kept the current draft",
+    "turns": "mean number of debate turns (rounds in which the agents answer) per debate",
+    "calls/item": "mean number of model calls per item",
+    "tokens/item": "mean prompt + completion tokens per item",
+    TIME_COLUMN: "mean seconds per item the model spent on the debate's calls (their own latencies, not "
+                 "time spent waiting for a free slot)",
+    "vs ref": "difference from the reference configuration (this row minus the reference), then its "
+              "p-value adjusted for the family's comparisons by the correction named (Holm by default), "
+              "and the paired test; * = significant after the correction",
+    "MDE (80% power)": "minimum detectable effect: the smallest difference from the reference the test "
+                       "finds 4 times in 5 on these items; – when no difference would",
+}
+
+
+def legend_markdown(board: dict[str, Any]) -> str:
+    """The legend as a Markdown list (not a table), the ``vs ref`` entry naming the board's correction."""
+    correction = board["options"].get("correction", "holm")
+    lines = ["Columns:"]
+    for column, meaning in LEGEND.items():
+        if column == "vs ref":
+            meaning = meaning.replace("by the correction named (Holm by default)", f"({adjusted_by(correction)})")
+        lines.append(f"- **{column}**: {meaning}.")
+    return "\n".join(lines) + "\n"
 
 
 def _num(value: float | None, digits: int = 1, scale: float = 1.0) -> str:
@@ -85,7 +138,9 @@ def _num(value: float | None, digits: int = 1, scale: float = 1.0) -> str:
 
 
 def markdown(board: dict[str, Any]) -> str:
-    """The rows as a Markdown table (scores in [0, 1] in percent), the statement, and comparisons."""
+    """The board as Markdown: the rows, the legend, the comparisons, cost and accuracy, how the
+    numbers were computed (once), and one sentence per comparison to end with."""
+    correction = board["options"].get("correction", "holm")
     header = (
         "| configuration | task | metric | score | 95% CI | std (repeats) | items | parse fail "
         f"| decided | turns | calls/item | tokens/item | {TIME_COLUMN} | vs ref | MDE (80% power) |\n"
@@ -96,11 +151,11 @@ def markdown(board: dict[str, Any]) -> str:
         f"| {points(r, r['score'])} | {points(r, r['ci_low'])}–{points(r, r['ci_high'])} "
         f"| {points(r, r['std_repeats'])} | {r['items']} | {100 * r['parse_failure_rate']:.1f}% "
         f"| {100 * r['decision_success_rate']:.0f}% | {r['mean_turns']:.2f} | {r['calls_per_item']:.1f} "
-        f"| {r['tokens_per_item']:.0f} | {_num(r.get('llm_s_per_item'), 2)} | {versus(r)} "
+        f"| {r['tokens_per_item']:.0f} | {_num(r.get('llm_s_per_item'), 2)} | {versus(r, correction)} "
         f"| {row_mde(r)} |"
         for r in board["rows"]
     ]
-    text = header + "\n".join(lines) + "\n\n" + cell(board["statement"]) + "\n"
+    text = header + "\n".join(lines) + "\n\n" + legend_markdown(board)
     if (board.get("records_read") or {}).get("summary"):  # each unit counted once, whatever is on disk
         text += f"\nRecords: {board['records_read']['summary']}; each unit counts once.\n"
     if cache_note(board):
@@ -108,9 +163,14 @@ def markdown(board: dict[str, Any]) -> str:
     if board.get("merged"):
         text += "\n" + merged_markdown(board)
     elif board["options"]["compare"] == "all" and board["comparisons"]:
-        text += "\n" + comparisons_markdown(board["comparisons"])
+        text += "\n" + comparisons_markdown(board["comparisons"], correction)
     dynamics = dynamics_markdown(board.get("dynamics") or [])
-    return text + "\n" + cost_markdown(board["rows"]) + (f"\n{dynamics}" if dynamics else "")
+    text += "\n" + cost_markdown(board["rows"]) + (f"\n{dynamics}" if dynamics else "")
+    text += "\nHow the numbers were computed: " + board["statement"] + "\n"
+    said = board.get("conclusions") or []
+    if said:  # sentences quote labels: text, never Markdown of theirs
+        text += "\nIn short:\n" + "".join(f"- {cell(sentence)}\n" for sentence in said)
+    return text
 
 
 def cache_note(board: dict[str, Any]) -> str:
@@ -151,14 +211,16 @@ def merged_markdown(board: dict[str, Any]) -> str:
     text = "Runs merged: " + "; ".join(held) + ". Each comparison pairs the (task, item, repeat) "
     text += "units both configurations recorded.\n"
     text += "".join(f"\nNote: {cell(note)}.\n" for note in board["merged"]["notes"])
-    return text + ("\n" + comparisons_markdown(board["comparisons"]) if board["comparisons"] else "")
+    correction = board["options"].get("correction", "holm")
+    return text + ("\n" + comparisons_markdown(board["comparisons"], correction) if board["comparisons"] else "")
 
 
-def comparisons_markdown(comparisons: list[dict[str, Any]]) -> str:
-    """Every pairwise comparison as a Markdown table."""
+def comparisons_markdown(comparisons: list[dict[str, Any]], correction: str = "holm") -> str:
+    """Every pairwise comparison as a Markdown table; the adjusted p's column names its correction."""
     lines = [
-        "| task | metric | A | B | items | A − B | MDE (80% power) | test | p | p adjusted | significant |",
-        "|---|---|---|---|---:|---:|---:|---|---:|---:|---|",
+        "| task | metric | A | B | items | A − B | 95% CI of A − B | MDE (80% power) | test | p "
+        f"| p {adjusted_by(correction)} | significant |",
+        "|---|---|---|---|---:|---:|---|---:|---|---:|---:|---|",
     ]
     if any("units" in c for c in comparisons):  # a merged board: the units each pair shared
         lines = [lines[0].replace("| items |", "| items | units |"), lines[1].replace("|---:|", "|---:|---:|", 1)]
@@ -167,10 +229,17 @@ def comparisons_markdown(comparisons: list[dict[str, Any]]) -> str:
         lines.append(
             f"| {cell(c['task'])} | {cell(c['metric'])} | {cell(c['label_a'])} | {cell(c['label_b'])} "
             f"| {c['items']}{units} "
-            f"| {100 * c['delta']:+.1f} | {mde_text(c.get('mde'))} | {test_name(c['test'])} | {c['p_value']:.3g} "
+            f"| {c['delta']:+.3f} | {difference_interval(c)} | {mde_text(c.get('mde'))} | {test_name(c['test'])} "
+            f"| {c['p_value']:.3g} "
             f"| {c['p_adjusted']:.3g} | {'yes' if c['significant'] else 'no'} |"
         )
     return "\n".join(lines) + "\n"
+
+
+def difference_interval(comparison: dict[str, Any]) -> str:
+    """A comparison's 95% interval of the difference as shown, or ``–`` when it has none."""
+    low, high = comparison.get("delta_ci_low"), comparison.get("delta_ci_high")
+    return "–" if low is None or high is None else f"{low:+.3f} to {high:+.3f}"
 
 
 def _csv(rows: list[dict[str, Any]], fields: tuple[str, ...]) -> str:

@@ -22,7 +22,7 @@ from typing import Sequence
 import numpy as np
 
 # scipy.stats and statsmodels are imported inside the statistical tests that use them: they take
-# 1.5 to 3 s to import, most of a short run's start-up and wrap-up (issue 15). The intervals every
+# 1.5 to 3 s to import, most of a short run's start-up and wrap-up. The intervals every
 # leaderboard row needs use only scipy.special (the functions scipy.stats calls for them).
 
 ALTERNATIVES = ("two-sided", "less", "greater")
@@ -431,3 +431,34 @@ def stratified_interval(
     bounded = all(0.0 <= v <= 1.0 for s in strata for v in s)
     low, high = enclose(mean, mean - half, mean + half, bounded)
     return Interval(low, high, method)
+
+
+def difference_interval(differences: Sequence[float], strata: Sequence[str] | None = None,
+                        level: float = 0.95) -> Interval:
+    """The confidence interval of a mean paired difference (per-item ``a - b``), unclipped.
+
+    Student t over the differences (``scipy.stats.ttest_rel(a, b).confidence_interval()``); with
+    ``strata`` (item -> task of a macro group row) the mean is the mean over tasks of each task's
+    mean difference, with the stratified variance and Welch-Satterthwaite df of
+    :func:`stratified_interval`. Fewer than two differences (or a task with one) give the point.
+    """
+    if strata is None:
+        groups = [list(differences)]
+    else:
+        by_task: dict[str, list[float]] = {}
+        for value, task in zip(differences, strata):
+            by_task.setdefault(task, []).append(value)
+        groups = list(by_task.values())
+    means = [statistics.fmean(g) for g in groups if g]
+    if not means:
+        return Interval(float("nan"), float("nan"), "no items")
+    mean = statistics.fmean(means)
+    if any(len(g) < 2 for g in groups):
+        return Interval(mean, mean, "too few items for an interval")
+    variances = [float(np.var(g, ddof=1)) / len(g) for g in groups]
+    variance = sum(variances) / len(groups) ** 2
+    if variance == 0.0:
+        return Interval(mean, mean, "paired t; no spread")
+    df = sum(variances) ** 2 / sum(v * v / (len(g) - 1) for v, g in zip(variances, groups))
+    half = t_quantile(0.5 + level / 2, df) * math.sqrt(variance)
+    return Interval(mean - half, mean + half, "paired t" + (" (stratified)" if strata is not None else ""))

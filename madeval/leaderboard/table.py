@@ -22,6 +22,7 @@ from .cost import mark_fronts
 from .data import RunData, cache_share, item_scores, item_spread, llm_seconds, metric_names, strata_of, unit_scores
 from .groups import is_declared, name as aggregation_name, rule
 from .options import LeaderboardOptions
+from .sentences import conclusions
 from .stats import Interval, enclose, mean_interval, stratified_interval
 
 FORMAT = "madeval-leaderboard/1"
@@ -60,9 +61,14 @@ def build(data: RunData, options: LeaderboardOptions) -> dict[str, Any]:
                 row["aggregation_declared"] = is_declared(data.aggregations, name, metric) if group else None
                 family_rows.append(row)
             strata = strata_of(records) if macro else None
-            family = compare_family(scores, pairs(list(scores), reference, options.compare), options, strata,
-                                    units if data.runs else None)
-            _mark(family_rows, family, reference, options)
+            top = top_two(family_rows)
+            wanted = pairs(list(scores), reference, options.compare)
+            if top and top not in wanted and top[::-1] not in wanted:  # is the best better? always asked
+                wanted.append(top)
+            family = compare_family(scores, wanted, options, strata, units if data.runs else None)
+            for comparison in family:
+                comparison["top_two"] = top is not None and {comparison["a"], comparison["b"]} == set(top)
+            _mark(family_rows, family, reference)
             mark_fronts(family_rows)
             for comparison in family:
                 comparison.update(scope=scope, task=name, metric=metric,
@@ -72,17 +78,19 @@ def build(data: RunData, options: LeaderboardOptions) -> dict[str, Any]:
             comparisons += family
             if scope == "task":
                 per_item.setdefault(name, {})[metric] = scores
+    compared = len(data.configurations) > 1
     return {
         "format": FORMAT,
         "title": options.title or f"madeval leaderboard: {_name(data)}",
         "run": ", ".join(data.runs) if data.runs else str(data.folder),
         "fingerprint": data.run.get("fingerprint"),
-        "statement": options.statement() + "".join(
+        "statement": options.statement(compared) + "".join(
             f" {task}: {note}." for task, note in sorted((data.run.get("task_notes") or {}).items())),
         "options": {**options.to_dict(), "reference": reference},
         "configurations": data.configurations,
         "rows": rows,
         "comparisons": comparisons,
+        "conclusions": conclusions(rows, comparisons, options.correction),
         "item_scores": per_item,
         "dynamics": board_dynamics(data, options),
         "records_read": {**data.reading.to_dict(), "summary": data.reading.summary()},
@@ -220,10 +228,18 @@ def per_item(records: list[dict[str, Any]], value) -> float:
     return statistics.fmean(statistics.fmean(v) for v in by_item.values())
 
 
-def _mark(rows: list[dict[str, Any]], family: list[dict[str, Any]], reference: str | None,
-          options: LeaderboardOptions) -> None:
-    """Put each row's comparison with the reference on the row (reference mode only)."""
-    against = {c["a"]: c for c in family if c["b"] == reference} if options.compare == "reference" else {}
+def top_two(rows: list[dict[str, Any]]) -> tuple[str, str] | None:
+    """The (best, runner-up) configuration ids of a family by score (the first in run order on a tie);
+    None with fewer than two rows."""
+    ranked = sorted(range(len(rows)), key=lambda i: (-rows[i]["score"], i))
+    return (rows[ranked[0]]["config"], rows[ranked[1]]["config"]) if len(rows) > 1 else None
+
+
+def _mark(rows: list[dict[str, Any]], family: list[dict[str, Any]], reference: str | None) -> None:
+    """Put each row's comparison with the reference on the row (this row minus the reference),
+    whichever way round the family tested it (``--compare all`` pairs in run order)."""
+    against = {c["a"]: c for c in family if c["b"] == reference}
+    against.update({c["b"]: {**c, "delta": -c["delta"]} for c in family if c["a"] == reference})
     for row in rows:
         row["reference"] = row["config"] == reference
         found = against.get(row["config"])

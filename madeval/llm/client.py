@@ -34,7 +34,7 @@ from .transports import (
     transport_class,
 )
 
-#: Sampling defaults of the MALLM paper, Appendix E (seed 000).
+#: Sampling defaults of the MALLM paper, Appendix E.
 DEFAULT_GENERATION = {
     "temperature": 1.0,
     "top_p": 1.0,

@@ -1,9 +1,9 @@
 """Debate metrics: answer diversity (001 Table 1) and MADC's entropy and gold log-likelihood.
 
-* **Answer diversity** ("Voting or Consensus?", seed 001, Section 4.3, Table 1): the mean
+* **Answer diversity** ("Voting or Consensus?", Section 4.3, Table 1): the mean
   cosine similarity, over all pairs of voting agents, of the sentence embeddings (SBERT) of their
   final answers. Lower similarity means more diverse answers.
-* **Answer entropy** (MADC, seed 003, Appendix, Eq. 5): in every turn, ``H = -sum_a p_a log2
+* **Answer entropy** (MADC, Key Decision-Makers in Multi-Agent Debates, Appendix, Eq. 5): in every turn, ``H = -sum_a p_a log2
   p_a`` over the shares ``p_a`` of the agents' parsed answers (unparsed answers are left out, as in
   the authors' code). 10 agents answering A x8, B x1, C x1 give 0.9219 bits.
 * **Gold log-likelihood** (MADC, Appendix, Eq. 4): ``log2 P(y = gold)`` in every turn, where

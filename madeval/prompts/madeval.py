@@ -6,7 +6,7 @@ Each one is marked with the component that uses it. Published prompts live in
 
 from __future__ import annotations
 
-# Collective Refinement (Voting or Consensus, seed 001, Appendix C): each agent sees every answer of
+# Collective Refinement (Voting or Consensus?, Appendix C): each agent sees every answer of
 # the previous turn and refines its own. The paper describes the protocol but prints no prompt.
 REFINE = (
     "Here are the solutions of all participants from the previous turn. Using this shared "
@@ -16,7 +16,7 @@ REFINE = (
 # Header of one message in "Discussion so far:"; the paper does not show the layout.
 MEMORY_ENTRY = "{name}: {text}"
 
-# Free Text responder (seed 001, Appendix C: "the most basic form of the agent prompt ... the
+# Free Text responder (Voting or Consensus?, Appendix C: "the most basic form of the agent prompt ... the
 # agent is always asked to agree or disagree with the answer of the previous agent"). The paper
 # prints no wording for it.
 FREETEXT_PREAMBLE = (
@@ -50,7 +50,7 @@ PERSONA_REASK = (
     "object."
 )
 
-# The challenge round's injected wrong answer (seed 001, Section 4.2, used a second model to write
+# The challenge round's injected wrong answer (Voting or Consensus?, Section 4.2, used a second model to write
 # incorrect solutions; the prompt was not printed).
 WRONG_ANSWER = (
     "Task: {instruction}\nQuestion: {input}\nWrite a plausible but incorrect answer to this "

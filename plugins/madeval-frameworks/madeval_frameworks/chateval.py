@@ -1,6 +1,6 @@
 """ChatEval (Chan et al. 2024; thunlp/ChatEval) as a question-answering debate.
 
-Communication strategies (ChatEval Section 3; MADC seed 003, "Communication Strategies"; methods.md
+Communication strategies (ChatEval Section 3; MADC paper, "Communication Strategies"; methods.md
 4.3), the ``strategy`` option of the ``chateval`` paradigm:
 
 * ``one_by_one``: agents speak in turn; every message goes into everyone's chat history;
@@ -8,16 +8,16 @@ Communication strategies (ChatEval Section 3; MADC seed 003, "Communication Stra
 * ``summarizer``: as simultaneous, but after each turn an extra LLM (a neutral agent, agent 0)
   summarises the new messages onto the summary so far, and the summary replaces the raw history.
 
-The role prompts of General Public, Critic and Scientist are the seed-004 benchmark's
+The role prompts of General Public, Critic and Scientist are the MAD-frameworks appendix's
 (verbatim, with ``{chat_history}`` filled in); the summary prompt is ChatEval's ``summary_prompt``
 (``agentverse/tasks/llm_eval/multi_role/only_static_assign/faireval/two_turns_summary/...
 /config.yaml``, verbatim, ``${summary}``/``${new_lines}`` filled in); "Now it's your time to talk,
 please make your talk short and clear, ${agent_name} !" is ChatEval's prompt template line. The
 round line telling the agent which round it is is madeval wording (the roles' prompts refer to "the
 final round"). The answer is the most frequent answer of the last turn (core ``counting``); the
-seed-004 score-based selection is not implemented.
+The MAD-frameworks appendix's score-based selection is not implemented.
 
-Layout. Seed 004 prints each role's system prompt with ``{chat_history}`` inside it, so the history
+Layout. The MAD-frameworks appendix prints each role's system prompt with ``{chat_history}`` inside it, so the history
 stays there and everything after it is new on every call. Where the question goes is not printed;
 madeval puts it first, before the role prompt in the system message, as ChatEval's own prompt
 template does (``[Question] ${source_text}`` opens it, the history and ``${role_description}``
@@ -34,7 +34,7 @@ from madeval import Contribution, DebateSetup, DebateState, Message, Paradigm, P
 
 from .common import require_layout
 
-# --- verbatim (seed 004, "Chateval") ---------------------------------------------------------------
+# --- verbatim (the MAD-frameworks appendix, "Chateval") ---------------------------------------------------------------
 ROLES = {
     "General Public": "You are General Public, part of a group discussing this question. Your role is to share your immediate thoughts and feelings to spark discussion. Here's what others have said so far: {chat_history}. In non-final rounds, provide your perspective or improve upon previous answers, focusing on clarity and insight. In the final round, provide a concise, conclusive answer directly addressing the question in the format 'Answer: ...' (max 800 words). Additionally, assign scores (1-10, integers only) to the answers from the previous round in the format 'Scores: Round X - Agent Y: Z'. Keep responses clear and focused.",
     "Critic": "You are Critic, part of a group discussing this question. Your job is to challenge previous answers and refine the discussion. Here's what's been said so far: {chat_history}. In non-final rounds, point out flaws or improve upon previous answers, aiming for precision and depth. In the final round, provide a concise, conclusive answer directly addressing the question in the format 'Answer: ...' (max 800 words). Additionally, assign scores (1-10, integers only) to the answers from the previous round in the format 'Scores: Round X - Agent Y: Z'. Keep responses sharp and critical.",
@@ -63,7 +63,7 @@ SUMMARIZER_AGENT = 0
 
 
 class ChatEvalRoles(PersonaGenerator):
-    """ChatEval's roles in the seed-004 setting: General Public, Critic, Scientist (in that order)."""
+    """ChatEval's roles in the MAD-frameworks appendix's setting: General Public, Critic, Scientist (in that order)."""
 
     sequential = True  # so that ``existing`` shows the neutral summarizer before the debaters
 
@@ -113,7 +113,7 @@ class ChatEvalParadigm(Paradigm):
 
 
 class ChatEvalResponder(Responder):
-    """ChatEval's role prompts (seed 004) with the chat history or the summary, and the summary prompt."""
+    """ChatEval's role prompts (the MAD-frameworks appendix) with the chat history or the summary, and the summary prompt."""
 
     gives_agreement = False
 

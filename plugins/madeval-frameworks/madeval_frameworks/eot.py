@@ -27,7 +27,7 @@ Protocol (methods.md 4.2):
   non-empty answer.
 
 The variant that stops when the agents' answers are alike (``eot_consistency`` with ``similarity``)
-follows the seed-004 benchmark description: "The EoT process terminates when the semantic
+follows the MAD-frameworks appendix's description: "The EoT process terminates when the semantic
 similarity between Kitty's and Peter's answers exceeds a predefined threshold (e.g., 0.85) [...]
 Semantic similarity is computed using Python's *difflib.SequenceMatcher*, which calculates the
 ratio of matching characters in the lowercase text of the answers." In that description every
@@ -35,8 +35,8 @@ round has the agents "independently generate solutions, critique each other's ou
 their answers", so the check comes after an exchange: madeval compares the lower-cased extracted
 answers (``compare=answers``) from the first communication round on (``min_exchanges=1``). Its code
 was not found (methods.md 4.2, [INF]): madeval compares every pair of voting agents (methods.md's
-reading; seed 004 names Kitty and Peter, with Ben as a synthesizer madeval does not reproduce), and
-``compare=responses`` compares whole replies instead. Seed 004's rule that an agent exits once its
+reading; the MAD-frameworks appendix names Kitty and Peter, with Ben as a synthesizer madeval does not reproduce), and
+``compare=responses`` compares whole replies instead. The MAD-frameworks appendix's rule that an agent exits once its
 answers stay alike across rounds is not reproduced.
 """
 
@@ -166,8 +166,8 @@ class EotConsistency(Decider):
     """EoT's stop: all agents give the same answer (checked from turn 1); else the most frequent answer.
 
     With ``similarity`` > 0 it stops instead when every pair of agents' texts has a
-    ``difflib.SequenceMatcher`` ratio >= ``similarity`` (the seed-004 variant uses 0.85);
-    ``compare`` chooses the texts, lower-cased: ``answers`` (the extracted answers, seed 004's
+    ``difflib.SequenceMatcher`` ratio >= ``similarity`` (the variant of the MAD-frameworks appendix uses 0.85);
+    ``compare`` chooses the texts, lower-cased: ``answers`` (the extracted answers, the MAD-frameworks appendix's
     "lowercase text of the answers", the default) or ``responses`` (whole replies).
     ``min_exchanges``: communication rounds before the first check; by default 0 for EoT's own
     rule (its code stops right after the independent answers) and 1 with ``similarity`` (seed

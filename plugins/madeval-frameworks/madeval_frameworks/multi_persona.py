@@ -16,7 +16,7 @@ Protocol (Skytliang/Multi-Agents-Debate, ``code/debate4tran.py`` with the prompt
 
 Every player keeps its own conversation (system: meta prompt; then its prompts and answers), which
 madeval rebuilds from the transcript. The code parses replies with ``eval``; madeval reads JSON
-(or a Python dict literal). The seed-004 benchmark re-implementation uses different prompts
+(or a Python dict literal). The MAD-frameworks appendix's re-implementation uses different prompts
 ("Decision: The correct answer is ..."); madeval follows the authors' code.
 """
 

@@ -64,7 +64,7 @@ def _madeval(python: Path, *args: str, cwd: Path | None = None) -> subprocess.Co
 
 
 def _ours(python: Path) -> dict[str, dict]:
-    listed = _madeval(python, "plugins")
+    listed = _madeval(python, "plugins", "--json")
     assert listed.returncode == 0, listed.stderr
     return {p["package"]: p for p in json.loads(listed.stdout) if p["package"] in PACKAGES}
 

@@ -18,7 +18,7 @@ from .score import DEFAULT_WEIGHTS, parse_factor, parse_weights, score_trajector
 
 
 class FreeMadScore(AnswerDecider):
-    """Free-MAD's score over the whole answer trajectory (seed 002, Algorithm 1).
+    """Free-MAD's score over the whole answer trajectory (Free-MAD paper, Algorithm 1).
 
     Initial answers gain ``w1*f``, an abandoned answer loses ``w2*f``, a newly adopted answer gains
     ``w3*f`` and a kept answer ``w4*f``, with ``f = f(k)`` the factor of round ``k`` (turn k+1).

@@ -1,4 +1,4 @@
-"""Free-MAD's token cost (seed 002, Section 5.2, Eq. 6) as a debate metric.
+"""Free-MAD's token cost (Free-MAD paper, Section 5.2, Eq. 6) as a debate metric.
 
 ``TC = sum over rounds k and agents i of (prompt tokens + completion tokens of agent i in round
 k)``, i.e. every call an agent made, summed (methods.md 1.4, [INF]: the formula itself was lost in

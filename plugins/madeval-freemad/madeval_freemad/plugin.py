@@ -9,7 +9,7 @@ from .decider import FreeMadScore
 from .metrics import TokenCost
 from .responders import AntiConformity, Conformity
 
-#: Free-MAD's setting (seed 002, Section 5.1 and 1.2 of methods.md): a Society-of-Minds debate
+#: Free-MAD's setting (Free-MAD paper, Section 5.1 and 1.2 of methods.md): a Society-of-Minds debate
 #: with N = 4 agents (3 for AIME) and a single debate round (R = 1: turn 1 answers, turn 2 debates).
 #: The paper reports the token cost (Eq. 6) next to accuracy, so its runs score ``token_cost`` too.
 FREEMAD = {"persona": "none", "paradigm": "som", "decider": "freemad_score", "agents": 4, "max_turns": 2,

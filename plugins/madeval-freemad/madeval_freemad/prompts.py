@@ -1,10 +1,10 @@
-"""Free-MAD's anti-conformity prompt (seed 002, Section 4.2 and Appendix E) as madeval rebuilds it.
+"""Free-MAD's anti-conformity prompt (Free-MAD paper, Section 4.2 and Appendix E) as madeval rebuilds it.
 
 The paper's text says the anti-conformity prompt is a chain-of-thought prompt "appended after the
 prefix prompt" of Du et al.'s debate ("The responses from other agents are as follows"), gives the
 agents "a scenario that includes adversarial agents" and asks them "to change their beliefs only
 if there is a clear indication that their own answer is incorrect, rather than aiming to reach
-consensus". Appendix E, which prints the prompt, was lost in the PDF extraction (seed 002 shows
+consensus". Appendix E, which prints the prompt, was lost in the PDF extraction (the paper's text shows
 only its heading), and methods.md 1.3 has it only as a paraphrase.
 
 So :data:`ANTI_CONFORMITY` is **madeval wording**, except its first sentence, which third parties

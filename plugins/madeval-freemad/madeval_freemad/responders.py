@@ -1,4 +1,4 @@
-"""Free-MAD's two debate modes as responders (seed 002, Sections 4.2 and 4.4, Table 2).
+"""Free-MAD's two debate modes as responders (Free-MAD paper, Sections 4.2 and 4.4, Table 2).
 
 Both build on the Society-of-Minds responder of madeval-madc (one conversation per agent, the
 peers' solutions in the paradigm's view order, the double-check prompt when no peer is visible),

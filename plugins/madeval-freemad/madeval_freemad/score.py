@@ -1,4 +1,4 @@
-"""Free-MAD's score over the whole answer trajectory (seed 002, Section 4.3, Algorithm 1).
+"""Free-MAD's score over the whole answer trajectory (Free-MAD paper, Section 4.3, Algorithm 1).
 
 The answer matrix has one row per round (round 0: the independent answers; rounds 1..R: the
 debate) and one column per agent. With weights ``W = (w1, w2, w3, w4)`` and a round factor

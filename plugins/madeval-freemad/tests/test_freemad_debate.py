@@ -270,7 +270,7 @@ def test_freemad_communication_attack_on_persuadable_agents_lowers_majority_and_
     print({label: (round(r["score"], 3), round(r["ci_low"], 3), round(r["ci_high"], 3)) for label, r in rows.items()})
 
 
-# Self-doubt (madeval/simulator/agents.py): the attack of seed 002 cuts an agent off from its peers, and
+# Self-doubt (madeval/simulator/agents.py): the Free-MAD paper's attack cuts an agent off from its peers, and
 # Society of Minds then sends it the self-check prompt "Can you double check that your answer is correct";
 # without external feedback such self-correction degrades answers (Huang et al., ICLR 2024), which the
 # simulator models as abandoning the current answer for another option with probability self_doubt = d.

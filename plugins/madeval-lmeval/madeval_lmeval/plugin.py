@@ -14,7 +14,8 @@ from .task import PREFIX, adapt
 class LmEvalTasks:
     """lm-eval's tasks, groups and tags as ``lm_eval:NAME``, read through lm-eval's ``TaskManager``.
 
-    Nothing of lm-eval is imported until a name is looked up; its index is built once per process.
+    Nothing of lm-eval is imported until a name is looked up; its index is read from the disk cache
+    (:mod:`.index_cache`), or built and stored there when lm-eval or an include path changed.
     """
 
     def __init__(self, include_path: tuple[str, ...] = ()):
@@ -56,7 +57,7 @@ class LmEvalTasks:
         if kind == "tag":
             members = sorted(entry.tags)
         else:
-            members = _members(entry.cfg or {})
+            members = _members(lmeval_api.config_of(entry))
         found: list[str] = []
         for member in members:
             if not isinstance(member, str):
@@ -73,7 +74,7 @@ class LmEvalTasks:
         entry = self._entry(name)
         if lmeval_api.kind_of(entry) != "group":
             return None
-        config = entry.cfg or {}
+        config = lmeval_api.config_of(entry)
         members = _members(config)
         return GroupSpec(f"{PREFIX}:{name}", tuple(f"{PREFIX}:{m}" for m in members if isinstance(m, str)),
                          group_aggregation(config.get("aggregate_metric_list")), dict(config.get("metadata") or {}))
@@ -83,7 +84,7 @@ class LmEvalTasks:
         ``settings`` (a run's) give ``num_fewshot`` and the few-shot sampler's seed."""
         if name not in self._built:
             entry = self._entry(name)
-            loader = mirrors.dataset_loader(f"{PREFIX}:{name}", entry.cfg or {})
+            loader = mirrors.dataset_loader(f"{PREFIX}:{name}", lmeval_api.config_of(entry))
             self._built[name] = lmeval_api.build(self.manager, name, loader)
         task = adapt(self._built[name], name, extractors, metrics)
         if settings is not None:

@@ -25,7 +25,7 @@ class SocietyOfMindsParadigm(CollectiveRefinement):
 
     ``allocation``: ``fixed`` (agent order), ``random``, ``truth_first`` / ``truth_last`` (oracles:
     they read the gold answer and mark the run as an oracle run) or ``madc`` (the most-agreed
-    answer last; MADC, seed 003, Algorithm 1).
+    answer last; MADC paper, Algorithm 1).
     """
 
 

@@ -5,7 +5,7 @@ SG-XM/AAAI2026-MADC, ``debate_bbh_qwen3b.py``, ``construct_exchange*_message``):
 
 * :data:`UPDATE_PREFIX`, :data:`PEER_BLOCK`, :data:`UPDATE_ADVICE` and :data:`UPDATE_FORMAT` make
   the MMLU update prompt of composable-models/llm_multiagent_debate (``mmlu/gen_mmlu.py``), which
-  MADC (seed 003, Appendix "Example of MADC in MAD") uses unchanged.
+  MADC (Key Decision-Makers in Multi-Agent Debates, Appendix "Example of MADC in MAD") uses unchanged.
 * :data:`DOUBLE_CHECK` is the prompt an agent gets when it sees no peer (both repositories).
 * :data:`INITIAL` is the MMLU opening question of Du et al.; MADC's own opening adds few-shot
   exemplars, which madeval does not ship.

@@ -1,4 +1,4 @@
-"""The Society-of-Minds responder (Du et al. 2023) as MADC (seed 003) runs it.
+"""The Society-of-Minds responder (Du et al. 2023) as MADC (Key Decision-Makers in Multi-Agent Debates) runs it.
 
 Every agent keeps its own conversation, as in both repositories: the opening question, its first
 answer, then per later turn one update prompt and its answer. The update prompt lists the peers'

@@ -1,0 +1,59 @@
+"""The board's last words: one plain sentence per comparison, that a reader can quote.
+
+A significant difference says who beats whom, by how much, its 95% interval, the adjusted p-value
+(named by its correction) and the smallest difference these items could see; a difference that is
+not significant says so, and how large a difference the items would have needed. The comparison of
+the two best-scoring configurations is marked (``Best against runner-up``), so whether the best is
+really better needs no option. Numbers are on the metric's own scale, as everywhere on the board.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .render import adjusted_by, points
+
+
+def sentence(comparison: dict[str, Any], correction: str, bounded: bool = True, where: str = "") -> str:
+    """One comparison (``a - b``, see :mod:`.compare`) as a sentence; ``where`` names the task and
+    metric (`` on arith_mc (accuracy)``) when the board has more than one."""
+    shown = {"bounded": bounded}
+    p = f"p={comparison['p_adjusted']:.2g} {adjusted_by(correction)}"
+    mark = "Best against runner-up: " if comparison.get("top_two") else ""
+    return mark + _said(comparison, p, shown, where, lower=bool(mark))
+
+
+def _said(comparison: dict[str, Any], p: str, shown: dict[str, Any], where: str, lower: bool) -> str:
+    """The sentence itself; ``lower``: its first word follows a mark, so it is not capitalised."""
+    a, b, delta = comparison["label_a"], comparison["label_b"], comparison["delta"]
+    items, mde = comparison["items"], comparison.get("mde")
+    few = "too few items" if lower else "Too few items"
+    if comparison["significant"]:
+        winner, loser, sign = (a, b, 1) if delta > 0 else (b, a, -1)
+        low, high = sorted((sign * comparison.get("delta_ci_low", delta), sign * comparison.get("delta_ci_high", delta)))
+        text = (f"{winner} beats {loser}{where} by {points(shown, abs(delta))} (95% CI {points(shown, low)} to "
+                f"{points(shown, high)}, {p})")
+        if mde is not None:
+            text += f"; {items} items were enough to see differences of {points(shown, mde)} or more"
+        return text + "."
+    difference = f"{a} − {b} = {points(shown, delta, sign=True)}, {p}"
+    if mde is None:
+        return (f"{few} to tell {a} from {b}{where}: with {items} items no difference would "
+                f"reliably be seen ({difference}).")
+    if abs(delta) < mde:
+        return (f"{few} to tell {a} from {b}{where}: differences under {points(shown, mde)} cannot be "
+                f"told apart with {items} items ({difference}).")
+    return (f"{a} and {b} differ{where} by {points(shown, abs(delta))}, but not significantly ({difference}); "
+            f"{items} items usually see differences of {points(shown, mde)} or more.")
+
+
+def conclusions(rows: list[dict[str, Any]], comparisons: list[dict[str, Any]], correction: str) -> list[str]:
+    """One sentence per comparison, in the board's order; the task and metric are named when the
+    board has more than one (task, metric) family."""
+    families = {(c["scope"], c["task"], c["metric"]) for c in comparisons}
+    bounded = {(r["config"], r["scope"], r["task"], r["metric"]): r.get("bounded", True) for r in rows}
+    said = []
+    for c in comparisons:
+        where = f" on {c['task']} ({c['metric']})" if len(families) > 1 else ""
+        said.append(sentence(c, correction, bounded.get((c["a"], c["scope"], c["task"], c["metric"]), True), where))
+    return said

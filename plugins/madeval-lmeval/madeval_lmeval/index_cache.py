@@ -1,0 +1,115 @@
+"""lm-eval's task index (name -> kind, YAML file, tags) kept on disk, so a process does not walk
+lm-eval's ~14,700 task files again (10 s or more) before its first call.
+
+The file is ``lmeval-index-<key>.json`` in madeval's cache folder (``MADEVAL_CACHE_DIR``, else
+``~/.cache/madeval``). Its key covers what the index is built from: the format of this file,
+lm-eval's version and task folder, and each ``--include-path`` folder with the path, size and
+modification time of every YAML file in it; a change to any of them gives another key, and the
+index is built again by lm-eval's own ``TaskIndex.build``. Only names, kinds, files and tags are
+stored: lm-eval's task factory reads a task's YAML file itself when it builds the task, and
+:func:`madeval_lmeval.lmeval_api.config_of` reads a config madeval needs (a group's members, a
+task's dataset) on first use. A cache that cannot be read or written is rebuilt or skipped
+silently: it only saves time.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.metadata
+import importlib.util
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+FORMAT = "madeval-lmeval-index/1"
+
+
+def cache_folder() -> Path:
+    """madeval's cache folder: ``$MADEVAL_CACHE_DIR``, else ``~/.cache/madeval``."""
+    return Path(os.environ.get("MADEVAL_CACHE_DIR") or Path.home() / ".cache" / "madeval")
+
+
+def lm_eval_task_folder() -> Path:
+    """lm-eval's own task folder, found without importing lm-eval (which takes seconds)."""
+    spec = importlib.util.find_spec("lm_eval")
+    if spec is None or not spec.submodule_search_locations:
+        raise ModuleNotFoundError("lm_eval is not installed")
+    return Path(list(spec.submodule_search_locations)[0]) / "tasks"
+
+
+def index_paths(include_paths: tuple[str, ...]) -> list[Path]:
+    """The folders lm-eval's ``TaskManager`` indexes, in its order: its own, then ``include_paths``."""
+    return [lm_eval_task_folder(), *(Path(p) for p in include_paths)]
+
+
+def key_of(include_paths: tuple[str, ...]) -> str:
+    """The cache key: this format, lm-eval's version and task folder, and every YAML file (path, size,
+    modification time) under each include path."""
+    included = []
+    for folder in include_paths:
+        files = sorted(Path(folder).glob("**/*.yaml")) if Path(folder).is_dir() else []
+        stats = []
+        for path in files:
+            try:
+                found = path.stat()
+            except OSError:
+                continue
+            stats.append([str(path), found.st_size, found.st_mtime_ns])
+        included.append([str(folder), stats])
+    described = {"format": FORMAT, "lm_eval": importlib.metadata.version("lm_eval"),
+                 "tasks": str(lm_eval_task_folder()), "include_paths": included}
+    return hashlib.sha256(json.dumps(described, sort_keys=True).encode()).hexdigest()
+
+
+def cache_file(key: str) -> Path:
+    """Where the index for ``key`` is kept."""
+    return cache_folder() / f"lmeval-index-{key[:24]}.json"
+
+
+def load_index(include_paths: tuple[str, ...]) -> dict[str, Any]:
+    """lm-eval's index of its tasks and ``include_paths`` (name -> ``Entry``): read from the cache
+    when its key matches, else built by lm-eval and written there."""
+    from lm_eval.tasks._index import TaskIndex
+
+    key = key_of(include_paths)
+    stored = read(cache_file(key), key)
+    if stored is not None:
+        return stored
+    index = TaskIndex.build(index_paths(include_paths))
+    write(cache_file(key), key, index)
+    return index
+
+
+def read(path: Path, key: str) -> dict[str, Any] | None:
+    """The index stored in ``path`` as ``Entry`` objects (configs not read), or None when the file is
+    missing, unreadable or for another key."""
+    from lm_eval.tasks._index import Entry, Kind
+
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        if data.get("format") != FORMAT or data.get("key") != key:
+            return None
+        return {name: Entry(name=name, kind=Kind[kind], yaml_path=Path(file) if file else None, tags=set(tags))
+                for name, (kind, file, tags) in data["entries"].items()}
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None
+
+
+def write(path: Path, key: str, index: dict[str, Any]) -> None:
+    """Store ``index`` for ``key`` in ``path``, atomically (a rename); skipped when it cannot be."""
+    entries = {name: [entry.kind.name, str(entry.yaml_path) if entry.yaml_path else None, sorted(entry.tags)]
+               for name, entry in index.items()}
+    text = json.dumps({"format": FORMAT, "key": key, "entries": entries})
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile("w", encoding="utf-8", dir=path.parent, prefix=path.name,
+                                         suffix=".tmp", delete=False) as handle:
+            handle.write(text)
+        os.replace(handle.name, path)
+    except OSError:
+        try:
+            os.unlink(handle.name)
+        except (OSError, UnboundLocalError):
+            pass

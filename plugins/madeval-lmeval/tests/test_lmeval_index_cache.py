@@ -1,0 +1,127 @@
+"""lm-eval's task index kept on disk (madeval_lmeval.index_cache): built once by lm-eval, read back
+the same, rebuilt when lm-eval's version or an include path changes, and the manager built over it
+builds tasks; lm-eval's advice about its own --metadata option is not shown."""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from madeval_lmeval import index_cache, lmeval_api
+from test_lmeval_include_path import write_folder
+
+
+@pytest.fixture
+def lm_eval_folder(tmp_path, monkeypatch):
+    """A small stand-in for lm-eval's task folder (its gsm8k and a tag over it), so the test does not
+    walk lm-eval's 14,700 files; and a spy on lm-eval's TaskIndex.build."""
+    from lm_eval.tasks._index import TaskIndex
+
+    real = index_cache.lm_eval_task_folder()
+    folder = tmp_path / "lm_eval_tasks"
+    shutil.copytree(real / "gsm8k", folder / "gsm8k", ignore=shutil.ignore_patterns("*cot*", "*.md"))
+    monkeypatch.setattr(index_cache, "lm_eval_task_folder", lambda: folder)
+    calls = []
+    built = TaskIndex.__dict__["build"]
+
+    def spy(paths, **options):
+        calls.append([str(p) for p in paths])
+        return built.__func__(paths, **options)
+
+    monkeypatch.setattr(TaskIndex, "build", staticmethod(spy))
+    lmeval_api._task_manager.cache_clear()
+    yield folder, calls
+    lmeval_api._task_manager.cache_clear()
+
+
+def described(index):
+    return {name: (e.kind.name, str(e.yaml_path), sorted(e.tags)) for name, e in index.items()}
+
+
+def test_the_index_is_built_once_then_read_from_disk(lm_eval_folder, tmp_path):
+    folder, calls = lm_eval_folder
+    include, _ = write_folder(tmp_path)
+    first = index_cache.load_index((str(include),))
+    assert calls == [[str(folder), str(include)]]
+    assert {"gsm8k", "tiny_sums", "math_word_problems"} <= set(first)
+    stored = list(Path(os.environ["MADEVAL_CACHE_DIR"]).glob("lmeval-index-*.json"))
+    assert len(stored) == 1
+    again = index_cache.load_index((str(include),))
+    assert len(calls) == 1  # read, not walked
+    assert described(again) == described(first)
+    assert all(entry.cfg is None for entry in again.values())
+    assert lmeval_api.config_of(again["gsm8k"]) == first["gsm8k"].cfg  # read on first use, as lm-eval reads it
+
+
+def test_a_changed_include_path_or_lm_eval_version_rebuilds_it(lm_eval_folder, tmp_path, monkeypatch):
+    _, calls = lm_eval_folder
+    include, _ = write_folder(tmp_path)
+    index_cache.load_index((str(include),))
+    (include / "more_sums.yaml").write_text((include / "tiny_sums.yaml").read_text().replace("tiny_sums", "more_sums"))
+    assert "more_sums" in index_cache.load_index((str(include),)) and len(calls) == 2
+    index_cache.load_index(())  # another set of include paths: its own index
+    assert len(calls) == 3
+    import importlib.metadata
+
+    real = importlib.metadata.version
+    monkeypatch.setattr(importlib.metadata, "version", lambda name: "0.4.99" if name == "lm_eval" else real(name))
+    index_cache.load_index((str(include),))
+    assert len(calls) == 4
+
+
+def test_a_broken_cache_file_is_rebuilt_without_a_word(lm_eval_folder, tmp_path, capsys):
+    _, calls = lm_eval_folder
+    include, _ = write_folder(tmp_path)
+    index_cache.load_index((str(include),))
+    (stored,) = Path(os.environ["MADEVAL_CACHE_DIR"]).glob("lmeval-index-*.json")
+    stored.write_text('{"format": "madeval-lmeval-index/1", "key": "' + index_cache.key_of((str(include),)) + '", ')
+    assert "tiny_sums" in index_cache.load_index((str(include),)) and len(calls) == 2
+    assert capsys.readouterr().err == ""
+
+
+def test_the_manager_over_the_cached_index_builds_tasks(lm_eval_folder, tmp_path):
+    from madeval.plugins import registries
+    from madeval_lmeval.plugin import LmEvalTasks
+
+    _, calls = lm_eval_folder
+    include, rows = write_folder(tmp_path)
+    fresh = lmeval_api.task_manager((str(include.resolve()),))
+    lmeval_api._task_manager.cache_clear()  # as a new process would
+    cached = lmeval_api.task_manager((str(include.resolve()),))
+    assert len(calls) == 1 and cached is not fresh
+    assert cached.all_tasks == fresh.all_tasks and cached.all_groups == fresh.all_groups
+    built = registries()
+    task = LmEvalTasks((str(include),)).load("tiny_sums", built.extractors, built.metrics)
+    assert [item.input for item in task.items[:1]] == ["What is 0 plus 1? (tiny_sums #0)"]
+    assert task.score("Final Solution: 4", task.items[1]) == {"exact_match,final-number": 1.0}
+    assert LmEvalTasks((str(include),)).expand("math_word_problems") == ["gsm8k"]
+
+
+def test_lm_evals_advice_about_its_metadata_option_is_not_shown(caplog):
+    lmeval_api._quiet_metadata_hint()
+    logger = logging.getLogger("lm_eval.api.task")
+    with caplog.at_level(logging.WARNING, logger="lm_eval.api.task"):
+        logger.warning("gsm8k: Custom kwargs can be passed to `--metadata` in console (as json string) or to the "
+                       "TaskManager.\nFor example --metadata='{\"max_seq_lengths\":[4096, 8192]}'.")
+        logger.warning("another warning")
+    assert [r.getMessage() for r in caplog.records] == ["another warning"]
+
+
+def test_templates_compiled_once_render_as_lm_eval_renders_them():
+    from lm_eval import utils
+
+    lmeval_api._compile_templates_once()
+    template = "Question: {{question}}\nAnswer:{{ ' ' ~ answer | regex_replace('#+', '') }}"
+    docs = [{"question": "What is 2+2?", "answer": "## 4"}, {"question": "Why {{x}}?", "answer": "#5"}]
+    assert utils.apply_template is not utils.apply_template.uncached
+    for doc in docs:
+        assert utils.apply_template(template, doc) == utils.apply_template.uncached(template, doc)
+    with pytest.raises(Exception) as cached:  # StrictUndefined: an unknown field fails, in both
+        utils.apply_template("{{missing}}", {})
+    with pytest.raises(Exception) as original:
+        utils.apply_template.uncached("{{missing}}", {})
+    assert type(cached.value) is type(original.value)
