@@ -63,7 +63,8 @@ def corpus_copies(path: Path, copies: int) -> int:
         out.write("[")
         for copy in range(copies):
             for record in records:
-                out.write(("," if count else "") + json.dumps({**record, "exampleId": f"{record['exampleId']}-{copy}"}))
+                copied = {**record, "exampleId": f"{record['exampleId']}-{copy}"}
+                out.write(("," if count else "") + json.dumps(copied))
                 count += 1
         out.write("]")
     return count

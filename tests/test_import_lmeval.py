@@ -179,3 +179,14 @@ def test_bad_sample_files_are_one_line(tmp_path, content, expected):
     assert done.returncode == 2
     assert done.stderr.strip().count("\n") == 0 and expected in done.stderr
     assert not (tmp_path / "out").exists()
+
+
+def test_a_cut_gzip_sample_file_is_one_line(tmp_path):
+    whole = HIGH.read_bytes()
+    path = tmp_path / "samples_gsm8k_cut.jsonl.gz"
+    path.write_bytes(whole[: len(whole) // 2])
+    done = madeval("import", "lm-eval", path, "--task", "gsm8k", "--filter", "strict-match",
+                   "--output-path", tmp_path / "out")
+    assert done.returncode == 2
+    assert done.stderr.strip().count("\n") == 0 and "is cut short or damaged; nothing imported" in done.stderr
+    assert not (tmp_path / "out").exists()

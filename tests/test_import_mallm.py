@@ -258,7 +258,8 @@ def test_rescore_consensus_on_a_hand_worked_debate(tmp_path):
     done = madeval("rescore", tmp_path / "out", "--decider", "majority_consensus,unanimity_consensus,counting",
                    "--cache", "off")
     assert done.returncode == 0, done.stderr
-    decided = {r["configuration"]["replayed_decider"]: r for r in read_records_file(tmp_path / "out" / "rescored.jsonl")}
+    rescored = read_records_file(tmp_path / "out" / "rescored.jsonl")
+    decided = {r["configuration"]["replayed_decider"]: r for r in rescored}
     majority, unanimity, counting = (decided[d]["transcript"]["decision"] for d in
                                      ("majority_consensus", "unanimity_consensus", "counting"))
     assert (majority["turn"], majority["answer"], majority["success"]) == (1, "Final Solution: I", True)
@@ -357,7 +358,7 @@ def test_duplicates_and_unmatched_records_are_counted_never_dropped_silently(tmp
     assert done.returncode == 0, done.stderr
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 2
-    assert "1 record match no item" in lines[0] and '"99999999"' in lines[0]
+    assert "1 record matches no item" in lines[0] and '"99999999"' in lines[0]
     assert "1 duplicate record skipped" in lines[1] and 'exampleId "e1", record 2' in lines[1]
     stored = list(read_records(tmp_path / "out"))
     assert [(r["unit"]["item"], r["prediction"]) for r in stored] == [("70", "A"), ("71", "F")]
@@ -422,3 +423,33 @@ def test_a_second_plugin_with_the_same_importer_name_is_refused():
     with pytest.raises(UsageError, match="importer name 'mallm' is registered by both plugin"):
         with registered(Clash):
             registries()
+
+
+def test_hostile_fields_are_kept_as_text_and_never_crash_the_import(tmp_path, mmlu_pro):
+    """Control characters, markup, a 2 MB reply, fields of the wrong type."""
+    row = mirror_rows(1)[0]
+    hostile = "<script>alert(1)</script>\x1b[2J\u0000" + "x" * 2_000_000 + " FINAL SOLUTION: I"
+    record = mallm_record(row, "e1", [(1, 0, False, hostile)], "FINAL SOLUTION: I")
+    record.update(references=[["I"], {"x": 1}], metadata={"a": [[[{"b": None}]]]}, clockSeconds="soon")
+    record["personas"][0]["persona"] = {"name": ["nested"]}
+    path = write_json(tmp_path / "hostile.json", [record])
+    outcome = import_files(registries().importers.create("mallm"), [path], mmlu_pro, tmp_path / "out")
+    assert outcome.added == 1
+    (stored,) = read_records(tmp_path / "out")
+    message = stored["transcript"]["messages"][0]
+    assert message["text"] == "[DISAGREE] " + hostile and message["answer"] == "I"
+    assert stored["transcript"]["decision"]["details"]["references"] == []  # not letters: not kept
+    assert stored["transcript"]["agents"][0]["persona"]["name"] == "Agent 1"  # not text: a placeholder
+    assert (stored["prediction"], stored["wall_s"]) == ("I", None)
+
+
+def test_json_nested_past_any_record_is_refused_in_bounded_memory(tmp_path):
+    """100,000 nested brackets (200 KB): ijson's item prefixes alone would take gigabytes."""
+    row = mirror_rows(1)[0]
+    text = json.dumps(mallm_record(row, "e1", [(1, 0, False, "A")], "A"))
+    path = tmp_path / "deep.json"
+    path.write_text("[" + text.replace('"metadata": null', '"metadata": ' + "[" * 100_000 + "]" * 100_000) + "]")
+    done = subprocess.run(["bash", "-c", 'ulimit -v 2000000; exec "$@"', "-", sys.executable, "-m", "madeval",
+                           "import", "mallm", str(path), "--task", "mmlu_pro", "--output-path", str(tmp_path / "out")],
+                          capture_output=True, text=True, timeout=600)
+    assert_refused(done, "deep.json: JSON nested more than 64 levels deep", tmp_path / "out")

@@ -52,8 +52,9 @@ class FileReport:
         """One line per kind of record left out or remark, about the file called ``name``."""
         found = []
         if self.unmatched:
-            found.append(f"{name}: {_count(self.unmatched, 'record')} match no item of the task and "
-                         f"{'are' if self.unmatched > 1 else 'is'} not imported (first: {self.unmatched_example})")
+            one = self.unmatched == 1
+            found.append(f"{name}: {_count(self.unmatched, 'record')} {'matches' if one else 'match'} no item of "
+                         f"the task and {'is' if one else 'are'} not imported (first: {self.unmatched_example})")
         if self.duplicates:
             found.append(f"{name}: {_count(self.duplicates, 'duplicate record')} skipped, the first of each "
                          f"id kept (first: {self.duplicate_example})")
@@ -103,6 +104,9 @@ class Importer:
 def short(value: Any, limit: int = 60) -> str:
     """``value`` as one short line for a message: JSON-quoted, cut at ``limit`` characters, so
     control characters and markup from the input are shown as text."""
-    text = value if isinstance(value, str) else json.dumps(value, default=str)
+    try:
+        text = value if isinstance(value, str) else json.dumps(value, default=str)
+    except (ValueError, RecursionError):  # nested past the encoder's depth: not worth showing
+        text = f"<{type(value).__name__}>"
     text = " ".join(text.split())
     return json.dumps(text[:limit] + ("..." if len(text) > limit else ""), ensure_ascii=True)

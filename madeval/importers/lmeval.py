@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import json
 import math
+import zlib
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -33,7 +34,7 @@ from ..errors import UsageError
 from ..task import LETTERS, Task
 from ..transcript import Agent, Decision, Message, Persona, Transcript
 from .base import FileReport, ImportedDebate, ImportedFile, Importer, short
-from .mallm import file_label, open_binary, sha256_of
+from .files import file_label, open_binary, sha256_of
 from .matching import ItemIndex, doc_hash
 
 #: Keys of every ``--log_samples`` line.
@@ -135,8 +136,8 @@ def _lines(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
                 yield number, line
     except OSError as error:  # also a damaged .gz (gzip.BadGzipFile is an OSError)
         raise UsageError(f"cannot read {path.name}: {error.strerror or error}; nothing imported") from None
-    except EOFError:
-        raise UsageError(f"{path.name} is cut short; nothing imported") from None
+    except (EOFError, zlib.error):  # a .gz cut short or damaged
+        raise UsageError(f"{path.name} is cut short or damaged; nothing imported") from None
 
 
 def check_line(line: dict[str, Any], number: int, name: str) -> None:

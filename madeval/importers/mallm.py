@@ -31,7 +31,6 @@ one record at a time. ``.json.gz`` files are read through ``gzip``.
 from __future__ import annotations
 
 import gzip
-import hashlib
 import zlib
 from pathlib import Path
 from typing import Any, BinaryIO, Iterator
@@ -42,12 +41,15 @@ from ..errors import UsageError
 from ..task import Task
 from ..transcript import Agent, Decision, Message, Persona, Transcript
 from .base import FileReport, ImportedDebate, ImportedFile, Importer, short
+from .files import file_label, open_binary, sha256_of
 from .matching import ItemIndex
 
 #: Keys every MALLM discussion record has (v1.0 and later); others are read when present.
 REQUIRED_KEYS = ("exampleId", "input", "finalAnswer", "globalMemory")
 #: Keys every ``globalMemory`` entry has.
 MESSAGE_KEYS = ("turn", "agent_id", "message", "agreement", "solution")
+#: How deep a record may nest (MALLM's records nest about 6 levels).
+MAX_DEPTH = 64
 #: MALLM's paradigms in which every agent of a turn speaks at once (one step per turn).
 SIMULTANEOUS = ("collective_refinement",)
 #: The endpoint name of imported agents: they were asked elsewhere, so madeval has no endpoint.
@@ -78,18 +80,19 @@ class MallmImporter(Importer):
         repeats: dict[str, int] = {}
         for number, record in enumerate(records_of(path), 1):
             check_record(record, number, path.name)
-            example = str(record["exampleId"])
+            example = _text(record["exampleId"])
             if example in seen:
                 report.duplicates += 1
                 report.duplicate_example = report.duplicate_example or f"exampleId {short(example)}, record {number}"
                 continue
             seen.add(example)
             description["records"] += 1
-            item = index.get(record.get("datasetId")) or index.by_text(_first_input(record))
+            dataset_id = _text(record.get("datasetId"))
+            item = index.get(dataset_id or None) or index.by_text(_first_input(record))
             if item is None:
                 report.unmatched += 1
                 report.unmatched_example = report.unmatched_example or (
-                    f"record {number}, datasetId {short(record.get('datasetId'))}, input {short(_first_input(record))}")
+                    f"record {number}, datasetId {short(dataset_id)}, input {short(_first_input(record))}")
                 continue
             repeat = repeats.get(item.id, 0)
             repeats[item.id] = repeat + 1
@@ -98,34 +101,6 @@ class MallmImporter(Importer):
             clock = record.get("clockSeconds")
             wall = float(clock) if isinstance(clock, (int, float)) and not isinstance(clock, bool) else None
             yield ImportedDebate(item, transcript, repeat, wall)
-
-
-def file_label(path: Path) -> str:
-    """A file's label: its name without ``.gz`` and ``.json`` (``run.json.gz`` -> ``run``)."""
-    name = path.name
-    for suffix in (".gz", ".json", ".jsonl"):
-        name = name[: -len(suffix)] if name.endswith(suffix) and len(name) > len(suffix) else name
-    return name
-
-
-def sha256_of(path: Path) -> str:
-    """The SHA-256 of the file as stored (compressed or not), read in blocks; an unreadable file
-    is a one-line UsageError."""
-    digest = hashlib.sha256()
-    try:
-        with open(path, "rb") as handle:
-            for block in iter(lambda: handle.read(1 << 20), b""):
-                digest.update(block)
-    except OSError as error:
-        raise UsageError(f"cannot read {path}: {error.strerror or error}") from None
-    return digest.hexdigest()
-
-
-def open_binary(path: Path) -> BinaryIO:
-    """``path`` opened for reading bytes, through gzip when it starts with gzip's magic number."""
-    with open(path, "rb") as handle:
-        gzipped = handle.read(2) == b"\x1f\x8b"
-    return gzip.open(path, "rb") if gzipped else open(path, "rb")  # type: ignore[return-value]
 
 
 def records_of(path: Path) -> Iterator[Any]:
@@ -138,17 +113,44 @@ def records_of(path: Path) -> Iterator[Any]:
         with open_binary(path) as handle:
             first = _first_byte(handle)
             handle.seek(0)
-            if first == b"[":
-                yield from ijson.items(handle, "item", use_float=True)
-            elif first == b"{":
-                yield from ijson.items(handle, "", use_float=True)
-            else:
+            if first not in (b"[", b"{"):
                 raise UsageError(f"{path.name} is not MALLM output: not a JSON array of records")
+            yield from _values(handle, path.name, in_array=first == b"[")
     except BROKEN as error:
         detail = " ".join(str(error).split())[:120]
-        raise UsageError(f"{path.name} is not complete JSON (cut short or damaged: {detail}); nothing imported") from None
+        raise UsageError(f"{path.name} is not complete JSON (cut short or damaged: {detail}); "
+                         "nothing imported") from None
     except OSError as error:
         raise UsageError(f"cannot read {path}: {error.strerror or error}") from None
+
+
+def _values(handle: BinaryIO, name: str, *, in_array: bool) -> Iterator[Any]:
+    """The elements of the top-level array (``in_array``), or the top-level value, built one at a
+    time from ijson's events, nested at most :data:`MAX_DEPTH` deep.
+
+    ijson's ``items`` would compute a prefix string for every level (memory quadratic in the
+    depth: a 200 KB file of nested brackets takes gigabytes), so the values are built from
+    ``basic_parse`` with ijson's own ``ObjectBuilder`` and a depth check."""
+    base = 1 if in_array else 0
+    depth = 0
+    builder = None
+    for event, value in ijson.basic_parse(handle, use_float=True):
+        if event in ("start_map", "start_array"):
+            depth += 1
+            if depth > MAX_DEPTH:
+                raise UsageError(f"{name}: JSON nested more than {MAX_DEPTH} levels deep: not MALLM output")
+            if depth == base:
+                continue  # the top-level array itself
+        elif event in ("end_map", "end_array"):
+            depth -= 1
+            if depth < base:
+                continue  # the end of the top-level array
+        if builder is None:
+            builder = ijson.ObjectBuilder()
+        builder.event(event, value)
+        if depth == base:
+            yield builder.value
+            builder = None
 
 
 def _first_byte(handle: BinaryIO) -> bytes:
@@ -186,8 +188,8 @@ def check_record(record: Any, number: int, name: str) -> None:
 def _first_input(record: dict[str, Any]) -> str:
     inputs = record.get("input")
     if isinstance(inputs, list) and inputs:
-        return str(inputs[0])
-    return str(inputs or "")
+        return _text(inputs[0])
+    return _text(inputs)
 
 
 def transcript_of(record: dict[str, Any], extract, number: int, name: str) -> Transcript:
@@ -196,10 +198,10 @@ def transcript_of(record: dict[str, Any], extract, number: int, name: str) -> Tr
     agents, index_of = _agents(record)
     memory = record["globalMemory"] or []
     for entry in memory:
-        key = str(entry["agent_id"])
+        key = _text(entry["agent_id"])
         if key not in index_of:  # an agent with no persona entry
             index_of[key] = len(agents)
-            agents.append(Agent(len(agents), Persona(str(entry.get("persona") or f"Agent {len(agents) + 1}"),
+            agents.append(Agent(len(agents), Persona(_text(entry.get("persona")) or f"Agent {len(agents) + 1}",
                                                      generator="mallm"), "?", ENDPOINT))
     simultaneous = record.get("paradigm") in SIMULTANEOUS
     transcript = Transcript(agents=agents)
@@ -216,8 +218,8 @@ def transcript_of(record: dict[str, Any], extract, number: int, name: str) -> Tr
         if solution is None and agreement is not True:
             backs = None  # no solution and no agreement: a message that proposes nothing
         message = Message(
-            id=message_id, turn=turn, step=step, agent=index_of[str(entry["agent_id"])],
-            stage=str(entry.get("contribution") or "improve"), text=_text(entry["message"]),
+            id=message_id, turn=turn, step=step, agent=index_of[_text(entry["agent_id"])],
+            stage=_text(entry.get("contribution")) or "improve", text=_text(entry["message"]),
             solution=solution, answer=extract(solution) if solution else None, agreement=agreement, backs=backs,
         )
         transcript.messages.append(message)
@@ -236,8 +238,9 @@ def transcript_of(record: dict[str, Any], extract, number: int, name: str) -> Tr
         turn=max(transcript.turns_used, 1),
         decider="mallm",
         reason="final_answer",
-        details={"protocol": protocol, "exampleId": str(record["exampleId"]),
-                 "datasetId": record.get("datasetId"), "references": record.get("references")},
+        details={"protocol": protocol, "exampleId": _text(record["exampleId"]),
+                 "datasetId": _text(record.get("datasetId")) or None,
+                 "references": [r for r in record.get("references") or [] if isinstance(r, str)][:26]},
     )
     return transcript
 
@@ -246,17 +249,23 @@ def _agents(record: dict[str, Any]) -> tuple[list[Agent], dict[str, int]]:
     agents: list[Agent] = []
     index_of: dict[str, int] = {}
     for entry in record.get("personas") or []:
-        if not isinstance(entry, dict) or str(entry.get("agentId")) in index_of:
+        if not isinstance(entry, dict) or _text(entry.get("agentId")) in index_of:
             continue
-        index_of[str(entry.get("agentId"))] = len(agents)
-        persona = Persona(str(entry.get("persona") or f"Agent {len(agents) + 1}"),
-                          str(entry.get("personaDescription") or ""), "mallm")
-        agents.append(Agent(len(agents), persona, str(entry.get("model") or "?"), ENDPOINT))
+        index_of[_text(entry.get("agentId"))] = len(agents)
+        persona = Persona(_text(entry.get("persona")) or f"Agent {len(agents) + 1}",
+                          _text(entry.get("personaDescription")), "mallm")
+        agents.append(Agent(len(agents), persona, _text(entry.get("model")) or "?", ENDPOINT))
     return agents, index_of
 
 
 def _text(value: Any) -> str:
-    return value if isinstance(value, str) else "" if value is None else str(value)
+    """A field as text: a string as it is, a number written out, anything else (null, a list, a
+    nested object from a damaged or hostile file) the empty string, never its deep repr."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return str(value)
+    return ""
 
 
 def vote_events(votes: Any, agents: int) -> list[dict[str, Any]]:
@@ -291,12 +300,13 @@ def vote_events(votes: Any, agents: int) -> list[dict[str, Any]]:
         agreed = chosen.get("agreed") is True
         winner = most + 1 if agreed and isinstance(most, int) and 0 <= most < len(answers) else None
         events.append({
-            "kind": "vote", "decider": str(turn_votes.get("type") or "mallm"), "turn": int(key),
+            "kind": "vote", "decider": _text(turn_votes.get("type")) or "mallm", "turn": int(key),
             "solutions": [{"number": n, "agents": [], "text": text} for n, text in enumerate(answers, 1)],
             "ballots": ballots, "totals": totals, "answer_totals": {}, "winner": winner,
             "tie": winner is None and any(totals.values()),
-            "imported": {"final_answer": chosen.get("final_answer"), "agreed": chosen.get("agreed"),
-                         "most_voted": most, "voting_process_string": turn_votes.get("voting_process_string")},
+            "imported": {"final_answer": _text(chosen.get("final_answer")) or None, "agreed": agreed,
+                         "most_voted": most if isinstance(most, int) else None,
+                         "voting_process_string": _text(turn_votes.get("voting_process_string"))},
         })
     return events
 
@@ -321,7 +331,7 @@ def _describe(record: dict[str, Any], transcript: Transcript, options: dict[str,
     for event in transcript.events:
         if event["decider"] not in protocols and len(protocols) < 20:
             protocols.append(event["decider"])
-    description.setdefault("instruction", str(record.get("instruction") or ""))
+    description.setdefault("instruction", _text(record.get("instruction")))
     description.setdefault("example_personas", [
         {"name": a.persona.name, "description": a.persona.description} for a in transcript.agents])
     description["turns_with_votes"] = max(description.get("turns_with_votes", 0), len(transcript.events))
