@@ -401,7 +401,7 @@ def test_mallm_votes_become_vote_events():
 
 
 def test_the_importers_are_plugins(tmp_path):
-    listed = json.loads(madeval("plugins").stdout)
+    listed = json.loads(madeval("plugins", "--json").stdout)
     (builtin,) = [p for p in listed if p["name"] == "madeval.importers.plugin"]
     assert builtin["components"]["importers"] == ["lm-eval", "mallm"]
     assert "register_importers" in builtin["hooks"]
