@@ -20,6 +20,7 @@ from . import aio, embedded
 from ._version import __version__
 from .config import RunSettings, check_settings
 from .errors import UsageError
+from .llm.batch.settings import attach_run_folder
 from .llm.cache import ResponseCache
 from .llm.client import Endpoint, LLMClient, RetryPolicy
 from .llm.session import ModelRef
@@ -194,6 +195,7 @@ async def _run(settings, registries, tasks, endpoints, default_model, show_progr
         }
         sink = RecordSink(folder, description, plan.fingerprint())  # holds the folder's lock until closed
         try:
+            attach_run_folder(client.transports, folder, settings.batch_options)  # before any call
             outcome = await execute(plan, registries, client, sink, show_progress=show_progress)
             board = finish(folder, settings)
         finally:

@@ -88,7 +88,8 @@ class BatchService:
         self.files: dict[str, _File] = {}
         self.batches: dict[str, dict[str, Any]] = {}
         self.counts = {"files": 0, "batches_created": 0, "batches_completed": 0, "batches_expired": 0,
-                       "batches_cancelled": 0, "batches_failed": 0, "lines": 0, "lines_failed": 0}
+                       "batches_cancelled": 0, "batches_failed": 0, "lines_submitted": 0, "lines": 0,
+                       "lines_failed": 0}
 
     def stats(self) -> dict[str, int]:
         """The counters ``GET /stats`` shows under ``batches``."""
@@ -178,6 +179,7 @@ class BatchService:
             self.counts["batches_failed"] += 1
             return _ok(batch)
         batch["request_counts"]["total"] = len(lines)
+        self.counts["lines_submitted"] += len(lines)
         self._call_later(self.options.completion_delay_s, lambda: self._finish(batch, lines))
         return _ok(batch)
 

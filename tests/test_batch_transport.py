@@ -1,0 +1,94 @@
+"""The batch transport end to end on the simulator's Batches API (loopback only).
+
+A run's batch round trips must equal its longest chain of dependent calls (the largest ``chain``
+of its records), never its number of calls; its results must equal the ordinary transport's.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from madeval.config import DebateConfig, RunSettings
+from madeval.simulator.agents import AgentProfile, SyntheticAgents
+from madeval.simulator.batches import BatchOptions
+from madeval.simulator.http import SimulatorServer, run_in_thread
+from madeval.simulator.truth import GoldIndex
+
+from helpers import run_quietly
+
+FAST = {"flush_s": 0.05, "poll_s": 0.02}
+
+
+@pytest.fixture
+def batch_sim(generated_tasks):
+    """A simulator whose batches finish 50 ms after they are created."""
+
+    def start(**options):
+        agents = SyntheticAgents(GoldIndex.from_tasks(generated_tasks.values()),
+                                 default=AgentProfile(0.6, 0.3, 0.0, 0.0), seed=0)
+        return run_in_thread(SimulatorServer(agents, batch_options=BatchOptions(**{"completion_delay_s": 0.05,
+                                                                                   **options})))
+    return start
+
+
+def settings(base_url, folder, configurations, **run_options) -> RunSettings:
+    return RunSettings(base_url=base_url, configurations=configurations, output_path=str(folder),
+                       tasks=["arith_mc"], limit=6, cache="off", concurrency=256, **run_options)
+
+
+def records(folder) -> list[dict]:
+    return [json.loads(line) for line in (folder / "records.jsonl").read_text().splitlines()]
+
+
+def calls_of(rows) -> int:
+    return sum(row["calls"] for row in rows)
+
+
+MEMORY = DebateConfig(paradigm="memory", agents=3, max_turns=3, decider="simple_voting")
+RELAY = DebateConfig(paradigm="relay", agents=3, max_turns=3, decider="simple_voting")
+
+
+@pytest.mark.parametrize("config", [MEMORY, RELAY], ids=["memory", "relay"])
+def test_round_trips_equal_the_longest_dependency_chain(batch_sim, tmp_path, config):
+    with batch_sim() as server:
+        run_quietly(settings(server.base_url, tmp_path / "run", [config], transport="batch", batch_options=FAST))
+        rows = records(tmp_path / "run")
+        created = server.stats.batches["batches_created"]
+    longest = max(row["chain"] for row in rows)
+    print(f"{config.paradigm}: {calls_of(rows)} calls, longest chain {longest}, batches {created}")
+    assert created == longest
+    assert calls_of(rows) > 2 * longest  # batching gathered calls: far fewer round trips than calls
+    assert server.stats.batches["lines_submitted"] == calls_of(rows)  # no call sent twice
+
+
+def test_a_sweep_through_batches_equals_the_ordinary_transport(batch_sim, tmp_path):
+    with batch_sim() as server:
+        run_quietly(settings(server.base_url, tmp_path / "batch", [MEMORY, RELAY], transport="batch",
+                             batch_options=FAST))
+        run_quietly(settings(server.base_url, tmp_path / "plain", [MEMORY, RELAY]))
+    def outcome(folder):
+        return sorted((row["unit"]["key"], row["prediction"], row["turns"], row["calls"], row["tokens"]["total"],
+                       json.dumps(row["transcript"]["messages"])) for row in records(folder))
+    batched, plain = outcome(tmp_path / "batch"), outcome(tmp_path / "plain")
+    assert len(batched) == 12 and batched == plain
+    assert "batch" in (tmp_path / "batch" / "run.json").read_text()
+
+
+def test_failed_and_expired_lines_are_retried_in_later_batches(batch_sim, tmp_path):
+    with batch_sim(fail_rate=0.3, seed=7) as server:
+        run_quietly(settings(server.base_url, tmp_path / "run", [MEMORY], transport="batch", batch_options=FAST,
+                             retry_delay=0.0))
+        failed = server.stats.batches["lines_failed"]
+        rows = records(tmp_path / "run")
+    assert failed > 0 and len(rows) == 6
+    errors = [error for row in rows for call in row["transcript"]["calls"] for error in call["errors"]]
+    assert len(errors) == failed and set(errors) == {"batch line server_error"}
+    with batch_sim(expire_after_lines=4) as server:
+        run_quietly(settings(server.base_url, tmp_path / "expired", [MEMORY], transport="batch",
+                             batch_options=FAST, retry_delay=0.0))
+        assert server.stats.batches["batches_expired"] > 0
+        rows = records(tmp_path / "expired")
+    assert len(rows) == 6 and not any(row.get("error") for row in rows)
+    assert {e for row in rows for c in row["transcript"]["calls"] for e in c["errors"]} == {"batch line batch_expired"}
