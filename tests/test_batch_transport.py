@@ -7,6 +7,10 @@ of its records), never its number of calls; its results must equal the ordinary 
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
+import time
 
 import pytest
 
@@ -92,3 +96,33 @@ def test_failed_and_expired_lines_are_retried_in_later_batches(batch_sim, tmp_pa
         rows = records(tmp_path / "expired")
     assert len(rows) == 6 and not any(row.get("error") for row in rows)
     assert {e for row in rows for c in row["transcript"]["calls"] for e in c["errors"]} == {"batch line batch_expired"}
+
+
+def test_a_run_killed_between_submit_and_collect_resumes_without_submitting_again(batch_sim, tmp_path):
+    """The first batch is journaled, then the run is killed while waiting: the resumed run collects
+    that batch, so every call is sent exactly once and the round trips stay the longest chain."""
+    folder = tmp_path / "run"
+    with batch_sim(completion_delay_s=60) as server:
+        command = [sys.executable, "-m", "madeval", "--tasks", "arith_mc", "--limit", "6", "--cache", "off",
+                   "--base-url", server.base_url, "--paradigm", "memory", "--max-turns", "3",
+                   "--decider", "simple_voting", "--concurrency", "256", "--transport", "batch",
+                   "--batch-options", "flush_s=0.05,poll_s=0.02", "--output-path", str(folder)]
+        process = subprocess.Popen(command, env={**os.environ, "MADEVAL_LOAD_PLUGINS": ""},
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        journal = folder / "batches.jsonl"
+        deadline = time.monotonic() + 60
+        while not (journal.exists() and journal.read_text().endswith("\n")) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        process.kill()
+        process.wait()
+        assert server.stats.batches["batches_created"] == 1 and server.stats.batches["lines"] == 0
+        first_round = server.stats.batches["lines_submitted"]
+        assert first_round == 6  # the six first drafts, not yet answered
+        server.batches.options.completion_delay_s = 0.05  # the provider gets on with it
+        run_quietly(settings(server.base_url, folder, [MEMORY], transport="batch", batch_options=FAST))
+        rows = records(folder)
+        counts = server.stats.batches
+    assert len(rows) == 6
+    assert counts["lines_submitted"] == calls_of(rows)  # the killed run's six lines were not sent again
+    assert counts["batches_created"] == max(row["chain"] for row in rows)  # its batch was round one
+    assert len((folder / "batches.jsonl").read_text().splitlines()) == counts["batches_created"]

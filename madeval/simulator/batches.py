@@ -7,8 +7,9 @@ Routes (the shapes of the openai client's ``FileObject`` and ``Batch`` types):
 - ``POST /v1/batches`` (JSON: ``input_file_id``, ``endpoint``, ``completion_window``) -> a batch;
 - ``GET /v1/batches/{id}`` and ``POST /v1/batches/{id}/cancel``.
 
-A batch is ``in_progress`` from its creation and finishes ``completion_delay_s`` later: then every
-line of its input file is answered by the server's ordinary chat logic (faults included) and the
+A batch is ``in_progress`` from its creation and finishes at the first look at it (retrieve or
+cancel) ``completion_delay_s`` or more later (the delay in force at that look counts, so a test may
+shorten it for batches already created): then every line of its input file is answered by the server's ordinary chat logic (faults included) and the
 answers go to the output file (status 200) or the error file (any other status, an injected failed
 line, or a line the batch did not reach), one JSON object per line in the OpenAI batch format::
 
@@ -75,13 +76,12 @@ class BatchService:
     """Files and batches of one simulator server.
 
     ``chat(body) -> (status, body bytes)`` answers one chat request the way the server answers
-    ``POST /v1/chat/completions``; ``call_later(delay, fn)`` schedules on the server's loop.
+    ``POST /v1/chat/completions``.
     """
 
-    def __init__(self, chat: Callable[[bytes], tuple[int, bytes]], call_later: Callable[[float, Callable], Any],
-                 options: BatchOptions | None = None):
+    def __init__(self, chat: Callable[[bytes], tuple[int, bytes]], options: BatchOptions | None = None):
         self._chat = chat
-        self._call_later = call_later
+        self._due: dict[str, tuple[float, list[dict[str, Any]]]] = {}  # batch id -> (created, its lines)
         self.options = options or BatchOptions()
         self._rng = random.Random(self.options.seed)
         self._ids = itertools.count(1)
@@ -115,6 +115,10 @@ class BatchService:
             return self._create(body)
         if rest and rest[0] in self.batches:
             batch = self.batches[rest[0]]
+            due = self._due.get(batch["id"])
+            if due is not None and time.monotonic() - due[0] >= self.options.completion_delay_s:
+                del self._due[batch["id"]]
+                self._finish(batch, due[1])
             if method == "GET" and len(rest) == 1:
                 return _ok(batch)
             if method == "POST" and rest[1:] == ["cancel"]:
@@ -180,7 +184,7 @@ class BatchService:
             return _ok(batch)
         batch["request_counts"]["total"] = len(lines)
         self.counts["lines_submitted"] += len(lines)
-        self._call_later(self.options.completion_delay_s, lambda: self._finish(batch, lines))
+        self._due[batch["id"]] = (time.monotonic(), lines)
         return _ok(batch)
 
     def _finish(self, batch: dict[str, Any], lines: list[dict[str, Any]]) -> None:

@@ -227,8 +227,7 @@ class SimulatorServer(LoopbackServer):
         self._replica = Replica(self.stats, max_concurrency=max_concurrency, cache=cache,
                                 prefill_s_per_token=prefill_s_per_token) if wanted else None
         #: ``/v1/files`` and ``/v1/batches``: each line answered by :meth:`_chat`, as a chat request is.
-        self.batches = BatchService(lambda body: self._chat(body)[0][:2],
-                                    lambda delay, job: self._loop.call_later(delay, job), batch_options)
+        self.batches = BatchService(lambda body: self._chat(body)[0][:2], batch_options)
         self.stats.batches = self.batches.counts
 
     async def start(self) -> None:
