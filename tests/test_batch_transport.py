@@ -38,8 +38,8 @@ def batch_sim(generated_tasks):
 
 
 def settings(base_url, folder, configurations, **run_options) -> RunSettings:
-    return RunSettings(base_url=base_url, configurations=configurations, output_path=str(folder),
-                       tasks=["arith_mc"], limit=6, cache="off", concurrency=256, **run_options)
+    options = {"tasks": ["arith_mc"], "limit": 6, "cache": "off", "concurrency": 256, **run_options}
+    return RunSettings(base_url=base_url, configurations=configurations, output_path=str(folder), **options)
 
 
 def records(folder) -> list[dict]:
@@ -126,3 +126,26 @@ def test_a_run_killed_between_submit_and_collect_resumes_without_submitting_agai
     assert counts["lines_submitted"] == calls_of(rows)  # the killed run's six lines were not sent again
     assert counts["batches_created"] == max(row["chain"] for row in rows)  # its batch was round one
     assert len((folder / "batches.jsonl").read_text().splitlines()) == counts["batches_created"]
+
+
+def test_an_endpoint_without_the_batch_api_is_one_line_before_anything_is_written(batch_sim, tmp_path):
+    with batch_sim() as server:
+        server.batches = None  # a server with chat completions only
+        command = [sys.executable, "-m", "madeval", "--tasks", "arith_mc", "--limit", "2", "--cache", "off",
+                   "--base-url", server.base_url, "--transport", "batch", "--output-path", str(tmp_path / "run")]
+        done = subprocess.run(command, env={**os.environ, "MADEVAL_LOAD_PLUGINS": ""}, capture_output=True,
+                              text=True, timeout=120)
+    assert done.returncode == 2
+    assert done.stderr.strip().count("\n") == 0 and "does not serve the Batch API" in done.stderr
+    assert not (tmp_path / "run").exists()
+
+
+def test_a_failed_batch_is_one_warning_per_batch_and_its_calls_fail_within_the_retry_bound(batch_sim, tmp_path,
+                                                                                         capfd):
+    with batch_sim(fail_batches=True) as server:
+        result, _ = run_quietly(settings(server.base_url, tmp_path / "run", [MEMORY], transport="batch",
+                                         batch_options=FAST, max_attempts=2, retry_delay=0.0, limit=2))
+        created = server.stats.batches["batches_created"]
+    assert result.outcome.failed == 2 and created == 2  # one batch of both first drafts, then one retry
+    warnings = [line for line in capfd.readouterr().err.splitlines() if "failed: The batch failed" in line]
+    assert len(warnings) == created

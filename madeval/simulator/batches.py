@@ -5,7 +5,8 @@ Routes (the shapes of the openai client's ``FileObject`` and ``Batch`` types):
 - ``POST /v1/files`` (multipart/form-data, ``purpose`` and ``file``) -> a file object;
 - ``GET /v1/files/{id}`` and ``GET /v1/files/{id}/content``;
 - ``POST /v1/batches`` (JSON: ``input_file_id``, ``endpoint``, ``completion_window``) -> a batch;
-- ``GET /v1/batches/{id}`` and ``POST /v1/batches/{id}/cancel``.
+- ``GET /v1/batches`` (the list, newest first), ``GET /v1/batches/{id}`` and
+  ``POST /v1/batches/{id}/cancel``.
 
 A batch is ``in_progress`` from its creation and finishes at the first look at it (retrieve or
 cancel) ``completion_delay_s`` or more later (the delay in force at that look counts, so a test may
@@ -18,8 +19,8 @@ line, or a line the batch did not reach), one JSON object per line in the OpenAI
 
 ``fail_rate`` of the lines (seeded) fail with ``{"response": null, "error": {"code": "server_error"}}``;
 with ``expire_after_lines`` the batch ``expired`` after answering that many lines, the rest in the
-error file with code ``batch_expired`` (what OpenAI does with a batch its window ran out on). A
-cancelled batch answers nothing. ``stats()`` counts files, batches and lines for ``GET /stats``.
+error file with code ``batch_expired`` (what OpenAI does with a batch its window ran out on); with
+``fail_batches`` every batch ``failed`` as a whole when it is created. A cancelled batch answers nothing. ``stats()`` counts files, batches and lines for ``GET /stats``.
 """
 
 from __future__ import annotations
@@ -48,6 +49,7 @@ class BatchOptions:
     fail_rate: float = 0.0  # share of lines that fail with a server_error in the error file
     expire_after_lines: int | None = None  # expire after answering this many lines (None: never)
     seed: int | None = 0  # seeds the failed-line draws
+    fail_batches: bool = False  # every batch fails as a whole (status "failed", no output)
 
     def __post_init__(self) -> None:
         if not 0.0 <= self.fail_rate <= 1.0:
@@ -113,6 +115,10 @@ class BatchService:
             return _error(404, f"No such file: {'/'.join(rest)}", "not_found")
         if method == "POST" and not rest:
             return self._create(body)
+        if method == "GET" and not rest:
+            data = list(reversed(self.batches.values()))[:20]
+            return _ok({"object": "list", "data": data, "has_more": len(self.batches) > 20,
+                        "first_id": data[0]["id"] if data else None, "last_id": data[-1]["id"] if data else None})
         if rest and rest[0] in self.batches:
             batch = self.batches[rest[0]]
             due = self._due.get(batch["id"])
@@ -176,6 +182,8 @@ class BatchService:
         self.batches[batch["id"]] = batch
         self.counts["batches_created"] += 1
         lines, problem = _read_lines(self.files[input_id].content)
+        if problem is None and self.options.fail_batches:
+            problem = "The batch failed (simulated)."
         if problem is not None:
             batch.update(status="failed", failed_at=now,
                          errors={"object": "list", "data": [{"code": "invalid_request", "message": problem,

@@ -226,7 +226,8 @@ class SimulatorServer(LoopbackServer):
         wanted = max_concurrency is not None or cache is not None or prefill_s_per_token > 0
         self._replica = Replica(self.stats, max_concurrency=max_concurrency, cache=cache,
                                 prefill_s_per_token=prefill_s_per_token) if wanted else None
-        #: ``/v1/files`` and ``/v1/batches``: each line answered by :meth:`_chat`, as a chat request is.
+        #: ``/v1/files`` and ``/v1/batches``: each line answered by :meth:`_chat`, as a chat request is
+        #: (None: a server without the Batch API).
         self.batches = BatchService(lambda body: self._chat(body)[0][:2], batch_options)
         self.stats.batches = self.batches.counts
 
@@ -275,7 +276,7 @@ class SimulatorServer(LoopbackServer):
                 return
         elif method == "GET" and path == MODELS_PATH:
             response = self._model_list()
-        elif (answer := self.batches.handle(method, path, headers, body)) is not None:
+        elif self.batches is not None and (answer := self.batches.handle(method, path, headers, body)) is not None:
             response = answer
         else:
             response = _error(404, f"Unknown route: {method} {path}", "invalid_request_error",

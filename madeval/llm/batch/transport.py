@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from ..openai_transport import OpenAITransport
-from ..wire import DEFAULT_MAX_RESPONSE_BYTES, FatalError, Reply, RetryableError, read_reply, short, status_error
+from ..wire import DEFAULT_MAX_RESPONSE_BYTES, ClientSideError, FatalError, Reply, RetryableError, read_reply, short, status_error
 from .journal import BatchJournal
 from .settings import BatchSettings
 
@@ -43,6 +43,10 @@ class _FilesAPI(OpenAITransport):
         batch = await self._call(lambda: self._client.batches.create(
             input_file_id=file_id, endpoint=CHAT_URL, completion_window=window), self._timeout_s)
         return str(batch.id)
+
+    async def probe(self) -> None:
+        """Ask for one batch of the list: fails when the endpoint has no Batch API."""
+        await self._call(lambda: self._client.batches.list(limit=1), min(self._timeout_s, 10.0))
 
     async def retrieve(self, batch_id: str) -> Any:
         """The batch object (``openai.types.Batch``)."""
@@ -79,6 +83,7 @@ class BatchTransport:
         self._tasks: set[asyncio.Task] = set()
         #: Batches created by this process (what a test compares with the dependency chain).
         self.batches_created = 0
+        self._probed = False
 
     def configure_batches(self, settings: BatchSettings, folder: Path | None) -> None:
         """Use ``settings``; journal submitted batches in ``folder`` and resume the ones found there."""
@@ -220,8 +225,21 @@ class BatchTransport:
         task.add_done_callback(self._tasks.discard)
 
     async def models(self) -> list[str]:
-        """The model ids the endpoint lists (as the openai transport asks them)."""
-        return await self._api.models()
+        """The model ids the endpoint lists (as the openai transport asks them), once the endpoint
+        proved it serves the Batch API (the run's preflight asks this before anything is written):
+        an endpoint that refuses ``GET /batches`` with a 4xx other than 408/409/429 is a
+        :class:`ClientSideError`, a setting to fix."""
+        listed = await self._api.models()
+        if not self._probed:
+            try:
+                await self._api.probe()
+            except FatalError as error:
+                if error.status in (401, 403):
+                    raise
+                raise ClientSideError(f"does not serve the Batch API (GET /batches: {error}); "
+                                      "use another --transport") from None
+            self._probed = True
+        return listed
 
     async def close(self) -> None:
         """Stop the background work and close the connections (submitted batches stay journaled)."""
