@@ -149,3 +149,14 @@ def test_a_failed_batch_is_one_warning_per_batch_and_its_calls_fail_within_the_r
     assert result.outcome.failed == 2 and created == 2  # one batch of both first drafts, then one retry
     warnings = [line for line in capfd.readouterr().err.splitlines() if "failed: The batch failed" in line]
     assert len(warnings) == created
+
+
+def test_a_request_file_never_holds_more_lines_than_allowed(batch_sim, tmp_path):
+    with batch_sim() as server:
+        run_quietly(settings(server.base_url, tmp_path / "run", [MEMORY], transport="batch",
+                             batch_options={**FAST, "max_lines": 4}))
+        counts = server.stats.batches
+    rows = records(tmp_path / "run")
+    sizes = [len(json.loads(entry)["custom_ids"]) for entry in (tmp_path / "run" / "batches.jsonl").read_text().splitlines()]
+    assert max(sizes) == 4 and sum(sizes) == counts["lines_submitted"] == calls_of(rows)
+    assert len(sizes) == counts["batches_created"] > max(row["chain"] for row in rows)
