@@ -7,7 +7,7 @@ import json
 import pytest
 
 from madeval.llm.batch.settings import BatchSettings, parse_batch_options
-from madeval.llm.batch.transport import read_outcomes
+from madeval.llm.batch.lines import read_outcomes
 from madeval.llm.wire import FatalError, RetryableError
 
 
