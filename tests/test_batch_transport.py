@@ -10,6 +10,7 @@ import json
 import os
 import subprocess
 import sys
+import threading
 import time
 
 import pytest
@@ -160,3 +161,61 @@ def test_a_request_file_never_holds_more_lines_than_allowed(batch_sim, tmp_path)
     sizes = [len(json.loads(entry)["custom_ids"]) for entry in (tmp_path / "run" / "batches.jsonl").read_text().splitlines()]
     assert max(sizes) == 4 and sum(sizes) == counts["lines_submitted"] == calls_of(rows)
     assert len(sizes) == counts["batches_created"] > max(row["chain"] for row in rows)
+
+
+def answer_folder(folder, server, stop: threading.Event, answered: list) -> None:
+    """A stand-in for a cluster loop running ``vllm run-batch -i X.jsonl -o X.output.jsonl.part`` and
+    renaming the output when done: answers each request file with the simulator's chat logic."""
+    while not stop.is_set():
+        for request in sorted(folder.glob("*.jsonl")):
+            if request.name.endswith(".output.jsonl"):
+                continue
+            output = request.with_name(request.name.removesuffix(".jsonl") + ".output.jsonl")
+            if not output.exists():
+                partial = output.with_suffix(".part")
+                partial.write_bytes(server.batches.answer_file(request.read_bytes()))
+                partial.rename(output)
+                answered.append(request.name)
+        time.sleep(0.02)
+
+
+def test_file_exchange_serves_a_run_with_no_server(generated_tasks, tmp_path):
+    exchange = tmp_path / "exchange"
+    exchange.mkdir()
+    agents = SyntheticAgents(GoldIndex.from_tasks(generated_tasks.values()),
+                             default=AgentProfile(0.6, 0.3, 0.0, 0.0), seed=0)
+    engine = SimulatorServer(agents)  # never started: only its chat logic answers the files
+    stop, answered = threading.Event(), []
+    worker = threading.Thread(target=answer_folder, args=(exchange, engine, stop, answered), daemon=True)
+    worker.start()
+    try:
+        run_quietly(settings(exchange.as_uri(), tmp_path / "run", [MEMORY], transport="batch", model="simulator",
+                             batch_options=FAST))
+    finally:
+        stop.set()
+        worker.join()
+    rows = records(tmp_path / "run")
+    assert len(rows) == 6 and len(answered) == max(row["chain"] for row in rows)
+    assert engine.stats.batches["lines"] == calls_of(rows)
+    with batch_sim_plain(generated_tasks) as server:  # the same run over HTTP gives the same debates
+        run_quietly(settings(server.base_url, tmp_path / "plain", [MEMORY]))
+    def outcome(folder):
+        return sorted((row["unit"]["item"], row["prediction"], json.dumps(row["transcript"]["messages"]))
+                      for row in records(folder))
+    assert outcome(tmp_path / "run") == outcome(tmp_path / "plain")
+
+
+def batch_sim_plain(generated_tasks):
+    agents = SyntheticAgents(GoldIndex.from_tasks(generated_tasks.values()),
+                             default=AgentProfile(0.6, 0.3, 0.0, 0.0), seed=0)
+    return run_in_thread(SimulatorServer(agents))
+
+
+def test_a_missing_exchange_folder_is_one_line(tmp_path):
+    command = [sys.executable, "-m", "madeval", "--tasks", "arith_mc", "--limit", "2", "--model", "simulator",
+               "--base-url", (tmp_path / "nowhere").as_uri(), "--transport", "batch",
+               "--output-path", str(tmp_path / "run")]
+    done = subprocess.run(command, env={**os.environ, "MADEVAL_LOAD_PLUGINS": ""}, capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 2 and "not a writable folder" in done.stderr
+    assert not (tmp_path / "run").exists()

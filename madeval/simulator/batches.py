@@ -237,6 +237,22 @@ class BatchService:
             batch.update(status="completed", completed_at=now)
             self.counts["batches_completed"] += 1
 
+    def answer_file(self, content: bytes) -> bytes:
+        """The output file ``vllm run-batch`` would write for a request file: one line per request,
+        failed ones included (a stand-in offline engine for the file-exchange mode's tests)."""
+        lines, problem = _read_lines(content)
+        if problem is not None:
+            raise ValueError(problem)
+        entries = []
+        for line in lines:
+            status, answer = self._chat(json.dumps(line["body"]).encode())
+            self.counts["lines"] += 1
+            entries.append({"id": f"batch_req_{next(self._ids)}", "custom_id": line["custom_id"],
+                            "response": {"status_code": status, "request_id": line["custom_id"],
+                                         "body": json.loads(answer) if status == 200 else answer.decode()},
+                            "error": None})
+        return "".join(json.dumps(entry) + "\n" for entry in entries).encode()
+
     def _store(self, filename: str, entries: list[dict[str, Any]]) -> str:
         content = "".join(json.dumps(entry) + "\n" for entry in entries).encode()
         stored = _File(f"file-sim-{next(self._ids)}", filename, "batch_output", content)
