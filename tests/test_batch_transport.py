@@ -78,7 +78,7 @@ def test_a_sweep_through_batches_equals_the_ordinary_transport(batch_sim, tmp_pa
                        json.dumps(row["transcript"]["messages"])) for row in records(folder))
     batched, plain = outcome(tmp_path / "batch"), outcome(tmp_path / "plain")
     assert len(batched) == 12 and batched == plain
-    assert "batch" in (tmp_path / "batch" / "run.json").read_text()
+    assert json.loads((tmp_path / "batch" / "run.json").read_text())["settings"]["transport"] == "batch"
 
 
 def test_failed_and_expired_lines_are_retried_in_later_batches(batch_sim, tmp_path):
