@@ -219,3 +219,37 @@ def test_a_missing_exchange_folder_is_one_line(tmp_path):
                           text=True, timeout=120)
     assert done.returncode == 2 and "not a writable folder" in done.stderr
     assert not (tmp_path / "run").exists()
+
+
+def test_file_exchange_resumes_a_killed_run_without_writing_a_request_twice(generated_tasks, tmp_path):
+    exchange, folder = tmp_path / "exchange", tmp_path / "run"
+    exchange.mkdir()
+    command = [sys.executable, "-m", "madeval", "--tasks", "arith_mc", "--limit", "6", "--cache", "off",
+               "--base-url", exchange.as_uri(), "--model", "simulator", "--paradigm", "memory", "--max-turns", "3",
+               "--decider", "simple_voting", "--concurrency", "256", "--transport", "batch",
+               "--batch-options", "flush_s=0.05,poll_s=0.02", "--output-path", str(folder)]
+    process = subprocess.Popen(command, env={**os.environ, "MADEVAL_LOAD_PLUGINS": ""},
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    journal = folder / "batches.jsonl"
+    deadline = time.monotonic() + 60
+    while not (journal.exists() and journal.read_text().endswith("\n")) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    process.kill()
+    process.wait()
+    assert len(list(exchange.glob("*.jsonl"))) == 1  # the first round, written, never answered
+    agents = SyntheticAgents(GoldIndex.from_tasks(generated_tasks.values()),
+                             default=AgentProfile(0.6, 0.3, 0.0, 0.0), seed=0)
+    engine = SimulatorServer(agents)
+    stop, answered = threading.Event(), []
+    worker = threading.Thread(target=answer_folder, args=(exchange, engine, stop, answered), daemon=True)
+    worker.start()
+    try:
+        run_quietly(settings(exchange.as_uri(), folder, [MEMORY], transport="batch", model="simulator",
+                             batch_options=FAST))
+    finally:
+        stop.set()
+        worker.join()
+    rows = records(folder)
+    requests = [path for path in exchange.glob("*.jsonl") if not path.name.endswith(".output.jsonl")]
+    assert len(rows) == 6 and len(requests) == len(answered) == max(row["chain"] for row in rows)
+    assert sum(path.read_bytes().count(b"\n") for path in requests) == calls_of(rows)
