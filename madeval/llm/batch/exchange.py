@@ -46,15 +46,23 @@ class FileExchange:
         self._sizes: dict[str, int] = {}  # how many lines each request file holds
         self.settings = BatchSettings()
 
-    async def submit(self, content: bytes) -> tuple[str, str]:
-        """Write a request file; ``(its name without suffix, its path)``."""
+    async def create(self, name: str) -> str:
+        """The request file is the batch: its name."""
+        return name
+
+    async def find(self, name: str) -> str | None:
+        """``name`` when its request file was written (a kill may come before the rename)."""
+        return name if (self.folder / (name + REQUEST_SUFFIX)).exists() else None
+
+    async def upload(self, content: bytes) -> str:
+        """Write a request file (whole, then renamed); its name without suffix."""
         name = f"madeval-{self._stamp}-{os.getpid()}-{next(self._names)}"
         path = self.folder / (name + REQUEST_SUFFIX)
         partial = self.folder / (name + ".writing")  # not a request file until renamed
         await asyncio.to_thread(_write, partial, content)
         os.replace(partial, path)
         self._sizes[name] = content.count(b"\n")
-        return name, str(path)
+        return name
 
     async def collect(self, name: str) -> dict[str, Reply | Exception]:
         """Wait for ``name``'s output file; each line's outcome."""

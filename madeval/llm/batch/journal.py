@@ -1,9 +1,12 @@
 """The run folder's record of submitted batches (``batches.jsonl``), so nothing is paid twice.
 
-A batch's id and the ids of its lines are appended (and synced to disk) as soon as the batch is
-created, before anything waits for it. A resumed run reads the file back: a call whose line is in
-a batch submitted earlier is answered from that batch (collected when it finishes, or read from
-its output file if it already has) instead of being sent again.
+Two lines per batch, each synced to disk before the next step: ``{"input_file", "custom_ids"}``
+once the request file is uploaded (before the batch is created), and ``{"batch", "input_file"}``
+once the batch exists (before anything waits for it). A resumed run reads the file back: a call
+whose line is in a batch submitted earlier is answered from that batch (collected when it
+finishes, or read from its output file if it already has) instead of being sent again; a line
+whose upload was journaled but whose batch was not (a kill between the two) is looked up by its
+input file among the endpoint's batches, and sent again only if no batch was created over it.
 """
 
 from __future__ import annotations
@@ -17,32 +20,46 @@ JOURNAL_NAME = "batches.jsonl"
 
 
 class BatchJournal:
-    """Appends submitted batches to ``folder/batches.jsonl``; knows the batches of earlier runs."""
+    """Appends to ``folder/batches.jsonl``; knows the batches and uploads of earlier runs."""
 
     def __init__(self, folder: Path):
         self.path = Path(folder) / JOURNAL_NAME
-        #: custom_id -> the latest batch of an earlier process that holds it (used at most once each).
-        self.earlier: dict[str, str] = {}
-        if self.path.exists():
-            with self.path.open("rb") as journal:
-                for raw in journal:
-                    try:
-                        entry = json.loads(raw)
-                        batch, custom_ids = str(entry["batch"]), entry["custom_ids"]
-                    except (ValueError, KeyError, TypeError):
-                        continue  # a line cut short by a kill: that batch was not recorded
-                    for custom_id in custom_ids:
-                        self.earlier[str(custom_id)] = batch
+        #: custom_id -> ``(input file id, batch id or None)`` of the latest earlier upload holding it.
+        self.earlier: dict[str, tuple[str, str | None]] = {}
+        if not self.path.exists():
+            return
+        uploads: dict[str, list[str]] = {}
+        batches: dict[str, str] = {}
+        with self.path.open("rb") as journal:
+            for raw in journal:
+                try:
+                    entry = json.loads(raw)
+                    input_file = str(entry["input_file"])
+                    if "batch" in entry:
+                        batches[input_file] = str(entry["batch"])
+                    else:
+                        uploads[input_file] = [str(custom_id) for custom_id in entry["custom_ids"]]
+                except (ValueError, KeyError, TypeError):
+                    continue  # a line cut short by a kill: that step was not recorded
+        for input_file, custom_ids in uploads.items():
+            for custom_id in custom_ids:
+                self.earlier[custom_id] = (input_file, batches.get(input_file))
 
-    def claim(self, custom_id: str) -> str | None:
-        """The earlier batch that holds ``custom_id``, forgotten once claimed (a retry sends it anew)."""
+    def claim(self, custom_id: str) -> tuple[str, str | None] | None:
+        """The earlier ``(input file, batch or None)`` holding ``custom_id``, forgotten once claimed
+        (a retry of the line sends it anew)."""
         return self.earlier.pop(custom_id, None)
 
-    def submitted(self, batch_id: str, input_file_id: str, custom_ids: list[str]) -> None:
-        """Record a created batch durably, before it is waited for."""
-        line = json.dumps({"batch": batch_id, "input_file": input_file_id, "submitted_at": round(time.time(), 3),
-                           "custom_ids": custom_ids}) + "\n"
+    def uploaded(self, input_file: str, custom_ids: list[str]) -> None:
+        """Record an uploaded request file, before a batch is created over it."""
+        self._append({"input_file": input_file, "custom_ids": custom_ids, "at": round(time.time(), 3)})
+
+    def submitted(self, batch_id: str, input_file: str) -> None:
+        """Record a created batch, before it is waited for."""
+        self._append({"batch": batch_id, "input_file": input_file, "at": round(time.time(), 3)})
+
+    def _append(self, entry: dict) -> None:
         with self.path.open("a", encoding="utf-8") as journal:
-            journal.write(line)
+            journal.write(json.dumps(entry) + "\n")
             journal.flush()
             os.fsync(journal.fileno())

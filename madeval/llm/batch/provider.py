@@ -41,6 +41,19 @@ class _FilesAPI(OpenAITransport):
         """Ask for one batch of the list: fails when the endpoint has no Batch API."""
         await self._call(lambda: self._client.batches.list(limit=1), min(self._timeout_s, 10.0))
 
+    async def find(self, file_id: str, limit: int = 10_000) -> str | None:
+        """The newest batch over the input file ``file_id`` among the latest ``limit`` batches."""
+        page = await self._call(lambda: self._client.batches.list(limit=100), self._timeout_s)
+        seen = 0
+        while True:
+            for batch in page.data:
+                if batch.input_file_id == file_id:
+                    return str(batch.id)
+            seen += len(page.data)
+            if not page.has_next_page() or seen >= limit:
+                return None
+            page = await self._call(page.get_next_page, self._timeout_s)
+
     async def retrieve(self, batch_id: str) -> Any:
         """The batch object (``openai.types.Batch``)."""
         return await self._call(lambda: self._client.batches.retrieve(batch_id), self._timeout_s)
@@ -60,10 +73,17 @@ class ProviderBatches:
         self._probed = False
         self.settings = BatchSettings()
 
-    async def submit(self, content: bytes) -> tuple[str, str]:
-        """Upload ``content`` and create a batch over it: ``(batch id, input file id)``."""
-        file_id = await self._api.upload(content)
-        return await self._api.create(file_id, self.settings.window), file_id
+    async def upload(self, content: bytes) -> str:
+        """Upload a request file; its file id."""
+        return await self._api.upload(content)
+
+    async def create(self, file_id: str) -> str:
+        """Create a batch over an uploaded request file; its batch id."""
+        return await self._api.create(file_id, self.settings.window)
+
+    async def find(self, file_id: str) -> str | None:
+        """The batch created over ``file_id`` among the endpoint's batches, newest first (None: none)."""
+        return await self._api.find(file_id)
 
     async def collect(self, batch_id: str) -> dict[str, Reply | Exception]:
         """Wait until the batch is finished; the outcome of each line its output and error files hold.

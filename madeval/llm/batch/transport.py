@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ..wire import DEFAULT_MAX_RESPONSE_BYTES, FatalError, Reply, RetryableError
+from ..wire import DEFAULT_MAX_RESPONSE_BYTES, FatalError, Reply, RetryableError, short
 from .exchange import FileExchange, exchange_folder
 from .journal import BatchJournal
 from .lines import CHAT_URL
@@ -44,7 +44,7 @@ class BatchTransport:
         self._first = self._last = 0.0  # when the oldest and the newest pending call arrived
         self._waiting: dict[str, asyncio.Future] = {}  # custom_id -> its reply, pending or sent
         self._flusher: asyncio.Task | None = None
-        self._earlier: dict[str, asyncio.Task] = {}  # an earlier process's batch id -> its outcomes
+        self._earlier: dict[str, asyncio.Task] = {}  # an earlier process's input file -> its outcomes
         self._tasks: set[asyncio.Task] = set()
         #: Batches created by this process (what a test compares with the dependency chain).
         self.batches_created = 0
@@ -116,22 +116,37 @@ class BatchTransport:
         """Upload, create, journal, wait, deliver: one batch round trip."""
         custom_ids = [custom_id for custom_id, _ in lines]
         try:
-            batch_id, file_id = await self._service.submit(b"".join(line for _, line in lines))
+            file_id = await self._service.upload(b"".join(line for _, line in lines))
+            if self.journal is not None:
+                self.journal.uploaded(file_id, custom_ids)
+            batch_id = await self._service.create(file_id)
             self.batches_created += 1
             if self.journal is not None:
-                self.journal.submitted(batch_id, file_id, custom_ids)
+                self.journal.submitted(batch_id, file_id)
         except (RetryableError, FatalError) as error:
             kind = type(error)
             self._deliver(custom_ids, {}, kind(f"batch not submitted: {error}"))
             return
         self._deliver(custom_ids, await self._service.collect(batch_id), RetryableError("line missing from its batch"))
 
-    async def _from_earlier(self, batch_id: str, custom_id: str) -> None:
-        """Answer ``custom_id`` from a batch an earlier process submitted (collected once)."""
-        task = self._earlier.get(batch_id)
+    async def _from_earlier(self, earlier: tuple[str, str | None], custom_id: str) -> None:
+        """Answer ``custom_id`` from an upload an earlier process journaled (each collected once)."""
+        input_file = earlier[0]
+        task = self._earlier.get(input_file)
         if task is None:
-            task = self._earlier[batch_id] = asyncio.get_running_loop().create_task(self._service.collect(batch_id))
+            task = self._earlier[input_file] = asyncio.get_running_loop().create_task(self._collect_earlier(*earlier))
         self._deliver([custom_id], await task, RetryableError("line missing from its earlier batch"))
+
+    async def _collect_earlier(self, input_file: str, batch_id: str | None) -> dict[str, Reply | Exception]:
+        """The outcomes of an earlier upload's batch; nothing when no batch was created over it."""
+        if batch_id is None:
+            try:
+                batch_id = await self._service.find(input_file)
+            except (RetryableError, FatalError):
+                batch_id = None
+            if batch_id is None:
+                return {}  # never submitted: its lines are sent now, for the first time
+        return await self._service.collect(batch_id)
 
     def _deliver(self, custom_ids: list[str], outcomes: dict[str, Reply | Exception], missing: Exception) -> None:
         """Resolve the waiting calls of ``custom_ids`` with their outcomes (``missing`` when absent)."""
@@ -146,9 +161,20 @@ class BatchTransport:
                 future.set_result(outcome)
 
     def _spawn(self, coroutine) -> None:
-        task = asyncio.get_running_loop().create_task(coroutine)
+        """Run ``coroutine`` in the background; a bug in it fails every waiting call instead of
+        leaving them waiting forever."""
+        task = asyncio.get_running_loop().create_task(self._guarded(coroutine))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
+
+    async def _guarded(self, coroutine) -> None:
+        try:
+            await coroutine
+        except asyncio.CancelledError:
+            raise
+        except Exception as error:  # noqa: BLE001 - reported on every waiting call
+            failure = FatalError(f"batch transport failed: {type(error).__name__}: {short(str(error))}")
+            self._deliver(list(self._waiting), {}, failure)
 
     async def models(self) -> list[str]:
         """The model ids the endpoint lists, once it proved it can take batches (the run's preflight
