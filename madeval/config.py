@@ -26,6 +26,7 @@ import yaml
 from . import options as rule
 from .errors import UsageError
 from .leaderboard.options import LeaderboardOptions
+from .llm.batch.settings import parse_batch_options as batch_options
 from .llm.endpoint_url import public_url
 from .llm.routing import GRAINS, SGLANG_ROUTER_HEADER, VLLM_ROUTER_HEADER, header_name_problem
 from .options import convert_component_option, declared_option, option, shown, snake_keys
@@ -177,8 +178,13 @@ class RunSettings:
     retry_delay: float = option(0.5, help="Seconds before the first retry (doubling after each).",
                                 convert=rule.number, check=rule.at_least(0), cli=False, results=False)
     transport: str = option("aiohttp", help="How calls travel: 'aiohttp' (a third of the official client's "
-                            "CPU per call) or 'openai' (the official client); 'direct' is an old name of "
-                            "aiohttp.", convert=rule.transport_name, check=rule.known_transport, results=False)
+                            "CPU per call), 'openai' (the official client) or 'batch' (calls gathered into the "
+                            "endpoint's Batch API, half price, hours per turn: see --batch-options); 'direct' "
+                            "is an old name of aiohttp.", convert=rule.transport_name, check=rule.known_transport, results=False)
+    batch_options: dict[str, Any] = option(
+        factory=dict, help="With --transport batch: key=value,... of flush_s (seconds without a new call "
+        "before a batch is sent), max_lines and max_bytes (per request file), poll_s (longest pause between "
+        "status looks), window (completion window).", convert=batch_options, results=False, added_later=True)
     # the largest response body accepted, in MiB
     max_response_mb: float = option(16.0, help="Largest response body accepted, in MiB; a larger one fails "
                                     "the call without retry.", convert=rule.number, check=rule.positive, results=False)

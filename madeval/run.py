@@ -23,6 +23,7 @@ from .errors import UsageError
 from .checks.before_run import check_leaderboard_reference, item_count_notes
 from .checks.cache_key import key_cache, open_cache
 from .checks.estimate import confirm_long_run
+from .llm.batch.settings import attach_run_folder
 from .llm.client import Endpoint, LLMClient, RetryPolicy
 from .llm.session import ModelRef
 from .plan import build_plan
@@ -199,6 +200,7 @@ async def _run(settings, registries, tasks, endpoints, default_model, show_progr
         sink = RecordSink(folder, description, plan.fingerprint(models),  # holds the folder's lock until closed
                           older=lambda stored: matches_older_folder(stored, plan, default_model.model))
         try:
+            attach_run_folder(client.transports, folder, settings.batch_options)  # before any call
             outcome = await execute(plan, registries, client, sink, show_progress=show_progress)
             board = finish(folder, settings)
             note_cache_share(folder, board["cached_calls"])

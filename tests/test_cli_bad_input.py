@@ -88,7 +88,7 @@ def one_error_line(result, tmp_path) -> str:
         ("all_agents_draft_first: maybe", "config bad.yaml: all_agents_draft_first must be true or false, got 'maybe'"),
         ("endpoint_concurrency: 0", "config bad.yaml: endpoint_concurrency must be at least 1, got 0"),
         ("extract: regex", "config bad.yaml: extract must be one of task, llm, got 'regex'"),
-        ("transport: pigeon", "config bad.yaml: transport must be one of aiohttp, openai, got 'pigeon'"),
+        ("transport: pigeon", "config bad.yaml: transport must be one of aiohttp, openai, batch, got 'pigeon'"),
         ("sample: some", "config bad.yaml: sample must be 'all', 'fpc' or a number of items, got 'some'"),
         ("tasks: {arith_mc: 1}", "config bad.yaml: tasks must be a name, names separated by commas or a list"),
         ("leaderboard: [bh]", "config bad.yaml: leaderboard must be a mapping of leaderboard options"),

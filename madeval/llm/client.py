@@ -364,6 +364,11 @@ class LLMClient:
         self.stats.failures += 1
         raise LLMError(f"{endpoint}: gave up after {len(errors)} attempts ({', '.join(errors[-3:])})")
 
+    @property
+    def transports(self) -> list[Any]:
+        """The transports of the endpoints (the batch transport is configured through them)."""
+        return list(self._transports.values())
+
     async def preflight(self) -> None:
         """Check every endpoint answers before anything is written; else a one-line UsageError.
 

@@ -26,8 +26,15 @@ def openai_transport(*args, **kwargs):
     return OpenAITransport(*args, **kwargs)
 
 
+def batch_transport(*args, **kwargs):
+    """A :class:`.batch.transport.BatchTransport` (same arguments; imports openai when first built)."""
+    from .batch.transport import BatchTransport
+
+    return BatchTransport(*args, **kwargs)
+
+
 #: What builds each transport, by name: ``TRANSPORTS[name](base_url, api_key, timeout_s, **limits)``.
-TRANSPORTS = {"aiohttp": AiohttpTransport, "openai": openai_transport}
+TRANSPORTS = {"aiohttp": AiohttpTransport, "openai": openai_transport, "batch": batch_transport}
 
 #: Old transport names and the transport that now answers to them.
 ALIASES = {"direct": "aiohttp"}

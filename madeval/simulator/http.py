@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 
 from .. import aio
 from ..llm.routing import SGLANG_ROUTER_HEADER, VLLM_ROUTER_HEADER
+from .batches import BatchOptions, BatchService
 from .replica import PrefixCache, Replica
 
 Behaviour = Callable[[dict], tuple[str, int, int]]
@@ -120,6 +121,8 @@ class ServerStats:
     prompt_tokens_computed: int = 0  # prompt tokens not found in the prefix cache (prefilled)
     prompt_tokens_cached: int = 0  # prompt tokens found in the prefix cache
     cache_blocks: int = 0  # blocks the prefix cache holds
+    #: The Files and Batches API's counters (:mod:`.batches`): files, batches created, lines answered.
+    batches: dict[str, int] = field(default_factory=dict)
 
     def as_json(self, **more: int) -> bytes:
         """What ``GET /stats`` answers (``more``: the behaviour's counts, e.g. ``unknown_questions``)."""
@@ -132,6 +135,7 @@ class ServerStats:
             "faults": self.faults,
             "routing_keys": self.routing_keys_by_header(),
             **more,
+            "batches": self.batches,
         }).encode()
 
     def routing_keys_by_header(self) -> dict[str, dict[str, int]]:
@@ -228,6 +232,7 @@ class SimulatorServer(LoopbackServer):
         prefix_cache_tokens: int | None = None,
         block_tokens: int = 16,
         prefill_s_per_token: float = 0.0,
+        batch_options: BatchOptions | None = None,
     ):
         super().__init__(behaviour, host, port, models, served)
         self.latency_s = latency_s
@@ -247,6 +252,10 @@ class SimulatorServer(LoopbackServer):
         wanted = max_concurrency is not None or cache is not None or prefill_s_per_token > 0
         self._replica = Replica(self.stats, max_concurrency=max_concurrency, cache=cache,
                                 prefill_s_per_token=prefill_s_per_token) if wanted else None
+        #: ``/v1/files`` and ``/v1/batches``: each line answered by :meth:`_chat`, as a chat request is
+        #: (None: a server without the Batch API).
+        self.batches = BatchService(lambda body: self._chat(body)[0][:2], batch_options)
+        self.stats.batches = self.batches.counts
 
     async def start(self) -> None:
         """Bind and start accepting connections; ``self.port`` is the real port afterwards."""
@@ -295,6 +304,8 @@ class SimulatorServer(LoopbackServer):
                 return
         elif method == "GET" and path == MODELS_PATH:
             response = self._model_list()
+        elif self.batches is not None and (answer := self.batches.handle(method, path, headers, body)) is not None:
+            response = answer
         else:
             response = _error(404, f"Unknown route: {method} {path}", "invalid_request_error",
                               "unknown_url")

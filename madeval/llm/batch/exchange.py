@@ -1,0 +1,101 @@
+"""File exchange for offline engines: ``--base-url file:///FOLDER --transport batch``.
+
+Each round's request file is written to FOLDER as ``madeval-<stamp>-<n>.jsonl`` (atomically: it
+appears complete), and its answers are read from ``madeval-<stamp>-<n>.output.jsonl`` once that
+appears there, in the OpenAI batch line format, as ``vllm run-batch -i IN -o OUT`` writes it. No
+server is needed: a loop on the cluster answers each request file (see the README). An output file
+is read once it answers every line, or once it has not grown for ``STABLE_LOOKS`` looks (what is
+missing is then retried in a later file).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import os
+import time
+from pathlib import Path
+from urllib.parse import unquote, urlsplit
+
+from ..wire import ClientSideError, Reply
+from .lines import read_outcomes
+from .settings import BatchSettings
+
+REQUEST_SUFFIX = ".jsonl"
+OUTPUT_SUFFIX = ".output.jsonl"
+#: Looks at an output file that does not grow before it is read though incomplete.
+STABLE_LOOKS = 10
+
+
+def exchange_folder(base_url: str) -> Path | None:
+    """The folder of a ``file://`` base URL (None for any other URL)."""
+    parts = urlsplit(base_url)
+    if parts.scheme != "file":
+        return None
+    return Path(unquote(parts.path))
+
+
+class FileExchange:
+    """Request files written to a folder, output files awaited there."""
+
+    def __init__(self, folder: Path, max_reply: int):
+        self.folder = folder
+        self._max_reply = max_reply
+        self._names = itertools.count(1)
+        self._stamp = time.strftime("%Y%m%d-%H%M%S")
+        self._sizes: dict[str, int] = {}  # how many lines each request file holds
+        self.settings = BatchSettings()
+
+    async def create(self, name: str) -> str:
+        """The request file is the batch: its name."""
+        return name
+
+    async def find(self, name: str) -> str | None:
+        """``name`` when its request file was written (a kill may come before the rename)."""
+        return name if (self.folder / (name + REQUEST_SUFFIX)).exists() else None
+
+    async def upload(self, content: bytes) -> str:
+        """Write a request file (whole, then renamed); its name without suffix."""
+        name = f"madeval-{self._stamp}-{os.getpid()}-{next(self._names)}"
+        path = self.folder / (name + REQUEST_SUFFIX)
+        partial = self.folder / (name + ".writing")  # not a request file until renamed
+        await asyncio.to_thread(_write, partial, content)
+        os.replace(partial, path)
+        self._sizes[name] = content.count(b"\n")
+        return name
+
+    async def collect(self, name: str) -> dict[str, Reply | Exception]:
+        """Wait for ``name``'s output file; each line's outcome."""
+        output = self.folder / (name + OUTPUT_SUFFIX)
+        expected = self._sizes.get(name)
+        if expected is None:  # a request file of an earlier process: count its lines once
+            request = self.folder / (name + REQUEST_SUFFIX)
+            expected = (await asyncio.to_thread(request.read_bytes)).count(b"\n") if request.exists() else 0
+        pause, last_size, stable = min(self.settings.poll_s, 1.0), -1, 0
+        while True:
+            size = output.stat().st_size if output.exists() else -1
+            if size >= 0:
+                content = await asyncio.to_thread(output.read_bytes)
+                outcomes = await asyncio.to_thread(read_outcomes, content, self._max_reply, "completed")
+                stable = stable + 1 if size == last_size else 0
+                if len(outcomes) >= expected or stable >= STABLE_LOOKS:
+                    return outcomes
+            last_size = size
+            await asyncio.sleep(pause)
+            pause = min(pause * 2, self.settings.poll_s)
+
+    async def models(self) -> list[str]:
+        """No model list (give ``--model``); refuses a folder that is missing or not writable."""
+        if not self.folder.is_dir() or not os.access(self.folder, os.W_OK | os.X_OK):
+            raise ClientSideError(f"the exchange folder {self.folder} is not a writable folder")
+        return []
+
+    async def close(self) -> None:
+        """Nothing to close."""
+
+
+def _write(path: Path, content: bytes) -> None:
+    with path.open("wb") as handle:
+        handle.write(content)
+        handle.flush()
+        os.fsync(handle.fileno())

@@ -1,0 +1,65 @@
+"""The run folder's record of submitted batches (``batches.jsonl``), so nothing is paid twice.
+
+Two lines per batch, each synced to disk before the next step: ``{"input_file", "custom_ids"}``
+once the request file is uploaded (before the batch is created), and ``{"batch", "input_file"}``
+once the batch exists (before anything waits for it). A resumed run reads the file back: a call
+whose line is in a batch submitted earlier is answered from that batch (collected when it
+finishes, or read from its output file if it already has) instead of being sent again; a line
+whose upload was journaled but whose batch was not (a kill between the two) is looked up by its
+input file among the endpoint's batches, and sent again only if no batch was created over it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+
+JOURNAL_NAME = "batches.jsonl"
+
+
+class BatchJournal:
+    """Appends to ``folder/batches.jsonl``; knows the batches and uploads of earlier runs."""
+
+    def __init__(self, folder: Path):
+        self.path = Path(folder) / JOURNAL_NAME
+        #: custom_id -> ``(input file id, batch id or None)`` of the latest earlier upload holding it.
+        self.earlier: dict[str, tuple[str, str | None]] = {}
+        if not self.path.exists():
+            return
+        uploads: dict[str, list[str]] = {}
+        batches: dict[str, str] = {}
+        with self.path.open("rb") as journal:
+            for raw in journal:
+                try:
+                    entry = json.loads(raw)
+                    input_file = str(entry["input_file"])
+                    if "batch" in entry:
+                        batches[input_file] = str(entry["batch"])
+                    else:
+                        uploads[input_file] = [str(custom_id) for custom_id in entry["custom_ids"]]
+                except (ValueError, KeyError, TypeError):
+                    continue  # a line cut short by a kill: that step was not recorded
+        for input_file, custom_ids in uploads.items():
+            for custom_id in custom_ids:
+                self.earlier[custom_id] = (input_file, batches.get(input_file))
+
+    def claim(self, custom_id: str) -> tuple[str, str | None] | None:
+        """The earlier ``(input file, batch or None)`` holding ``custom_id``, forgotten once claimed
+        (a retry of the line sends it anew)."""
+        return self.earlier.pop(custom_id, None)
+
+    def uploaded(self, input_file: str, custom_ids: list[str]) -> None:
+        """Record an uploaded request file, before a batch is created over it."""
+        self._append({"input_file": input_file, "custom_ids": custom_ids, "at": round(time.time(), 3)})
+
+    def submitted(self, batch_id: str, input_file: str) -> None:
+        """Record a created batch, before it is waited for."""
+        self._append({"batch": batch_id, "input_file": input_file, "at": round(time.time(), 3)})
+
+    def _append(self, entry: dict) -> None:
+        with self.path.open("a", encoding="utf-8") as journal:
+            journal.write(json.dumps(entry) + "\n")
+            journal.flush()
+            os.fsync(journal.fileno())

@@ -1,0 +1,143 @@
+"""A provider's Files and Batches API (OpenAI, LiteLLM's proxy, the simulator) as a batch service:
+upload a request file and create a batch over it; wait for it and read its output and error files."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from ..openai_transport import OpenAITransport
+from ..wire import ClientSideError, FatalError, Reply, RetryableError, short
+from .lines import CHAT_URL, read_outcomes, warn
+from .settings import BatchSettings
+
+#: The largest output or error file read (a batch of 50,000 replies of a few kilobytes each fits).
+MAX_FILE_BYTES = 1 << 30
+#: Statuses after which a batch changes no more.
+FINISHED = frozenset({"completed", "expired", "cancelled", "failed"})
+#: Consecutive failed looks at a batch's status before its lines are given up (and retried anew).
+MAX_POLL_FAILURES = 8
+
+
+class _FilesAPI(OpenAITransport):
+    """The Files and Batches calls, through the official client with the openai transport's
+    guarantees (one deadline per request, a size cap on every body, errors turned into the
+    transport's two)."""
+
+    async def upload(self, content: bytes) -> str:
+        """Upload a request file (purpose ``batch``); its file id."""
+        uploaded = await self._call(
+            lambda: self._client.files.create(file=("madeval-requests.jsonl", content), purpose="batch"),
+            self._timeout_s)
+        return str(uploaded.id)
+
+    async def create(self, file_id: str, window: str) -> str:
+        """Create a batch over an uploaded request file; its batch id."""
+        batch = await self._call(lambda: self._client.batches.create(
+            input_file_id=file_id, endpoint=CHAT_URL, completion_window=window), self._timeout_s)
+        return str(batch.id)
+
+    async def probe(self) -> None:
+        """Ask for one batch of the list: fails when the endpoint has no Batch API."""
+        await self._call(lambda: self._client.batches.list(limit=1), min(self._timeout_s, 10.0))
+
+    async def find(self, file_id: str, limit: int = 10_000) -> str | None:
+        """The newest batch over the input file ``file_id`` among the latest ``limit`` batches."""
+        page = await self._call(lambda: self._client.batches.list(limit=100), self._timeout_s)
+        seen = 0
+        while True:
+            for batch in page.data:
+                if batch.input_file_id == file_id:
+                    return str(batch.id)
+            seen += len(page.data)
+            if not page.has_next_page() or seen >= limit:
+                return None
+            page = await self._call(page.get_next_page, self._timeout_s)
+
+    async def retrieve(self, batch_id: str) -> Any:
+        """The batch object (``openai.types.Batch``)."""
+        return await self._call(lambda: self._client.batches.retrieve(batch_id), self._timeout_s)
+
+    async def content(self, file_id: str) -> bytes:
+        """The bytes of a file (an output or error file)."""
+        answer = await self._call(lambda: self._client.files.content(file_id), self._timeout_s)
+        return answer.content
+
+
+class ProviderBatches:
+    """Batches through an endpoint's ``/files`` and ``/batches``."""
+
+    def __init__(self, base_url: str, api_key: str, timeout_s: float, max_reply: int):
+        self._api = _FilesAPI(base_url, api_key, timeout_s, max_response_bytes=MAX_FILE_BYTES)
+        self._max_reply = max_reply
+        self._probed = False
+        self.settings = BatchSettings()
+
+    async def upload(self, content: bytes) -> str:
+        """Upload a request file; its file id."""
+        return await self._api.upload(content)
+
+    async def create(self, file_id: str) -> str:
+        """Create a batch over an uploaded request file; its batch id."""
+        return await self._api.create(file_id, self.settings.window)
+
+    async def find(self, file_id: str) -> str | None:
+        """The batch created over ``file_id`` among the endpoint's batches, newest first (None: none)."""
+        return await self._api.find(file_id)
+
+    async def collect(self, batch_id: str) -> dict[str, Reply | Exception]:
+        """Wait until the batch is finished; the outcome of each line its output and error files hold.
+
+        A batch that failed as a whole prints one line and answers nothing (its lines are retried);
+        so does one whose status cannot be read ``MAX_POLL_FAILURES`` times in a row."""
+        pause, failures = min(self.settings.poll_s, 1.0), 0
+        while True:
+            try:
+                batch = await self._api.retrieve(batch_id)
+                failures = 0
+                if batch.status in FINISHED:
+                    break
+            except FatalError as error:
+                warn(f"batch {batch_id} cannot be read ({error}); its lines are sent again")
+                return {}
+            except RetryableError:
+                failures += 1
+                if failures >= MAX_POLL_FAILURES:
+                    warn(f"batch {batch_id} did not answer {failures} looks in a row; its lines are sent again")
+                    return {}
+            await asyncio.sleep(pause)
+            pause = min(pause * 2, self.settings.poll_s)
+        if batch.status == "failed":
+            reasons = [error.message for error in (batch.errors.data or [])] if batch.errors else []
+            warn(f"batch {batch_id} failed: {short(reasons[0] if reasons else 'no reason given')}")
+            return {}
+        outcomes: dict[str, Reply | Exception] = {}
+        for file_id in (batch.error_file_id, batch.output_file_id):  # an output line wins over an error line
+            if file_id:
+                try:
+                    content = await self._api.content(file_id)
+                except (RetryableError, FatalError) as error:
+                    warn(f"batch {batch_id}: file {file_id} cannot be read ({error}); its lines are sent again")
+                    continue
+                outcomes.update(await asyncio.to_thread(read_outcomes, content, self._max_reply, batch.status))
+        return outcomes
+
+    async def models(self) -> list[str]:
+        """The model ids the endpoint lists, once it proved it serves the Batch API: an endpoint
+        that refuses ``GET /batches`` with a 4xx other than 401/403/408/409/429 is a
+        :class:`ClientSideError`, a setting to fix (the run's preflight asks this first)."""
+        listed = await self._api.models()
+        if not self._probed:
+            try:
+                await self._api.probe()
+            except FatalError as error:
+                if error.status in (401, 403):
+                    raise
+                raise ClientSideError(f"does not serve the Batch API (GET /batches: {error}); "
+                                      "use another --transport") from None
+            self._probed = True
+        return listed
+
+    async def close(self) -> None:
+        """Close the connections."""
+        await self._api.close()

@@ -1,0 +1,83 @@
+"""The batch transport's options, given as ``--batch-options key=value,...``."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, fields
+from pathlib import Path
+from typing import Any
+
+#: OpenAI's limits on one batch input file (Batch API guide): 50,000 lines and 200 MB.
+PROVIDER_MAX_LINES = 50_000
+PROVIDER_MAX_BYTES = 200 * 1000 * 1000
+
+
+@dataclass(frozen=True)
+class BatchSettings:
+    """How calls are gathered into batches and how batches are awaited.
+
+    ``flush_s``: a batch is sent once no new call arrived for this long (the calls a finished batch
+    released arrive within it), and ``flush_s * 20`` after its first call at the latest;
+    ``max_lines`` and ``max_bytes`` bound one request file (at most the provider's limits);
+    ``poll_s``: the longest pause between two looks at a batch's status (the first look comes after
+    ``min(poll_s, 1)`` seconds, then the pause doubles); ``window``: the completion window asked for.
+    """
+
+    flush_s: float = 0.2
+    max_lines: int = PROVIDER_MAX_LINES
+    max_bytes: int = PROVIDER_MAX_BYTES
+    poll_s: float = 30.0
+    window: str = "24h"
+
+    def __post_init__(self) -> None:
+        if not 0 <= self.flush_s <= 60:
+            raise ValueError(f"flush_s must be between 0 and 60 seconds, got {self.flush_s}")
+        if not 1 <= self.max_lines <= PROVIDER_MAX_LINES:
+            raise ValueError(f"max_lines must be between 1 and {PROVIDER_MAX_LINES}, got {self.max_lines}")
+        if not 1024 <= self.max_bytes <= PROVIDER_MAX_BYTES:
+            raise ValueError(f"max_bytes must be between 1024 and {PROVIDER_MAX_BYTES}, got {self.max_bytes}")
+        if not 0 < self.poll_s <= 3600:
+            raise ValueError(f"poll_s must be above 0 and at most 3600 seconds, got {self.poll_s}")
+        if not self.window:
+            raise ValueError("window must not be empty")
+
+    def as_dict(self) -> dict[str, Any]:
+        """The settings as plain values (what run.json records)."""
+        return asdict(self)
+
+
+def parse_batch_options(value: Any) -> dict[str, Any]:
+    """``key=value,...`` text or a mapping -> the checked options as a dict (ValueError if wrong).
+
+    Only the keys given are kept, so a run.json records what the user chose."""
+    if isinstance(value, str):
+        pairs = {}
+        for item in filter(None, (part.strip() for part in value.split(","))):
+            key, equals, text = item.partition("=")
+            if not equals:
+                raise ValueError(f"must be key=value,..., got {item!r}")
+            pairs[key.strip()] = text.strip()
+        value = pairs
+    if not isinstance(value, dict):
+        raise ValueError(f"must be key=value,... or a mapping, got {type(value).__name__}")
+    known = {spec.name: spec.type for spec in fields(BatchSettings)}
+    chosen: dict[str, Any] = {}
+    for key, raw in value.items():
+        if key not in known:
+            raise ValueError(f"has no key {key!r} (keys: {', '.join(known)})")
+        kind = {"float": float, "int": int, "str": str}[known[key]]
+        try:
+            chosen[key] = kind(raw)
+        except (TypeError, ValueError):
+            raise ValueError(f"{key} must be a {known[key]}, got {raw!r}") from None
+    BatchSettings(**chosen)  # checks the values
+    return chosen
+
+
+def attach_run_folder(transports: Any, folder: Path, options: dict[str, Any]) -> None:
+    """Give every batch transport among ``transports`` the run's batch options and its folder
+    (where it journals submitted batches and finds those of an interrupted run)."""
+    settings = BatchSettings(**options)
+    for transport in transports:
+        configure = getattr(transport, "configure_batches", None)
+        if configure is not None:
+            configure(settings, folder)

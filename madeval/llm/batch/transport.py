@@ -1,0 +1,194 @@
+"""The ``batch`` transport: chat calls gathered into request files, awaited together.
+
+Where the files go is a *service*: a provider's Batch API (:mod:`.provider`), or a folder that an
+offline engine answers (:mod:`.exchange`, for a ``file://`` base URL). Both take a request file and
+later give each line's outcome."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+from ..wire import DEFAULT_MAX_RESPONSE_BYTES, FatalError, Reply, RetryableError, short
+from .exchange import FileExchange, exchange_folder
+from .journal import BatchJournal
+from .lines import CHAT_URL
+from .provider import ProviderBatches
+from .settings import BatchSettings
+
+
+class BatchTransport:
+    """Sends each chat call as one line of a batch; see :mod:`madeval.llm.batch`.
+
+    Identical requests in flight at once (same model, messages and parameters, the seed included)
+    share one line: their ``custom_id`` is a digest of the request. ``configure_batches`` sets the options
+    and the run folder's journal; without it the defaults hold and nothing is journaled.
+    """
+
+    name = "batch"
+
+    def __init__(self, base_url: str, api_key: str, timeout_s: float,
+                 max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES):
+        folder = exchange_folder(base_url)
+        self._service: ProviderBatches | FileExchange = (
+            ProviderBatches(base_url, api_key, timeout_s, max_response_bytes) if folder is None
+            else FileExchange(folder, max_response_bytes))
+        self.settings = BatchSettings()
+        self.journal: BatchJournal | None = None
+        self._pending: list[tuple[str, bytes]] = []  # (custom_id, request line) not yet sent
+        self._pending_bytes = 0
+        self._first = self._last = 0.0  # when the oldest and the newest pending call arrived
+        self._waiting: dict[str, asyncio.Future] = {}  # custom_id -> its reply, pending or sent
+        self._flusher: asyncio.Task | None = None
+        self._earlier: dict[str, asyncio.Task] = {}  # an earlier process's input file -> its outcomes
+        self._tasks: set[asyncio.Task] = set()
+        #: Batches created by this process (what a test compares with the dependency chain).
+        self.batches_created = 0
+
+    def configure_batches(self, settings: BatchSettings, folder: Path | None) -> None:
+        """Use ``settings``; journal submitted batches in ``folder`` and resume the ones found there."""
+        self.settings = self._service.settings = settings
+        self.journal = None if folder is None else BatchJournal(folder)
+
+    async def chat(self, model: str, messages: list[dict[str, str]], params: dict[str, Any],
+                   headers: dict[str, str] | None = None) -> Reply:
+        """The reply to one chat call, once the batch holding it is done.
+
+        ``headers`` (the routing key) are not sent: a batch line carries no headers."""
+        body = {"model": model, "messages": messages, **params}
+        encoded = json.dumps(body, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+        custom_id = hashlib.sha256(encoded.encode()).hexdigest()[:32]
+        future = self._waiting.get(custom_id)
+        if future is None:
+            future = self._waiting[custom_id] = asyncio.get_running_loop().create_future()
+            future.add_done_callback(_retrieved)
+            earlier = None if self.journal is None else self.journal.claim(custom_id)
+            if earlier is not None:
+                self._spawn(self._from_earlier(earlier, custom_id))
+            else:
+                line = f'{{"custom_id":"{custom_id}","method":"POST","url":"{CHAT_URL}","body":{encoded}}}\n'
+                self._enqueue(custom_id, line.encode())
+        return await asyncio.shield(future)
+
+    def _enqueue(self, custom_id: str, line: bytes) -> None:
+        """Add a line to the next request file; send that file now if the line would overfill it."""
+        limits = self.settings
+        if len(line) > limits.max_bytes:
+            self._deliver([custom_id], {}, FatalError(f"request of {len(line)} bytes is over the batch file "
+                                                      f"limit of {limits.max_bytes} (--batch-options max_bytes)"))
+            return
+        if self._pending and (len(self._pending) >= limits.max_lines
+                              or self._pending_bytes + len(line) > limits.max_bytes):
+            self._flush()
+        now = time.monotonic()
+        if not self._pending:
+            self._first = now
+        self._last = now
+        self._pending.append((custom_id, line))
+        self._pending_bytes += len(line)
+        if self._flusher is None:
+            self._flusher = asyncio.get_running_loop().create_task(self._flush_when_quiet())
+
+    async def _flush_when_quiet(self) -> None:
+        """Send the pending lines once no call arrived for ``flush_s`` (``20 * flush_s`` at most)."""
+        try:
+            while self._pending:
+                due = min(self._last + self.settings.flush_s, self._first + 20 * self.settings.flush_s)
+                now = time.monotonic()
+                if now >= due:
+                    break
+                await asyncio.sleep(due - now)
+        finally:
+            self._flusher = None
+        self._flush()
+
+    def _flush(self) -> None:
+        """Send the pending lines as one batch (in the background)."""
+        lines, self._pending, self._pending_bytes = self._pending, [], 0
+        if lines:
+            self._spawn(self._submit(lines))
+
+    async def _submit(self, lines: list[tuple[str, bytes]]) -> None:
+        """Upload, create, journal, wait, deliver: one batch round trip."""
+        custom_ids = [custom_id for custom_id, _ in lines]
+        try:
+            file_id = await self._service.upload(b"".join(line for _, line in lines))
+            if self.journal is not None:
+                self.journal.uploaded(file_id, custom_ids)
+            batch_id = await self._service.create(file_id)
+            self.batches_created += 1
+            if self.journal is not None:
+                self.journal.submitted(batch_id, file_id)
+        except (RetryableError, FatalError) as error:
+            kind = type(error)
+            self._deliver(custom_ids, {}, kind(f"batch not submitted: {error}"))
+            return
+        self._deliver(custom_ids, await self._service.collect(batch_id), RetryableError("line missing from its batch"))
+
+    async def _from_earlier(self, earlier: tuple[str, str | None], custom_id: str) -> None:
+        """Answer ``custom_id`` from an upload an earlier process journaled (each collected once)."""
+        input_file = earlier[0]
+        task = self._earlier.get(input_file)
+        if task is None:
+            task = self._earlier[input_file] = asyncio.get_running_loop().create_task(self._collect_earlier(*earlier))
+        self._deliver([custom_id], await task, RetryableError("line missing from its earlier batch"))
+
+    async def _collect_earlier(self, input_file: str, batch_id: str | None) -> dict[str, Reply | Exception]:
+        """The outcomes of an earlier upload's batch; nothing when no batch was created over it."""
+        if batch_id is None:
+            try:
+                batch_id = await self._service.find(input_file)
+            except (RetryableError, FatalError):
+                batch_id = None
+            if batch_id is None:
+                return {}  # never submitted: its lines are sent now, for the first time
+        return await self._service.collect(batch_id)
+
+    def _deliver(self, custom_ids: list[str], outcomes: dict[str, Reply | Exception], missing: Exception) -> None:
+        """Resolve the waiting calls of ``custom_ids`` with their outcomes (``missing`` when absent)."""
+        for custom_id in custom_ids:
+            future = self._waiting.pop(custom_id, None)
+            if future is None or future.done():
+                continue
+            outcome = outcomes.get(custom_id, missing)
+            if isinstance(outcome, Exception):
+                future.set_exception(outcome)
+            else:
+                future.set_result(outcome)
+
+    def _spawn(self, coroutine) -> None:
+        """Run ``coroutine`` in the background; a bug in it fails every waiting call instead of
+        leaving them waiting forever."""
+        task = asyncio.get_running_loop().create_task(self._guarded(coroutine))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _guarded(self, coroutine) -> None:
+        try:
+            await coroutine
+        except asyncio.CancelledError:
+            raise
+        except Exception as error:  # noqa: BLE001 - reported on every waiting call
+            failure = FatalError(f"batch transport failed: {type(error).__name__}: {short(str(error))}")
+            self._deliver(list(self._waiting), {}, failure)
+
+    async def models(self) -> list[str]:
+        """The model ids the endpoint lists, once it proved it can take batches (the run's preflight
+        asks this before anything is written; see the services' ``models``)."""
+        return await self._service.models()
+
+    async def close(self) -> None:
+        """Stop the background work and close the connections (submitted batches stay journaled)."""
+        for task in [*self._tasks, *self._earlier.values(), *([self._flusher] if self._flusher else [])]:
+            task.cancel()
+        await self._service.close()
+
+
+def _retrieved(future: asyncio.Future) -> None:
+    """Mark a future's exception as seen (a call cancelled meanwhile must not log it as lost)."""
+    if not future.cancelled():
+        future.exception()

@@ -1,0 +1,65 @@
+"""Reading a batch's output and error files: hostile lines fail their call, never the run."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from madeval.llm.batch.settings import BatchSettings, parse_batch_options
+from madeval.llm.batch.lines import read_outcomes
+from madeval.llm.wire import FatalError, RetryableError
+
+
+def line(custom_id, response=None, error=None) -> bytes:
+    return json.dumps({"id": "batch_req_1", "custom_id": custom_id, "response": response, "error": error}).encode()
+
+
+def chat(text, prompt=7, completion=3) -> dict:
+    return {"status_code": 200, "request_id": "r", "body": {
+        "choices": [{"message": {"role": "assistant", "content": text}}],
+        "usage": {"prompt_tokens": prompt, "completion_tokens": completion}}}
+
+
+def test_polite_and_failed_lines():
+    content = b"\n".join([
+        line("a", chat("Final Solution: B")),
+        line("b", {"status_code": 429, "body": {"error": {"message": "slow down"}}}),
+        line("c", {"status_code": 400, "body": {"error": {"message": "bad request"}}}),
+        line("d", None, {"code": "batch_expired", "message": "window ran out"}),
+    ])
+    outcomes = read_outcomes(content, 1 << 20, "expired")
+    assert outcomes["a"] == ("Final Solution: B", 7, 3)
+    assert isinstance(outcomes["b"], RetryableError) and outcomes["b"].status == 429
+    assert isinstance(outcomes["c"], FatalError) and "bad request" in str(outcomes["c"])
+    assert isinstance(outcomes["d"], RetryableError) and str(outcomes["d"]) == "batch line batch_expired"
+
+
+def test_hostile_lines():
+    deep = b'{"custom_id": "deep", "response": ' + b"[" * 100_000 + b"]" * 100_000 + b"}"
+    content = b"\n".join([
+        b"not json at all",
+        b"[1, 2, 3]",
+        deep,
+        line(17, chat("id is a number")),
+        line("huge", chat("x" * 5000)),
+        line("markup", chat("<script>alert(1)</script>\x1b[31m\x00")),
+        line("content-list", {"status_code": 200, "body": {"choices": [{"message": {"content": [1]}}]}}),
+        line("body-text", {"status_code": 200, "body": "{\"choices\": ["}),
+        b'{"custom_id": "cut", "response": {"status_co',
+    ])
+    outcomes = read_outcomes(content, 4096, "completed")
+    assert set(outcomes) == {"huge", "markup", "content-list", "body-text"}  # the rest are missing: retried
+    assert isinstance(outcomes["huge"], FatalError) and "MiB" in str(outcomes["huge"])
+    assert outcomes["markup"][0] == "<script>alert(1)</script>\x1b[31m\x00"  # text, kept as the model said it
+    assert isinstance(outcomes["content-list"], RetryableError)
+    assert isinstance(outcomes["body-text"], RetryableError)
+
+
+def test_batch_options_are_checked():
+    assert parse_batch_options("flush_s=0.5, max_lines=100") == {"flush_s": 0.5, "max_lines": 100}
+    assert BatchSettings(**parse_batch_options({"window": "24h"})).window == "24h"
+    for bad, why in [("flush=1", "no key 'flush'"), ("max_lines=60000", "max_lines must be between"),
+                     ("poll_s=x", "poll_s must be a float"), ("flush_s", "key=value")]:
+        with pytest.raises(ValueError, match=why):
+            parse_batch_options(bad)

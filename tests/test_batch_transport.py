@@ -1,0 +1,263 @@
+"""The batch transport end to end on the simulator's Batches API (loopback only).
+
+A run's batch round trips must equal its longest chain of dependent calls (the largest ``chain``
+of its records), never its number of calls; its results must equal the ordinary transport's.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+
+import pytest
+
+from madeval.config import DebateConfig, RunSettings
+from madeval.simulator.agents import AgentProfile, SyntheticAgents
+from madeval.simulator.batches import BatchOptions
+from madeval.simulator.http import SimulatorServer, run_in_thread
+from madeval.simulator.truth import GoldIndex
+
+from helpers import run_quietly
+
+FAST = {"flush_s": 0.05, "poll_s": 0.02}
+
+
+@pytest.fixture
+def batch_sim(generated_tasks):
+    """A simulator whose batches finish 50 ms after they are created."""
+
+    def start(**options):
+        agents = SyntheticAgents(GoldIndex.from_tasks(generated_tasks.values()),
+                                 default=AgentProfile(0.6, 0.3, 0.0, 0.0), seed=0)
+        return run_in_thread(SimulatorServer(agents, batch_options=BatchOptions(**{"completion_delay_s": 0.05,
+                                                                                   **options})))
+    return start
+
+
+def settings(base_url, folder, configurations, **run_options) -> RunSettings:
+    options = {"tasks": ["arith_mc"], "limit": 6, "cache": "off", "concurrency": 256, **run_options}
+    return RunSettings(base_url=base_url, configurations=configurations, output_path=str(folder), **options)
+
+
+def records(folder) -> list[dict]:
+    return [json.loads(line) for line in (folder / "records.jsonl").read_text().splitlines()]
+
+
+def calls_of(rows) -> int:
+    return sum(row["calls"] for row in rows)
+
+
+MEMORY = DebateConfig(paradigm="memory", agents=3, max_turns=3, decider="simple_voting")
+RELAY = DebateConfig(paradigm="relay", agents=3, max_turns=3, decider="simple_voting")
+
+
+@pytest.mark.parametrize("config", [MEMORY, RELAY], ids=["memory", "relay"])
+def test_round_trips_equal_the_longest_dependency_chain(batch_sim, tmp_path, config):
+    with batch_sim() as server:
+        run_quietly(settings(server.base_url, tmp_path / "run", [config], transport="batch", batch_options=FAST))
+        rows = records(tmp_path / "run")
+        created = server.stats.batches["batches_created"]
+    longest = max(row["chain"] for row in rows)
+    print(f"{config.paradigm}: {calls_of(rows)} calls, longest chain {longest}, batches {created}")
+    assert created == longest
+    assert calls_of(rows) > 2 * longest  # batching gathered calls: far fewer round trips than calls
+    assert server.stats.batches["lines_submitted"] == calls_of(rows)  # no call sent twice
+
+
+def test_a_sweep_through_batches_equals_the_ordinary_transport(batch_sim, tmp_path):
+    with batch_sim() as server:
+        run_quietly(settings(server.base_url, tmp_path / "batch", [MEMORY, RELAY], transport="batch",
+                             batch_options=FAST))
+        run_quietly(settings(server.base_url, tmp_path / "plain", [MEMORY, RELAY]))
+    def outcome(folder):
+        return sorted((row["unit"]["key"], row["prediction"], row["turns"], row["calls"], row["tokens"]["total"],
+                       json.dumps(row["transcript"]["messages"])) for row in records(folder))
+    batched, plain = outcome(tmp_path / "batch"), outcome(tmp_path / "plain")
+    assert len(batched) == 12 and batched == plain
+    assert json.loads((tmp_path / "batch" / "run.json").read_text())["settings"]["transport"] == "batch"
+
+
+def test_failed_and_expired_lines_are_retried_in_later_batches(batch_sim, tmp_path):
+    with batch_sim(fail_rate=0.3, seed=7) as server:
+        run_quietly(settings(server.base_url, tmp_path / "run", [MEMORY], transport="batch", batch_options=FAST,
+                             retry_delay=0.0))
+        failed = server.stats.batches["lines_failed"]
+        rows = records(tmp_path / "run")
+    assert failed > 0 and len(rows) == 6
+    errors = [error for row in rows for call in row["transcript"]["calls"] for error in call["errors"]]
+    assert len(errors) == failed and set(errors) == {"batch line server_error"}
+    with batch_sim(expire_after_lines=4) as server:
+        run_quietly(settings(server.base_url, tmp_path / "expired", [MEMORY], transport="batch",
+                             batch_options=FAST, retry_delay=0.0))
+        assert server.stats.batches["batches_expired"] > 0
+        rows = records(tmp_path / "expired")
+    assert len(rows) == 6 and not any(row.get("error") for row in rows)
+    assert {e for row in rows for c in row["transcript"]["calls"] for e in c["errors"]} == {"batch line batch_expired"}
+
+
+@pytest.mark.parametrize("lost_batch_line", [False, True], ids=["journaled", "killed-before-journaling-the-batch"])
+def test_a_run_killed_between_submit_and_collect_resumes_without_submitting_again(batch_sim, tmp_path,
+                                                                                  lost_batch_line):
+    """The first batch is journaled, then the run is killed while waiting: the resumed run collects
+    that batch, so every call is sent exactly once and the round trips stay the longest chain.
+    ``lost_batch_line``: the journal keeps only the upload (as if killed between creating the batch
+    and journaling it): the resumed run finds the batch by its input file."""
+    folder = tmp_path / "run"
+    with batch_sim(completion_delay_s=60) as server:
+        command = [sys.executable, "-m", "madeval", "--tasks", "arith_mc", "--limit", "6", "--cache", "off",
+                   "--base-url", server.base_url, "--paradigm", "memory", "--max-turns", "3",
+                   "--decider", "simple_voting", "--concurrency", "256", "--transport", "batch",
+                   "--batch-options", "flush_s=0.05,poll_s=0.02", "--output-path", str(folder)]
+        process = subprocess.Popen(command, env={**os.environ, "MADEVAL_LOAD_PLUGINS": ""},
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        journal = folder / "batches.jsonl"
+        deadline = time.monotonic() + 60
+        while not (journal.exists() and '"batch"' in journal.read_text()) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        process.kill()
+        process.wait()
+        if lost_batch_line:
+            journal.write_text(journal.read_text().splitlines(keepends=True)[0])
+        assert server.stats.batches["batches_created"] == 1 and server.stats.batches["lines"] == 0
+        first_round = server.stats.batches["lines_submitted"]
+        assert first_round == 6  # the six first drafts, not yet answered
+        server.batches.options.completion_delay_s = 0.05  # the provider gets on with it
+        run_quietly(settings(server.base_url, folder, [MEMORY], transport="batch", batch_options=FAST))
+        rows = records(folder)
+        counts = server.stats.batches
+    assert len(rows) == 6
+    assert counts["lines_submitted"] == calls_of(rows)  # the killed run's six lines were not sent again
+    assert counts["batches_created"] == max(row["chain"] for row in rows)  # its batch was round one
+    entries = [json.loads(line) for line in (folder / "batches.jsonl").read_text().splitlines()]
+    assert sum("batch" in entry for entry in entries) == counts["batches_created"] - lost_batch_line
+
+
+def test_an_endpoint_without_the_batch_api_is_one_line_before_anything_is_written(batch_sim, tmp_path):
+    with batch_sim() as server:
+        server.batches = None  # a server with chat completions only
+        command = [sys.executable, "-m", "madeval", "--tasks", "arith_mc", "--limit", "2", "--cache", "off",
+                   "--base-url", server.base_url, "--transport", "batch", "--output-path", str(tmp_path / "run")]
+        done = subprocess.run(command, env={**os.environ, "MADEVAL_LOAD_PLUGINS": ""}, capture_output=True,
+                              text=True, timeout=120)
+    assert done.returncode == 2
+    assert done.stderr.strip().count("\n") == 0 and "does not serve the Batch API" in done.stderr
+    assert not (tmp_path / "run").exists()
+
+
+def test_a_failed_batch_is_one_warning_per_batch_and_its_calls_fail_within_the_retry_bound(batch_sim, tmp_path,
+                                                                                         capfd):
+    with batch_sim(fail_batches=True) as server:
+        result, _ = run_quietly(settings(server.base_url, tmp_path / "run", [MEMORY], transport="batch",
+                                         batch_options=FAST, max_attempts=2, retry_delay=0.0, limit=2))
+        created = server.stats.batches["batches_created"]
+    assert result.outcome.failed == 2 and created == 2  # one batch of both first drafts, then one retry
+    warnings = [line for line in capfd.readouterr().err.splitlines() if "failed: The batch failed" in line]
+    assert len(warnings) == created
+
+
+def test_a_request_file_never_holds_more_lines_than_allowed(batch_sim, tmp_path):
+    with batch_sim() as server:
+        run_quietly(settings(server.base_url, tmp_path / "run", [MEMORY], transport="batch",
+                             batch_options={**FAST, "max_lines": 4}))
+        counts = server.stats.batches
+    rows = records(tmp_path / "run")
+    entries = [json.loads(entry) for entry in (tmp_path / "run" / "batches.jsonl").read_text().splitlines()]
+    sizes = [len(entry["custom_ids"]) for entry in entries if "custom_ids" in entry]
+    assert max(sizes) == 4 and sum(sizes) == counts["lines_submitted"] == calls_of(rows)
+    assert len(sizes) == counts["batches_created"] > max(row["chain"] for row in rows)
+
+
+def answer_folder(folder, server, stop: threading.Event, answered: list) -> None:
+    """A stand-in for a cluster loop running ``vllm run-batch -i X.jsonl -o X.output.jsonl.part`` and
+    renaming the output when done: answers each request file with the simulator's chat logic."""
+    while not stop.is_set():
+        for request in sorted(folder.glob("*.jsonl")):
+            if request.name.endswith(".output.jsonl"):
+                continue
+            output = request.with_name(request.name.removesuffix(".jsonl") + ".output.jsonl")
+            if not output.exists():
+                partial = output.with_suffix(".part")
+                partial.write_bytes(server.batches.answer_file(request.read_bytes()))
+                partial.rename(output)
+                answered.append(request.name)
+        time.sleep(0.02)
+
+
+def test_file_exchange_serves_a_run_with_no_server(generated_tasks, tmp_path):
+    exchange = tmp_path / "exchange"
+    exchange.mkdir()
+    agents = SyntheticAgents(GoldIndex.from_tasks(generated_tasks.values()),
+                             default=AgentProfile(0.6, 0.3, 0.0, 0.0), seed=0)
+    engine = SimulatorServer(agents)  # never started: only its chat logic answers the files
+    stop, answered = threading.Event(), []
+    worker = threading.Thread(target=answer_folder, args=(exchange, engine, stop, answered), daemon=True)
+    worker.start()
+    try:
+        run_quietly(settings(exchange.as_uri(), tmp_path / "run", [MEMORY], transport="batch", model="simulator",
+                             batch_options=FAST))
+    finally:
+        stop.set()
+        worker.join()
+    rows = records(tmp_path / "run")
+    assert len(rows) == 6 and len(answered) == max(row["chain"] for row in rows)
+    assert engine.stats.batches["lines"] == calls_of(rows)
+    with batch_sim_plain(generated_tasks) as server:  # the same run over HTTP gives the same debates
+        run_quietly(settings(server.base_url, tmp_path / "plain", [MEMORY]))
+    def outcome(folder):
+        return sorted((row["unit"]["item"], row["prediction"], json.dumps(row["transcript"]["messages"]))
+                      for row in records(folder))
+    assert outcome(tmp_path / "run") == outcome(tmp_path / "plain")
+
+
+def batch_sim_plain(generated_tasks):
+    agents = SyntheticAgents(GoldIndex.from_tasks(generated_tasks.values()),
+                             default=AgentProfile(0.6, 0.3, 0.0, 0.0), seed=0)
+    return run_in_thread(SimulatorServer(agents))
+
+
+def test_a_missing_exchange_folder_is_one_line(tmp_path):
+    command = [sys.executable, "-m", "madeval", "--tasks", "arith_mc", "--limit", "2", "--model", "simulator",
+               "--base-url", (tmp_path / "nowhere").as_uri(), "--transport", "batch",
+               "--output-path", str(tmp_path / "run")]
+    done = subprocess.run(command, env={**os.environ, "MADEVAL_LOAD_PLUGINS": ""}, capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 2 and "not a writable folder" in done.stderr
+    assert not (tmp_path / "run").exists()
+
+
+def test_file_exchange_resumes_a_killed_run_without_writing_a_request_twice(generated_tasks, tmp_path):
+    exchange, folder = tmp_path / "exchange", tmp_path / "run"
+    exchange.mkdir()
+    command = [sys.executable, "-m", "madeval", "--tasks", "arith_mc", "--limit", "6", "--cache", "off",
+               "--base-url", exchange.as_uri(), "--model", "simulator", "--paradigm", "memory", "--max-turns", "3",
+               "--decider", "simple_voting", "--concurrency", "256", "--transport", "batch",
+               "--batch-options", "flush_s=0.05,poll_s=0.02", "--output-path", str(folder)]
+    process = subprocess.Popen(command, env={**os.environ, "MADEVAL_LOAD_PLUGINS": ""},
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    journal = folder / "batches.jsonl"
+    deadline = time.monotonic() + 60
+    while not (journal.exists() and '"batch"' in journal.read_text()) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    process.kill()
+    process.wait()
+    assert len(list(exchange.glob("*.jsonl"))) == 1  # the first round, written, never answered
+    agents = SyntheticAgents(GoldIndex.from_tasks(generated_tasks.values()),
+                             default=AgentProfile(0.6, 0.3, 0.0, 0.0), seed=0)
+    engine = SimulatorServer(agents)
+    stop, answered = threading.Event(), []
+    worker = threading.Thread(target=answer_folder, args=(exchange, engine, stop, answered), daemon=True)
+    worker.start()
+    try:
+        run_quietly(settings(exchange.as_uri(), folder, [MEMORY], transport="batch", model="simulator",
+                             batch_options=FAST))
+    finally:
+        stop.set()
+        worker.join()
+    rows = records(folder)
+    requests = [path for path in exchange.glob("*.jsonl") if not path.name.endswith(".output.jsonl")]
+    assert len(rows) == 6 and len(requests) == len(answered) == max(row["chain"] for row in rows)
+    assert sum(path.read_bytes().count(b"\n") for path in requests) == calls_of(rows)
