@@ -371,6 +371,8 @@ def read_config_file(path: str | Path) -> dict[str, Any]:
         raise yaml_problem(path, error) from None
     if not isinstance(data, dict):
         raise UsageError(f"config {path} must be a mapping of options")
+    if True in data and "yes" not in data:  # YAML 1.1 reads a bare `yes:` key as the boolean true
+        data = {("yes" if key is True else key): value for key, value in data.items()}
     return check_config(snake_keys(data), f"config {path}")
 
 

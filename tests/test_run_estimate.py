@@ -89,3 +89,12 @@ def test_yes_or_a_yes_answer_starts_it_and_a_short_run_is_never_probed(generated
 def test_yes_is_a_config_key():
     assert build_settings({"tasks": "arith_mc", "yes": True}).yes is True
     assert build_settings({"tasks": "arith_mc"}).yes is False
+
+
+def test_yes_in_a_config_file_is_the_yes_option(tmp_path):
+    """YAML 1.1 reads a bare ``yes:`` key as the boolean true; the README's ``yes: true`` still works."""
+    from madeval.config import read_config_file
+
+    path = tmp_path / "run.yaml"
+    path.write_text("tasks: arith_mc\nyes: true\n", encoding="utf-8")
+    assert build_settings(read_config_file(path)).yes is True

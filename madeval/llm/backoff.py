@@ -38,11 +38,13 @@ class EndpointGate:
     release costs O(1) however many debates wait. :meth:`release` is synchronous: it runs in a
     ``finally`` also when the call is cancelled, and cannot be cancelled itself."""
 
-    def __init__(self, maximum: int):
+    def __init__(self, maximum: int, *, slow_start: bool = True):
+        """``maximum``: the configured concurrency; without ``slow_start`` the gate opens at it at
+        once (it still halves on 429s and grows back)."""
         self.maximum = max(1, maximum)
         #: The current limit (a float: additive increase adds fractions of a slot).
-        self.limit = float(min(self.maximum, INITIAL_LIMIT))
-        self._slow_start = True  # until the first 429: one slot more per success
+        self.limit = float(min(self.maximum, INITIAL_LIMIT) if slow_start else self.maximum)
+        self._slow_start = slow_start  # until the first 429: one slot more per success
         self.in_flight = 0
         #: Counts for the benchmark: 429s seen, and how often the limit was halved.
         self.rate_limited = 0

@@ -221,7 +221,10 @@ class LLMClient:
         self._global = asyncio.Semaphore(concurrency)
         #: Each endpoint's gate: its concurrency, halved on 429 and grown back (AIMD), and paused
         #: for a Retry-After, for every request to it.
-        self.gates = {name: EndpointGate(e.concurrency) for name, e in endpoints.items()}
+        # A batch endpoint starts at its whole concurrency: slow start would split a round of
+        # ready calls over several batches, each a provider turnaround of minutes to hours.
+        self.gates = {name: EndpointGate(e.concurrency, slow_start=e.transport != "batch")
+                      for name, e in endpoints.items()}
         #: Each endpoint's ``/models`` entries by model id, as :meth:`list_models` last read them.
         self.model_entries: dict[str, dict[str, dict[str, Any]]] = {}
         #: Endpoints that refused a ``response_format``: asked with the text prompts alone from then on.

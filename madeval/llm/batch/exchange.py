@@ -90,6 +90,11 @@ class FileExchange:
             raise ClientSideError(f"the exchange folder {self.folder} is not a writable folder")
         return []
 
+    async def model_list_body(self) -> bytes:
+        """An empty model list (give ``--model``), after the checks of :meth:`models`."""
+        await self.models()
+        return b'{"object": "list", "data": []}'
+
     async def close(self) -> None:
         """Nothing to close."""
 

@@ -7,7 +7,7 @@ import asyncio
 from typing import Any
 
 from ..openai_transport import OpenAITransport
-from ..wire import ClientSideError, FatalError, Reply, RetryableError, short
+from ..wire import ClientSideError, FatalError, Reply, RetryableError, read_model_list, short
 from .lines import CHAT_URL, read_outcomes, warn
 from .settings import BatchSettings
 
@@ -123,10 +123,15 @@ class ProviderBatches:
         return outcomes
 
     async def models(self) -> list[str]:
-        """The model ids the endpoint lists, once it proved it serves the Batch API: an endpoint
-        that refuses ``GET /batches`` with a 4xx other than 401/403/408/409/429 is a
+        """The model ids the endpoint lists, once it proved it serves the Batch API (see
+        :meth:`model_list_body`)."""
+        return read_model_list(await self.model_list_body())
+
+    async def model_list_body(self) -> bytes:
+        """The raw ``/models`` body, once the endpoint proved it serves the Batch API: one that
+        refuses ``GET /batches`` with a 4xx other than 401/403/408/409/429 is a
         :class:`ClientSideError`, a setting to fix (the run's preflight asks this first)."""
-        listed = await self._api.models()
+        body = await self._api.model_list_body()
         if not self._probed:
             try:
                 await self._api.probe()
@@ -136,7 +141,7 @@ class ProviderBatches:
                 raise ClientSideError(f"does not serve the Batch API (GET /batches: {error}); "
                                       "use another --transport") from None
             self._probed = True
-        return listed
+        return body
 
     async def close(self) -> None:
         """Close the connections."""

@@ -181,6 +181,11 @@ class BatchTransport:
         asks this before anything is written; see the services' ``models``)."""
         return await self._service.models()
 
+    async def model_list_body(self) -> bytes:
+        """The raw ``/models`` body, as the other transports give it (the client reads what the
+        endpoint says of each model from it), once it proved it can take batches."""
+        return await self._service.model_list_body()
+
     async def close(self) -> None:
         """Stop the background work and close the connections (submitted batches stay journaled)."""
         for task in [*self._tasks, *self._earlier.values(), *([self._flusher] if self._flusher else [])]:
