@@ -112,14 +112,7 @@ def test_a_run_killed_between_submit_and_collect_resumes_without_submitting_agai
                    "--base-url", server.base_url, "--paradigm", "memory", "--max-turns", "3",
                    "--decider", "simple_voting", "--concurrency", "256", "--transport", "batch",
                    "--batch-options", "flush_s=0.05,poll_s=0.02", "--output-path", str(folder)]
-        process = subprocess.Popen(command, env={**os.environ, "MADEVAL_LOAD_PLUGINS": ""},
-                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        journal = folder / "batches.jsonl"
-        deadline = time.monotonic() + 60
-        while not (journal.exists() and '"batch"' in journal.read_text()) and time.monotonic() < deadline:
-            time.sleep(0.05)
-        process.kill()
-        process.wait()
+        journal = kill_once_a_batch_is_journaled(command, folder)
         if lost_batch_line:
             journal.write_text(journal.read_text().splitlines(keepends=True)[0])
         assert server.stats.batches["batches_created"] == 1 and server.stats.batches["lines"] == 0
@@ -236,14 +229,7 @@ def test_file_exchange_resumes_a_killed_run_without_writing_a_request_twice(gene
                "--base-url", exchange.as_uri(), "--model", "simulator", "--paradigm", "memory", "--max-turns", "3",
                "--decider", "simple_voting", "--concurrency", "256", "--transport", "batch",
                "--batch-options", "flush_s=0.05,poll_s=0.02", "--output-path", str(folder)]
-    process = subprocess.Popen(command, env={**os.environ, "MADEVAL_LOAD_PLUGINS": ""},
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    journal = folder / "batches.jsonl"
-    deadline = time.monotonic() + 60
-    while not (journal.exists() and '"batch"' in journal.read_text()) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    process.kill()
-    process.wait()
+    journal = kill_once_a_batch_is_journaled(command, folder)
     assert len(list(exchange.glob("*.jsonl"))) == 1  # the first round, written, never answered
     agents = SyntheticAgents(GoldIndex.from_tasks(generated_tasks.values()),
                              default=AgentProfile(0.6, 0.3, 0.0, 0.0), seed=0)
@@ -261,3 +247,17 @@ def test_file_exchange_resumes_a_killed_run_without_writing_a_request_twice(gene
     requests = [path for path in exchange.glob("*.jsonl") if not path.name.endswith(".output.jsonl")]
     assert len(rows) == 6 and len(requests) == len(answered) == max(row["chain"] for row in rows)
     assert sum(path.read_bytes().count(b"\n") for path in requests) == calls_of(rows)
+
+
+def kill_once_a_batch_is_journaled(command: list[str], folder):
+    """Start ``command`` (a madeval run into ``folder``), SIGKILL it once its journal holds a
+    submitted batch (within 60 s), and return the journal's path."""
+    process = subprocess.Popen(command, env={**os.environ, "MADEVAL_LOAD_PLUGINS": ""},
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    journal = folder / "batches.jsonl"
+    deadline = time.monotonic() + 60
+    while not (journal.exists() and '"batch"' in journal.read_text()) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    process.kill()
+    process.wait()
+    return journal

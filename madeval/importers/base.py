@@ -48,6 +48,19 @@ class FileReport:
     #: other remarks worth one line each (e.g. a doc whose hash differs from the task's)
     notes: list[str] = field(default_factory=list)
 
+    #: the record ids read so far (see :meth:`first_of`)
+    seen: set[str] = field(default_factory=set, repr=False)
+
+    def first_of(self, key: str, where: str) -> bool:
+        """Whether ``key`` is the first record of its id in the file; a later one is counted as a
+        duplicate (``where`` describes it for the first example) and must be skipped."""
+        if key in self.seen:
+            self.duplicates += 1
+            self.duplicate_example = self.duplicate_example or where
+            return False
+        self.seen.add(key)
+        return True
+
     def lines(self, name: str) -> list[str]:
         """One line per kind of record left out or remark, about the file called ``name``."""
         found = []

@@ -71,7 +71,6 @@ class LmEvalSamplesImporter(Importer):
         index = ItemIndex(task)
         wanted = self.filter
         filters: list[str] = []
-        seen: set[Any] = set()
         counts = {"hash_moved": 0, "hash_differs": 0, "score_differs": 0, "scored": 0, "repeats": 0}
         for number, line in _lines(path):
             check_line(line, number, path.name)
@@ -86,11 +85,8 @@ class LmEvalSamplesImporter(Importer):
                 continue
             description["filter"] = wanted
             key = json.dumps(line["doc_id"])
-            if key in seen:
-                report.duplicates += 1
-                report.duplicate_example = report.duplicate_example or f"doc_id {key}, line {number}"
+            if not report.first_of(key, f"doc_id {key}, line {number}"):
                 continue
-            seen.add(key)
             description["records"] += 1
             item = _item_of(line, task, index, counts)
             if item is None:

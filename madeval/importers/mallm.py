@@ -76,16 +76,12 @@ class MallmImporter(Importer):
     def _debates(self, path: Path, task: Task, options: dict[str, Any], description: dict[str, Any],
                  report: FileReport) -> Iterator[ImportedDebate]:
         index = ItemIndex(task)
-        seen: set[str] = set()
         repeats: dict[str, int] = {}
         for number, record in enumerate(records_of(path), 1):
             check_record(record, number, path.name)
             example = _text(record["exampleId"])
-            if example in seen:
-                report.duplicates += 1
-                report.duplicate_example = report.duplicate_example or f"exampleId {short(example)}, record {number}"
+            if not report.first_of(example, f"exampleId {short(example)}, record {number}"):
                 continue
-            seen.add(example)
             description["records"] += 1
             dataset_id = _text(record.get("datasetId"))
             item = index.get(dataset_id or None) or index.by_text(_first_input(record))
