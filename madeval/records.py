@@ -207,7 +207,11 @@ class RecordSink:
     with one line before anything is written."""
 
     def __init__(self, folder: str | Path, description: dict[str, Any], fingerprint: str,
-                 older: Callable[[dict[str, Any]], bool] | None = None):
+                 older: Callable[[dict[str, Any]], bool] | None = None,
+                 refusal: Callable[[Path, dict[str, Any], dict[str, Any]], str] | None = None):
+        """``older`` accepts a stored run.json of an older madeval as this run; ``refusal`` words
+        the line that refuses a folder holding another run (from the folder, what it holds and what
+        this run is; :func:`madeval.resume.different_run` names what differs)."""
         self.folder = Path(folder)
         #: broken lines and duplicates found in ``records.jsonl`` when the sink opened it
         self.report = ReadReport()
@@ -218,13 +222,14 @@ class RecordSink:
         folder_lock.acquire(self.folder)
         self._locked = True
         try:
-            self._open(description, fingerprint, older)
+            self._open(description, fingerprint, older, refusal)
         except BaseException:
             self.close()
             raise
 
     def _open(self, description: dict[str, Any], fingerprint: str,
-              older: Callable[[dict[str, Any]], bool] | None) -> None:
+              older: Callable[[dict[str, Any]], bool] | None,
+              refusal: Callable[[Path, dict[str, Any], dict[str, Any]], str] | None) -> None:
         refuse_foreign_folder(self.folder)  # again, under the lock
         for name in (RUN_FILE, *OWN_FILES):
             refuse_link(self.folder / name)
@@ -232,9 +237,9 @@ class RecordSink:
         if run_file.exists():  # a resume: of this run only (``older`` accepts a folder of an older madeval)
             stored = read_run_file(run_file)
             if stored.get("fingerprint") != fingerprint and not (older is not None and older(stored)):
-                from .resume import different_run  # it reads the settings' declarations
-
-                raise UsageError(different_run(self.folder, stored, {**description, "fingerprint": fingerprint}))
+                now = {**description, "fingerprint": fingerprint}
+                raise UsageError(refusal(self.folder, stored, now) if refusal is not None else
+                                 f"{self.folder} holds a different run; choose another --output-path")
         else:
             write_json_atomically(run_file, {**description, "fingerprint": fingerprint})
         cut_partial_line(self.folder / RECORDS_FILE)

@@ -30,7 +30,7 @@ from .plan import build_plan
 from .plugins import Registries, plugin_info
 from .plugins import registries as loaded_registries
 from .records import RUN_FILE, RecordSink, read_run_file, write_json_atomically, writing
-from .resume import matches_older_folder, served_models
+from .resume import different_run, matches_older_folder, served_models
 from .leaderboard import LeaderboardOptions, build_leaderboard, write_outputs
 from .leaderboard.groups import declared_in, recordable
 from .leaderboard.render import markdown
@@ -198,7 +198,8 @@ async def _run(settings, registries, tasks, endpoints, default_model, show_progr
             "cache": cache_record,
         }
         sink = RecordSink(folder, description, plan.fingerprint(models),  # holds the folder's lock until closed
-                          older=lambda stored: matches_older_folder(stored, plan, default_model.model))
+                          older=lambda stored: matches_older_folder(stored, plan, default_model.model),
+                          refusal=different_run)
         try:
             attach_run_folder(client.transports, folder, settings.batch_options)  # before any call
             outcome = await execute(plan, registries, client, sink, show_progress=show_progress)

@@ -198,8 +198,10 @@ def test_server_dies_when_its_parent_is_killed():
     )
     assert done.returncode == -signal.SIGKILL, done.stderr
     pid, port = map(int, done.stdout.split())
+    # SIGKILL makes the group leader a zombie at once while the server's other threads still tear
+    # down (the listening socket closes with the last of them): wait for both, a moment apart
     deadline = time.monotonic() + 10
-    while not _dead(pid) and time.monotonic() < deadline:
+    while not (_dead(pid) and _refuses_connections(port)) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert _dead(pid)
     assert _refuses_connections(port)

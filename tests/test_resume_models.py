@@ -84,7 +84,7 @@ def test_resume_refuses_other_weights_under_the_same_name(tmp_path):
     """What /models says of a model (vLLM's root) is part of the run: the same name over other
     weights is another run."""
     from madeval.records import RecordSink
-    from madeval.resume import served_models
+    from madeval.resume import different_run, served_models
     from madeval.llm.session import ModelRef
 
     ref = ModelRef("served", "default")
@@ -93,7 +93,7 @@ def test_resume_refuses_other_weights_under_the_same_name(tmp_path):
     assert then == [{"endpoint": "default", "model": "served", "root": "/models/a"}]  # not the request time
     RecordSink(tmp_path / "run", {"models": then}, "f1").close()
     with pytest.raises(UsageError, match=r"model 'served' \(root '/models/a'\) there, 'served' \(root '/models/b'\) now"):
-        RecordSink(tmp_path / "run", {"models": now}, "f2")
+        RecordSink(tmp_path / "run", {"models": now}, "f2", refusal=different_run)
 
 
 def test_resume_a_folder_written_before_models_were_recorded(generated_tasks, tmp_path):
@@ -105,7 +105,7 @@ def test_resume_a_folder_written_before_models_were_recorded(generated_tasks, tm
     from madeval.plan import build_plan
     from madeval.plugins import registries
     from madeval.records import RecordSink
-    from madeval.resume import matches_older_folder, served_models
+    from madeval.resume import different_run, matches_older_folder, served_models
 
     folder = shutil.copytree(FIXTURES / "run-ce2f287", tmp_path / "old")
     stored = json.loads((folder / "run.json").read_text())
@@ -123,4 +123,4 @@ def test_resume_a_folder_written_before_models_were_recorded(generated_tasks, tm
         sink.close()
         with pytest.raises(UsageError, match="model 'simulator' there, 'beta' now"):
             RecordSink(folder, {"default_model": "beta", "models": []}, "other",
-                       older=lambda run: matches_older_folder(run, plan, "beta"))
+                       older=lambda run: matches_older_folder(run, plan, "beta"), refusal=different_run)

@@ -28,6 +28,7 @@ from typing import Any, Sequence
 
 from .answers import normalize_answer
 from .base import Metric
+from .normal import normal_text
 from .text import references
 
 UNKNOWN_MARKER = "[UNKNOWN]"
@@ -88,5 +89,7 @@ class SquadV2(Metric):
 
 
     def score(self, prediction: str | None, item: Any) -> dict[str, float]:
-        """``exact``, ``f1`` and the same two under the item's subset prefix."""
-        return squad_v2_scores(prediction, references(item))
+        """``exact``, ``f1`` and the same two under the item's subset prefix. Replies are read in
+        NFKC (:func:`madeval.metrics.normal.normal_text`: ``1⁄3`` as ``1/3``), so the golds are
+        too before the official rules compare them (an ASCII gold is unchanged)."""
+        return squad_v2_scores(prediction, [normal_text(str(text)) for text in references(item)])
