@@ -1,4 +1,4 @@
-"""Cost in money: a price table per model turns the tokens a run recorded into dollars (issue 26).
+"""Cost in money: a price table per model turns the tokens a run recorded into dollars.
 
 :mod:`.table` reads the price file; :mod:`.cost` prices calls and records. The board, the Pareto
 chart, ``self_consistency_matched`` and ``sample-size`` do not use it yet.

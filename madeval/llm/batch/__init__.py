@@ -1,4 +1,4 @@
-"""Debates through a provider's Batch API: the ``batch`` transport (issue 26).
+"""Debates through a provider's Batch API: the ``batch`` transport.
 
 Every chat call ready at a moment, across all debates in flight, goes into one request file in the
 OpenAI batch line format; the file is uploaded and a batch created through the Files and Batches
