@@ -367,8 +367,8 @@ def load_task(name: str, include_path: Sequence[str | Path] = ()) -> Task:
     index = task_index(built, [str(p) for p in include_path])
     names = index.expand(name)
     if len(names) != 1:
-        shown = ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
-        raise UsageError(f"'{name}' stands for {len(names)} tasks ({shown}): load one of them")
+        listed = ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
+        raise UsageError(f"'{name}' stands for {len(names)} tasks ({listed}): load one of them")
     return task_loader(index, built.extractors, built.metrics)(names[0])
 
 

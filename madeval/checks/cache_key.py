@@ -54,14 +54,11 @@ async def key_cache(client: Any, refs: list[Any], cache: ResponseCache) -> dict[
 
     A probe call that the endpoint refuses (404, 400: a re-run cannot fix it) is a one-line
     UsageError before anything is written; one that fails otherwise leaves the fingerprint unknown."""
-    cards: dict[str, list[dict[str, Any]]] = {}
     models = []
     for ref in dict.fromkeys((ref.endpoint, ref.model) for ref in refs):
         endpoint, model = ref
-        if endpoint not in cards:
-            cards[endpoint] = await client.model_cards(endpoint)
-        card = next((c for c in cards[endpoint] if c.get("id") == model), None)
-        served = served_identity(card)
+        await client.model_cards(endpoint)  # read once per endpoint, kept by id in client.model_entries
+        served = served_identity(client.model_entries[endpoint].get(model))
         client.identify(endpoint, model, served)
         try:
             fingerprint = (await client.probe(endpoint, model)).system_fingerprint

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import UsageError
 from .debate import TRANSITIONS, DebateFacts, debate_facts
-from .scoring import answer_scorer
+from .scoring import answer_scorer, why_no_scorer
 
 if TYPE_CHECKING:
     from ..leaderboard.data import RunData
@@ -72,11 +72,7 @@ def _metric_reason(records: list[dict[str, Any]], metric: str) -> str | None:
     """Why ``metric`` has no dynamics on these records (None: it has)."""
     if any(float(r["metrics"][metric]) not in (0.0, 1.0) for r in records):
         return NOT_BINARY
-    try:
-        answer_scorer(metric)
-    except UsageError as error:
-        return str(error)
-    return None
+    return why_no_scorer(metric)
 
 
 def _dynamics(records: list[dict[str, Any]], metric: str, options: LeaderboardOptions) -> dict[str, Any]:

@@ -34,7 +34,8 @@ from typing import Any, Iterable, Mapping
 
 from ..errors import StorageError, UsageError
 from ..records import ReadReport
-from ..viewer.debates import facts_of, read_run_description, readable, run_records
+from ..leaderboard.data import read_run_description
+from ..viewer.debates import facts_of, readable, run_records
 from ..viewer.questions import load_questions
 
 #: Characters a sample id keeps (it names a file inside the log's zip).

@@ -216,7 +216,7 @@ def transcript_of(line: dict[str, Any], task: Task, item, model: str) -> Transcr
 def _score_differs(line: dict[str, Any], task: Task, item, transcript: Transcript, wanted: str) -> bool:
     """True when madeval's score of an ``lm_eval:`` item differs from lm-eval's stored one."""
     metrics = transcript.decision.details["lm_eval_metrics"]
-    scores = task.score(task.extract(transcript.decision.answer, item), item)
+    scores = task.score(transcript.messages[0].answer, item)  # the reply, read once
     for metric, stored in metrics.items():
         ours = scores.get(f"{metric},{wanted}")
         if isinstance(stored, (int, float)) and ours is not None and not math.isclose(float(stored), ours):

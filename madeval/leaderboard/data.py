@@ -130,10 +130,10 @@ def read_rescored(folder: str | Path, report: ReadReport | None = None,
                   seen: set[str] | None = None) -> list[dict[str, Any]]:
     """The rescored records of a run folder, each unit once (see
     :func:`madeval.records.read_jsonl_records`; ``report`` counts what was left out)."""
-    return list(read_jsonl_records(Path(folder) / RESCORED_FILE, report, seen, keep=_complete_rescored))
+    return list(read_jsonl_records(Path(folder) / RESCORED_FILE, report, seen, keep=complete_rescored))
 
 
-def _complete_rescored(record: dict[str, Any]) -> bool:
+def complete_rescored(record: dict[str, Any]) -> bool:
     """A whole rescored record: a record that also carries its configuration (with a label)."""
     configuration = record.get("configuration")
     return complete_record(record) and isinstance(configuration, dict) and isinstance(configuration.get("label"), str)

@@ -158,8 +158,8 @@ def markdown(board: dict[str, Any]) -> str:
     text = header + "\n".join(lines) + "\n\n" + legend_markdown(board)
     if (board.get("records_read") or {}).get("summary"):  # each unit counted once, whatever is on disk
         text += f"\nRecords: {board['records_read']['summary']}; each unit counts once.\n"
-    if cache_note(board):
-        text += f"\n{cache_note(board)}\n"
+    if note := cache_note(board):
+        text += f"\n{note}\n"
     if board.get("merged"):
         text += "\n" + merged_markdown(board)
     elif board["options"]["compare"] == "all" and board["comparisons"]:

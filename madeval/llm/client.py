@@ -216,6 +216,8 @@ class LLMClient:
         self.served: dict[tuple[str, str], dict[str, Any] | None] = {}
         #: The latest ``system_fingerprint`` each (endpoint, model) answered with in this run.
         self.fingerprints: dict[tuple[str, str], str] = {}
+        #: Each model's probe (see :meth:`probe`): the cache's keying and the long-run estimate share it.
+        self._probes: dict[tuple[str, str], Probe] = {}
         #: Per endpoint, what its start-up check suggests (a URL that probably lacks /v1).
         self.hints: dict[str, str] = {}
         self._global = asyncio.Semaphore(concurrency)
@@ -424,7 +426,10 @@ class LLMClient:
     async def probe(self, endpoint: str, model: str) -> Probe:
         """One short call to ``model`` (:data:`PROBE_MESSAGES`, a few tokens, no cache, no retry):
         how long it took, and the ``system_fingerprint`` it came with (remembered for the cache).
-        A failure is an :class:`LLMError` (a 404 names a URL that probably lacks /v1)."""
+        A failure is an :class:`LLMError` (a 404 names a URL that probably lacks /v1). A model is
+        probed once per client: a second caller gets the first answer."""
+        if (endpoint, model) in self._probes:
+            return self._probes[endpoint, model]
         started = time.perf_counter()
         try:
             reply = await self._transports[endpoint].chat(model, PROBE_MESSAGES, dict(PROBE_PARAMS))
@@ -435,7 +440,8 @@ class LLMClient:
         fingerprint = getattr(reply, "system_fingerprint", None)
         if fingerprint:
             self.fingerprints[endpoint, model] = fingerprint
-        return Probe(time.perf_counter() - started, fingerprint)
+        self._probes[endpoint, model] = Probe(time.perf_counter() - started, fingerprint)
+        return self._probes[endpoint, model]
 
     def redact(self, text: str) -> str:
         """``text`` with every configured API key and URL credential replaced by ``***``."""

@@ -17,7 +17,8 @@ from typing import Any
 
 from ..leaderboard import VIEWER_FILE  # the page's name in the run folder, which the leaderboard links
 from ..records import ReadReport
-from .debates import read_debates, read_run_description, run_records
+from ..leaderboard.data import read_run_description
+from .debates import read_debates, run_records
 from .page import write_page
 from .questions import load_questions
 

@@ -9,7 +9,6 @@ answer alone (an F1 or a judge's score) is shown without them, and says why.
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,8 +17,8 @@ from typing import Any, Iterator, Mapping
 from ..dynamics.debate import debate_facts, turn_answers
 from ..dynamics.scoring import answer_scorer
 from ..errors import UsageError
-from ..leaderboard.data import RESCORED_FILE
-from ..records import RECORDS_FILE, RUN_FILE, ReadReport, read_jsonl_records
+from ..leaderboard.data import RESCORED_FILE, complete_rescored
+from ..records import RECORDS_FILE, ReadReport, complete_record, read_jsonl_records
 from .questions import Questions
 
 LONE_SURROGATE = re.compile("[\ud800-\udfff]")
@@ -52,27 +51,12 @@ def readable(value: Any) -> Any:
     return value
 
 
-def read_run_description(folder: Path) -> dict[str, Any]:
-    """``run.json`` of a run folder; a folder without one, or with one that is not a JSON object,
-    is a one-line :class:`UsageError`."""
-    run_file = folder / RUN_FILE
-    if not run_file.is_file():
-        raise UsageError(f"{folder} is not a madeval run folder (no {RUN_FILE})")
-    try:
-        described = json.loads(run_file.read_text(encoding="utf-8"))
-    except (ValueError, RecursionError) as error:
-        raise UsageError(f"{run_file} is not valid JSON ({error})") from None
-    if not isinstance(described, dict):
-        raise UsageError(f"{run_file} is not a madeval run description")
-    return described
-
-
 def run_records(folder: Path, report: ReadReport) -> Iterator[dict[str, Any]]:
     """The run's records, then the records ``madeval rescore`` added, each unit once (``report``
-    counts broken lines and duplicates, as the leaderboard does)."""
+    counts broken lines, incomplete records and duplicates, as the leaderboard does)."""
     seen: set[str] = set()
-    yield from read_jsonl_records(folder / RECORDS_FILE, report, seen)
-    yield from read_jsonl_records(folder / RESCORED_FILE, report, seen)
+    yield from read_jsonl_records(folder / RECORDS_FILE, report, seen, keep=complete_record)
+    yield from read_jsonl_records(folder / RESCORED_FILE, report, seen, keep=complete_rescored)
 
 
 def read_debates(records: Iterator[Mapping[str, Any]], questions: Questions,
