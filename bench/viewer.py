@@ -1,6 +1,8 @@
 """``python -m bench viewer RUN [--debates N]``: the debate viewer's page size and load time.
 
-Writes RUN's viewer page (``madeval view``, timed, with the writer's peak memory) and opens it in
+Times reading RUN's debates for the page (``views_s``: every record made into its row and view,
+in this process, best of 3, without the questions' loading or the packing), writes RUN's viewer
+page (``madeval view``, timed, with the writer's peak memory) and opens it in
 headless Chromium, driven through the DevTools protocol (aiohttp's websocket client), to measure
 in the page: when the list is ready (the viewer's script done), when the whole file is parsed
 (``DOMContentLoaded``: the debates follow the list) and the load event, the JavaScript heap, one filter over every debate, and opening the last debate (unpacking
@@ -78,6 +80,21 @@ def copied_run(run: Path, debates: int, folder: Path) -> Path:
     return folder
 
 
+def view_time(run: Path, rounds: int = 3) -> float:
+    """Seconds to make every record of ``run`` into its row and view (best of ``rounds``)."""
+    from madeval.records import ReadReport
+    from madeval.viewer.debates import run_records, view_debate
+
+    best = float("inf")
+    for _ in range(rounds):  # records read anew each round, as the writer reads them, untimed
+        records = list(run_records(run, ReadReport()))
+        start = time.perf_counter()
+        for record in records:
+            view_debate(record, None)
+        best = min(best, time.perf_counter() - start)
+    return round(best, 3)
+
+
 def write_page(run: Path, page: Path) -> dict:
     """``madeval view`` in its own process: seconds and peak memory (MB) of the writer."""
     start = time.perf_counter()
@@ -141,7 +158,8 @@ def main(argv: list[str] | None = None) -> None:
         scratch = Path(scratch)
         run = copied_run(args.run, args.debates, scratch / "run") if args.debates else args.run
         page = scratch / "debates.html"
-        result = write_page(run, page)
+        result = write_page(run, page)  # first: its peak memory is read from this process's children
+        result["views_s"] = view_time(run)
         result.update(asyncio.run(in_chromium(page, scratch / "profile")))
         print(json.dumps(result))
 

@@ -159,6 +159,17 @@ def test_each_distinct_answer_is_scored_once():
     assert sorted(calls) == ["A", "B"] and facts.answer_right == [[True, False, True]]
 
 
+def test_to_dict_is_dataclasses_asdict_with_the_turn_count():
+    import dataclasses
+
+    facts = debate_facts(record([[(0, "A"), (1, "B"), (2, "A")], [(0, "B"), (1, "A")]], final=1.0), score=exact)
+    assert facts.to_dict() == {**dataclasses.asdict(facts), "turns": 2}  # asdict: the reference it replaces
+    shown = facts.to_dict()
+    shown["answers"][0][0] = "changed"
+    shown["transitions"]["wrong_to_wrong"] = 99
+    assert facts.answers[0][0] == "A" and facts.transitions["wrong_to_wrong"] == 0  # a copy, as asdict's
+
+
 def test_hostile_answers_are_text():
     huge = "<script>" + "x" * 100_000
     facts = debate_facts(record([[(0, huge), (1, huge), (2, "\x00\x1b[31m")]]), score=exact)

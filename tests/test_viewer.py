@@ -108,6 +108,35 @@ def test_a_debate_whose_metric_cannot_score_an_answer_is_shown_without_facts_and
     assert [m["proposes"] for m in said] == [True] * 5 + [False]  # no "unparsed" mark on a message that only agrees
 
 
+def test_a_debate_s_answers_are_scored_once_for_its_facts_and_its_messages_together():
+    import types
+
+    from madeval.hookspecs import hookimpl
+    from madeval.metrics.base import Metric
+    from madeval.testing import registered
+    from madeval.viewer.debates import view_debate
+
+    asked = []
+
+    class CountedLetter(Metric):
+        """Right when the answer is the gold letter; counts what it is asked."""
+
+        def score(self, prediction, item):
+            asked.append(prediction)
+            return float(prediction == item.target)
+
+    plugin = types.ModuleType("counted_letter_plugin")
+    plugin.register_metrics = hookimpl(lambda register: register("counted_letter", CountedLetter))
+    record = json.loads(json.dumps({**LOST, "metrics": {"counted_letter": 0.0}}))  # decision A, gold B
+    early = {**record["transcript"]["messages"][0], "id": 99, "answer": "D", "text": "D first"}
+    record["transcript"]["messages"].insert(0, early)  # agent 0 says D, then B, in turn 1: only B is its vote
+    with registered(plugin):
+        shown = view_debate(record, None)
+    assert sorted(asked) == ["B", "D"]  # each once; A is the decision, whose score the record holds
+    assert [m["right"] for m in shown.detail["messages"]] == [False, True, True, False, False, False, False]
+    assert shown.detail["facts"]["vote_right"] == [True, False] and shown.row["drift"] is True
+
+
 def test_embedded_data_cannot_close_its_element():
     assert "<" not in inert_json({"x": "</script><!--"}) and json.loads(inert_json({"x": "</script>"})) == {"x": "</script>"}
     packed = pack({"text": HOSTILE})

@@ -34,7 +34,7 @@ own answer (``record["prediction"]``), whose score the record holds.
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
 from ..errors import UsageError
@@ -155,28 +155,30 @@ class DebateFacts:
         return len(self.votes)
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready (for a viewer or an export's sample metadata)."""
-        return {**asdict(self), "turns": self.turns}
+        """JSON-ready (for a viewer or an export's sample metadata): each field (lists copied, as
+        ``dataclasses.asdict`` would) and ``turns``. Written out because ``asdict``'s generic deep
+        copy was half of the viewer's time per debate."""
+        return {
+            "metric": self.metric, "voters": list(self.voters), "answers": [list(row) for row in self.answers],
+            "answer_right": [list(row) for row in self.answer_right], "votes": list(self.votes),
+            "vote_right": list(self.vote_right), "unanimous": list(self.unanimous), "final": self.final,
+            "final_right": self.final_right, "first_turn_vote_right": self.first_turn_vote_right,
+            "drift": self.drift, "recovered": self.recovered, "oracle_gap": self.oracle_gap,
+            "unparsed": self.unparsed, "transitions": dict(self.transitions),
+            "spoken": [list(row) for row in self.spoken], "turns": self.turns,
+        }
 
 
-def debate_facts(record: Mapping[str, Any], metric: str = "accuracy", score: AnswerScore | None = None) -> DebateFacts:
-    """The per-debate dynamics of one record, scored with ``metric``.
-
-    ``record`` is a record as madeval stores it (with its ``transcript``, or with the compact
-    ``turn_answers`` the leaderboard keeps); ``metric`` names the score of the decision in
-    ``record["metrics"]`` (``final``); ``score`` scores each parsed answer against
-    ``record["target"]`` with that metric, 1 right and 0 wrong (default: the registered metric of
-    that name, :func:`madeval.dynamics.scoring.answer_scorer`). A record that lacks the metric, or a
-    metric that cannot score an answer alone, raises :class:`madeval.errors.UsageError`.
-    """
-    if score is None:
-        score = answer_scorer(metric)
-    held = turn_answers(record)
+def answer_judge(record: Mapping[str, Any], metric: str, score: AnswerScore) -> Callable[[str | None], bool]:
+    """``answer -> right?`` for the answers of ``record``'s debate: an answer is right when ``score``
+    gives it 1 against ``record["target"]``; None (unparsed) is wrong. Each distinct answer is scored
+    once, and the decision's own answer (``record["prediction"]``) not at all: the record holds its
+    score for ``metric`` (a check costs 5 ms for math). Raises :class:`madeval.errors.UsageError`
+    when the record has no score for ``metric``."""
     target = record.get("target")
-    final = _final(record, metric)
     scored: dict[str, bool] = {}
-    if isinstance(record.get("prediction"), str):  # the decision's answer is scored already (math: 5 ms a check)
-        scored[record["prediction"]] = final == 1.0
+    if isinstance(record.get("prediction"), str):
+        scored[record["prediction"]] = _final(record, metric) == 1.0
 
     def right(answer: str | None) -> bool:
         if answer is None:
@@ -185,6 +187,26 @@ def debate_facts(record: Mapping[str, Any], metric: str = "accuracy", score: Ans
             scored[answer] = float(score(answer, target)) == 1.0
         return scored[answer]
 
+    return right
+
+
+def debate_facts(record: Mapping[str, Any], metric: str = "accuracy", score: AnswerScore | None = None,
+                 right: Callable[[str | None], bool] | None = None) -> DebateFacts:
+    """The per-debate dynamics of one record, scored with ``metric``.
+
+    ``record`` is a record as madeval stores it (with its ``transcript``, or with the compact
+    ``turn_answers`` the leaderboard keeps); ``metric`` names the score of the decision in
+    ``record["metrics"]`` (``final``); ``score`` scores each parsed answer against
+    ``record["target"]`` with that metric, 1 right and 0 wrong (default: the registered metric of
+    that name, :func:`madeval.dynamics.scoring.answer_scorer`). A record that lacks the metric, or a
+    metric that cannot score an answer alone, raises :class:`madeval.errors.UsageError`. ``right``,
+    instead of ``score``, is the debate's :func:`answer_judge`, for a caller that judges more of
+    the debate's answers with the same memory (the viewer marks every message).
+    """
+    final = _final(record, metric)
+    if right is None:
+        right = answer_judge(record, metric, score or answer_scorer(metric))
+    held = turn_answers(record)
     by_agent = [dict(turn) for turn in held.turns]
     answers = [[turn.get(agent) for agent in held.voters] for turn in by_agent]
     spoken = [[agent in turn for agent in held.voters] for turn in by_agent]

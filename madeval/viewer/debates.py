@@ -12,9 +12,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator, Mapping
+from typing import Any, Callable, Iterator, Mapping
 
-from ..dynamics.debate import debate_facts, turn_answers
+from ..dynamics.debate import DebateFacts, answer_judge, debate_facts, turn_answers
 from ..dynamics.scoring import answer_scorer
 from ..errors import UsageError
 from ..leaderboard.data import RESCORED_FILE, complete_rescored
@@ -77,50 +77,46 @@ def primary_metric(record: Mapping[str, Any]) -> str | None:
     return next(iter(record.get("metrics") or {}), None)
 
 
-def facts_of(record: Mapping[str, Any], scorer=None):
+@dataclass
+class Judged:
+    """A debate judged by its primary metric, once: the metric (None: the debate has no score), its
+    turn-by-turn facts and ``right`` (``answer -> right?``, each answer scored once), or None for
+    both and ``why_not``."""
+
+    metric: str | None
+    facts: DebateFacts | None
+    right: Callable[[str | None], bool] | None
+    why_not: str | None
+
+
+def judge(record: Mapping[str, Any]) -> Judged:
+    """The record's debate judged by its primary metric (:class:`Judged`)."""
+    metric = primary_metric(record)
+    if metric is None:
+        return Judged(None, None, None, "the debate has no score")
+    try:
+        right = answer_judge(record, metric, answer_scorer(metric))
+        return Judged(metric, debate_facts(record, metric, right=right), right, None)
+    except UsageError as error:
+        return Judged(metric, None, None, str(error))
+
+
+def facts_of(record: Mapping[str, Any]) -> tuple[DebateFacts | None, str | None]:
     """The debate's turn-by-turn facts (:func:`madeval.dynamics.debate.debate_facts`) scored with
     its primary metric, and None; or None and why there are none (no score, or a metric that cannot
-    score one answer alone). ``scorer`` is the metric's answer scorer, when already made."""
-    metric = primary_metric(record)
-    if metric is None:
-        return None, "the debate has no score"
-    try:
-        return debate_facts(record, metric, scorer or answer_scorer(metric)), None
-    except UsageError as error:
-        return None, str(error)
-
-
-def answer_judge(record: Mapping[str, Any]):
-    """``answer -> right?`` for the record's primary metric, each answer scored once; None when
-    the metric cannot score one answer alone."""
-    metric = primary_metric(record)
-    if metric is None:
-        return None
-    try:
-        score = answer_scorer(metric)
-    except UsageError:
-        return None
-    target = record.get("target")
-    known: dict[str, float] = {}
-
-    def scored(answer: str, _target: Any = None) -> float:
-        if answer not in known:
-            known[answer] = float(score(answer, target))
-        return known[answer]
-
-    return scored
+    score one answer alone)."""
+    judged = judge(record)
+    return judged.facts, judged.why_not
 
 
 def view_debate(record: Mapping[str, Any], question: str | None) -> ViewedDebate:
     """The row and the view of one record."""
-    metric = primary_metric(record)
-    scorer = answer_judge(record)
-    facts, why_not = facts_of(record, scorer)
-    if facts is None:
-        scorer = None
+    judged = judge(record)
+    metric, facts, right = judged.metric, judged.facts, judged.right
     unit = record["unit"]
     transcript = record.get("transcript") or {}
-    final = (record.get("metrics") or {}).get(metric) if metric else None
+    metrics = record.get("metrics") or {}
+    final = metrics.get(metric) if metric else None
     row = {
         "config": str(record.get("config_label") or unit.get("config")),
         "task": str(unit.get("task")),
@@ -139,16 +135,16 @@ def view_debate(record: Mapping[str, Any], question: str | None) -> ViewedDebate
         "target": record.get("target"),
         "prediction": record.get("prediction"),
         "metric": metric,
-        "metrics": record.get("metrics") or {},
+        "metrics": metrics,
         "scoring_errors": record.get("scoring_errors") or [],
         "parse_failures": record.get("parse_failures") or {},
         "agents": [_agent(agent) for agent in transcript.get("agents") or []],
-        "messages": [_message(message, scorer) for message in transcript.get("messages") or []],
+        "messages": [_message(message, right) for message in transcript.get("messages") or []],
         "events": transcript.get("events") or [],
         "decision": transcript.get("decision"),
         "oracle": bool(transcript.get("oracle")),
         "facts": facts.to_dict() if facts else None,
-        "no_facts": why_not,
+        "no_facts": judged.why_not,
         "tokens": record.get("tokens"),
         "calls": record.get("calls"),
     }
@@ -161,7 +157,7 @@ def _agent(agent: Mapping[str, Any]) -> dict[str, Any]:
             "model": agent.get("model"), "neutral": bool(agent.get("neutral"))}
 
 
-def _message(message: Mapping[str, Any], scorer) -> dict[str, Any]:
+def _message(message: Mapping[str, Any], right: Callable[[str | None], bool] | None) -> dict[str, Any]:
     """A message for the view; ``right`` is whether its parsed answer scores 1 (None: not judged)."""
     answer = message.get("answer")
     shown = {key: message.get(key) for key in ("id", "turn", "step", "agent", "stage", "text", "answer",
@@ -170,7 +166,7 @@ def _message(message: Mapping[str, Any], scorer) -> dict[str, Any]:
     shown["proposes"] = solution is not None  # a message that only agrees proposes nothing to parse
     if solution is not None and solution != message.get("text"):
         shown["solution"] = solution
-    shown["right"] = None if scorer is None or answer is None else scorer(str(answer)) == 1.0
+    shown["right"] = None if right is None or answer is None else right(str(answer))
     return shown
 
 
