@@ -130,3 +130,22 @@ def test_a_record_of_another_shape_is_left_out_and_named(exported, tmp_path):
     done = export_inspect(copy, tmp_path / "odd.eval")
     assert done["samples"] == 2 * 2 * 4 + 2 and done["notes"] == ["1 record with a transcript of another shape left out (odd)"]
     assert len(read_eval_log(str(tmp_path / "odd.eval")).samples) == done["samples"]
+
+
+def test_the_export_and_the_viewer_say_the_same_of_what_they_left_out(exported, tmp_path):
+    import shutil
+
+    from madeval.export.inspect_log import export_inspect
+    from madeval.viewer import write_viewer
+
+    folder, _, _ = exported
+    copy = tmp_path / "run"
+    shutil.copytree(folder, copy, ignore=shutil.ignore_patterns("run.lock"))
+    lines = b"".join(encode_line({**LOST, "unit": {**LOST["unit"], "key": f"odd{n}", "item": f"odd-{n}"},
+                                  "transcript": {"messages": [n]}}) for n in range(4))
+    with open(copy / "records.jsonl", "ab") as handle:
+        handle.write(lines + b"{not json\n")
+    said = ["records left out: 1 broken line skipped (records.jsonl:%d)" % (2 * 2 * 4 + 2 + 4 + 1),
+            "4 records with a transcript of another shape left out (odd0, odd1, odd2, ...)"]
+    assert export_inspect(copy, tmp_path / "odd.eval")["notes"] == said
+    assert write_viewer(copy, tmp_path / "odd.html")["notes"] == said

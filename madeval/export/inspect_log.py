@@ -35,7 +35,7 @@ from typing import Any, Iterable, Mapping
 from ..errors import StorageError, UsageError
 from ..records import ReadReport
 from ..leaderboard.data import read_run_description
-from ..viewer.debates import facts_of, readable, run_records
+from ..viewer.debates import facts_of, left_out, readable, run_records
 from ..viewer.questions import load_questions
 
 #: Characters a sample id keeps (it names a file inside the log's zip).
@@ -193,8 +193,4 @@ def export_inspect(run: Path, output: Path) -> dict[str, Any]:
     finally:
         with contextlib.suppress(OSError):
             temporary.unlink()
-    notes = questions.notes + ([f"records left out: {report.summary()}"] if report else [])
-    if unreadable:
-        notes.append(f"{len(unreadable)} record{'' if len(unreadable) == 1 else 's'} with a transcript of another "
-                     f"shape left out ({', '.join(unreadable[:3])}{', ...' if len(unreadable) > 3 else ''})")
-    return {"samples": len(samples), "path": output, "notes": notes}
+    return {"samples": len(samples), "path": output, "notes": questions.notes + left_out(report, unreadable)}

@@ -18,7 +18,7 @@ from typing import Any
 from ..leaderboard import VIEWER_FILE  # the page's name in the run folder, which the leaderboard links
 from ..records import ReadReport
 from ..leaderboard.data import read_run_description
-from .debates import read_debates, run_records
+from .debates import left_out, read_debates, run_records
 from .page import write_page
 from .questions import load_questions
 
@@ -51,12 +51,7 @@ def write_viewer(run: str | Path, output: str | Path | None = None, *, tasks: li
     unreadable: list[str] = []
 
     def finished_notes() -> list[str]:  # known once every record has been read
-        left_out = [f"records left out: {report.summary()}"] if report else []
-        if unreadable:
-            shown = ", ".join(unreadable[:3]) + (", ..." if len(unreadable) > 3 else "")
-            records = f"{len(unreadable)} record{'' if len(unreadable) == 1 else 's'}"
-            left_out.append(f"{records} with a transcript of another shape left out ({shown})")
-        return notes + left_out
+        return notes + left_out(report, unreadable)
 
     records = (r for r in run_records(folder, report) if _kept(r, tasks, configs))
     sliced = ", ".join(f"{name} {', '.join(chosen)}" for name, chosen in (("task", tasks), ("configuration", configs)) if chosen)

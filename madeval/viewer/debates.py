@@ -59,6 +59,18 @@ def run_records(folder: Path, report: ReadReport) -> Iterator[dict[str, Any]]:
     yield from read_jsonl_records(folder / RESCORED_FILE, report, seen, keep=complete_rescored)
 
 
+def left_out(report: ReadReport, unreadable: list[str]) -> list[str]:
+    """What reading a run left out, in the notes of the viewer and the export: the lines
+    :func:`run_records` skipped (``report``) and the records of another shape (``unreadable``, unit
+    keys; the first three named)."""
+    notes = [f"records left out: {report.summary()}"] if report else []
+    if unreadable:
+        named = ", ".join(unreadable[:3]) + (", ..." if len(unreadable) > 3 else "")
+        records = f"{len(unreadable)} record{'' if len(unreadable) == 1 else 's'}"
+        notes.append(f"{records} with a transcript of another shape left out ({named})")
+    return notes
+
+
 def read_debates(records: Iterator[Mapping[str, Any]], questions: Questions,
                  unreadable: list[str] | None = None) -> Iterator[ViewedDebate]:
     """Each record as a :class:`ViewedDebate`, in the order read. A record whose transcript is
