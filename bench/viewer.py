@@ -26,8 +26,7 @@ from pathlib import Path
 
 import aiohttp
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-from browser import FLAGS, chromium  # noqa: E402  (the tests' Chromium, with their flags)
+from madeval.testing.browser import MISSING, chromium_command, find_chromium
 
 MEASURE = """
 new Promise(function (done) {
@@ -109,8 +108,11 @@ def write_page(run: Path, page: Path) -> dict:
 
 async def in_chromium(page: Path, profile: Path) -> dict:
     """Open ``page`` in headless Chromium (1400 x 1000) and run :data:`MEASURE` in it."""
-    process = subprocess.Popen([chromium(), *FLAGS, f"--user-data-dir={profile}", "--remote-debugging-port=0", "--enable-precise-memory-info",
-                                "--window-size=1400,1000", "about:blank"],
+    chromium = find_chromium()
+    if chromium is None:
+        raise SystemExit(MISSING)
+    process = subprocess.Popen(chromium_command(chromium, profile, "--remote-debugging-port=0", "--enable-precise-memory-info",
+                                                "--window-size=1400,1000", "about:blank"),
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         port_file = profile / "DevToolsActivePort"

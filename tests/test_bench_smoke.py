@@ -118,3 +118,16 @@ def test_bench_startup_measures_a_one_item_run_and_splits_it(tmp_path):
     assert report["imports_s"] > 0 and report["run_s"] > 0 and report["charts_when_asked_s"] > 0
     assert report["heavy_modules"] == []
     assert "one-item run, whole process" in done.stdout and "charts when asked" in done.stdout
+
+
+def test_no_benchmark_reaches_into_the_tests():
+    """Every bench module imports with madeval alone: none puts tests/ on the path or imports a
+    test helper (what both need lives in madeval.testing)."""
+    probe = ("import pkgutil, importlib, sys, bench\n"
+             "for module in pkgutil.iter_modules(bench.__path__):\n"
+             "    importlib.import_module('bench.' + module.name)\n"
+             "print(sorted(p for p in sys.path if p.rstrip('/').endswith('tests')),"
+             " sorted(m for m in ('browser', 'helpers', 'conftest') if m in sys.modules))")
+    done = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "[] []"

@@ -22,7 +22,7 @@ from madeval.simulator import simulate
 from madeval.viewer import VIEWER_FILE, write_viewer
 from madeval.viewer.debates import readable
 from madeval.viewer.page import inert_json, pack
-from browser import FLAGS, chromium, run_chromium
+from browser import chromium, chromium_command, run_chromium
 from debates_by_hand import HOSTILE, HOSTILE_LABEL, HOSTILE_RECORD, HUGE, LOST
 from helpers import run_quietly
 
@@ -47,8 +47,8 @@ def viewed_run(generated_tasks, tmp_path_factory):
 def chromium_dom(page: Path, profile: Path, width: int = 1400, budget_ms: int = 20_000) -> str:
     """The DOM of ``page`` after its scripts, timers and promises ran (virtual time), ``width`` wide."""
     done = subprocess.run(
-        [chromium(), *FLAGS, f"--user-data-dir={profile}", f"--virtual-time-budget={budget_ms}",
-         f"--window-size={width},1200", "--dump-dom", page.resolve().as_uri()],
+        chromium_command(chromium(), profile, f"--virtual-time-budget={budget_ms}", f"--window-size={width},1200",
+                         "--dump-dom", page.resolve().as_uri()),
         capture_output=True, text=True, timeout=180,
     )
     assert done.returncode == 0, done.stderr[-2000:]
@@ -379,3 +379,21 @@ def test_screenshots_of_the_list_and_an_open_debate_at_1400_and_800_px(viewed_ru
                              f"--screenshot={shot}", f"--window-size={width},3200")
         assert taken.returncode == 0, taken.stderr[-2000:]
         assert shot.stat().st_size > 50_000  # a drawn page, not a blank one
+
+
+def test_bench_viewer_measures_the_page_with_madeval_s_chromium_flags_only(viewed_run):
+    """``python -m bench viewer`` runs with madeval importable and tests/ not (it imports nothing
+    from the tests), and its figures are the page's: every debate, the drifting ones, the last
+    debate's messages."""
+    folder, written = viewed_run
+    chromium()  # skips (or fails under CI) without Chromium, as the other browser tests
+    root = Path(__file__).resolve().parent.parent
+    done = subprocess.run([sys.executable, "-m", "bench", "viewer", str(folder)], cwd=root,
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    measured = json.loads(done.stdout.strip().splitlines()[-1])
+    records = list(read_records(folder))
+    assert measured["debates"] == written["debates"] == len(records)
+    assert measured["drifting"] == sum(debate_facts(r, "accuracy").drift for r in records)
+    assert measured["messages"] == len(records[-1]["transcript"]["messages"])
+    assert measured["views_s"] > 0 and measured["page_mb"] > 0
