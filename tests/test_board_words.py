@@ -149,6 +149,25 @@ def test_sentences_say_who_wins_or_how_large_a_difference_the_items_could_see():
                                       "be seen (A − B = +0.050, p=0.41 uncorrected).")
 
 
+def test_a_sentence_opening_with_a_lower_case_label_starts_with_a_capital_and_quotes_the_label_as_it_is():
+    from madeval.leaderboard.sentences import capitalised
+
+    won = {"label_a": "baseline_direct", "label_b": "debate", "delta": 0.122, "delta_ci_low": 0.044,
+           "delta_ci_high": 0.2, "p_adjusted": 0.0021, "significant": True, "items": 30, "mde": None, "top_two": False}
+    assert sentence(won, "holm") == "Baseline_direct beats debate by 0.122 (95% CI 0.044 to 0.200, p=0.0021 after Holm)."
+    assert sentence({**won, "delta": -0.122, "delta_ci_low": -0.2, "delta_ci_high": -0.044}, "holm").startswith(
+        "Debate beats baseline_direct by 0.122")
+    apart = {**won, "delta": 0.3, "significant": False, "p_adjusted": 0.06, "mde": 0.25}
+    assert sentence(apart, "none") == ("Baseline_direct and debate differ by 0.300, but not significantly "
+                                       "(baseline_direct − debate = +0.300, p=0.06 uncorrected); 30 items usually "
+                                       "see differences of 0.250 or more.")
+    assert sentence({**apart, "top_two": True}, "none").startswith("Best against runner-up: baseline_direct and debate")
+    for label, opens in [("3 agents", "3 agents beats"), ('"fast" run', '"fast" run beats'), ("<b>x</b>", "<b>x</b> beats"),
+                         ("ßig", "ßig beats"), ("élan", "Élan beats"), ("Already", "Already beats"), ("日本", "日本 beats")]:
+        assert sentence({**won, "label_a": label}, "holm").startswith(opens), label
+    assert capitalised("ǆemal") == "ǅemal" and capitalised("") == "" and capitalised("x") == "X"
+
+
 def test_difference_interval_is_scipy_s_paired_t_and_stratified_weights_tasks_equally():
     from scipy import stats
 

@@ -19,15 +19,29 @@ def sentence(comparison: dict[str, Any], correction: str, bounded: bool = True, 
     metric (`` on arith_mc (accuracy)``) when the board has more than one."""
     shown = {"bounded": bounded}
     p = f"p={comparison['p_adjusted']:.2g} {adjusted_by(correction)}"
-    mark = "Best against runner-up: " if comparison.get("top_two") else ""
-    return mark + _said(comparison, p, shown, where, lower=bool(mark))
+    said = _said(comparison, p, shown, where)
+    if comparison.get("top_two"):  # its first word follows the mark's colon: left as it is
+        return "Best against runner-up: " + said
+    return capitalised(said)
 
 
-def _said(comparison: dict[str, Any], p: str, shown: dict[str, Any], where: str, lower: bool) -> str:
-    """The sentence itself; ``lower``: its first word follows a mark, so it is not capitalised."""
+def capitalised(text: str) -> str:
+    """``text`` starting with a capital when it starts with a lower-case letter (a sentence that
+    opens with a label such as ``baseline_direct``); otherwise as it is. Only that first character
+    changes: the label keeps its case wherever else the sentence quotes it. A text that starts with a
+    digit, a quote or ``<`` is left alone (capitalising a letter after them would change the label
+    itself: ``"fast"``, ``<b>``), and so is a letter whose capital is two letters (``ß``). The text is
+    escaped only where shown, after this."""
+    first = text[:1]
+    capital = first.title()  # title case: the capital of a digraph such as ǆ starting a sentence is ǅ
+    return capital + text[1:] if first.islower() and len(capital) == 1 else text
+
+
+def _said(comparison: dict[str, Any], p: str, shown: dict[str, Any], where: str) -> str:
+    """The sentence itself, its first word as written (:func:`sentence` capitalises it)."""
     a, b, delta = comparison["label_a"], comparison["label_b"], comparison["delta"]
     items, mde = comparison["items"], comparison.get("mde")
-    few = "too few items" if lower else "Too few items"
+    few = "too few items"
     if comparison["significant"]:
         winner, loser, sign = (a, b, 1) if delta > 0 else (b, a, -1)
         low, high = sorted((sign * comparison.get("delta_ci_low", delta), sign * comparison.get("delta_ci_high", delta)))
