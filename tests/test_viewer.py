@@ -224,6 +224,31 @@ def test_the_leaderboard_page_links_the_viewer_when_it_is_there(viewed_run, tmp_
     assert "<a href=" not in (tmp_path / "leaderboard.html").read_text()
 
 
+def test_view_says_how_to_link_the_page_from_the_board_with_a_command_that_does_it(viewed_run, tmp_path):
+    import shlex
+    import shutil
+
+    from click.testing import CliRunner
+
+    from madeval.cli.main import cli
+    from madeval.leaderboard import build_leaderboard, write_outputs
+
+    folder, _ = viewed_run
+    copy = tmp_path / "a run's folder"  # a space and a quote: the command must still be one argument
+    shutil.copytree(folder, copy, ignore=shutil.ignore_patterns("*.html", "run.lock"))
+    write_outputs(build_leaderboard(copy), copy)  # a board written before the page: no link yet
+    done = CliRunner().invoke(cli, ["view", str(copy)])
+    assert done.exit_code == 0, done.output
+    hint = done.stdout.splitlines()[-1]
+    assert hint.startswith("leaderboard.html does not link it yet: run madeval leaderboard show ")
+    command = shlex.split(hint.split(": run ", 1)[1])
+    assert command == ["madeval", "leaderboard", "show", str(copy)]
+    assert CliRunner().invoke(cli, command[1:]).exit_code == 0
+    assert f"<a href='{VIEWER_FILE}'>" in (copy / "leaderboard.html").read_text()
+    again = CliRunner().invoke(cli, ["view", str(copy)])
+    assert again.exit_code == 0 and "does not link" not in again.stdout
+
+
 # ---- in headless Chromium --------------------------------------------------------------------
 
 FILTER_PROBE = """
@@ -397,3 +422,50 @@ def test_bench_viewer_measures_the_page_with_madeval_s_chromium_flags_only(viewe
     assert measured["drifting"] == sum(debate_facts(r, "accuracy").drift for r in records)
     assert measured["messages"] == len(records[-1]["transcript"]["messages"])
     assert measured["views_s"] > 0 and measured["page_mb"] > 0
+
+
+KEYBOARD_PROBE = """
+(function () {
+  var root = document.documentElement, out = {};
+  var link = document.querySelector('#debates tbody tr[data-n="LAST"] td a');
+  out.href = link.getAttribute('href');
+  link.focus();
+  out.focused = document.activeElement === link;
+  link.click();  // what Enter on a focused link does
+  (function opened() {
+    if (root.getAttribute('data-opened') !== 'LAST') return setTimeout(opened, 20);
+    var view = document.getElementById('debate');
+    out.hash = location.hash;
+    out.flags = Array.prototype.map.call(view.querySelectorAll('.facts .badge'), function (b) { return b.textContent; });
+    out.back = view.querySelector('a[href="#debates"]').textContent;
+    var decided = view.querySelector('.decision details .text');
+    out.decision_weight = getComputedStyle(decided).fontWeight;
+    out.decision_outcome = view.querySelector('.decision').getAttribute('data-outcome');
+    root.removeAttribute('data-opened');
+    view.textContent = '';
+    document.querySelector('#debates tbody tr[data-n="LAST"] td:nth-child(3)').click();  // the same row again
+    (function again() {
+      if (root.getAttribute('data-opened') !== 'LAST') return setTimeout(again, 20);
+      out.reopened = view.querySelectorAll('details.msg').length;
+      root.setAttribute('data-probe', JSON.stringify(out));
+    })();
+  })();
+})();
+"""
+
+
+def test_a_debate_opens_from_the_keyboard_and_again_from_its_row_and_its_box_reads_plainly(viewed_run, tmp_path):
+    """Each row's number is a link (focusable, Enter opens it); a click on the row of the debate
+    already in the address opens it again (no hashchange comes); the decision's details are not in
+    the right/wrong colour's bold; one unparsed answer is said in the singular."""
+    folder, written = viewed_run
+    last = written["debates"] - 1  # HOSTILE_RECORD: one unparsed answer, final right
+    probe = KEYBOARD_PROBE.replace("LAST", str(last))
+    with_probe(folder / VIEWER_FILE, "location.hash = '#debate=1'; setTimeout(function () { document.getElementById('next')"
+               ".click(); document.getElementById('next').click(); " + probe + "}, 200);", tmp_path / "keys.html")
+    dom = chromium_dom(tmp_path / "keys.html", tmp_path / "profile-keys")
+    seen = json.loads(attribute(dom, "data-probe"))
+    assert seen["href"] == f"#debate={last + 1}" and seen["focused"] and seen["hash"] == f"#debate={last + 1}"
+    assert "1 unparsed answer" in seen["flags"] and seen["back"] == "back to the list"
+    assert seen["decision_weight"] == "400" and seen["decision_outcome"] == "right"
+    assert seen["reopened"] == 3

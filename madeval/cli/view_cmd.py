@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 from pathlib import Path
 
 import click
@@ -30,7 +31,7 @@ def view(run: Path, output: Path | None, tasks: str | None, configs: str | None)
                    "seconds; write a page per task or configuration with --task or --config", err=True)
     if output is None and (run / "leaderboard.html").is_file() and VIEWER_FILE not in (run / "leaderboard.html").read_text(
             encoding="utf-8", errors="replace"):
-        click.echo(f"'madeval leaderboard show {run}' links it from leaderboard.html")
+        click.echo(f"leaderboard.html does not link it yet: run madeval leaderboard show {shlex.quote(str(run))}")
 
 
 def _names(given: str | None) -> list[str] | None:

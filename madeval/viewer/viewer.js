@@ -66,7 +66,7 @@
     shown.slice(page * PAGE, (page + 1) * PAGE).forEach(function (n) {
       var row = rows[n];
       var line = el('tr', {'data-n': String(n)},
-        el('td', {text: String(n + 1)}),
+        el('td', {}, el('a', {href: '#debate=' + (n + 1), text: String(n + 1)})),  // a link: reached and opened by keyboard
         el('td', {text: index.configs[row.c], title: index.configs[row.c]}),
         el('td', {text: index.tasks[row.t]}),
         el('td', {text: str(row.item), title: str(row.item)}),
@@ -78,7 +78,11 @@
         el('td', {text: str(row.unparsed)}),
         el('td', {text: str(row.turns)}));
       if (String(n) === root.getAttribute('data-opened')) line.className = 'current';
-      line.addEventListener('click', function () { location.hash = 'debate=' + (n + 1); });
+      line.addEventListener('click', function (event) {
+        event.preventDefault();  // the number's link too: one way to open
+        if (location.hash === '#debate=' + (n + 1)) open(n);  // already the address: no hashchange comes
+        else location.hash = 'debate=' + (n + 1);
+      });
       body.appendChild(line);
     });
     $('count').textContent = shown.length + ' of ' + rows.length + ' debates';
@@ -168,6 +172,7 @@
     view.appendChild(el('div', {'class': 'pager'},
       el('h2', {}, 'Debate ' + (n + 1) + ': ', isolated(index.configs[row.c]), ' \u00b7 ', isolated(index.tasks[row.t]),
          ' \u00b7 item ', isolated(row.item), ' \u00b7 repeat ' + str(row.repeat)),
+      el('a', {href: '#debates', text: 'back to the list'}),
       button('open every message', function () { toggleAll(view, true); }),
       button('close every message', function () { toggleAll(view, false); })));
     var flags = el('div', {'class': 'facts'});
@@ -177,7 +182,7 @@
       flags.appendChild(badge(facts.drift ? 'drift' + (facts.recovered ? ', recovered' : '') : 'no drift',
                               facts.drift ? facts.recovered : null));
       if (facts.oracle_gap) flags.appendChild(badge('oracle gap: an agent held the right answer', false));
-      flags.appendChild(badge(facts.unparsed + ' unparsed answers', facts.unparsed ? false : null));
+      flags.appendChild(badge(facts.unparsed + ' unparsed answer' + (facts.unparsed === 1 ? '' : 's'), facts.unparsed ? false : null));
       var moves = facts.transitions || {};
       flags.appendChild(badge('agents right\u2192wrong ' + str(moves.correct_to_wrong) + ', wrong\u2192right ' + str(moves.wrong_to_correct), null));
     } else {
@@ -192,7 +197,7 @@
     view.appendChild(el('p', {}, el('b', {text: 'Gold answer: '}), typeof debate.target === 'string'
       ? debate.target : JSON.stringify(debate.target)));
 
-    var box = el('div', {'class': 'decision ' + mark(row.right)},
+    var box = el('div', {'class': 'decision', 'data-outcome': mark(row.right)},  // not .right/.wrong: they colour all text
       el('div', {}, el('b', {text: 'Decision: '}),
         debate.prediction === null ? el('span', {'class': 'wrong', text: 'no answer read'})
           : el('span', {'class': mark(row.right), text: str(debate.prediction) + tick(row.right)}),
