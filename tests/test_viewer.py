@@ -436,6 +436,7 @@ KEYBOARD_PROBE = """
     if (root.getAttribute('data-opened') !== 'LAST') return setTimeout(opened, 20);
     var view = document.getElementById('debate');
     out.hash = location.hash;
+    out.focus_in_debate = document.activeElement === view.querySelector('h2');
     out.flags = Array.prototype.map.call(view.querySelectorAll('.facts .badge'), function (b) { return b.textContent; });
     out.back = view.querySelector('a[href="#debates"]').textContent;
     var decided = view.querySelector('.decision details .text');
@@ -455,7 +456,8 @@ KEYBOARD_PROBE = """
 
 
 def test_a_debate_opens_from_the_keyboard_and_again_from_its_row_and_its_box_reads_plainly(viewed_run, tmp_path):
-    """Each row's number is a link (focusable, Enter opens it); a click on the row of the debate
+    """Each row's number is a link (focusable, Enter opens it, the keyboard's focus moves to the
+    debate); a click on the row of the debate
     already in the address opens it again (no hashchange comes); the decision's details are not in
     the right/wrong colour's bold; one unparsed answer is said in the singular."""
     folder, written = viewed_run
@@ -466,6 +468,7 @@ def test_a_debate_opens_from_the_keyboard_and_again_from_its_row_and_its_box_rea
     dom = chromium_dom(tmp_path / "keys.html", tmp_path / "profile-keys")
     seen = json.loads(attribute(dom, "data-probe"))
     assert seen["href"] == f"#debate={last + 1}" and seen["focused"] and seen["hash"] == f"#debate={last + 1}"
+    assert seen["focus_in_debate"]  # Tab goes on into the debate just opened
     assert "1 unparsed answer" in seen["flags"] and seen["back"] == "back to the list"
     assert seen["decision_weight"] == "400" and seen["decision_outcome"] == "right"
     assert seen["reopened"] == 3

@@ -122,6 +122,9 @@
       var current = document.querySelector('#debates tr[data-n="' + n + '"]');
       if (current) current.className = 'current';
       view.scrollIntoView();
+      var heading = view.querySelector('h2');  // the keyboard goes on from the debate, not from the list
+      heading.setAttribute('tabindex', '-1');
+      heading.focus({preventScroll: true});
     }).catch(function (error) {
       view.textContent = '';
       view.appendChild(el('p', {'class': 'wrong', text: 'Cannot show debate ' + (n + 1) + ': ' + error.message}));
