@@ -15,9 +15,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
+import os
 import resource
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -113,7 +116,7 @@ async def in_chromium(page: Path, profile: Path) -> dict:
         raise SystemExit(MISSING)
     process = subprocess.Popen(chromium_command(chromium, profile, "--remote-debugging-port=0", "--enable-precise-memory-info",
                                                 "--window-size=1400,1000", "about:blank"),
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     try:
         port_file = profile / "DevToolsActivePort"
         for _ in range(300):
@@ -145,9 +148,11 @@ async def in_chromium(page: Path, profile: Path) -> dict:
                 if not isinstance(value, str):
                     raise SystemExit(f"the page did not answer: {answer}")
                 return json.loads(value)
-    finally:
+    finally:  # Chromium's helpers outlive the browser and write into the profile: end its group
         process.terminate()
         process.wait(timeout=30)
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -156,7 +161,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("run", type=Path)
     parser.add_argument("--debates", type=int, default=None, help="Repeat the run's records until there are this many.")
     args = parser.parse_args(argv)
-    with tempfile.TemporaryDirectory(prefix="madeval-bench-viewer-") as scratch:
+    with tempfile.TemporaryDirectory(prefix="madeval-bench-viewer-", ignore_cleanup_errors=True) as scratch:
         scratch = Path(scratch)
         run = copied_run(args.run, args.debates, scratch / "run") if args.debates else args.run
         page = scratch / "debates.html"
