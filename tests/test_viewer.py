@@ -472,3 +472,24 @@ def test_a_debate_opens_from_the_keyboard_and_again_from_its_row_and_its_box_rea
     assert "1 unparsed answer" in seen["flags"] and seen["back"] == "back to the list"
     assert seen["decision_weight"] == "400" and seen["decision_outcome"] == "right"
     assert seen["reopened"] == 3
+
+
+def test_a_score_that_is_not_0_or_1_is_shown_with_three_decimals_as_on_the_board(tmp_path):
+    from madeval.viewer.debates import view_debate
+    from madeval.viewer.page import write_page
+
+    record = {**LOST, "metrics": {"no_such_metric": 2 / 3, "accuracy": 0.0}}  # a judge's or an F1's score
+    write_page(tmp_path / "page.html", "scores", [view_debate(record, "q")], lambda: [])
+    probe = """
+    location.hash = 'debate=1';
+    (function wait() {
+      var root = document.documentElement;
+      if (root.getAttribute('data-opened') !== '0') return setTimeout(wait, 20);
+      root.setAttribute('data-probe', JSON.stringify({
+        cell: document.querySelector('#debates tbody tr td:nth-child(7)').textContent,
+        badge: document.querySelector('#debate .facts .badge').textContent,
+        scores: document.querySelector('#debate .decision > .muted').textContent}));
+    })();"""
+    dom = chromium_dom(with_probe(tmp_path / "page.html", probe, tmp_path / "probe.html"), tmp_path / "profile")
+    assert json.loads(attribute(dom, "data-probe")) == {"cell": "0.667", "badge": "final 0.667",
+                                                        "scores": "scores: no_such_metric 0.667, accuracy 0"}

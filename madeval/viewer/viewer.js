@@ -25,6 +25,8 @@
     return node;
   }
   function str(value) { return value === null || value === undefined ? '' : String(value); }
+  // A score as the board writes it: at most three decimals (an F1 of 2/3 is 0.667, not 0.6666666666666666).
+  function score(value) { return typeof value === 'number' ? String(Number(value.toFixed(3))) : str(value); }
   function mark(right) { return right === true ? 'right' : right === false ? 'wrong' : 'muted'; }
   function tick(right) { return right === true ? ' \u2713' : right === false ? ' \u2717' : ''; }
   function yes(flag) { return flag === true ? 'yes' : flag === false ? 'no' : '\u2013'; }
@@ -72,7 +74,7 @@
         el('td', {text: str(row.item), title: str(row.item)}),
         el('td', {text: str(row.repeat)}),
         el('td', {'class': mark(row.right), text: row.answer === null ? 'unparsed' : str(row.answer)}),
-        el('td', {'class': mark(row.right), text: row.right === null ? str(row.score) : (row.right ? 'right' : 'wrong')}),
+        el('td', {'class': mark(row.right), text: row.right === null ? score(row.score) : (row.right ? 'right' : 'wrong')}),
         el('td', {'class': mark(row.first), text: row.first === null ? '\u2013' : (row.first ? 'right' : 'wrong')}),
         el('td', {text: yes(row.drift)}),
         el('td', {text: str(row.unparsed)}),
@@ -179,7 +181,7 @@
       button('open every message', function () { toggleAll(view, true); }),
       button('close every message', function () { toggleAll(view, false); })));
     var flags = el('div', {'class': 'facts'});
-    flags.appendChild(badge('final ' + (row.right === null ? str(row.score) : row.right ? 'right' : 'wrong') + tick(row.right), row.right));
+    flags.appendChild(badge('final ' + (row.right === null ? score(row.score) : row.right ? 'right' : 'wrong') + tick(row.right), row.right));
     if (facts) {
       flags.appendChild(badge('turn-1 vote ' + (facts.first_turn_vote_right ? 'right' : 'wrong') + tick(facts.first_turn_vote_right), facts.first_turn_vote_right));
       flags.appendChild(badge(facts.drift ? 'drift' + (facts.recovered ? ', recovered' : '') : 'no drift',
@@ -209,7 +211,7 @@
       el('details', {}, el('summary', {text: 'decided text and details'}),
         el('div', {'class': 'text', text: str(decision.answer)}),
         el('div', {'class': 'text code', text: JSON.stringify(decision.details || {}, null, 1)})));
-    var scores = Object.keys(debate.metrics || {}).map(function (k) { return k + ' ' + debate.metrics[k]; });
+    var scores = Object.keys(debate.metrics || {}).map(function (k) { return k + ' ' + score(debate.metrics[k]); });
     box.appendChild(el('div', {'class': 'muted', text: 'scores: ' + scores.join(', ') +
       (debate.scoring_errors.length ? '; scoring errors: ' + debate.scoring_errors.join('; ') : '')}));
     view.appendChild(box);
