@@ -170,6 +170,10 @@ def test_a_page_of_a_slice_holds_only_its_debates_and_an_empty_slice_writes_noth
     done = subprocess.run([sys.executable, "-m", "madeval", "view", str(folder), "--output", str(empty), "--task", "nope"],
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 2 and "no debate of" in done.stderr and done.stderr.count("\n") == 1
+    described = json.loads((folder / "run.json").read_text())
+    labels = ", ".join(c["label"] for c in described["configurations"].values())
+    assert sorted(labels.split(", ")) == sorted({r["config_label"] for r in records} - {"hand", HOSTILE_LABEL})
+    assert done.stderr.rstrip().endswith(f"is of task nope (it has task arith_mc, arith_yesno; configuration {labels})")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["slice.html"]
 
 

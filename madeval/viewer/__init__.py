@@ -41,6 +41,7 @@ def write_viewer(run: str | Path, output: str | Path | None = None, *, tasks: li
     """
     folder = Path(run)
     described = read_run_description(folder)
+    present = _present(described)
     target = Path(output) if output is not None else folder / VIEWER_FILE
     if tasks:
         described = {**described, "tasks": {k: v for k, v in (described.get("tasks") or {}).items() if k in tasks}}
@@ -57,8 +58,20 @@ def write_viewer(run: str | Path, output: str | Path | None = None, *, tasks: li
     sliced = ", ".join(f"{name} {', '.join(chosen)}" for name, chosen in (("task", tasks), ("configuration", configs)) if chosen)
     written = write_page(target, f"madeval debates: {folder.name}" + (f" ({sliced})" if sliced else ""),
                          read_debates(records, questions, unreadable), finished_notes,
-                         empty=f"no debate of {folder} is of {sliced}" if sliced else None)
+                         empty=f"no debate of {folder} is of {sliced} (it has {present})" if sliced else None)
     return {"path": target, **written, "notes": finished_notes()}
+
+
+def _present(described: dict[str, Any], shown: int = 10) -> str:
+    """The run's tasks and configuration labels, for the line that says a slice is empty."""
+    labels = [str((c or {}).get("label", cid)) if isinstance(c, dict) else str(cid)
+              for cid, c in (described.get("configurations") or {}).items()]
+    tasks = [str(name) for name in described.get("tasks") or {}]
+
+    def listed(names: list[str]) -> str:
+        return ", ".join(names[:shown]) + (f" and {len(names) - shown} more" if len(names) > shown else "")
+
+    return f"task {listed(tasks)}; configuration {listed(labels)}"
 
 
 def _kept(record: dict[str, Any], tasks: list[str] | None, configs: list[str] | None) -> bool:
