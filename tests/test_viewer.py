@@ -441,6 +441,8 @@ KEYBOARD_PROBE = """
     var view = document.getElementById('debate');
     out.hash = location.hash;
     out.focus_in_debate = document.activeElement === view.querySelector('h2');
+    out.focus_outline = getComputedStyle(view.querySelector('h2')).outlineStyle;
+    out.event = view.querySelector('td.vote details .code').textContent;
     out.flags = Array.prototype.map.call(view.querySelectorAll('.facts .badge'), function (b) { return b.textContent; });
     out.back = view.querySelector('a[href="#debates"]').textContent;
     var decided = view.querySelector('.decision details .text');
@@ -472,7 +474,10 @@ def test_a_debate_opens_from_the_keyboard_and_again_from_its_row_and_its_box_rea
     dom = chromium_dom(tmp_path / "keys.html", tmp_path / "profile-keys")
     seen = json.loads(attribute(dom, "data-probe"))
     assert seen["href"] == f"#debate={last + 1}" and seen["focused"] and seen["hash"] == f"#debate={last + 1}"
-    assert seen["focus_in_debate"]  # Tab goes on into the debate just opened
+    assert seen["focus_in_debate"] and seen["focus_outline"] == "none"  # Tab goes on into the debate just opened
+    kind, event = seen["event"].split(" ", 1)  # the decider's event, a key a line
+    assert kind == "vote" and json.loads(event) == {"ballots": [], "note": HOSTILE.replace("\ud800", "\ufffd")}
+    assert event.startswith('{\n "ballots": []')
     assert "1 unparsed answer" in seen["flags"] and seen["back"] == "back to the list"
     assert seen["decision_weight"] == "400" and seen["decision_outcome"] == "right"
     assert seen["reopened"] == 3

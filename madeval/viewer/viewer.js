@@ -169,7 +169,7 @@
   function eventText(event) {
     var copy = {};
     Object.keys(event).forEach(function (key) { if (key !== 'kind' && key !== 'turn') copy[key] = event[key]; });
-    return str(event.kind) + ' ' + JSON.stringify(copy);
+    return str(event.kind) + ' ' + JSON.stringify(copy, null, 1);  // a key a line: readable in the narrow vote column
   }
   function render(view, row, debate, n) {
     var facts = debate.facts;
