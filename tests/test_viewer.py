@@ -433,6 +433,9 @@ KEYBOARD_PROBE = """
   var root = document.documentElement, out = {};
   var link = document.querySelector('#debates tbody tr[data-n="LAST"] td a');
   out.href = link.getAttribute('href');
+  var tab = new MouseEvent('click', {bubbles: true, cancelable: true, ctrlKey: true});  // on the number's link: a new tab
+  link.parentNode.dispatchEvent(tab);  // (sent to its cell, which has no default action, so no tab opens here)
+  out.tab_left_to_browser = !tab.defaultPrevented && location.hash === '#debate=1';
   link.focus();
   out.focused = document.activeElement === link;
   link.click();  // what Enter on a focused link does
@@ -474,6 +477,7 @@ def test_a_debate_opens_from_the_keyboard_and_again_from_its_row_and_its_box_rea
     dom = chromium_dom(tmp_path / "keys.html", tmp_path / "profile-keys")
     seen = json.loads(attribute(dom, "data-probe"))
     assert seen["href"] == f"#debate={last + 1}" and seen["focused"] and seen["hash"] == f"#debate={last + 1}"
+    assert seen["tab_left_to_browser"]
     assert seen["focus_in_debate"] and seen["focus_outline"] == "none"  # Tab goes on into the debate just opened
     kind, event = seen["event"].split(" ", 1)  # the decider's event, a key a line
     assert kind == "vote" and json.loads(event) == {"ballots": [], "note": HOSTILE.replace("\ud800", "\ufffd")}

@@ -81,6 +81,7 @@
         el('td', {text: str(row.turns)}));
       if (String(n) === root.getAttribute('data-opened')) line.className = 'current';
       line.addEventListener('click', function (event) {
+        if (event.ctrlKey || event.metaKey || event.shiftKey) return;  // the number's link in a new tab or window
         event.preventDefault();  // the number's link too: one way to open
         if (location.hash === '#debate=' + (n + 1)) open(n);  // already the address: no hashchange comes
         else location.hash = 'debate=' + (n + 1);
