@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from madeval.testing.browser import FLAGS, MISSING, chromium_command, find_chromium
+from madeval.testing.browser import MISSING, chromium_command, find_chromium
 
-__all__ = ["FLAGS", "chromium", "chromium_command", "layout", "run_chromium", "screenshots"]
+__all__ = ["chromium", "chromium_command", "layout", "run_chromium", "screenshots"]
 
 
 def chromium() -> str:
