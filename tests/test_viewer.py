@@ -310,7 +310,11 @@ def test_filters_show_the_debates_the_facts_say(viewed_run, tmp_path):
     assert attribute(dom, "data-viewer") == "ready"
     found = json.loads(attribute(dom, "data-probe"))
     assert {name: found[name]["shown"] for name in expected} == expected
-    assert found["all"]["rows"] == 50 and found["all"]["count"] == f"{len(records)} of {len(records)} debates"  # paged
+    assert found["all"]["rows"] == 50  # paged
+    assert found["all"]["count"] == f"{len(records)} of {len(records)} debates: {expected['right']} right, {expected['wrong']} wrong"
+    drifting = [f for f in facts if f.drift]
+    assert found["drift"]["count"] == (f"{len(drifting)} of {len(records)} debates: {sum(f.final_right for f in drifting)} "
+                                       f"right, {sum(not f.final_right for f in drifting)} wrong")
     assert found["next"] == {"rows": len(records) - 50, "page": "page 2 of 2", "first": "51"}
     assert "lost-item" in found["lost"]["items"] and found["item"]["items"] == ["lost-item"]
     assert expected["lost"] >= 1 and expected["drift"] >= 1 and 0 < expected["wrong"] < len(records)
@@ -500,9 +504,11 @@ def test_a_score_that_is_not_0_or_1_is_shown_with_three_decimals_as_on_the_board
       if (root.getAttribute('data-opened') !== '0') return setTimeout(wait, 20);
       root.setAttribute('data-probe', JSON.stringify({
         cell: document.querySelector('#debates tbody tr td:nth-child(7)').textContent,
+        count: document.getElementById('count').textContent,
         badge: document.querySelector('#debate .facts .badge').textContent,
         scores: document.querySelector('#debate .decision > .muted').textContent}));
     })();"""
     dom = chromium_dom(with_probe(tmp_path / "page.html", probe, tmp_path / "probe.html"), tmp_path / "profile")
     assert json.loads(attribute(dom, "data-probe")) == {"cell": "0.667", "badge": "final 0.667",
+                                                        "count": "1 of 1 debates: 0 right, 0 wrong, 1 not 0/1",
                                                         "scores": "scores: no_such_metric 0.667, accuracy 0"}

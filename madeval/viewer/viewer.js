@@ -88,11 +88,18 @@
       });
       body.appendChild(line);
     });
-    $('count').textContent = shown.length + ' of ' + rows.length + ' debates';
+    $('count').textContent = shown.length + ' of ' + rows.length + ' debates' + tally();
     $('page').textContent = 'page ' + (page + 1) + ' of ' + pages;
     $('prev').disabled = page === 0;
     $('next').disabled = page >= pages - 1;
     root.setAttribute('data-shown', String(shown.length));
+  }
+
+  function tally() {  // how the debates shown ended: the first thing a reader asks of a filter
+    var right = 0, wrong = 0;
+    shown.forEach(function (n) { if (rows[n].right === true) right++; else if (rows[n].right === false) wrong++; });
+    var other = shown.length - right - wrong;
+    return shown.length ? ': ' + right + ' right, ' + wrong + ' wrong' + (other ? ', ' + other + ' not 0/1' : '') : '';
   }
 
   // ---- one debate --------------------------------------------------------------------------
