@@ -18,6 +18,8 @@ from typing import Any
 
 from ..dynamics.debate import turn_answers
 from ..errors import UsageError
+from ..pricing.cost import BATCH_KEY
+from ..pricing.usage import USAGE_KEY, record_usage
 from ..records import RUN_FILE, ReadReport, complete_record, read_jsonl_records, read_records
 from .groups import declared_aggregations
 
@@ -56,8 +58,8 @@ class RunData:
 def load_run(folder: str | Path, *, transcripts: bool = True) -> RunData:
     """Read a run folder; a folder without ``run.json`` is a one-line UsageError.
 
-    With ``transcripts=False`` each record is kept without its transcript (its LLM time is
-    taken first), so building a leaderboard needs memory for the scores, not the debates: the
+    With ``transcripts=False`` each record is kept without its transcript (its LLM time and its
+    tokens per model, which pricing needs, are taken first: :mod:`madeval.pricing.usage`), so building a leaderboard needs memory for the scores, not the debates: the
     transcripts are about 97% of a record.
     """
     folder = Path(folder)
@@ -65,7 +67,13 @@ def load_run(folder: str | Path, *, transcripts: bool = True) -> RunData:
     stored = run.get("configurations", {})
     order = _ordered(stored, run.get("order", {}).get("configurations"))
     configurations = {cid: {**stored[cid], "source": "run"} for cid in order}
-    keep = (lambda record: record) if transcripts else _without_transcript
+    batch = (run.get("settings") or {}).get("transport") == "batch"  # priced at batch prices
+    lean = (lambda record: record) if transcripts else _without_transcript
+
+    def keep(record: dict[str, Any]) -> dict[str, Any]:
+        record[BATCH_KEY] = batch
+        return lean(record)
+
     reading = ReadReport()
     # a line with a unit key but not the rest of a record is skipped and counted as a broken one
     records = [keep(record) for record in read_records(folder, reading, keep=complete_record)]
@@ -114,6 +122,7 @@ def _without_transcript(record: dict[str, Any]) -> dict[str, Any]:
     held per turn are kept (``turn_answers``, a few bytes a turn) for the board's dynamics."""
     record["llm_s"] = llm_seconds(record)
     record["cached_calls"] = cached_calls(record)
+    record[USAGE_KEY] = record_usage(record)
     if "transcript" in record:
         record["turn_answers"] = turn_answers(record).to_dict()
         del record["transcript"]
