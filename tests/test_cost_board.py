@@ -157,3 +157,47 @@ def test_leaderboard_show_prices_option(tmp_path, prices):
     bad = subprocess.run([sys.executable, "-m", "madeval", "leaderboard", "show", str(folder), "--prices",
                           str(tmp_path / "missing.yaml")], capture_output=True, text=True)
     assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1 and "missing.yaml" in bad.stderr
+
+
+def test_an_lm_eval_import_reads_not_recorded_on_a_priced_board(tmp_path, prices):
+    """The importer's configuration is marked imported: a real import's board says "not recorded"."""
+    from pathlib import Path
+
+    samples = next((Path(__file__).parent / "fixtures" / "lmeval" / "sim-acc80").glob("samples_gsm8k_*.jsonl.gz"))
+    folder = tmp_path / "imported"
+    done = subprocess.run([sys.executable, "-m", "madeval", "import", "lm-eval", str(samples), "--task", "gsm8k",
+                           "--filter", "strict-match", "--output-path", str(folder)], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    board = build_leaderboard(folder, LeaderboardOptions(prices=str(prices)))
+    (row,) = board["rows"]
+    assert row["cost_status"] == "not recorded" and row["calls_per_item"] is None
+    assert not row["front_calls_per_item"] and not row["front_cost_per_item"]
+    write_outputs(board, folder)
+    (line,) = csv.DictReader(io.StringIO((folder / "leaderboard.csv").read_text()))
+    assert line["calls_per_item"] == line["tokens_per_item"] == line["cost_per_item"] == "not recorded"
+
+
+def test_merged_runs_are_priced_each_at_its_transport(tmp_path, prices):
+    from madeval.leaderboard import build_merged_leaderboard
+
+    listed = write_run(tmp_path / "list", RECORDS[3:], {"single": CONFIGS["single"]})
+    batched = write_run(tmp_path / "batch", RECORDS[:3], {"debate": CONFIGS["debate"]}, transport="batch")
+    board = build_merged_leaderboard([listed, batched], LeaderboardOptions(prices=str(prices)))
+    rows = rows_by_label(board)
+    assert rows["debate"]["cost_total"] == pytest.approx(1.40 + 0.50 + 0.50)  # m-big at half price
+    assert rows["single"]["cost_total"] == pytest.approx(0.60)  # list prices
+    assert board["prices"]["at"] == "list and batch"
+    assert "batch prices for the runs that used --transport batch" in markdown(board)
+
+
+def test_run_with_a_bad_price_file_stops_before_any_debate(tmp_path, capsys):
+    from madeval.cli.main import main
+
+    bad = tmp_path / "prices.yaml"
+    bad.write_text("m: {input: 1}\n")
+    with pytest.raises(SystemExit) as done:
+        main(["--tasks", "arith_mc", "--prices", str(bad), "-o", str(tmp_path / "out"),
+              "--base-url", "http://127.0.0.1:9/v1"])
+    err = capsys.readouterr().err
+    assert done.value.code == 2 and len(err.strip().splitlines()) == 1 and "has no output price" in err
+    assert not (tmp_path / "out").exists()
