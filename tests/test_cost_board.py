@@ -201,3 +201,17 @@ def test_run_with_a_bad_price_file_stops_before_any_debate(tmp_path, capsys):
     err = capsys.readouterr().err
     assert done.value.code == 2 and len(err.strip().splitlines()) == 1 and "has no output price" in err
     assert not (tmp_path / "out").exists()
+
+
+def test_a_stored_price_file_that_is_gone_says_how_to_do_without(tmp_path, prices):
+    folder = write_run(tmp_path / "run", RECORDS, CONFIGS)
+    run = json.loads((folder / "run.json").read_text())
+    (folder / "run.json").write_text(json.dumps({**run, "leaderboard": {"prices": str(tmp_path / "gone.yaml")}}))
+    show = [sys.executable, "-m", "madeval", "leaderboard", "show", str(folder)]
+    gone = subprocess.run(show, capture_output=True, text=True)
+    assert gone.returncode == 2 and "gone.yaml is not there" in gone.stderr and "--prices ''" in gone.stderr
+    assert not (folder / "leaderboard.md").exists()
+    without = subprocess.run([*show, "--prices", ""], capture_output=True, text=True)
+    assert without.returncode == 0 and "cost/item" not in without.stdout
+    other = subprocess.run([*show, "--prices", str(prices)], capture_output=True, text=True)
+    assert other.returncode == 0 and "$4.30" in other.stdout

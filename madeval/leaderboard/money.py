@@ -13,8 +13,10 @@ from __future__ import annotations
 import statistics
 from collections import defaultdict
 from dataclasses import asdict
+from pathlib import Path
 from typing import Any, Iterable
 
+from ..errors import UsageError
 from ..pricing import BATCH_KEY, PriceTable, read_price_table, record_cost, record_usage, unpriced_models
 
 NOT_PRICED = "not priced"
@@ -22,8 +24,14 @@ NOT_RECORDED = "not recorded"
 
 
 def load_prices(path: str | None) -> PriceTable | None:
-    """The board's price table, or None without a price file (a bad file is a one-line UsageError)."""
-    return read_price_table(path) if path else None
+    """The board's price table, or None without a price file (a bad file is a one-line UsageError;
+    a run folder that names a file no longer there says how to rebuild its board without prices)."""
+    if not path:
+        return None
+    if not Path(path).exists():
+        raise UsageError(f"price file {path} is not there: give the board another with --prices FILE, "
+                         "or none with --prices ''")
+    return read_price_table(path)
 
 
 def imported(configuration: dict[str, Any]) -> bool:
