@@ -45,6 +45,8 @@ def test_mallm_shape_rebuilds_the_prompts(tmp_path):
     assert shape.prompt_tokens == pytest.approx((fixed + 29.5) / 4)
     assert shape.completion_tokens == pytest.approx(60 / 4)
     assert shape.calls_per_item == 2
+    first = mallm_shape(path, max_turns=1)  # only the first turn's message: no draft, no discussion
+    assert (first.prompt_tokens, first.completion_tokens, first.calls_per_item) == ((fixed + 7) / 4, 10, 1)
 
 
 def test_pilot_shape_and_the_command(tmp_path):

@@ -41,12 +41,14 @@ from ..sampling import DEFAULT_CONFIDENCE, DEFAULT_MARGIN, cochran_sample_size, 
               "tokens per call from.")
 @click.option("--cost-mallm", type=click.Path(), help="(--prices) A MALLM output file to measure tokens per call "
               "(characters / 4) and calls per debate from.")
+@click.option("--cost-turns", type=click.IntRange(min=1), help="(--cost-mallm) Measure only the first N turns' "
+              "messages (a study whose debates stop sooner).")
 def sample_size(population: int | None, confidence: float, margin: float, paired: bool, delta: float | None,
                 discordance: float | None, sd: float | None, pilot: str | None, config_a: str | None,
                 config_b: str | None, task: str | None, metric: str | None, alpha: float, power: float,
                 prices: str | None, model: str | None, configurations: int, items: int | None,
                 calls_per_item: float | None, prompt_tokens: float | None, completion_tokens: float | None,
-                cost_pilot: str | None, cost_mallm: str | None) -> None:
+                cost_pilot: str | None, cost_mallm: str | None, cost_turns: int | None) -> None:
     """Print how many of POPULATION items '--sample fpc' draws (Voting or Consensus, App. B.1).
 
     With --paired: how many items the paired test needs to detect a difference --delta between two
@@ -60,11 +62,14 @@ def sample_size(population: int | None, confidence: float, margin: float, paired
     """
     cost = None
     if prices is not None:
-        cost = _cost_of(prices, model, cost_pilot, cost_mallm, calls_per_item, prompt_tokens, completion_tokens)
+        if cost_turns is not None and not cost_mallm:
+            raise UsageError("--cost-turns goes with --cost-mallm")
+        cost = _cost_of(prices, model, cost_pilot, cost_mallm, calls_per_item, prompt_tokens, completion_tokens,
+                        cost_turns)
     elif any(v is not None for v in (model, items, calls_per_item, prompt_tokens, completion_tokens, cost_pilot,
-                                     cost_mallm)):
-        raise UsageError("--model, --items, --calls-per-item, --prompt-tokens, --completion-tokens, --cost-pilot "
-                         "and --cost-mallm price a study: give --prices too")
+                                     cost_mallm, cost_turns)):
+        raise UsageError("--model, --items, --calls-per-item, --prompt-tokens, --completion-tokens, --cost-pilot, "
+                         "--cost-mallm and --cost-turns price a study: give --prices too")
     if cost is not None and items is not None and population is None and not paired:
         _print_cost(cost, items, configurations)
         return
@@ -76,7 +81,7 @@ def sample_size(population: int | None, confidence: float, margin: float, paired
 
 
 def _cost_of(prices: str, model: str | None, pilot: str | None, mallm: str | None, calls: float | None,
-             prompt: float | None, completion: float | None):
+             prompt: float | None, completion: float | None, turns: int | None = None):
     """(model, its price, the calls' shape) for --prices, every problem one line."""
     from ..pricing import read_price_table
     from ..pricing.study import CallShape, mallm_shape, pilot_shape
@@ -89,7 +94,7 @@ def _cost_of(prices: str, model: str | None, pilot: str | None, mallm: str | Non
         raise UsageError(f"no price for model '{model}' in {prices} (models: {', '.join(table)})")
     if pilot and mallm:
         raise UsageError("give --cost-pilot or --cost-mallm, not both")
-    measured = pilot_shape(pilot) if pilot else mallm_shape(mallm) if mallm else None
+    measured = pilot_shape(pilot) if pilot else mallm_shape(mallm, max_turns=turns) if mallm else None
     figures = {"--calls-per-item": calls, "--prompt-tokens": prompt, "--completion-tokens": completion}
     if measured is None and None in figures.values():
         missing = ", ".join(name for name, value in figures.items() if value is None)

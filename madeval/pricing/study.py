@@ -88,9 +88,11 @@ def pilot_shape(folder: str | Path) -> CallShape:
                      f"measured on {len(data.records)} debates of {folder}")
 
 
-def mallm_shape(path: str | Path, visible_turns: int = 1) -> CallShape:
+def mallm_shape(path: str | Path, visible_turns: int = 1, max_turns: int | None = None) -> CallShape:
     """Tokens per call (characters / 4) and calls per debate measured on a MALLM output file (a JSON
-    array of debates, optionally gzipped); ``visible_turns``: the discussion turns an agent sees."""
+    array of debates, optionally gzipped); ``visible_turns``: the discussion turns an agent sees;
+    ``max_turns``: only the messages of the first turns (for a study whose debates stop sooner:
+    later turns' prompts carry a discussion, the first turn's do not)."""
     debates = _read_mallm(path)
     prompts: list[int] = []
     replies: list[int] = []
@@ -98,13 +100,14 @@ def mallm_shape(path: str | Path, visible_turns: int = 1) -> CallShape:
         + len(DISCUSSION_LINES.format(draft="", memory="")) + len(SIMPLE_IMPROVE)
     calls = []
     for debate in debates:
-        messages = debate.get("globalMemory") or []
+        messages = [m for m in debate.get("globalMemory") or [] if isinstance(m, dict)
+                    and (max_turns is None or _turn(m) <= max_turns)]
         personas = _personas(debate)
         question = len(str(debate.get("instruction") or "")) + sum(len(str(part)) for part in debate.get("input") or [])
         draft = ""
         for index, message in enumerate(messages):
-            turn = message.get("turn", 1)
-            seen = [m for m in messages[:index] if turn - visible_turns <= m.get("turn", 1)]
+            turn = _turn(message)
+            seen = [m for m in messages[:index] if turn - visible_turns <= _turn(m)]
             memory = sum(len(str(m.get("persona", ""))) + 2 + len(str(m.get("message", ""))) + 1 for m in seen)
             prompts.append(fixed + len(personas.get(message.get("persona"), "")) + question + len(draft) + memory)
             text = str(message.get("message", ""))
@@ -115,8 +118,13 @@ def mallm_shape(path: str | Path, visible_turns: int = 1) -> CallShape:
         raise UsageError(f"{path} holds no MALLM messages to measure")
     return CallShape(statistics.fmean(calls), statistics.fmean(prompts) / CHARS_PER_TOKEN,
                      statistics.fmean(replies) / CHARS_PER_TOKEN,
-                     f"{len(prompts):,} messages of {len(debates)} MALLM debates in {Path(path).name}, "
-                     "characters / 4")
+                     f"{len(prompts):,} messages of {len(debates)} MALLM debates in {Path(path).name}"
+                     + (f" (turns 1-{max_turns})" if max_turns else "") + ", characters / 4")
+
+
+def _turn(message: dict[str, Any]) -> int:
+    turn = message.get("turn", 1)
+    return turn if isinstance(turn, int) and not isinstance(turn, bool) else 1
 
 
 def _read_mallm(path: str | Path) -> list[dict[str, Any]]:
