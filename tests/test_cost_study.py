@@ -28,10 +28,11 @@ def test_study_cost_by_hand():
 
 def test_mallm_shape_rebuilds_the_prompts(tmp_path):
     debate = {
-        "instruction": "I", "input": ["Q?"], "personas": "[{'persona': 'A', 'personaDescription': 'd'}]",
+        "exampleId": "e1", "finalAnswer": "t", "instruction": "I", "input": ["Q?"],
+        "personas": "[{'persona': 'A', 'personaDescription': 'd'}]",
         "globalMemory": [
-            {"turn": 1, "persona": "A", "message": "x" * 40, "solution": "s"},
-            {"turn": 2, "persona": "A", "message": "y" * 80, "solution": "t"},
+            {"turn": 1, "agent_id": "a", "persona": "A", "message": "x" * 40, "agreement": None, "solution": "s"},
+            {"turn": 2, "agent_id": "a", "persona": "A", "message": "y" * 80, "agreement": False, "solution": "t"},
         ],
     }
     path = tmp_path / "mallm.json.gz"
@@ -47,6 +48,18 @@ def test_mallm_shape_rebuilds_the_prompts(tmp_path):
     assert shape.calls_per_item == 2
     first = mallm_shape(path, max_turns=1)  # only the first turn's message: no draft, no discussion
     assert (first.prompt_tokens, first.completion_tokens, first.calls_per_item) == ((fixed + 7) / 4, 10, 1)
+
+
+def test_mallm_files_that_are_not_mallm_output_are_one_line(tmp_path):
+    from madeval.errors import UsageError
+
+    path = tmp_path / "deep.json"
+    path.write_text("[" * 100_000)  # read as a stream, depth-bounded: no recursion, no gigabytes
+    with pytest.raises(UsageError, match="nested more than"):
+        mallm_shape(path)
+    path.write_text('[{"a": 1}]')
+    with pytest.raises(UsageError, match="record 1 has no"):
+        mallm_shape(path)
 
 
 def test_pilot_shape_and_the_command(tmp_path):

@@ -15,8 +15,6 @@ The size of a call is measured, not assumed, where a measurement exists:
 
 from __future__ import annotations
 
-import gzip
-import json
 import statistics
 from dataclasses import dataclass
 from pathlib import Path
@@ -93,13 +91,17 @@ def mallm_shape(path: str | Path, visible_turns: int = 1, max_turns: int | None 
     array of debates, optionally gzipped); ``visible_turns``: the discussion turns an agent sees;
     ``max_turns``: only the messages of the first turns (for a study whose debates stop sooner:
     later turns' prompts carry a discussion, the first turn's do not)."""
-    debates = _read_mallm(path)
+    from ..importers.mallm import check_record, records_of  # MALLM's reader: streamed, depth-bounded
+
     prompts: list[int] = []
     replies: list[int] = []
+    debates = 0
     fixed = len(DEBATE_SYSTEM.format(persona="", instruction="", input="", context_line="", discussion="")) \
         + len(DISCUSSION_LINES.format(draft="", memory="")) + len(SIMPLE_IMPROVE)
     calls = []
-    for debate in debates:
+    for number, debate in enumerate(records_of(Path(path)), 1):
+        check_record(debate, number, Path(path).name)
+        debates += 1
         messages = [m for m in debate.get("globalMemory") or [] if isinstance(m, dict)
                     and (max_turns is None or _turn(m) <= max_turns)]
         personas = _personas(debate)
@@ -118,25 +120,13 @@ def mallm_shape(path: str | Path, visible_turns: int = 1, max_turns: int | None 
         raise UsageError(f"{path} holds no MALLM messages to measure")
     return CallShape(statistics.fmean(calls), statistics.fmean(prompts) / CHARS_PER_TOKEN,
                      statistics.fmean(replies) / CHARS_PER_TOKEN,
-                     f"{len(prompts):,} messages of {len(debates)} MALLM debates in {Path(path).name}"
+                     f"{len(prompts):,} messages of {debates} MALLM debates in {Path(path).name}"
                      + (f" (turns 1-{max_turns})" if max_turns else "") + ", characters / 4")
 
 
 def _turn(message: dict[str, Any]) -> int:
     turn = message.get("turn", 1)
     return turn if isinstance(turn, int) and not isinstance(turn, bool) else 1
-
-
-def _read_mallm(path: str | Path) -> list[dict[str, Any]]:
-    opener = gzip.open if str(path).endswith(".gz") else open
-    try:
-        with opener(path, "rt", encoding="utf-8") as handle:
-            data = json.load(handle)
-    except (OSError, ValueError, RecursionError) as error:
-        raise UsageError(f"cannot read the MALLM output {path} ({type(error).__name__})") from None
-    if not isinstance(data, list) or not all(isinstance(d, dict) for d in data):
-        raise UsageError(f"{path} is not MALLM output (a JSON array of debates)")
-    return data
 
 
 def _personas(debate: dict[str, Any]) -> dict[str, str]:
