@@ -107,14 +107,15 @@ def mallm_shape(path: str | Path, visible_turns: int = 1, max_turns: int | None 
         personas = _personas(debate)
         question = len(str(debate.get("instruction") or "")) + sum(len(str(part)) for part in debate.get("input") or [])
         draft = ""
-        for index, message in enumerate(messages):
+        said: dict[int, int] = {}  # turn -> characters of its discussion lines so far ("persona: message")
+        for message in messages:
             turn = _turn(message)
-            seen = [m for m in messages[:index] if turn - visible_turns <= _turn(m)]
-            memory = sum(len(str(m.get("persona", ""))) + 2 + len(str(m.get("message", ""))) + 1 for m in seen)
+            memory = sum(said.get(seen, 0) for seen in range(turn - visible_turns, turn + 1))
             prompts.append(fixed + len(personas.get(message.get("persona"), "")) + question + len(draft) + memory)
             text = str(message.get("message", ""))
             replies.append(len(text))
             draft = str(message.get("solution") or text)
+            said[turn] = said.get(turn, 0) + len(str(message.get("persona", ""))) + 2 + len(text) + 1
         calls.append(len(messages))
     if not prompts:
         raise UsageError(f"{path} holds no MALLM messages to measure")
@@ -137,7 +138,7 @@ def _personas(debate: dict[str, Any]) -> dict[str, str]:
     raw = debate.get("personas")
     try:
         listed = ast.literal_eval(raw) if isinstance(raw, str) and len(raw) < 100_000 else raw
-    except (ValueError, SyntaxError):
+    except (ValueError, SyntaxError, RecursionError, MemoryError, TypeError):
         return {}
     if not isinstance(listed, list):
         return {}
