@@ -111,7 +111,7 @@ def mallm_shape(path: str | Path, visible_turns: int = 1, max_turns: int | None 
         for message in messages:
             turn = _turn(message)
             memory = sum(said.get(seen, 0) for seen in range(turn - visible_turns, turn + 1))
-            prompts.append(fixed + len(personas.get(message.get("persona"), "")) + question + len(draft) + memory)
+            prompts.append(fixed + len(personas.get(str(message.get("persona")), "")) + question + len(draft) + memory)
             text = str(message.get("message", ""))
             replies.append(len(text))
             draft = str(message.get("solution") or text)
