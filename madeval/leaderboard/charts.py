@@ -37,10 +37,12 @@ import numpy as np
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
+from matplotlib.ticker import FuncFormatter, MaxNLocator
 
 from ..dynamics.chart import dynamics_figure
 from ..folder_files import refuse_linked_folder, write_bytes_atomically
 from .cost import board_costs, front_key
+from .money import dollars
 from .render import TIME_COLUMN
 
 #: Display-only or bookkeeping fields: never what tells two configurations of a sweep apart.
@@ -437,6 +439,10 @@ def _cost(board: dict[str, Any], rows: list[dict[str, Any]]) -> Figure | None:
                 ax.set_xscale("log")
             ax.set_title(f"{task}: {metric} against {name}")
             ax.set_xlabel(f"{name} (prompt + completion)" if cost == "tokens_per_item" else name)
+            if cost == "cost_per_item":  # dollars as the board shows them, few enough not to overlap
+                if ax.get_xscale() == "linear":
+                    ax.xaxis.set_major_locator(MaxNLocator(nbins=4))
+                ax.xaxis.set_major_formatter(FuncFormatter(lambda value, _: dollars(value)))
             ax.set_ylabel(metric)
             ax.grid(alpha=0.3)
     handles = [Line2D([], [], linestyle="", marker=style(configs.index(c))["marker"], color=style(configs.index(c))["color"],
