@@ -79,6 +79,8 @@ def test_cost_per_item_and_in_all_at_list_prices(tmp_path, prices):
     assert rows["single"]["cost_per_item"] == pytest.approx(0.30)
     assert rows["single"]["cost_total"] == pytest.approx(0.60)
     assert board["prices"]["at"] == "list" and board["prices"]["unpriced"] == []
+    assert board["prices"]["models"]["m-big"] == {"input": 2.0, "output": 8.0, "cached_input": 2.0,
+                                                  "batch_discount": 0.5}
     # both on the money front: debate scores higher (1.0 > 0.5), single costs less
     assert rows["debate"]["front_cost_per_item"] and rows["single"]["front_cost_per_item"]
     text = markdown(board)
@@ -102,11 +104,12 @@ def test_batch_transport_is_priced_at_batch_prices(tmp_path, prices):
 
 def test_a_model_without_a_price_is_not_priced_never_zero(tmp_path):
     path = tmp_path / "prices.yaml"
-    path.write_text("m-small: {input: 0.5, output: 1.0}\n")
+    path.write_text("m-small: {input: 0.5, output: 1.0}\nunused: {input: 1, output: 1}\n")
     folder = write_run(tmp_path / "run", RECORDS, CONFIGS)
     board = build_leaderboard(folder, LeaderboardOptions(prices=str(path)))
     rows = rows_by_label(board)
     assert rows["debate"]["cost_per_item"] is None and rows["debate"]["cost_status"] == "not priced"
+    assert list(board["prices"]["models"]) == ["m-small"]  # the prices of the models used, not the whole file
     assert not rows["debate"]["front_cost_per_item"]
     assert rows["single"]["front_cost_per_item"]  # alone on the money front
     text = markdown(board)

@@ -59,13 +59,17 @@ def row_money(records: list[dict[str, Any]], table: PriceTable | None, recorded:
 
 def prices_entry(path: str, table: PriceTable, records: Iterable[dict[str, Any]]) -> dict[str, Any]:
     """What the board says about its prices (``leaderboard.json``'s ``prices``): the file, the prices
-    used, the models without a price, and whether list or batch prices applied."""
+    of the models the records used, the models without a price, and whether list or batch prices applied."""
     unpriced: set[str] = set()
+    used: set[str] = set()
     kinds: set[str] = set()
     for record in records:
-        unpriced |= unpriced_models(record_usage(record), table)
+        usage = record_usage(record)
+        used.update(usage)
+        unpriced |= unpriced_models(usage, table)
         kinds.add("batch" if record.get(BATCH_KEY) else "list")
-    return {"file": path, "models": {name: asdict(price) for name, price in table.items()},
+    # the prices of the models the runs used (a provider's whole table may list thousands)
+    return {"file": path, "models": {name: asdict(price) for name, price in table.items() if name in used},
             "unpriced": sorted(unpriced), "at": " and ".join(sorted(kinds, reverse=True)) or "list"}
 
 
