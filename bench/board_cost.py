@@ -2,7 +2,7 @@
 folder, without and with a price file (``--prices``).
 
 Pricing needs each call's model and tokens, which live in the transcripts the board drops as it
-reads them; the board keeps each record's tokens per model instead (:mod:`madeval.pricing.usage`).
+reads them; a priced board keeps each record's tokens per model instead (:mod:`madeval.pricing.usage`).
 This bench shows what that costs: a synthetic run folder of ``--records`` debates (12 calls and 12
 messages of ``--message-chars`` characters each, two configurations) is turned into a board in a
 fresh process per mode, and each prints its peak RSS and seconds: the floor (madeval, scipy and the

@@ -144,7 +144,8 @@ def test_imported_configurations_record_no_cost_and_stay_off_the_front(tmp_path,
 
 def test_lean_load_keeps_tokens_per_model(tmp_path):
     folder = write_run(tmp_path / "run", RECORDS, CONFIGS, transport="batch")
-    data = load_run(folder, transcripts=False)
+    assert "usage" not in load_run(folder, transcripts=False).records[0]  # an unpriced board holds no more
+    data = load_run(folder, transcripts=False, priced=True)
     first = data.records[0]
     assert "transcript" not in first
     assert first["usage"] == {"m-big": (1_000_000, 100_000)}  # the cache hit is left out

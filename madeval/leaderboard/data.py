@@ -55,12 +55,14 @@ class RunData:
         return (self.run.get("task_sizes") or {}).get(task)
 
 
-def load_run(folder: str | Path, *, transcripts: bool = True) -> RunData:
+def load_run(folder: str | Path, *, transcripts: bool = True, priced: bool = False) -> RunData:
     """Read a run folder; a folder without ``run.json`` is a one-line UsageError.
 
-    With ``transcripts=False`` each record is kept without its transcript (its LLM time and its
-    tokens per model, which pricing needs, are taken first: :mod:`madeval.pricing.usage`), so building a leaderboard needs memory for the scores, not the debates: the
-    transcripts are about 97% of a record.
+    With ``transcripts=False`` each record is kept without its transcript (its LLM time is
+    taken first), so building a leaderboard needs memory for the scores, not the debates: the
+    transcripts are about 97% of a record. ``priced`` (for a board with prices) also notes on each
+    record whether its run used the batch transport and, when its transcript is dropped, its tokens
+    per model (:mod:`madeval.pricing.usage`): a few hundred bytes a record, only when they are needed.
     """
     folder = Path(folder)
     run = read_run_description(folder)
@@ -68,11 +70,13 @@ def load_run(folder: str | Path, *, transcripts: bool = True) -> RunData:
     order = _ordered(stored, run.get("order", {}).get("configurations"))
     configurations = {cid: {**stored[cid], "source": "run"} for cid in order}
     batch = (run.get("settings") or {}).get("transport") == "batch"  # priced at batch prices
-    lean = (lambda record: record) if transcripts else _without_transcript
 
     def keep(record: dict[str, Any]) -> dict[str, Any]:
-        record[BATCH_KEY] = batch
-        return lean(record)
+        if priced:
+            record[BATCH_KEY] = batch
+            if not transcripts:
+                record[USAGE_KEY] = record_usage(record)
+        return record if transcripts else _without_transcript(record)
 
     reading = ReadReport()
     # a line with a unit key but not the rest of a record is skipped and counted as a broken one
@@ -122,7 +126,6 @@ def _without_transcript(record: dict[str, Any]) -> dict[str, Any]:
     held per turn are kept (``turn_answers``, a few bytes a turn) for the board's dynamics."""
     record["llm_s"] = llm_seconds(record)
     record["cached_calls"] = cached_calls(record)
-    record[USAGE_KEY] = record_usage(record)
     if "transcript" in record:
         record["turn_answers"] = turn_answers(record).to_dict()
         del record["transcript"]

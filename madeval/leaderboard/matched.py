@@ -46,7 +46,7 @@ def matched_cost(folder: str, match: str, prices: str, sample: str | None = None
     file ``prices`` (batch prices if the run used the batch transport), and the dollars of one
     Chain-of-Thought sample: the cost per call of configuration ``sample`` of the same run (default:
     its configuration of a sampling preset, :data:`SAMPLE_PRESETS`), on the same items of ``task``."""
-    data = load_run(folder, transcripts=False)
+    data = load_run(folder, transcripts=False, priced=True)
     table = load_prices(prices)
     config = resolve_reference(data, match)
     target = _dollars(data, config, match, task, folder, table)

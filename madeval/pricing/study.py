@@ -74,7 +74,7 @@ def pilot_shape(folder: str | Path) -> CallShape:
     from ..leaderboard.data import load_run
     from ..leaderboard.table import per_item
 
-    data = load_run(folder, transcripts=False)
+    data = load_run(folder, transcripts=False, priced=True)
     if not data.records:
         raise UsageError(f"the run in {folder} has no records to measure calls and tokens from")
     paid = sum(int(r["calls"]) - int(r.get("cached_calls") or 0) for r in data.records)
