@@ -82,6 +82,7 @@ SUBCOMMANDS = {
     "viewer": "viewer",
     "endpoint-faults": "endpoint_faults",
     "lmeval-start": "lmeval_start",
+    "board-cost": "board_cost",
 }
 
 

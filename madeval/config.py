@@ -208,6 +208,10 @@ class RunSettings:
                                         "Weights & Biases: wandb.init arguments key=value,... (project=NAME; "
                                         "WANDB_MODE=offline keeps them on disk). Needs the wandb extra of madeval.",
                                         convert=rule.key_value_texts, results=False)
+    prices: str | None = option(None, help="Price file (YAML or JSON: per model, dollars per million input, output "
+                                "and cached input tokens, and the batch discount): the leaderboard adds cost per "
+                                "item and per configuration (batch prices with --transport batch).",
+                                convert=rule.text, results=False, added_later=True)
     log_samples: bool = option(False, help="Accepted for lm-eval users: every debate is always written to "
                                "records.jsonl, with or without it.", convert=rule.flag, results=False)
     output_path: str | None = option(None, help="Run folder; re-running into it resumes.", convert=rule.text,
@@ -399,7 +403,19 @@ def build_settings(options: dict[str, Any]) -> RunSettings:
     settings = RunSettings(**run, leaderboard=leaderboard.to_dict())
     settings.configurations = [debate_config(debate) for debate in debates]
     check_settings(settings)
+    _board_prices(settings)
     return settings
+
+
+def _board_prices(settings: RunSettings) -> None:
+    """``--prices`` (or ``leaderboard: {prices: ...}``) goes to the leaderboard as an absolute path (the
+    board may be rebuilt from another folder), read now: a bad price file stops the run before any debate."""
+    from .pricing import read_price_table
+
+    path = settings.prices or settings.leaderboard.get("prices")
+    if path:
+        settings.leaderboard["prices"] = settings.prices = str(Path(path).absolute())
+        read_price_table(path)
 
 
 def debate_config(options: dict[str, Any]) -> DebateConfig:

@@ -41,7 +41,8 @@ def test_costs_per_item_and_configuration(tmp_path):
     assert summary.per_item["a"]["t/1"] == pytest.approx(0.00161)
     assert summary.per_item["a"]["t/2"] == pytest.approx(0.0003)  # the cache hit cost nothing
     assert summary.per_configuration()["a"] == pytest.approx((0.00161 + 0.0003) / 2)
-    assert summary.unpriced == {"mystery"} and summary.per_item["b"]["t/1"] == 0.0
+    assert summary.unpriced == {"mystery"} and summary.per_item["b"]["t/1"] is None  # never 0: not priced
+    assert summary.per_configuration()["b"] is None
     batch = price_records(records, table, batch=True)
     # only gpt-4o-mini has a batch discount: 0.00021 / 2 + 0.0014
     assert batch.per_item["a"]["t/1"] == pytest.approx(0.000105 + 0.0014)

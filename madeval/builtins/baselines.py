@@ -12,7 +12,11 @@
   unless ``task`` is given), rounded to the nearest whole sample (at least 1). A finished run, not
   the sweep's plan: a debate's calls depend on when its protocol stops, which only a run shows.
   The configuration records the matched configuration, its calls per item and the sample count in
-  ``preset_args``.
+  ``preset_args``. With ``budget=cost,prices=FILE`` it matches dollars instead of calls: as many
+  samples as CONFIG's dollars per item divided by the dollars of one sample, the cost per call of
+  the run's configuration of single samples (baseline_cot or self_consistency; or ``sample=CONFIG``),
+  at the price file's prices (:mod:`madeval.leaderboard.matched`): a debate's calls grow longer as
+  they read each other, so the same number of calls is not the same money.
 """
 
 from __future__ import annotations
@@ -38,19 +42,33 @@ def self_consistency() -> dict:
     return {**SINGLE_TURN, "responder": "cot", "agents": 5}
 
 
-def self_consistency_matched(run: str | None = None, match: str | None = None, task: str | None = None) -> dict:
-    """Self-consistency with as many samples as configuration ``match`` of run ``run`` made calls per item."""
+def self_consistency_matched(run: str | None = None, match: str | None = None, task: str | None = None,
+                             budget: str = "calls", prices: str | None = None, sample: str | None = None) -> dict:
+    """Self-consistency with as many samples as configuration ``match`` of run ``run`` made calls per
+    item (``budget=calls``) or as its dollars per item buy (``budget=cost``, with ``prices``)."""
     if not (run and match):
         raise UsageError("preset self_consistency_matched needs --preset-args run=FOLDER,match=CONFIG")
-    from ..leaderboard.matched import matched_calls  # reads a run: only when the preset is used
+    if budget not in ("calls", "cost"):
+        raise UsageError(f"preset self_consistency_matched: budget is calls or cost, got '{budget}'")
+    if budget == "cost" and not prices:
+        raise UsageError("preset self_consistency_matched budget=cost needs prices=FILE (a price file)")
+    if budget == "calls" and (prices or sample):
+        raise UsageError("preset self_consistency_matched: prices and sample go with budget=cost")
+    from ..leaderboard.matched import matched_calls, matched_cost  # reads a run: only when the preset is used
 
     config, label, calls = matched_calls(run, match, task)
     samples = max(1, round(calls))
     recorded = {"run": run, "match": match, "matched_config": config, "matched_label": label,
                 "matched_calls_per_item": calls, "samples": samples}
+    if budget == "cost":
+        money = matched_cost(run, match, prices, sample, task)
+        samples = money.samples
+        recorded.update(budget="cost", prices=prices, matched_cost_per_item=money.cost_per_item,
+                        sample_config=money.sample_label, cost_per_sample=money.cost_per_sample, samples=samples)
     if task:
         recorded["task"] = task
-    return {**self_consistency(), "agents": samples, "name": f"self_consistency_matched to {label}",
+    name = f"self_consistency_matched to {label}" + (" at its cost" if budget == "cost" else "")
+    return {**self_consistency(), "agents": samples, "name": name,
             "preset_args": recorded}
 
 

@@ -26,21 +26,104 @@ from ..sampling import DEFAULT_CONFIDENCE, DEFAULT_MARGIN, cochran_sample_size, 
 @click.option("--metric", help="(--pilot) Metric (default: the task's first).")
 @click.option("--alpha", type=float, default=0.05, show_default=True, help="(--paired) Two-sided significance level.")
 @click.option("--power", type=float, default=0.8, show_default=True, help="(--paired) Power.")
+@click.option("--prices", type=click.Path(), help="Price file: also print the study's cost at list and batch "
+              "prices (needs --model and the calls' size: --cost-pilot, --cost-mallm or the three figures).")
+@click.option("--model", help="(--prices) The model of the price file the study runs on.")
+@click.option("--configurations", type=click.IntRange(min=1), default=1, show_default=True,
+              help="(--prices) Configurations the study runs on every item.")
+@click.option("--items", type=click.IntRange(min=1), help="(--prices) Items per configuration [default: the "
+              "sample size printed].")
+@click.option("--calls-per-item", type=click.FloatRange(min=0, min_open=True),
+              help="(--prices) Model calls per debate (replaces the measured one).")
+@click.option("--prompt-tokens", type=click.FloatRange(min=0), help="(--prices) Prompt tokens per call.")
+@click.option("--completion-tokens", type=click.FloatRange(min=0), help="(--prices) Completion tokens per call.")
+@click.option("--cost-pilot", type=click.Path(), help="(--prices) A finished run to measure calls per item and "
+              "tokens per call from.")
+@click.option("--cost-mallm", type=click.Path(), help="(--prices) A MALLM output file to measure tokens per call "
+              "(characters / 4) and calls per debate from.")
+@click.option("--cost-turns", type=click.IntRange(min=1), help="(--cost-mallm) Measure only the first N turns' "
+              "messages (a study whose debates stop sooner).")
 def sample_size(population: int | None, confidence: float, margin: float, paired: bool, delta: float | None,
                 discordance: float | None, sd: float | None, pilot: str | None, config_a: str | None,
-                config_b: str | None, task: str | None, metric: str | None, alpha: float, power: float) -> None:
+                config_b: str | None, task: str | None, metric: str | None, alpha: float, power: float,
+                prices: str | None, model: str | None, configurations: int, items: int | None,
+                calls_per_item: float | None, prompt_tokens: float | None, completion_tokens: float | None,
+                cost_pilot: str | None, cost_mallm: str | None, cost_turns: int | None) -> None:
     """Print how many of POPULATION items '--sample fpc' draws (Voting or Consensus, App. B.1).
 
     With --paired: how many items the paired test needs to detect a difference --delta between two
     configurations with --power, from a pilot run (--pilot RUN --a CONFIG --b CONFIG) or a given
     --discordance (0/1 scores: exact McNemar) or --sd (paired t); POPULATION, when given, applies
     the finite-population correction.
+
+    With --prices: also the cost of the study (--configurations x the items x the calls per item) on
+    --model at list and batch prices; --items alone (without POPULATION or --paired) prices a study
+    of that size.
     """
+    cost = None
+    if prices is not None:
+        if cost_turns is not None and not cost_mallm:
+            raise UsageError("--cost-turns goes with --cost-mallm")
+        cost = _cost_of(prices, model, cost_pilot, cost_mallm, calls_per_item, prompt_tokens, completion_tokens,
+                        cost_turns)
+    elif any(v is not None for v in (model, items, calls_per_item, prompt_tokens, completion_tokens, cost_pilot,
+                                     cost_mallm, cost_turns)):
+        raise UsageError("--model, --items, --calls-per-item, --prompt-tokens, --completion-tokens, --cost-pilot, "
+                         "--cost-mallm and --cost-turns price a study: give --prices too")
+    if cost is not None and items is not None and population is None and not paired:
+        _print_cost(cost, items, configurations)
+        return
+    n = _size(population, confidence, margin, paired, delta, discordance, sd, pilot, config_a, config_b, task,
+              metric, alpha, power)
+    click.echo(n)
+    if cost is not None:
+        _print_cost(cost, items or n, configurations)
+
+
+def _cost_of(prices: str, model: str | None, pilot: str | None, mallm: str | None, calls: float | None,
+             prompt: float | None, completion: float | None, turns: int | None = None):
+    """(model, its price, the calls' shape) for --prices, every problem one line."""
+    from ..pricing import read_price_table
+    from ..pricing.study import CallShape, mallm_shape, pilot_shape
+
+    table = read_price_table(prices)
+    if not model:
+        raise UsageError("--prices needs --model (a model of the price file)")
+    price = table.price(model)
+    if price is None:
+        raise UsageError(f"no price for model '{model}' in {prices} (models: {', '.join(table)})")
+    if pilot and mallm:
+        raise UsageError("give --cost-pilot or --cost-mallm, not both")
+    measured = pilot_shape(pilot) if pilot else mallm_shape(mallm, max_turns=turns) if mallm else None
+    figures = {"--calls-per-item": calls, "--prompt-tokens": prompt, "--completion-tokens": completion}
+    if measured is None and None in figures.values():
+        missing = ", ".join(name for name, value in figures.items() if value is None)
+        raise UsageError(f"--prices needs the calls' size: --cost-pilot RUN, --cost-mallm FILE or {missing}")
+    given = [name for name, value in figures.items() if value is not None]
+    shape = CallShape(
+        calls if calls is not None else measured.calls_per_item,
+        prompt if prompt is not None else measured.prompt_tokens,
+        completion if completion is not None else measured.completion_tokens,
+        measured.source + (f"; {', '.join(given)} given" if given else "") if measured else "given")
+    return model, price, shape
+
+
+def _print_cost(cost, items: int, configurations: int) -> None:
+    from ..pricing.study import study_cost
+
+    model, price, shape = cost
+    click.echo(f"study: {configurations} configurations x {items} items")
+    for line in study_cost(items, configurations, shape, price).lines(model, shape):
+        click.echo(line)
+
+
+def _size(population, confidence, margin, paired, delta, discordance, sd, pilot, config_a, config_b, task, metric,
+          alpha, power) -> int:
+    """The sample size the command prints (see :func:`sample_size`)."""
     if not paired:
         if population is None:
-            raise UsageError("sample-size needs POPULATION (or --paired)")
-        click.echo(cochran_sample_size(population, confidence, margin))
-        return
+            raise UsageError("sample-size needs POPULATION (or --paired, or --items with --prices)")
+        return cochran_sample_size(population, confidence, margin)
     if delta is None:
         raise UsageError("sample-size --paired needs --delta")
     if pilot is not None:
@@ -54,5 +137,4 @@ def sample_size(population: int | None, confidence: float, margin: float, paired
         discordance, sd = found.discordance, found.sd
         spread = f"discordance {discordance:.4g}" if sd is None else f"SD of differences {sd:.4g}"
         click.echo(f"pilot: {found.items} shared items, {spread}", err=True)
-    click.echo(paired_sample_size(delta, discordance=discordance, sd=sd, alpha=alpha, power=power,
-                                  population=population))
+    return paired_sample_size(delta, discordance=discordance, sd=sd, alpha=alpha, power=power, population=population)

@@ -36,7 +36,8 @@ def build_leaderboard(folder: str | Path, options: LeaderboardOptions | None = N
     """The leaderboard of the run in ``folder``."""
     from .table import build  # scipy, behind it, takes seconds to import: only when a board is built
 
-    return build(load_run(folder, transcripts=False), options or LeaderboardOptions())
+    options = options or LeaderboardOptions()
+    return build(load_run(folder, transcripts=False, priced=bool(options.prices)), options)
 
 
 def build_merged_leaderboard(folders: list[Path], options: LeaderboardOptions | None = None) -> dict[str, Any]:
@@ -45,7 +46,7 @@ def build_merged_leaderboard(folders: list[Path], options: LeaderboardOptions | 
     from .table import build
 
     options = options or LeaderboardOptions()
-    return build(merge_runs(folders, options.merge_same), options)
+    return build(merge_runs(folders, options.merge_same, bool(options.prices)), options)
 
 
 def write_outputs(board: dict[str, Any], folder: str | Path,

@@ -13,7 +13,7 @@
   option when a sweep varies it with everything else fixed (Voting or Consensus?, Figures 4 and 5), with a
   dotted least-squares line. Rescored configurations form their own series, named after the
   configuration they were replayed on.
-* ``cost``: score against tokens and against calls per item, one point per configuration with its
+* ``cost``: score against dollars (with a price file, ``--prices``), tokens and calls per item, one point per configuration with its
   95% interval; the cost-accuracy Pareto front (:mod:`.cost`) is joined by a dashed line and its
   points ringed (drawn when the configurations' costs differ).
 * ``dynamics``: the score of each turn's vote, turn by turn, with the final decision marked
@@ -37,10 +37,12 @@ import numpy as np
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
+from matplotlib.ticker import FuncFormatter, MaxNLocator
 
 from ..dynamics.chart import dynamics_figure
 from ..folder_files import refuse_linked_folder, write_bytes_atomically
-from .cost import COSTS, front_key
+from .cost import board_costs, front_key
+from .money import dollars
 from .render import TIME_COLUMN
 
 #: Display-only or bookkeeping fields: never what tells two configurations of a sweep apart.
@@ -408,18 +410,21 @@ def _scaling(board: dict[str, Any], rows: list[dict[str, Any]], variable: str, s
 
 
 def _cost(board: dict[str, Any], rows: list[dict[str, Any]]) -> Figure | None:
-    """Score against each cost per item: one row of panels per task, one column per cost; none when
-    every configuration costs the same (nothing to trade off)."""
-    if len({tuple(r[cost] for cost in COSTS) for r in rows}) < 2:
+    """Score against each cost per item (dollars first on a priced board, then tokens and calls): one
+    row of panels per task, one column per cost; rows without a cost (not priced, imported without
+    calls) are left out; none when every configuration costs the same (nothing to trade off)."""
+    costs = board_costs(board)
+    rows = [r for r in rows if r.get("costs_recorded", True)]
+    if len({tuple(r.get(cost) for cost in costs) for r in rows}) < 2:
         return None
     tasks, configs, shown = _tasks(rows), list(board["configurations"]), _labels(rows)
-    figure = Figure(figsize=(10.5, 1.0 + 3.9 * len(tasks) + 0.2 * len(shown)), layout="constrained")
-    axes = figure.subplots(len(tasks), len(COSTS), squeeze=False)
+    figure = Figure(figsize=(5.25 * len(costs), 1.0 + 3.9 * len(tasks) + 0.2 * len(shown)), layout="constrained")
+    axes = figure.subplots(len(tasks), len(costs), squeeze=False)
     metric = rows[0]["metric"]
     number = {config: index + 1 for index, config in enumerate(shown)}
     for line, task in zip(axes, tasks):
-        mine = [r for r in rows if r["task"] == task]
-        for ax, (cost, name) in zip(line, COSTS.items()):
+        for ax, (cost, name) in zip(line, costs.items()):
+            mine = [r for r in rows if r["task"] == task and r.get(cost) is not None]
             for row in mine:
                 look = style(configs.index(row["config"]))
                 below, above = error_bars([row["score"]], [row["ci_low"]], [row["ci_high"]])
@@ -429,11 +434,15 @@ def _cost(board: dict[str, Any], rows: list[dict[str, Any]]) -> Figure | None:
             front = sorted((r for r in mine if r.get(front_key(cost))), key=lambda r: (r[cost], r["score"]))
             ax.plot([r[cost] for r in front], [r["score"] for r in front], "--", color="black", linewidth=1,
                     marker="o", markersize=13, markerfacecolor="none")
-            costs = [r[cost] for r in mine if r[cost] > 0]
-            if costs and max(costs) / min(costs) > 20:
+            spent = [r[cost] for r in mine if r[cost] > 0]
+            if spent and max(spent) / min(spent) > 20:
                 ax.set_xscale("log")
             ax.set_title(f"{task}: {metric} against {name}")
             ax.set_xlabel(f"{name} (prompt + completion)" if cost == "tokens_per_item" else name)
+            if cost == "cost_per_item":  # dollars as the board shows them, few enough not to overlap
+                if ax.get_xscale() == "linear":
+                    ax.xaxis.set_major_locator(MaxNLocator(nbins=4))
+                ax.xaxis.set_major_formatter(FuncFormatter(lambda value, _: dollars(value)))
             ax.set_ylabel(metric)
             ax.grid(alpha=0.3)
     handles = [Line2D([], [], linestyle="", marker=style(configs.index(c))["marker"], color=style(configs.index(c))["color"],

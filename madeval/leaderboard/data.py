@@ -18,6 +18,8 @@ from typing import Any
 
 from ..dynamics.debate import turn_answers
 from ..errors import UsageError
+from ..pricing.cost import BATCH_KEY
+from ..pricing.usage import USAGE_KEY, record_usage
 from ..records import RUN_FILE, ReadReport, complete_record, read_jsonl_records, read_records
 from .groups import declared_aggregations
 
@@ -53,19 +55,29 @@ class RunData:
         return (self.run.get("task_sizes") or {}).get(task)
 
 
-def load_run(folder: str | Path, *, transcripts: bool = True) -> RunData:
+def load_run(folder: str | Path, *, transcripts: bool = True, priced: bool = False) -> RunData:
     """Read a run folder; a folder without ``run.json`` is a one-line UsageError.
 
     With ``transcripts=False`` each record is kept without its transcript (its LLM time is
     taken first), so building a leaderboard needs memory for the scores, not the debates: the
-    transcripts are about 97% of a record.
+    transcripts are about 97% of a record. ``priced`` (for a board with prices) also notes on each
+    record whether its run used the batch transport and, when its transcript is dropped, its tokens
+    per model (:mod:`madeval.pricing.usage`): a few hundred bytes a record, only when they are needed.
     """
     folder = Path(folder)
     run = read_run_description(folder)
     stored = run.get("configurations", {})
     order = _ordered(stored, run.get("order", {}).get("configurations"))
     configurations = {cid: {**stored[cid], "source": "run"} for cid in order}
-    keep = (lambda record: record) if transcripts else _without_transcript
+    batch = (run.get("settings") or {}).get("transport") == "batch"  # priced at batch prices
+
+    def keep(record: dict[str, Any]) -> dict[str, Any]:
+        if priced:
+            record[BATCH_KEY] = batch
+            if not transcripts:
+                record[USAGE_KEY] = record_usage(record)
+        return record if transcripts else _without_transcript(record)
+
     reading = ReadReport()
     # a line with a unit key but not the rest of a record is skipped and counted as a broken one
     records = [keep(record) for record in read_records(folder, reading, keep=complete_record)]

@@ -17,9 +17,11 @@ from typing import Any
 
 from ..dynamics.render import html_section as dynamics_section
 from .history import DROP, cell, series, short, summary as history_summary
+from .cost import board_costs
+from .money import prices_note
 from .render import (
-    LEGEND, TIME_COLUMN, adjusted_by, cache_note, difference_interval, label_of, mde_text, on_front, points, row_mde, task_of,
-    test_name, versus,
+    COST_HEADINGS, LEGEND, MONEY_COLUMNS, TIME_COLUMN, adjusted_by, cache_note, cost_values, difference_interval,
+    label_of, mde_text, money_cells, on_front, points, recorded, row_mde, task_of, test_name, versus,
 )
 
 STYLE = """
@@ -91,8 +93,8 @@ SCRIPT = """
 
 COLUMNS = ("configuration", "score", "95% CI", "std (repeats)", "items", "parse fail", "decided", "turns",
            "calls/item", "tokens/item", TIME_COLUMN, "vs ref", "MDE (80% power)")
-COST_COLUMNS = ("configuration", "task", "metric", "score", "tokens/item", "front (tokens)", "calls/item",
-                "front (calls)")
+#: Where the money columns go in :data:`COLUMNS` on a board with a price file.
+MONEY_AT = COLUMNS.index(TIME_COLUMN)
 COMPARISON_COLUMNS = ("A", "B", "task", "metric", "items", "A − B", "95% CI of A − B", "MDE (80% power)", "test",
                       "p", "p adjusted", "significant")
 #: A merged board's comparisons also show the (task, item, repeat) units each pair shared.
@@ -121,12 +123,16 @@ def page(board: dict[str, Any], charts: list[Path],
         rows = [r for r in board["rows"] if (r["scope"], r["task"], r["metric"]) == (scope, task, metric)]
         kind = f"group, {rows[0].get('aggregation') or 'macro'} average" if scope == "group" else "task"
         parts.append(f"<h2>{html.escape(task)} ({kind}) — {html.escape(metric)}</h2>")
-        parts.append(_table(rows, correction))
-    parts.append(legend(correction))
-    parts.append("<h2>Cost and accuracy</h2><p>Tokens (prompt + completion) and calls per item; "
+        parts.append(_table(rows, correction, bool(board.get("prices"))))
+    parts.append(legend(correction, bool(board.get("prices"))))
+    if note := prices_note(board.get("prices")):
+        parts.append(f"<p class='note'>{html.escape(note)}</p>")
+    parts.append("<h2>Cost and accuracy</h2><p>" + ("Dollars, tokens" if board.get("prices") else "Tokens")
+                 + " (prompt + completion) and calls per item; "
                  "<b>front</b>: no other configuration of the task scores at least as high for at most the "
-                 "cost (the cost-accuracy Pareto front, drawn in the <code>cost</code> chart).</p>")
-    parts.append(_cost_table(board["rows"]))
+                 "cost (the cost-accuracy Pareto front, drawn in the <code>cost</code> chart); a row without "
+                 "a cost is off it.</p>")
+    parts.append(_cost_table(board["rows"], board))
     parts.append(dynamics_section(board.get("dynamics") or []))
     if board.get("merged"):
         parts.append(_merged(board))
@@ -148,10 +154,13 @@ def page(board: dict[str, Any], charts: list[Path],
     return "\n".join(parts)
 
 
-def legend(correction: str) -> str:
-    """Each column's meaning (:data:`.render.LEGEND`), once, under the tables."""
+def legend(correction: str, priced: bool = False) -> str:
+    """Each column's meaning (:data:`.render.LEGEND`), once, under the tables (the money columns'
+    only when the board is ``priced``)."""
     entries = []
     for column, meaning in LEGEND.items():
+        if column in MONEY_COLUMNS and not priced:
+            continue
         if column == "vs ref":
             meaning = meaning.replace("by the correction named (Holm by default)", f"({adjusted_by(correction)})")
         entries.append(f"<dt>{html.escape(column)}</dt><dd>{html.escape(meaning)}.</dd>")
@@ -257,23 +266,25 @@ def _comparisons(comparisons: list[dict[str, Any]], correction: str = "holm") ->
             f"<tbody>{''.join(body)}</tbody></table></div>")
 
 
-def _cost_table(rows: list[dict[str, Any]]) -> str:
-    """Score against tokens and calls per item for every row, the Pareto fronts marked."""
-    head = "".join(f"<th>{c}</th>" for c in COST_COLUMNS)
+def _cost_table(rows: list[dict[str, Any]], board: dict[str, Any]) -> str:
+    """Score against dollars (priced boards), tokens and calls per item for every row, the Pareto
+    fronts marked."""
+    costs = board_costs(board)
+    columns = ("configuration", "task", "metric", "score", *(h for cost in costs for h in COST_HEADINGS[cost]))
+    head = "".join(f"<th>{html.escape(c)}</th>" for c in columns)
     body = []
     for r in rows:
-        cells = [
-            (label_of(r), None), (task_of(r), None), (r["metric"], None), (points(r, r["score"]), r["score"]),
-            (f"{r['tokens_per_item']:.0f}", r["tokens_per_item"]), (on_front(r, "tokens_per_item"), None),
-            (f"{r['calls_per_item']:.1f}", r["calls_per_item"]), (on_front(r, "calls_per_item"), None),
-        ]
+        cells = [(label_of(r), None), (task_of(r), None), (r["metric"], None), (points(r, r["score"]), r["score"])]
+        for cost in costs:
+            cells += [(cost_values(r, cost), r.get(cost)), (on_front(r, cost), None)]
         body.append(f"<tr>{_cells(cells)}</tr>")
     return (f"<div class='scroll'><table class='sortable cost'><thead><tr>{head}</tr></thead>"
             f"<tbody>{''.join(body)}</tbody></table></div>")
 
 
-def _table(rows: list[dict[str, Any]], correction: str = "holm") -> str:
-    head = "".join(f"<th>{html.escape(c)}</th>" for c in COLUMNS)
+def _table(rows: list[dict[str, Any]], correction: str = "holm", priced: bool = False) -> str:
+    columns = COLUMNS[:MONEY_AT] + MONEY_COLUMNS + COLUMNS[MONEY_AT:] if priced else COLUMNS
+    head = "".join(f"<th>{html.escape(c)}</th>" for c in columns)
     body = []
     for r in rows:
         seconds = r.get("llm_s_per_item")
@@ -286,9 +297,10 @@ def _table(rows: list[dict[str, Any]], correction: str = "holm") -> str:
             (f"{100 * r['parse_failure_rate']:.1f}%", r["parse_failure_rate"]),
             (f"{100 * r['decision_success_rate']:.0f}%", r["decision_success_rate"]),
             (f"{r['mean_turns']:.2f}", r["mean_turns"]),
-            (f"{r['calls_per_item']:.1f}", r["calls_per_item"]),
-            (f"{r['tokens_per_item']:.0f}", r["tokens_per_item"]),
-            ("–" if seconds is None else f"{seconds:.2f}", seconds),
+            (recorded(r, "calls_per_item", 1), r["calls_per_item"]),
+            (recorded(r, "tokens_per_item", 0), r["tokens_per_item"]),
+            *(zip(money_cells(r), (r.get("cost_per_item"), r.get("cost_total"))) if priced else ()),
+            (recorded(r, "llm_s_per_item", 2), seconds),
             (versus(r, correction), r["delta"]),
             (row_mde(r), r.get("mde")),
         ]

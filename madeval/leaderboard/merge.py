@@ -39,9 +39,10 @@ def run_folders(patterns: list[str]) -> list[Path]:
     return list(folders.values())
 
 
-def merge_runs(folders: list[Path], merge_same: bool = False) -> RunData:
-    """The runs in ``folders`` as one RunData (``runs`` lists them; ``notes`` says what did not pair)."""
-    runs = [load_run(folder, transcripts=False) for folder in folders]
+def merge_runs(folders: list[Path], merge_same: bool = False, priced: bool = False) -> RunData:
+    """The runs in ``folders`` as one RunData (``runs`` lists them; ``notes`` says what did not pair);
+    ``priced``: each record keeps what pricing needs (see :func:`.data.load_run`)."""
+    runs = [load_run(folder, transcripts=False, priced=priced) for folder in folders]
     if len(runs) == 1:
         return runs[0]
     first = runs[0]

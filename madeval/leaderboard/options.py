@@ -43,6 +43,9 @@ class LeaderboardOptions:
     title: str | None = option(None, help="Title of the HTML page.", convert=text)
     merge_same: bool = option(False, help="Merge a configuration found in several runs (their records must "
                               "agree) instead of refusing it.", convert=flag)
+    prices: str | None = option(None, help="Price file (YAML or JSON: per model, dollars per million input, output "
+                                "and cached input tokens, and the batch discount): adds cost per item and per "
+                                "configuration, at batch prices for a run that used --transport batch.", convert=text)
     charts: bool = option(False, help="Draw the charts (charts/*.png and *.svg, also in the HTML page); off by "
                           "default because matplotlib takes 1.5 s or more to load and draw.", convert=flag)
 

@@ -22,16 +22,21 @@ from typing import Any
 
 from ..dynamics.render import markdown as dynamics_markdown
 from ..shown_text import csv_cell, markdown_cell as cell
-from .cost import COSTS, front_key
+from .cost import COSTS, board_costs, front_key
+from .money import dollars, prices_note
 from .options import CORRECTION_NAMES
 
 CSV_FIELDS = (
     "config", "label", "source", "replay_of", "scope", "task", "aggregation", "metric", "score", "ci_low",
     "ci_high", "ci_method", "population", "std_repeats", "items", "units", "repeats", "parse_failure_rate",
-    "decision_success_rate", "mean_turns", "calls_per_item", "tokens_per_item", "llm_s_per_item",
-    "wall_s_per_item", "oracle", "reference", "delta", "test", "p_value", "p_adjusted", "significant", "mde",
-    *(front_key(cost) for cost in COSTS),
+    "decision_success_rate", "mean_turns", "calls_per_item", "tokens_per_item", "cost_per_item", "cost_total",
+    "llm_s_per_item", "wall_s_per_item", "oracle", "reference", "delta", "test", "p_value", "p_adjusted",
+    "significant", "mde", *(front_key(cost) for cost in COSTS), front_key("cost_per_item"),
 )
+#: Row values a run imported from another harness did not record: "not recorded" wherever shown.
+RECORDED_ONLY = ("calls_per_item", "tokens_per_item", "llm_s_per_item", "wall_s_per_item")
+#: The money columns, shown when the board has a price file.
+MONEY_COLUMNS = ("cost/item", "cost (total)")
 COMPARISON_FIELDS = (
     "scope", "task", "metric", "a", "label_a", "b", "label_b", "items", "delta", "delta_ci_low", "delta_ci_high",
     "test", "method", "p_value",
@@ -110,8 +115,13 @@ LEGEND = {
     "decided": "share of debates in which the decider reached its decision (consensus, a vote's winner); "
                "the rest ended without one (at the turn limit, or a tie) and kept the current draft",
     "turns": "mean number of debate turns (rounds in which the agents answer) per debate",
-    "calls/item": "mean number of model calls per item",
+    "calls/item": "mean number of model calls per item (\"not recorded\" for a run imported from another "
+                  "harness, whose output holds no calls or tokens)",
     "tokens/item": "mean prompt + completion tokens per item",
+    "cost/item": "mean dollars per item at the prices of the price file (--prices): list prices, or batch "
+                 "prices for a run through --transport batch; calls answered from the response cache cost "
+                 "nothing; \"not priced\" when a model of the row has no price",
+    "cost (total)": "dollars spent on all the row's debates (every item and repeat)",
     TIME_COLUMN: "mean seconds per item the model spent on the debate's calls (their own latencies, not "
                  "time spent waiting for a free slot)",
     "vs ref": "difference from the reference configuration (this row minus the reference), then its "
@@ -127,6 +137,8 @@ def legend_markdown(board: dict[str, Any]) -> str:
     correction = board["options"].get("correction", "holm")
     lines = ["Columns:"]
     for column, meaning in LEGEND.items():
+        if column in MONEY_COLUMNS and not board.get("prices"):
+            continue
         if column == "vs ref":
             meaning = meaning.replace("by the correction named (Holm by default)", f"({adjusted_by(correction)})")
         lines.append(f"- **{column}**: {meaning}.")
@@ -137,25 +149,43 @@ def _num(value: float | None, digits: int = 1, scale: float = 1.0) -> str:
     return "–" if value is None else f"{scale * value:.{digits}f}"
 
 
+def recorded(row: dict[str, Any], key: str, digits: int) -> str:
+    """A row's calls, tokens or time as shown: ``not recorded`` for an imported run, ``–`` when missing."""
+    if not row.get("costs_recorded", True):
+        return "not recorded"
+    return _num(row.get(key), digits)
+
+
+def money_cells(row: dict[str, Any]) -> tuple[str, str]:
+    """A row's cost per item and in all as shown (``not priced``, ``not recorded`` when it has none)."""
+    status = row.get("cost_status")
+    return dollars(row.get("cost_per_item"), status), dollars(row.get("cost_total"), status)
+
+
 def markdown(board: dict[str, Any]) -> str:
     """The board as Markdown: the rows, the legend, the comparisons, cost and accuracy, how the
     numbers were computed (once), and one sentence per comparison to end with."""
     correction = board["options"].get("correction", "holm")
+    priced = bool(board.get("prices"))
+    money_head = "".join(f" {column} |" for column in MONEY_COLUMNS) if priced else ""
     header = (
         "| configuration | task | metric | score | 95% CI | std (repeats) | items | parse fail "
-        f"| decided | turns | calls/item | tokens/item | {TIME_COLUMN} | vs ref | MDE (80% power) |\n"
-        "|---|---|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|\n"
+        f"| decided | turns | calls/item | tokens/item |{money_head} {TIME_COLUMN} | vs ref | MDE (80% power) |\n"
+        "|---|---|---|---:|---|---:|---:|---:|---:|---:|---:|---:|" + ("---:|---:|" if priced else "")
+        + "---:|---|---:|\n"
     )
     lines = [
         f"| {cell(label_of(r))} | {cell(task_of(r))} | {cell(r['metric'])} "
         f"| {points(r, r['score'])} | {points(r, r['ci_low'])}–{points(r, r['ci_high'])} "
         f"| {points(r, r['std_repeats'])} | {r['items']} | {100 * r['parse_failure_rate']:.1f}% "
-        f"| {100 * r['decision_success_rate']:.0f}% | {r['mean_turns']:.2f} | {r['calls_per_item']:.1f} "
-        f"| {r['tokens_per_item']:.0f} | {_num(r.get('llm_s_per_item'), 2)} | {versus(r, correction)} "
-        f"| {row_mde(r)} |"
+        f"| {100 * r['decision_success_rate']:.0f}% | {r['mean_turns']:.2f} | {recorded(r, 'calls_per_item', 1)} "
+        f"| {recorded(r, 'tokens_per_item', 0)} |" + ("".join(f" {m} |" for m in money_cells(r)) if priced else "")
+        + f" {recorded(r, 'llm_s_per_item', 2)} | {versus(r, correction)} | {row_mde(r)} |"
         for r in board["rows"]
     ]
     text = header + "\n".join(lines) + "\n\n" + legend_markdown(board)
+    if note := prices_note(board.get("prices")):
+        text += f"\n{cell(note)}\n"
     if (board.get("records_read") or {}).get("summary"):  # each unit counted once, whatever is on disk
         text += f"\nRecords: {board['records_read']['summary']}; each unit counts once.\n"
     if note := cache_note(board):
@@ -165,7 +195,7 @@ def markdown(board: dict[str, Any]) -> str:
     elif board["options"]["compare"] == "all" and board["comparisons"]:
         text += "\n" + comparisons_markdown(board["comparisons"], correction)
     dynamics = dynamics_markdown(board.get("dynamics") or [])
-    text += "\n" + cost_markdown(board["rows"]) + (f"\n{dynamics}" if dynamics else "")
+    text += "\n" + cost_markdown(board["rows"], board) + (f"\n{dynamics}" if dynamics else "")
     text += "\nHow the numbers were computed: " + board["statement"] + "\n"
     said = board.get("conclusions") or []
     if said:  # sentences quote labels: text, never Markdown of theirs
@@ -188,20 +218,33 @@ def on_front(row: dict[str, Any], cost: str) -> str:
     return "front" if row.get(front_key(cost)) else ""
 
 
-def cost_markdown(rows: list[dict[str, Any]]) -> str:
-    """Score against tokens and calls per item, with each family's Pareto front marked."""
+#: The cost section's columns per cost: the value's heading and its front's.
+COST_HEADINGS = {"cost_per_item": ("cost/item", "front (cost)"), "tokens_per_item": ("tokens/item", "front (tokens)"),
+                 "calls_per_item": ("calls/item", "front (calls)")}
+
+
+def cost_values(row: dict[str, Any], cost: str) -> str:
+    """One cost of a row as the cost section shows it."""
+    if cost == "cost_per_item":
+        return money_cells(row)[0]
+    return recorded(row, cost, 0 if cost == "tokens_per_item" else 1)
+
+
+def cost_markdown(rows: list[dict[str, Any]], board: dict[str, Any] | None = None) -> str:
+    """Score against dollars (with a price file), tokens and calls per item, with each family's
+    Pareto front marked."""
+    costs = board_costs(board or {})
+    heads = [heading for cost in costs for heading in COST_HEADINGS[cost]]
     lines = [
         "Cost and accuracy (front: no other configuration of the task scores at least as high for at most "
-        "the cost):\n",
-        "| configuration | task | metric | score | tokens/item | front (tokens) | calls/item | front (calls) |",
-        "|---|---|---|---:|---:|---|---:|---|",
+        "the cost; a row without a cost is off it):\n",
+        "| configuration | task | metric | score | " + " | ".join(heads) + " |",
+        "|---|---|---|---:|" + "---:|---|" * len(costs),
     ]
     for r in rows:
-        lines.append(
-            f"| {cell(label_of(r))} | {cell(task_of(r))} | {cell(r['metric'])} | {points(r, r['score'])} "
-            f"| {r['tokens_per_item']:.0f} "
-            f"| {on_front(r, 'tokens_per_item')} | {r['calls_per_item']:.1f} | {on_front(r, 'calls_per_item')} |"
-        )
+        cells = "".join(f" {cost_values(r, cost)} | {on_front(r, cost)} |" for cost in costs)
+        lines.append(f"| {cell(label_of(r))} | {cell(task_of(r))} | {cell(r['metric'])} | {points(r, r['score'])} |"
+                     + cells)
     return "\n".join(lines) + "\n"
 
 
@@ -253,8 +296,18 @@ def _csv(rows: list[dict[str, Any]], fields: tuple[str, ...]) -> str:
 
 
 def csv_text(board: dict[str, Any]) -> str:
-    """The rows as CSV (raw numbers, scores as fractions)."""
-    return _csv(board["rows"], CSV_FIELDS)
+    """The rows as CSV (raw numbers, scores as fractions; dollars as numbers). What a row has no value
+    for is said, never 0: ``not recorded`` (calls, tokens, times and cost of an imported run), ``not
+    priced`` (its cost when a model has no price); without a price file the cost cells are empty."""
+    rows = []
+    for row in board["rows"]:
+        row = dict(row)
+        if not row.get("costs_recorded", True):
+            row.update(dict.fromkeys(RECORDED_ONLY, "not recorded"))
+        if row.get("cost_status") in ("not priced", "not recorded"):
+            row.update(cost_per_item=row["cost_status"], cost_total=row["cost_status"])
+        rows.append(row)
+    return _csv(rows, CSV_FIELDS)
 
 
 def comparisons_csv(board: dict[str, Any]) -> str:

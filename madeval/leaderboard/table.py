@@ -18,9 +18,10 @@ from typing import Any
 from ..dynamics.board import board_dynamics
 from ..errors import UsageError
 from .compare import compare_family, pairs
-from .cost import mark_fronts
+from .cost import COSTS, MONEY, mark_fronts
 from .data import RunData, cache_share, item_scores, item_spread, llm_seconds, metric_names, strata_of, unit_scores
 from .groups import is_declared, name as aggregation_name, rule
+from .money import imported, load_prices, prices_entry, row_money
 from .options import LeaderboardOptions
 from .sentences import conclusions
 from .stats import Interval, enclose, mean_interval, stratified_interval
@@ -34,6 +35,8 @@ def build(data: RunData, options: LeaderboardOptions) -> dict[str, Any]:
     """The leaderboard of a run as a JSON-ready dictionary (see ``FORMAT``)."""
     order = list(data.configurations)
     reference = resolve_reference(data, options.reference)
+    prices = load_prices(options.prices)
+    fronts = (*MONEY, *COSTS) if prices is not None else tuple(COSTS)
     scopes = [("task", task, [task]) for task in data.tasks]
     scopes += [("group", name, members) for name, members in data.groups.items()]
     rows, comparisons, per_item = [], [], {}
@@ -56,6 +59,7 @@ def build(data: RunData, options: LeaderboardOptions) -> dict[str, Any]:
                     units[config] = unit_scores(mine, metric)
                 benchmark = options.interval == "benchmark"
                 row = _row(data, config, scope, name, metric, mine, scores[config], benchmark, macro)
+                row.update(row_money(mine, prices, row["costs_recorded"]))
                 group = scope == "group"
                 row["aggregation"] = aggregation_name(rule(data.aggregations, name, metric)) if group else None
                 row["aggregation_declared"] = is_declared(data.aggregations, name, metric) if group else None
@@ -69,7 +73,7 @@ def build(data: RunData, options: LeaderboardOptions) -> dict[str, Any]:
             for comparison in family:
                 comparison["top_two"] = top is not None and {comparison["a"], comparison["b"]} == set(top)
             _mark(family_rows, family, reference)
-            mark_fronts(family_rows)
+            mark_fronts(family_rows, fronts)
             for comparison in family:
                 comparison.update(scope=scope, task=name, metric=metric,
                                   label_a=data.configurations[comparison["a"]]["label"],
@@ -95,6 +99,7 @@ def build(data: RunData, options: LeaderboardOptions) -> dict[str, Any]:
         "dynamics": board_dynamics(data, options),
         "records_read": {**data.reading.to_dict(), "summary": data.reading.summary()},
         "cached_calls": cache_share(data.records),
+        "prices": prices_entry(options.prices, prices, data.records) if prices is not None else None,
         **({"merged": {"runs": data.runs, "notes": data.notes}} if data.runs else {}),
     }
 
@@ -184,6 +189,8 @@ def _row(data: RunData, config: str, scope: str, name: str, metric: str, records
     _, repeats = item_spread(records, metric)
     repeat_scores = _repeat_scores(records, metric, macro)
     timed = [r for r in records if r.get("wall_s") is not None]
+    # an imported configuration (MALLM, lm-eval output) recorded no calls, tokens or times: not 0 of each
+    recorded = not imported(described)
     decided = Counter(r["turns"] for r in records if r["decision_success"])
     return {
         "config": config,
@@ -206,10 +213,11 @@ def _row(data: RunData, config: str, scope: str, name: str, metric: str, records
         "parse_failure_rate": _rate(records, "parse_failure"),
         "decision_success_rate": _rate(records, "decision_success"),
         "mean_turns": statistics.fmean(r["turns"] for r in records),
-        "calls_per_item": per_item(records, lambda r: r["calls"]),
-        "tokens_per_item": per_item(records, lambda r: r["tokens"]["total"]),
-        "llm_s_per_item": per_item(records, llm_seconds),
-        "wall_s_per_item": per_item(timed, lambda r: r["wall_s"]) if timed else None,
+        "costs_recorded": recorded,
+        "calls_per_item": per_item(records, lambda r: r["calls"]) if recorded else None,
+        "tokens_per_item": per_item(records, lambda r: r["tokens"]["total"]) if recorded else None,
+        "llm_s_per_item": per_item(records, llm_seconds) if recorded else None,
+        "wall_s_per_item": per_item(timed, lambda r: r["wall_s"]) if timed and recorded else None,
         "oracle": any(r.get("oracle") for r in records),
         "turns_histogram": {str(k): v for k, v in sorted(Counter(r["turns"] for r in records).items())},
         "turns_decided": {str(k): v for k, v in sorted(decided.items())},

@@ -1,10 +1,14 @@
 """Cost in money: a price table per model turns the tokens a run recorded into dollars.
 
-:mod:`.table` reads the price file; :mod:`.cost` prices calls and records. The board, the Pareto
-chart, ``self_consistency_matched`` and ``sample-size`` do not use it yet.
+:mod:`.table` reads the price file; :mod:`.usage` sums a record's tokens per model (kept when its
+transcript is dropped); :mod:`.cost` prices records, items and configurations; :mod:`.study` prices a
+study before it runs (``madeval sample-size --prices``). The leaderboard shows cost per item and per
+configuration and draws its Pareto front against money when the board is given ``--prices``.
 """
 
-from .cost import CostSummary, price_records
+from .cost import BATCH_KEY, CostSummary, price_records, record_cost, unpriced_models, usage_cost
 from .table import ModelPrice, PriceTable, read_price_table
+from .usage import USAGE_KEY, Usage, calls_usage, record_usage
 
-__all__ = ["CostSummary", "ModelPrice", "PriceTable", "price_records", "read_price_table"]
+__all__ = ["BATCH_KEY", "USAGE_KEY", "CostSummary", "ModelPrice", "PriceTable", "Usage", "calls_usage",
+           "price_records", "read_price_table", "record_cost", "record_usage", "unpriced_models", "usage_cost"]

@@ -1,46 +1,72 @@
-"""Pricing what a run recorded: each call's tokens at its model's price."""
+"""Pricing what a run recorded: each model's tokens at its price, per record, item and configuration.
+
+A cost is never made up: a record that used a model the table does not price has no cost (None, shown
+"not priced"), never a smaller one; calls answered from the response cache cost nothing.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import statistics
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from .table import PriceTable
+from .usage import Usage, record_usage
+
+#: the record key saying its run sent calls through a provider's batch API (batch prices apply)
+BATCH_KEY = "batch_priced"
+
+
+def usage_cost(usage: Usage, table: PriceTable, *, batch: bool = False) -> float | None:
+    """Dollars for ``usage`` (model -> prompt, completion tokens); None when a model has no price."""
+    dollars = 0.0
+    for model, (prompt, completion) in usage.items():
+        price = table.price(model)
+        if price is None:
+            return None
+        dollars += price.cost(prompt, completion, batch=batch)
+    return dollars
+
+
+def unpriced_models(usage: Usage, table: PriceTable) -> set[str]:
+    """The models of ``usage`` the table has no price for."""
+    return {model for model in usage if table.price(model) is None}
+
+
+def record_cost(record: Mapping[str, Any], table: PriceTable) -> float | None:
+    """One record's dollars, at batch prices when its run used the batch transport; None: not priced."""
+    return usage_cost(record_usage(record), table, batch=bool(record.get(BATCH_KEY)))
 
 
 @dataclass
 class CostSummary:
     """Dollars per configuration and item, and the models the table had no price for."""
 
-    #: configuration id -> item key -> dollars (summed over the item's repeats and calls)
-    per_item: dict[str, dict[str, float]] = field(default_factory=dict)
-    #: models the table does not price: their calls are left out, and the cost says so
+    #: configuration id -> item key -> dollars (mean over the item's repeats); None: a call was not priced
+    per_item: dict[str, dict[str, float | None]] = field(default_factory=dict)
+    #: models the table does not price: the items that used them have no cost
     unpriced: set[str] = field(default_factory=set)
 
-    def per_configuration(self) -> dict[str, float]:
-        """Mean dollars per item for each configuration."""
-        return {config: sum(items.values()) / len(items) for config, items in self.per_item.items() if items}
+    def per_configuration(self) -> dict[str, float | None]:
+        """Mean dollars per item for each configuration; None when any of its items is not priced."""
+        return {config: None if None in items.values() else statistics.fmean(items.values())
+                for config, items in self.per_item.items() if items}
 
 
-def price_records(records: Iterable[dict[str, Any]], table: PriceTable, *, batch: bool = False) -> CostSummary:
-    """The cost of every record's calls; calls answered from the response cache cost nothing.
+def price_records(records: Iterable[Mapping[str, Any]], table: PriceTable, *, batch: bool = False) -> CostSummary:
+    """The cost of every record, per configuration and item (each item's repeats averaged).
 
-    ``batch``: at the models' batch prices (``batch_discount`` taken off)."""
+    ``batch``: at the models' batch prices (``batch_discount`` taken off), whatever the records say."""
     summary = CostSummary()
+    repeats: dict[str, dict[str, list[float | None]]] = {}
     for record in records:
         unit = record["unit"]
-        item = f"{unit['task']}/{unit['item']}"
-        dollars = 0.0
-        for call in record.get("transcript", {}).get("calls", []):
-            if call.get("cached"):
-                continue
-            price = table.price(call["model"])
-            if price is None:
-                summary.unpriced.add(call["model"])
-                continue
-            dollars += price.cost(int(call.get("prompt_tokens") or 0), int(call.get("completion_tokens") or 0),
-                                  batch=batch)
-        items = summary.per_item.setdefault(unit["config"], {})
-        items[item] = items.get(item, 0.0) + dollars
+        usage = record_usage(record)
+        summary.unpriced |= unpriced_models(usage, table)
+        dollars = usage_cost(usage, table, batch=batch or bool(record.get(BATCH_KEY)))
+        repeats.setdefault(unit["config"], {}).setdefault(f"{unit['task']}/{unit['item']}", []).append(dollars)
+    for config, items in repeats.items():
+        summary.per_item[config] = {item: None if None in values else statistics.fmean(values)
+                                    for item, values in items.items()}
     return summary
