@@ -68,6 +68,35 @@ def test_round_trips_equal_the_longest_dependency_chain(batch_sim, tmp_path, con
     assert server.stats.batches["lines_submitted"] == calls_of(rows)  # no call sent twice
 
 
+def test_by_default_a_batch_holds_a_whole_round_of_ready_calls(batch_sim, tmp_path, capfd):
+    """Without --concurrency a batch run's slots are a batch's lines: 80 Memory debates (agents speak in
+    turn) start with 80 ready calls, more than the 64 slots of the other transports, and the run still
+    needs exactly its longest chain of batches, without a warning."""
+    with batch_sim() as server:
+        run_quietly(settings(server.base_url, tmp_path / "run", [MEMORY], transport="batch", batch_options=FAST,
+                             limit=80, concurrency=None))
+        counts = server.stats.batches
+    rows = records(tmp_path / "run")
+    first = [json.loads(line) for line in (tmp_path / "run" / "batches.jsonl").read_text().splitlines()][0]
+    assert len(rows) == 80 and len(first["custom_ids"]) == 80
+    assert counts["batches_created"] == max(row["chain"] for row in rows) == 10
+    assert counts["lines_submitted"] == calls_of(rows)
+    assert "caps each batch" not in capfd.readouterr().err
+
+
+def test_an_explicit_concurrency_caps_each_batch_and_says_so_once(batch_sim, tmp_path, capfd):
+    with batch_sim() as server:
+        run_quietly(settings(server.base_url, tmp_path / "run", [MEMORY], transport="batch", batch_options=FAST,
+                             limit=6, concurrency=8))
+        created = server.stats.batches["batches_created"]
+    entries = [json.loads(line) for line in (tmp_path / "run" / "batches.jsonl").read_text().splitlines()]
+    assert max(len(entry["custom_ids"]) for entry in entries if "custom_ids" in entry) <= 8
+    assert created > max(row["chain"] for row in records(tmp_path / "run"))
+    warnings = [line for line in capfd.readouterr().err.splitlines() if "caps each batch" in line]
+    assert warnings == ["madeval: warning: --concurrency 8 caps each batch at 8 lines (more batch round trips "
+                        "than the debates' longest chain); leave it out to fill batches up to max_lines=50000"]
+
+
 def test_a_sweep_through_batches_equals_the_ordinary_transport(batch_sim, tmp_path):
     with batch_sim() as server:
         run_quietly(settings(server.base_url, tmp_path / "batch", [MEMORY, RELAY], transport="batch",

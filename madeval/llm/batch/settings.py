@@ -81,3 +81,15 @@ def attach_run_folder(transports: Any, folder: Path, options: dict[str, Any]) ->
         configure = getattr(transport, "configure_batches", None)
         if configure is not None:
             configure(settings, folder)
+
+
+def concurrency_note(concurrency: int | None, options: dict[str, Any]) -> str | None:
+    """The warning for a ``--concurrency`` below a batch's ``max_lines`` (None: no warning).
+
+    Each call holds a slot until its batch is back, so the slots bound how many lines one batch
+    gathers: such a run sends more batches, each a provider turnaround, than its longest chain."""
+    max_lines = BatchSettings(**options).max_lines
+    if concurrency is None or concurrency >= max_lines:
+        return None
+    return (f"--concurrency {concurrency} caps each batch at {concurrency} lines (more batch round trips than "
+            f"the debates' longest chain); leave it out to fill batches up to max_lines={max_lines}")
