@@ -63,3 +63,31 @@ def test_batch_options_are_checked():
                      ("poll_s=x", "poll_s must be a float"), ("flush_s", "key=value")]:
         with pytest.raises(ValueError, match=why):
             parse_batch_options(bad)
+
+
+def test_a_window_is_a_duration():
+    from madeval.llm.batch.settings import window_seconds
+
+    assert [window_seconds(w) for w in ("24h", "30m", "0.5s", "2d", " 1H ")] == [86400, 1800, 0.5, 172800, 3600]
+    for bad in ("24", "h", "-1h", "0s", "nanh", "infh", "31d", ""):
+        with pytest.raises(ValueError, match="window must be"):
+            window_seconds(bad)
+    with pytest.raises(ValueError, match="window must be"):
+        parse_batch_options("window=tomorrow")
+
+
+def test_the_journal_keeps_each_batch_window_and_ignores_a_bad_one(tmp_path):
+    from madeval.llm.batch.journal import BatchJournal, Earlier
+
+    journal = BatchJournal(tmp_path)
+    journal.uploaded("f1", ["a", "b"])
+    journal.submitted("b1", "f1", "2h")
+    journal.uploaded("f2", ["c"])
+    journal.submitted("b2", "f2", "24h")
+    journal.uploaded("f3", ["d"])  # killed before its batch was journaled
+    with journal.path.open("a") as raw:  # a hand-edited or hostile line: the run's own window holds
+        raw.write(json.dumps({"batch": "b2", "input_file": "f2", "window": "\x1b[31mforever"}) + "\n")
+    again = BatchJournal(tmp_path)
+    assert again.claim("a") == Earlier("f1", "b1", "2h") and again.claim("b") == Earlier("f1", "b1", "2h")
+    assert again.claim("c") == Earlier("f2", "b2", None) and again.claim("d") == Earlier("f3", None, None)
+    assert again.claim("a") is None  # claimed once

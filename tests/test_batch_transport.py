@@ -278,6 +278,49 @@ def test_file_exchange_resumes_a_killed_run_without_writing_a_request_twice(gene
     assert sum(path.read_bytes().count(b"\n") for path in requests) == calls_of(rows)
 
 
+def test_file_exchange_gives_up_after_the_window_and_a_resume_waits_again(generated_tasks, tmp_path, capfd):
+    """No engine answers: after the window the round's calls fail with one warning line and the run
+    ends, its request file journaled with its window. A resume asking a 24 h window still waits the
+    journaled 1 s for that file (and writes nothing); one with an engine answering finishes, every
+    request written once."""
+    exchange, folder = tmp_path / "exchange", tmp_path / "run"
+    exchange.mkdir()
+    def run_with(window):
+        return run_quietly(settings(exchange.as_uri(), folder, [MEMORY], transport="batch", model="simulator",
+                                    batch_options={**FAST, "window": window}, limit=3))[0]
+    started = time.monotonic()
+    result = run_with("1s")
+    assert 1 <= time.monotonic() - started < 30
+    assert (result.outcome.finished, result.outcome.failed, result.outcome.unfixable) == (0, 3, 0)
+    warnings = [line for line in capfd.readouterr().err.splitlines() if "window" in line]
+    assert len(warnings) == 1 and "no output file" in warnings[0] and "within its window of 1s" in warnings[0]
+    errors = [json.loads(line)["error"] for line in (folder / "errors.jsonl").read_text().splitlines()]
+    assert len(errors) == 3 and all("within its window of 1s" in error for error in errors)
+    entries = [json.loads(line) for line in (folder / "batches.jsonl").read_text().splitlines()]
+    assert [entry.get("window") for entry in entries] == [None, "1s"]  # the upload, then the batch
+    requests = lambda: sorted(p for p in exchange.glob("*.jsonl") if not p.name.endswith(".output.jsonl"))
+    assert len(requests()) == 1
+
+    started = time.monotonic()
+    result = run_with("24h")  # still nobody answers: the journaled window holds for the earlier file
+    assert time.monotonic() - started < 30 and result.outcome.failed == 3 and len(requests()) == 1
+
+    engine = SimulatorServer(SyntheticAgents(GoldIndex.from_tasks(generated_tasks.values()),
+                                             default=AgentProfile(0.6, 0.3, 0.0, 0.0), seed=0))
+    stop, answered = threading.Event(), []
+    worker = threading.Thread(target=answer_folder, args=(exchange, engine, stop, answered), daemon=True)
+    worker.start()
+    try:
+        result = run_with("24h")
+    finally:
+        stop.set()
+        worker.join()
+    rows = records(folder)
+    assert result.outcome.failed == 0 and len(rows) == 3
+    assert len(requests()) == len(answered) == max(row["chain"] for row in rows)
+    assert sum(path.read_bytes().count(b"\n") for path in requests()) == calls_of(rows)
+
+
 def kill_once_a_batch_is_journaled(command: list[str], folder):
     """Start ``command`` (a madeval run into ``folder``), SIGKILL it once its journal holds a
     submitted batch (within 60 s), and return the journal's path."""

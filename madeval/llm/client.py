@@ -28,7 +28,7 @@ from .cache import ResponseCache, request_key
 from .endpoint_url import EndpointURL, public_url
 from .probe import PROBE_MESSAGES, PROBE_PARAMS, Probe
 from .structured import JSON_SCHEMA, ReplySchema, refuses_response_format
-from .wire import read_model_entries
+from .wire import Unanswered, read_model_entries
 from .transports import (
     DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_TRANSPORT, TRANSPORTS, ClientSideError, FatalError, RetryableError,  # noqa: F401
     transport_class,
@@ -329,6 +329,9 @@ class LLMClient:
                         hint = v1_hint(self.endpoints[endpoint], error.status)
                         raise LLMError(self.redact(f"{endpoint}: {error} (not retried){hint}"),
                                        retryable=False) from None
+                    except Unanswered as error:  # retrying would pay for the line twice; a re-run waits again
+                        self.stats.failures += 1
+                        raise LLMError(self.redact(f"{endpoint}: {error}"), retryable=True) from None
                     except RetryableError as error:
                         if "response_format" in params and refuses_response_format(error.status, error.detail):
                             raise ResponseFormatRefused(self.redact(f"{error.reason}: {error.detail}")) from None

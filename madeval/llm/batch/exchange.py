@@ -38,6 +38,9 @@ def exchange_folder(base_url: str) -> Path | None:
 class FileExchange:
     """Request files written to a folder, output files awaited there."""
 
+    #: An output file is awaited for the batch's window and no longer (no engine expires it for us).
+    grace_s = 0.0
+
     def __init__(self, folder: Path, max_reply: int):
         self.folder = folder
         self._max_reply = max_reply
@@ -79,10 +82,15 @@ class FileExchange:
                 outcomes = await asyncio.to_thread(read_outcomes, content, self._max_reply, "completed")
                 stable = stable + 1 if size == last_size else 0
                 if len(outcomes) >= expected or stable >= STABLE_LOOKS:
+                    self._sizes.pop(name, None)
                     return outcomes
             last_size = size
             await asyncio.sleep(pause)
             pause = min(pause * 2, self.settings.poll_s)
+
+    def unanswered(self, name: str) -> str:
+        """What is missing when ``name`` is given up (one clause of the warning line)."""
+        return f"no output file {self.folder / (name + OUTPUT_SUFFIX)} appeared"
 
     async def models(self) -> list[str]:
         """No model list (give ``--model``); refuses a folder that is missing or not writable."""

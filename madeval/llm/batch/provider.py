@@ -9,7 +9,7 @@ from typing import Any
 from ..openai_transport import OpenAITransport
 from ..wire import ClientSideError, FatalError, Reply, RetryableError, read_model_list, short
 from .lines import CHAT_URL, read_outcomes, warn
-from .settings import BatchSettings
+from .settings import PROVIDER_GRACE_S, BatchSettings
 
 #: The largest output or error file read (a batch of 50,000 replies of a few kilobytes each fits).
 MAX_FILE_BYTES = 1 << 30
@@ -67,6 +67,9 @@ class _FilesAPI(OpenAITransport):
 class ProviderBatches:
     """Batches through an endpoint's ``/files`` and ``/batches``."""
 
+    #: A provider expires a batch at its window itself: awaited this much longer for its partial output.
+    grace_s = PROVIDER_GRACE_S
+
     def __init__(self, base_url: str, api_key: str, timeout_s: float, max_reply: int):
         self._api = _FilesAPI(base_url, api_key, timeout_s, max_response_bytes=MAX_FILE_BYTES)
         self._max_reply = max_reply
@@ -121,6 +124,11 @@ class ProviderBatches:
                     continue
                 outcomes.update(await asyncio.to_thread(read_outcomes, content, self._max_reply, batch.status))
         return outcomes
+
+    @staticmethod
+    def unanswered(batch_id: str) -> str:
+        """What is missing when ``batch_id`` is given up (one clause of the warning line)."""
+        return f"batch {batch_id} did not finish"
 
     async def models(self) -> list[str]:
         """The model ids the endpoint lists, once it proved it serves the Batch API (see
