@@ -128,6 +128,46 @@ def test_failed_and_expired_lines_are_retried_in_later_batches(batch_sim, tmp_pa
     assert {e for row in rows for c in row["transcript"]["calls"] for e in c["errors"]} == {"batch line batch_expired"}
 
 
+def test_failed_lines_retry_in_the_next_batch_so_rounds_stay_together(batch_sim, tmp_path):
+    """A failed line is sent again at once (the batch's turnaround is the backoff), with the calls its
+    batch released: a debate needs one more round per failed line of its own, and never a batch of
+    its own (a jittered retry delay sent retries, then their debates, in batches of their own)."""
+    with batch_sim(fail_rate=0.2, seed=5) as server:
+        run_quietly(settings(server.base_url, tmp_path / "run", [MEMORY], transport="batch", batch_options=FAST,
+                             limit=20))
+        counts = server.stats.batches
+    rows = records(tmp_path / "run")
+    rounds = [row["chain"] + sum(len(call["errors"]) for call in row["transcript"]["calls"]) for row in rows]
+    assert len(rows) == 20 and counts["lines_failed"] > 0
+    assert max(row["chain"] for row in rows) < counts["batches_created"] <= max(rounds)
+
+
+def test_a_refused_upload_is_retried_with_its_round_kept_together(batch_sim, tmp_path, capfd):
+    with batch_sim(refuse_uploads=2, retry_after_s=0.2) as server:
+        run_quietly(settings(server.base_url, tmp_path / "run", [MEMORY], transport="batch", batch_options=FAST))
+        counts = server.stats.batches
+    rows = records(tmp_path / "run")
+    assert counts["uploads_refused"] == 2 and counts["batches_created"] == max(row["chain"] for row in rows)
+    assert counts["lines_submitted"] == calls_of(rows)
+    assert not any(call["errors"] for row in rows for call in row["transcript"]["calls"])
+    warnings = [line for line in capfd.readouterr().err.splitlines() if "refused" in line]
+    assert warnings == [f"madeval: warning: batch upload refused (HTTP 429); trying again in 0.2 s ({n} of 4)"
+                        for n in (1, 2)]
+    entries = [json.loads(line) for line in (tmp_path / "run" / "batches.jsonl").read_text().splitlines()]
+    assert [(e["refused"], e["retry_in_s"]) for e in entries if "refused" in e] == [("upload", 0.2)] * 2
+
+
+def test_uploads_refused_for_good_fail_the_debates_within_the_retry_bound(batch_sim, tmp_path):
+    with batch_sim(refuse_uploads=1000, retry_after_s=0) as server:
+        result, _ = run_quietly(settings(server.base_url, tmp_path / "run", [MEMORY], transport="batch",
+                                         batch_options=FAST, max_attempts=2, limit=2))
+        counts = server.stats.batches
+    assert (result.outcome.failed, result.outcome.unfixable) == (2, 0)
+    assert counts["uploads_refused"] == 2 * 4 and counts["files"] == counts["batches_created"] == 0
+    errors = [json.loads(line)["error"] for line in (tmp_path / "run" / "errors.jsonl").read_text().splitlines()]
+    assert all("batch not submitted: HTTP 429" in error for error in errors)
+
+
 @pytest.mark.parametrize("lost_batch_line", [False, True], ids=["journaled", "killed-before-journaling-the-batch"])
 def test_a_run_killed_between_submit_and_collect_resumes_without_submitting_again(batch_sim, tmp_path,
                                                                                   lost_batch_line):

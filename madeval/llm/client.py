@@ -368,7 +368,10 @@ class LLMClient:
                 gate.release(window, **went)
             if attempt < self.retry.max_attempts:
                 self.stats.retries += 1
-                await asyncio.sleep(self.retry.delay(attempt, retry_after, self.endpoints[endpoint].timeout_s))
+                if getattr(transport, "retries_at_once", False):  # a batch's turnaround is the backoff
+                    await asyncio.sleep(retry_after or 0.0)
+                else:
+                    await asyncio.sleep(self.retry.delay(attempt, retry_after, self.endpoints[endpoint].timeout_s))
         self.stats.failures += 1
         raise LLMError(f"{endpoint}: gave up after {len(errors)} attempts ({', '.join(errors[-3:])})")
 

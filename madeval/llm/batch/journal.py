@@ -72,6 +72,11 @@ class BatchJournal:
         """Record a created batch and its completion window, before it is waited for."""
         self._append({"batch": batch_id, "input_file": input_file, "window": window, "at": round(time.time(), 3)})
 
+    def refused(self, step: str, reason: str, wait: float) -> None:
+        """Record a refused upload or batch creation, tried again after ``wait`` seconds (what a
+        researcher reads when a round took longer; resume reads no such line)."""
+        self._append({"refused": step, "reason": reason, "retry_in_s": round(wait, 3), "at": round(time.time(), 3)})
+
     def _append(self, entry: dict) -> None:
         with self.path.open("a", encoding="utf-8") as journal:
             journal.write(json.dumps(entry) + "\n")

@@ -28,6 +28,8 @@ from .provider import ProviderBatches
 from .settings import BatchSettings, window_seconds
 
 Outcomes = dict[str, Reply | Exception]
+#: Tries of a batch's upload, and of its creation, before its lines fail (and go to the client's retry).
+SUBMIT_ATTEMPTS = 4
 
 
 class BatchTransport:
@@ -39,6 +41,10 @@ class BatchTransport:
     """
 
     name = "batch"
+    #: The client retries a failed line at once, unless the error asks for a wait: the next batch's
+    #: turnaround is the backoff, and a jittered delay would send a round's retries, and from then on
+    #: their debates' calls, in batches of their own (each one more provider turnaround).
+    retries_at_once = True
 
     def __init__(self, base_url: str, api_key: str, timeout_s: float,
                  max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES):
@@ -132,19 +138,39 @@ class BatchTransport:
             self._deliver(custom_ids, {}, Unanswered(self._given_up))
             return
         window = self.settings.window
+        content = b"".join(line for _, line in lines)
         try:
-            file_id = await self._service.upload(b"".join(line for _, line in lines))
+            file_id = await self._submitting("upload", lambda: self._service.upload(content))
             if self.journal is not None:
                 self.journal.uploaded(file_id, custom_ids)
-            batch_id = await self._service.create(file_id)
+            batch_id = await self._submitting("creation", lambda: self._service.create(file_id))
             self.batches_created += 1
             if self.journal is not None:
                 self.journal.submitted(batch_id, file_id, window)
-        except (RetryableError, FatalError) as error:
-            kind = type(error)
-            self._deliver(custom_ids, {}, kind(f"batch not submitted: {error}"))
+        except FatalError as error:
+            self._deliver(custom_ids, {}, FatalError(f"batch not submitted: {error}", error.status))
+            return
+        except RetryableError as error:  # no status: a refused upload must not shrink the slots (AIMD)
+            self._deliver(custom_ids, {}, RetryableError(f"batch not submitted: {error.reason}", error.retry_after))
             return
         self._hand_out(custom_ids, await self._wait(batch_id, window), "line missing from its batch")
+
+    async def _submitting(self, step: str, send):
+        """``send()``'s answer, a refusal retried here (the round's lines stay together) up to
+        ``SUBMIT_ATTEMPTS`` times, after its Retry-After or 1, 2, 4... seconds, one warning line each.
+        The last refusal is raised with that wait, which the client then waits before each line's retry."""
+        for attempt in range(1, SUBMIT_ATTEMPTS + 1):
+            try:
+                return await send()
+            except RetryableError as error:
+                wait = error.retry_after if error.retry_after is not None else min(2.0 ** (attempt - 1), 300.0)
+                if attempt == SUBMIT_ATTEMPTS:
+                    raise RetryableError(error.reason, wait, None, error.detail) from None
+                warn(f"batch {step} refused ({short(error.reason, 80)}); trying again in {wait:g} s "
+                     f"({attempt} of {SUBMIT_ATTEMPTS})")
+                if self.journal is not None:
+                    self.journal.refused(step, error.reason, wait)
+                await asyncio.sleep(wait)
 
     async def _from_earlier(self, earlier: Earlier, custom_id: str) -> None:
         """Answer ``custom_id`` from an upload an earlier process journaled (each collected once)."""
