@@ -373,3 +373,34 @@ def kill_once_a_batch_is_journaled(command: list[str], folder):
     process.kill()
     process.wait()
     return journal
+
+
+def test_a_resumed_transport_keeps_no_reply_of_an_earlier_batch_once_handed_out(batch_sim, tmp_path):
+    """A resumed run's calls are answered from the earlier process's batches; each reply is taken out
+    of its collected batch as it is handed over, so none stays for the rest of the run."""
+    import asyncio
+
+    from madeval.llm.batch.settings import BatchSettings
+    from madeval.llm.batch.transport import BatchTransport
+
+    def messages(round_, call):
+        return [{"role": "user", "content": f"Round {round_}, call {call}: A, B, C or D?"}]
+
+    async def rounds(base_url):
+        transport = BatchTransport(base_url, "-", 30.0)
+        transport.configure_batches(BatchSettings(flush_s=0.02, poll_s=0.02), tmp_path)
+        try:
+            replies = [await asyncio.gather(*(transport.chat("simulator", messages(r, c), {}) for c in range(5)))
+                       for r in range(3)]
+            return replies, transport.batches_created, [task.result() for task in transport._earlier.values()]
+        finally:
+            await transport.close()
+
+    with batch_sim(completion_delay_s=0.0) as server:
+        server.behaviour.unknown = "answer"
+        first, created, _ = asyncio.run(rounds(server.base_url))
+        again, created_again, kept = asyncio.run(rounds(server.base_url))
+        counts = server.stats.batches
+    assert created == 3 and created_again == 0 and counts["lines_submitted"] == 15
+    assert [[tuple(reply) for reply in round_] for round_ in again] == [[tuple(r) for r in round_] for round_ in first]
+    assert len(kept) == 3 and kept == [{}, {}, {}]

@@ -173,12 +173,18 @@ class BatchTransport:
                 await asyncio.sleep(wait)
 
     async def _from_earlier(self, earlier: Earlier, custom_id: str) -> None:
-        """Answer ``custom_id`` from an upload an earlier process journaled (each collected once)."""
+        """Answer ``custom_id`` from an upload an earlier process journaled (each collected once).
+
+        Each outcome is taken out of the collected batch as it is handed to its call, so an earlier
+        batch's replies are not all kept for the rest of the run (``bench.batch --memory``)."""
         task = self._earlier.get(earlier.input_file)
         if task is None:
             task = self._earlier[earlier.input_file] = asyncio.get_running_loop().create_task(
                 self._collect_earlier(earlier))
-        self._hand_out([custom_id], await task, "line missing from its earlier batch")
+        outcomes = await task
+        if not isinstance(outcomes, Unanswered):
+            outcomes = {custom_id: outcomes.pop(custom_id)} if custom_id in outcomes else {}
+        self._hand_out([custom_id], outcomes, "line missing from its earlier batch")
 
     def _hand_out(self, custom_ids: list[str], outcomes: Outcomes | Unanswered, missing: str) -> None:
         """Deliver a batch's outcomes (a line it lacks: a retryable ``missing``), or its give-up to all."""
