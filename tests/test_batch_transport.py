@@ -128,6 +128,18 @@ def test_failed_and_expired_lines_are_retried_in_later_batches(batch_sim, tmp_pa
     assert {e for row in rows for c in row["transcript"]["calls"] for e in c["errors"]} == {"batch line batch_expired"}
 
 
+def test_a_batch_the_provider_cancels_part_way_keeps_its_answers_and_retries_the_rest(batch_sim, tmp_path):
+    with batch_sim(cancel_after_lines=4) as server:
+        run_quietly(settings(server.base_url, tmp_path / "run", [MEMORY], transport="batch", batch_options=FAST))
+        counts = server.stats.batches
+    rows = records(tmp_path / "run")
+    errors = [error for row in rows for call in row["transcript"]["calls"] for error in call["errors"]]
+    assert len(rows) == 6 and not any(row.get("error") for row in rows) and counts["batches_cancelled"] > 0
+    assert set(errors) == {"line missing from its batch"}
+    assert counts["lines"] == calls_of(rows)  # every line answered once: the 4 a cancelled batch reached were kept
+    assert counts["lines_submitted"] == calls_of(rows) + len(errors)
+
+
 def test_failed_lines_retry_in_the_next_batch_so_rounds_stay_together(batch_sim, tmp_path):
     """A failed line is sent again at once (the batch's turnaround is the backoff), with the calls its
     batch released: a debate needs one more round per failed line of its own, and never a batch of

@@ -8,7 +8,9 @@ from typing import Any
 
 from ..openai_transport import OpenAITransport
 from ..wire import ClientSideError, FatalError, Reply, RetryableError, read_model_list, short
-from .lines import CHAT_URL, read_outcomes, warn
+from collections import Counter
+
+from .lines import CHAT_URL, note_odd_lines, read_outcomes, warn
 from .settings import PROVIDER_GRACE_S, BatchSettings
 
 #: The largest output or error file read (a batch of 50,000 replies of a few kilobytes each fits).
@@ -76,8 +78,8 @@ class ProviderBatches:
         self._probed = False
         self.settings = BatchSettings()
 
-    async def upload(self, content: bytes) -> str:
-        """Upload a request file; its file id."""
+    async def upload(self, content: bytes, custom_ids: list[str]) -> str:
+        """Upload a request file (of the lines ``custom_ids``); its file id."""
         return await self._api.upload(content)
 
     async def create(self, file_id: str) -> str:
@@ -115,6 +117,7 @@ class ProviderBatches:
             warn(f"batch {batch_id} failed: {short(reasons[0] if reasons else 'no reason given')}")
             return {}
         outcomes: dict[str, Reply | Exception] = {}
+        problems: Counter = Counter()  # repeats within a file (a line in both: the output line wins)
         for file_id in (batch.error_file_id, batch.output_file_id):  # an output line wins over an error line
             if file_id:
                 try:
@@ -122,7 +125,9 @@ class ProviderBatches:
                 except (RetryableError, FatalError) as error:
                     warn(f"batch {batch_id}: file {file_id} cannot be read ({error}); its lines are sent again")
                     continue
-                outcomes.update(await asyncio.to_thread(read_outcomes, content, self._max_reply, batch.status))
+                outcomes.update(await asyncio.to_thread(read_outcomes, content, self._max_reply, batch.status,
+                                                        problems))
+        note_odd_lines(f"batch {batch_id}", problems)
         return outcomes
 
     @staticmethod

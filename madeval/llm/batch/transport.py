@@ -140,7 +140,7 @@ class BatchTransport:
         window = self.settings.window
         content = b"".join(line for _, line in lines)
         try:
-            file_id = await self._submitting("upload", lambda: self._service.upload(content))
+            file_id = await self._submitting("upload", lambda: self._service.upload(content, custom_ids))
             if self.journal is not None:
                 self.journal.uploaded(file_id, custom_ids)
             batch_id = await self._submitting("creation", lambda: self._service.create(file_id))
