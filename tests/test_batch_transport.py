@@ -97,6 +97,20 @@ def test_an_explicit_concurrency_caps_each_batch_and_says_so_once(batch_sim, tmp
                         "than the debates' longest chain); leave it out to fill batches up to max_lines=50000"]
 
 
+def test_the_response_cache_sends_no_test_call_through_a_batch(batch_sim, tmp_path):
+    """With --cache on the client identifies each model by a test call; through the batch transport
+    that call would be a batch of its own before the run: it is not made."""
+    with batch_sim() as server:
+        run_quietly(settings(server.base_url, tmp_path / "run", [MEMORY], transport="batch", batch_options=FAST,
+                             limit=2, cache=str(tmp_path / "cache.sqlite")))
+        counts = server.stats.batches
+    rows = records(tmp_path / "run")
+    assert counts["batches_created"] == max(row["chain"] for row in rows)
+    assert counts["lines_submitted"] == calls_of(rows)
+    keyed = json.loads((tmp_path / "run" / "run.json").read_text())["cache"]["models"]
+    assert [model["system_fingerprint"] for model in keyed] == [None]
+
+
 def test_a_sweep_through_batches_equals_the_ordinary_transport(batch_sim, tmp_path):
     with batch_sim() as server:
         run_quietly(settings(server.base_url, tmp_path / "batch", [MEMORY, RELAY], transport="batch",

@@ -436,6 +436,9 @@ class LLMClient:
         probed once per client: a second caller gets the first answer."""
         if (endpoint, model) in self._probes:
             return self._probes[endpoint, model]
+        if getattr(self._transports[endpoint], "no_test_calls", False):
+            raise LLMError(f"{endpoint}: no test call through the batch transport (it would be a batch of "
+                           "its own, a provider turnaround before the run starts)", retryable=True)
         started = time.perf_counter()
         try:
             reply = await self._transports[endpoint].chat(model, PROBE_MESSAGES, dict(PROBE_PARAMS))

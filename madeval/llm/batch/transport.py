@@ -45,6 +45,9 @@ class BatchTransport:
     #: turnaround is the backoff, and a jittered delay would send a round's retries, and from then on
     #: their debates' calls, in batches of their own (each one more provider turnaround).
     retries_at_once = True
+    #: The client makes no test call through it (the response cache's fingerprint, the long-run
+    #: estimate): one would be a batch of its own, a provider turnaround before the run starts.
+    no_test_calls = True
 
     def __init__(self, base_url: str, api_key: str, timeout_s: float,
                  max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES):
