@@ -194,6 +194,7 @@ def test_the_simulator_cli_cancels_or_fails_batches(simulator_cli, flags, status
 
 @pytest.mark.parametrize("args", [["--batch-fail-rate", "1.5"], ["--batch-delay", "-1"],
                                   ["--batch-expire-after", "-2"], ["--batch-refuse-uploads", "-1"],
+                                  ["--batch-refuse-looks", "-3"],
                                   ["--batch-fail", "--hostile", "trickle"]])
 def test_the_simulator_cli_refuses_a_bad_batch_flag_in_one_line(args, capsys):
     from madeval.cli.main import main

@@ -183,6 +183,20 @@ def test_a_refused_upload_is_retried_with_its_round_kept_together(batch_sim, tmp
     assert [(e["refused"], e["retry_in_s"]) for e in entries if "refused" in e] == [("upload", 0.2)] * 2
 
 
+def test_a_provider_outage_while_waiting_sends_nothing_twice(batch_sim, tmp_path, capfd):
+    """Twelve looks at batches refused in a row (a 503 outage of the Batch API) are waited out: the
+    batches are still running, and sending their lines again would pay for them twice."""
+    with batch_sim(refuse_looks=12) as server:
+        run_quietly(settings(server.base_url, tmp_path / "run", [MEMORY], transport="batch", batch_options=FAST))
+        counts = server.stats.batches
+    rows = records(tmp_path / "run")
+    assert counts["looks_refused"] == 12 and counts["lines_submitted"] == calls_of(rows)
+    assert counts["batches_created"] == max(row["chain"] for row in rows)
+    err = capfd.readouterr().err
+    assert err.count("its status cannot be read (HTTP 503); still waiting") == 1
+    assert err.count("its status can be read again") == 1
+
+
 def test_uploads_refused_for_good_fail_the_debates_within_the_retry_bound(batch_sim, tmp_path):
     with batch_sim(refuse_uploads=1000, retry_after_s=0) as server:
         result, _ = run_quietly(settings(server.base_url, tmp_path / "run", [MEMORY], transport="batch",
@@ -245,6 +259,8 @@ def test_a_failed_batch_is_one_warning_per_batch_and_its_calls_fail_within_the_r
     assert result.outcome.failed == 2 and created == 2  # one batch of both first drafts, then one retry
     warnings = [line for line in capfd.readouterr().err.splitlines() if "failed: The batch failed" in line]
     assert len(warnings) == created
+    errors = [json.loads(line)["error"] for line in (tmp_path / "run" / "errors.jsonl").read_text().splitlines()]
+    assert all("batch failed: The batch failed (simulated)." in error for error in errors)
 
 
 def test_a_request_file_never_holds_more_lines_than_allowed(batch_sim, tmp_path):

@@ -23,7 +23,8 @@ error file with code ``batch_expired`` (what OpenAI does with a batch its window
 ``cancel_after_lines`` the provider cancels the batch after answering that many lines (status
 ``cancelled``, the answered lines in the output file, the others absent); with ``fail_batches`` every
 batch ``failed`` as a whole when it is created; ``refuse_uploads`` answers the first that many file
-uploads with HTTP 429 and a ``Retry-After`` of ``retry_after_s``. A batch cancelled by the client
+uploads with HTTP 429 and a ``Retry-After`` of ``retry_after_s``, ``refuse_looks`` the first that
+many looks at a batch (``GET /v1/batches/{id}``) with HTTP 503. A batch cancelled by the client
 answers nothing. ``stats()`` counts files, batches and lines for ``GET /stats``.
 """
 
@@ -56,6 +57,7 @@ class BatchOptions:
     fail_batches: bool = False  # every batch fails as a whole (status "failed", no output)
     cancel_after_lines: int | None = None  # the provider cancels each batch after this many lines
     refuse_uploads: int = 0  # the first this many file uploads get HTTP 429
+    refuse_looks: int = 0  # the first this many looks at a batch get HTTP 503
     retry_after_s: float = 1.0  # the Retry-After of a refused upload
 
     def __post_init__(self) -> None:
@@ -66,8 +68,9 @@ class BatchOptions:
         for name in ("expire_after_lines", "cancel_after_lines"):
             if (getattr(self, name) or 0) < 0:
                 raise ValueError(f"{name} must be >= 0: {getattr(self, name)}")
-        if self.refuse_uploads < 0:
-            raise ValueError(f"refuse_uploads must be >= 0: {self.refuse_uploads}")
+        for name in ("refuse_uploads", "refuse_looks"):
+            if getattr(self, name) < 0:
+                raise ValueError(f"{name} must be >= 0: {getattr(self, name)}")
         if not 0 <= self.retry_after_s <= 3600:
             raise ValueError(f"retry_after_s must be in [0, 3600]: {self.retry_after_s}")
 
@@ -103,7 +106,7 @@ class BatchService:
         self.batches: dict[str, dict[str, Any]] = {}
         self.counts = {"files": 0, "batches_created": 0, "batches_completed": 0, "batches_expired": 0,
                        "batches_cancelled": 0, "batches_failed": 0, "lines_submitted": 0, "lines": 0,
-                       "lines_failed": 0, "uploads_refused": 0}
+                       "lines_failed": 0, "uploads_refused": 0, "looks_refused": 0}
 
     def stats(self) -> dict[str, int]:
         """The counters ``GET /stats`` shows under ``batches``."""
@@ -132,6 +135,9 @@ class BatchService:
             return _ok({"object": "list", "data": data, "has_more": len(self.batches) > 20,
                         "first_id": data[0]["id"] if data else None, "last_id": data[-1]["id"] if data else None})
         if rest and rest[0] in self.batches:
+            if method == "GET" and len(rest) == 1 and self.counts["looks_refused"] < self.options.refuse_looks:
+                self.counts["looks_refused"] += 1
+                return _error(503, "The batch service is unavailable (simulated).", "service_unavailable")
             batch = self.batches[rest[0]]
             due = self._due.get(batch["id"])
             if due is not None and time.monotonic() - due[0] >= self.options.completion_delay_s:

@@ -185,18 +185,19 @@ class BatchTransport:
             task = self._earlier[earlier.input_file] = asyncio.get_running_loop().create_task(
                 self._collect_earlier(earlier))
         outcomes = await task
-        if not isinstance(outcomes, Unanswered):
+        if not isinstance(outcomes, Exception):
             outcomes = {custom_id: outcomes.pop(custom_id)} if custom_id in outcomes else {}
         self._hand_out([custom_id], outcomes, "line missing from its earlier batch")
 
-    def _hand_out(self, custom_ids: list[str], outcomes: Outcomes | Unanswered, missing: str) -> None:
-        """Deliver a batch's outcomes (a line it lacks: a retryable ``missing``), or its give-up to all."""
-        if isinstance(outcomes, Unanswered):
+    def _hand_out(self, custom_ids: list[str], outcomes: Outcomes | Exception, missing: str) -> None:
+        """Deliver a batch's outcomes (a line it lacks: a retryable ``missing``), or its one error
+        (given up, failed as a whole) to all."""
+        if isinstance(outcomes, Exception):
             self._deliver(custom_ids, {}, outcomes)
         else:
             self._deliver(custom_ids, outcomes, RetryableError(missing))
 
-    async def _wait(self, batch_id: str, window: str) -> Outcomes | Unanswered:
+    async def _wait(self, batch_id: str, window: str) -> Outcomes | Exception:
         """``batch_id``'s outcomes, or :class:`Unanswered` once it is past ``window`` (plus the
         service's grace) from now, or once another batch was given up (see the module's note)."""
         if self._given_up is not None:
@@ -220,7 +221,7 @@ class BatchTransport:
             self._deliver([custom_id for custom_id, _ in pending], {}, Unanswered(self._given_up))
         return Unanswered(self._given_up)
 
-    async def _collect_earlier(self, earlier: Earlier) -> Outcomes | Unanswered:
+    async def _collect_earlier(self, earlier: Earlier) -> Outcomes | Exception:
         """The outcomes of an earlier upload's batch, awaited for the window it was created with;
         nothing when no batch was created over it."""
         batch_id = earlier.batch
