@@ -179,7 +179,8 @@ async def _run(settings, registries, tasks, endpoints, default_model, show_progr
                              f"models; choose one with --model{client.hints.get(default_model.endpoint, '')}")
         if settings.base_url or settings.endpoints:  # the embedded model's name is checked offline
             await check_models(client, refs, listings)  # every agent's and judge's, the default's included
-        if settings.transport == "batch" and (note := concurrency_note(settings.concurrency, settings.batch_options)):
+        if settings.transport == "batch" and (note := concurrency_note(
+                settings.concurrency, settings.endpoint_concurrency, settings.batch_options)):
             print(f"madeval: warning: {note}", file=sys.stderr)
         for note in item_count_notes(plan.sampling):
             print(note, file=sys.stderr)

@@ -129,3 +129,15 @@ def test_the_file_exchange_reads_only_the_lines_it_sent_and_says_so_once(tmp_pat
     warnings = capsys.readouterr().err.splitlines()
     assert len(warnings) == 1 and "1 repeat a custom_id (the first line of each kept)" in warnings[0]
     assert "1 name a custom_id it was not sent (ignored)" in warnings[0]
+
+
+def test_a_concurrency_below_a_batch_is_named_in_the_warning():
+    from madeval.llm.batch.settings import concurrency_note
+
+    assert concurrency_note(None, None, {}) is None and concurrency_note(50_000, None, {}) is None
+    assert concurrency_note(None, None, {"max_lines": 100}) is None
+    assert concurrency_note(8, None, {}).startswith("--concurrency 8 caps each batch at 8 lines")
+    assert concurrency_note(None, {"default": 300, "b": 20}, {"max_lines": 1000}).startswith(
+        "--endpoint-concurrency 20 caps each batch at 20 lines")
+    assert concurrency_note(30, 10, {}).startswith("--endpoint-concurrency 10 caps")
+    assert concurrency_note(200, None, {"max_lines": 100}) is None

@@ -104,13 +104,18 @@ def attach_run_folder(transports: Any, folder: Path, options: dict[str, Any]) ->
             configure(settings, folder)
 
 
-def concurrency_note(concurrency: int | None, options: dict[str, Any]) -> str | None:
-    """The warning for a ``--concurrency`` below a batch's ``max_lines`` (None: no warning).
+def concurrency_note(concurrency: int | None, endpoint_concurrency: Any, options: dict[str, Any]) -> str | None:
+    """The warning for a ``--concurrency`` or ``--endpoint-concurrency`` below a batch's ``max_lines``
+    (None: no warning; ``endpoint_concurrency``: None, N, or a mapping of endpoint names to N).
 
     Each call holds a slot until its batch is back, so the slots bound how many lines one batch
     gathers: such a run sends more batches, each a provider turnaround, than its longest chain."""
     max_lines = BatchSettings(**options).max_lines
-    if concurrency is None or concurrency >= max_lines:
+    limits = endpoint_concurrency.values() if isinstance(endpoint_concurrency, dict) else [endpoint_concurrency]
+    caps = [(value, "--concurrency") for value in [concurrency] if value is not None]
+    caps += [(value, "--endpoint-concurrency") for value in limits if value is not None]
+    if not caps or min(caps)[0] >= max_lines:
         return None
-    return (f"--concurrency {concurrency} caps each batch at {concurrency} lines (more batch round trips than "
-            f"the debates' longest chain); leave it out to fill batches up to max_lines={max_lines}")
+    cap, flag = min(caps)
+    return (f"{flag} {cap} caps each batch at {cap} lines (more batch round trips than the debates' "
+            f"longest chain); leave it out to fill batches up to max_lines={max_lines}")
