@@ -156,6 +156,7 @@ class BatchTransport:
         except RetryableError as error:  # no status: a refused upload must not shrink the slots (AIMD)
             self._deliver(custom_ids, {}, RetryableError(f"batch not submitted: {error.reason}", error.retry_after))
             return
+        del content, lines  # the request file (up to max_bytes) is not held for the hours of the wait
         self._hand_out(custom_ids, await self._wait(batch_id, window), "line missing from its batch")
 
     async def _submitting(self, step: str, send):
