@@ -5,11 +5,20 @@ so what is left is madeval's CPU per call: gathering calls, writing the request 
 polling, reading the output file, handing replies back. Printed next to the default transport's, on
 the same workload (Memory, 3 agents, 3 turns, simple voting), with the batch round trips against
 the longest dependency chain.
+
+``python -m bench.batch --memory`` measures instead what the transport keeps between batches: it sends
+``--rounds`` rounds of ``--lines`` calls straight through a batch transport journaling into a folder
+(each round a batch), then the same rounds through a second transport over the same folder, as a
+resumed run does (each call answered from the first one's batches), and prints the memory Python
+has allocated (tracemalloc) after every tenth of the rounds: flat when nothing of an earlier batch is
+kept once its replies are handed out.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
+import gc
 import io
 import json
 import tempfile
@@ -43,10 +52,57 @@ def measure(base_url: str, tasks: Path, items: int, transport: str) -> dict:
             "longest_chain": max(record["chain"] for record in records), "batches": batches}
 
 
+async def rounds_through(base_url: str, folder: Path, rounds: int, lines: int, phase: str) -> None:
+    """Send ``rounds`` rounds of ``lines`` calls through one batch transport journaling in ``folder``;
+    print the traced memory after every tenth of them (the replies of a round dropped first)."""
+    import tracemalloc
+
+    from madeval.llm.batch.settings import BatchSettings
+    from madeval.llm.batch.transport import BatchTransport
+
+    transport = BatchTransport(base_url, "-", 120.0)
+    transport.configure_batches(BatchSettings(flush_s=0.02, poll_s=0.05), folder)
+    step = max(1, rounds // 10)
+    try:
+        for number in range(1, rounds + 1):
+            replies = await asyncio.gather(*(
+                transport.chat("simulator", [{"role": "user", "content": f"Round {number}, call {call}: A, B, C or D?"}],
+                               {"max_tokens": 16}) for call in range(lines)))
+            assert len(replies) == lines
+            del replies
+            if number % step == 0 or number == rounds:
+                gc.collect()
+                current, peak = tracemalloc.get_traced_memory()
+                print(json.dumps({"phase": phase, "rounds": number, "lines": number * lines,
+                                  "batches_created": transport.batches_created,
+                                  "traced_mb": round(current / 1e6, 2), "peak_mb": round(peak / 1e6, 2)}), flush=True)
+    finally:
+        await transport.close()
+
+
+def memory(rounds: int, lines: int) -> None:
+    """The ``--memory`` measurement (see the module's note)."""
+    import tracemalloc
+
+    folder = Path(tempfile.mkdtemp(prefix="madeval-bench-batch-memory-"))
+    with simulator_process(latency=0.0, tasks="generated", options=("--unknown", "answer")) as base_url:
+        tracemalloc.start()
+        asyncio.run(rounds_through(base_url, folder, rounds, lines, "first run"))
+        tracemalloc.reset_peak()
+        asyncio.run(rounds_through(base_url, folder, rounds, lines, "resumed from its journal"))
+        tracemalloc.stop()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--items", type=int, default=300)
+    parser.add_argument("--memory", action="store_true", help="measure what the transport keeps between batches")
+    parser.add_argument("--rounds", type=int, default=40, help="with --memory: rounds (batches) per phase")
+    parser.add_argument("--lines", type=int, default=1000, help="with --memory: calls per round")
     args = parser.parse_args()
+    if args.memory:
+        memory(args.rounds, args.lines)
+        return
     tasks = task_folder(args.items)
     with simulator_process(latency=0.0, tasks="bench_arith", include_path=tasks) as base_url:
         for transport in ("aiohttp", "batch"):

@@ -26,7 +26,7 @@ import yaml
 from . import options as rule
 from .errors import UsageError
 from .leaderboard.options import LeaderboardOptions
-from .llm.batch.settings import parse_batch_options as batch_options
+from .llm.batch.settings import BatchSettings, parse_batch_options as batch_options
 from .llm.endpoint_url import public_url
 from .llm.routing import GRAINS, SGLANG_ROUTER_HEADER, VLLM_ROUTER_HEADER, header_name_problem
 from .options import convert_component_option, declared_option, option, shown, snake_keys
@@ -38,6 +38,8 @@ from .sweep import SWEEP_KEYS, expand, is_sweep
 from .taskfiles import BoundedLoader, yaml_problem
 
 API_KEY_VARIABLES = ("MADEVAL_API_KEY", "OPENAI_API_KEY")
+#: LLM calls in flight at most when --concurrency is not given (and the transport is not batch).
+DEFAULT_CONCURRENCY = 64
 
 
 def _component(kind: str, default: str, what: str) -> Any:
@@ -164,8 +166,10 @@ class RunSettings:
                                   shown_default="start the embedded model")
     endpoints: dict[str, str] = option(factory=dict, help="Extra endpoint NAME=URL (repeatable).",
                                        convert=parse_endpoints, flags=("--endpoint",), multiple=True)
-    concurrency: int = option(64, help="LLM calls in flight at most.", convert=rule.integer,
-                              check=rule.at_least(1), results=False)
+    concurrency: int | None = option(
+        None, help="LLM calls in flight at most. With --transport batch each call holds a slot until its "
+        "batch is back, so this also caps the lines of a batch.", convert=rule.integer, check=rule.at_least(1),
+        shown_default=f"{DEFAULT_CONCURRENCY}; with --transport batch: the batch's max_lines", results=False)
     # one limit, or a limit per endpoint name
     endpoint_concurrency: int | dict[str, int] | None = option(
         None, help="LLM calls in flight per endpoint at most: N for every endpoint, or NAME=N,... per "
@@ -243,6 +247,17 @@ class RunSettings:
             "max_tokens": self.max_tokens,
             **self.gen_kwargs,
         }
+
+    def calls_in_flight(self) -> int:
+        """LLM calls in flight at most: ``--concurrency`` when given; otherwise, with ``--transport
+        batch``, a batch's ``max_lines`` (each call holds its slot until its batch is back, so a lower
+        bound would split every round of ready calls into several batches, each a provider
+        turnaround), else :data:`DEFAULT_CONCURRENCY`."""
+        if self.concurrency is not None:
+            return self.concurrency
+        if self.transport == "batch":
+            return BatchSettings(**self.batch_options).max_lines
+        return DEFAULT_CONCURRENCY
 
     def resolved_api_key(self) -> str:
         """The API key: ``MADEVAL_API_KEY``, else ``OPENAI_API_KEY``, else the config file's."""

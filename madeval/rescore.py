@@ -93,10 +93,10 @@ async def _rescore(folder, specs, settings, registries, endpoints, tasks, data) 
     done = {r["unit"]["key"] for r in read_rescored(folder)}
     items = {name: {item.id: item for item in task.items} for name, task in tasks.items()}
     cache = open_cache(settings.cache)  # the run's setting (off unless the run had it on)
-    client = LLMClient(endpoints, concurrency=settings.concurrency, cache=cache,
+    client = LLMClient(endpoints, concurrency=settings.calls_in_flight(), cache=cache,
                        retry=RetryPolicy(max_attempts=settings.max_attempts, base_delay_s=settings.retry_delay))
     outcome = RescoreOutcome()
-    limit = asyncio.Semaphore(settings.concurrency)
+    limit = asyncio.Semaphore(settings.calls_in_flight())
     try:
         for source_id, described in data.configurations.items():
             if described["source"] != "run":

@@ -23,7 +23,7 @@ from .errors import UsageError
 from .checks.before_run import check_leaderboard_reference, item_count_notes
 from .checks.cache_key import key_cache, open_cache
 from .checks.estimate import confirm_long_run
-from .llm.batch.settings import attach_run_folder
+from .llm.batch.settings import attach_run_folder, concurrency_note
 from .llm.client import Endpoint, LLMClient, RetryPolicy
 from .llm.session import ModelRef
 from .plan import build_plan
@@ -137,12 +137,12 @@ def endpoints_for(settings: RunSettings):
     if settings.base_url or settings.endpoints:
         table = {}
         if settings.base_url:
-            limit = endpoint_limit(settings, DEFAULT_ENDPOINT, settings.concurrency)
+            limit = endpoint_limit(settings, DEFAULT_ENDPOINT, settings.calls_in_flight())
             table[DEFAULT_ENDPOINT] = Endpoint(DEFAULT_ENDPOINT, settings.base_url, key, limit, settings.timeout,
                                                settings.transport, cap)
         for name, url in settings.endpoints.items():
             own_key = os.environ.get(f"MADEVAL_API_KEY_{name.upper()}", key)
-            limit = endpoint_limit(settings, name, settings.concurrency)
+            limit = endpoint_limit(settings, name, settings.calls_in_flight())
             table[name] = Endpoint(name, url, own_key, limit, settings.timeout, settings.transport, cap)
         default = DEFAULT_ENDPOINT if settings.base_url else next(iter(table))
         yield table, ModelRef(settings.model or "", default)
@@ -160,7 +160,7 @@ async def _run(settings, registries, tasks, endpoints, default_model, show_progr
     cache = open_cache(settings.cache)  # off unless asked for; a file it cannot use: one line
     client = LLMClient(
         endpoints,
-        concurrency=settings.concurrency,
+        concurrency=settings.calls_in_flight(),
         cache=cache,
         retry=RetryPolicy(max_attempts=settings.max_attempts, base_delay_s=settings.retry_delay),
     )
@@ -179,6 +179,9 @@ async def _run(settings, registries, tasks, endpoints, default_model, show_progr
                              f"models; choose one with --model{client.hints.get(default_model.endpoint, '')}")
         if settings.base_url or settings.endpoints:  # the embedded model's name is checked offline
             await check_models(client, refs, listings)  # every agent's and judge's, the default's included
+        if settings.transport == "batch" and (note := concurrency_note(
+                settings.concurrency, settings.endpoint_concurrency, settings.batch_options)):
+            print(f"madeval: warning: {note}", file=sys.stderr)
         for note in item_count_notes(plan.sampling):
             print(note, file=sys.stderr)
         cache_record = await key_cache(client, refs, cache) if cache is not None else None

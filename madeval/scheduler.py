@@ -102,7 +102,9 @@ async def execute(
             counts["finished"] += 1
             progress.finished()
 
-    size = workers or plan.settings.concurrency + 8
+    # As many debates as calls may be in flight, and a few more (no more than the plan has units: with
+    # --transport batch the bound is a batch's lines, tens of thousands).
+    size = workers or max(1, min(plan.settings.calls_in_flight() + 8, plan.size()))
     running = [asyncio.ensure_future(worker()) for _ in range(size)]
     try:
         await asyncio.gather(*running)

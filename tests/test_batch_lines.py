@@ -63,3 +63,81 @@ def test_batch_options_are_checked():
                      ("poll_s=x", "poll_s must be a float"), ("flush_s", "key=value")]:
         with pytest.raises(ValueError, match=why):
             parse_batch_options(bad)
+
+
+def test_a_window_is_a_duration():
+    from madeval.llm.batch.settings import window_seconds
+
+    assert [window_seconds(w) for w in ("24h", "30m", "0.5s", "2d", " 1H ")] == [86400, 1800, 0.5, 172800, 3600]
+    for bad in ("24", "h", "-1h", "0s", "nanh", "infh", "31d", ""):
+        with pytest.raises(ValueError, match="window must be"):
+            window_seconds(bad)
+    with pytest.raises(ValueError, match="window must be"):
+        parse_batch_options("window=tomorrow")
+
+
+def test_the_journal_keeps_each_batch_window_and_ignores_a_bad_one(tmp_path):
+    from madeval.llm.batch.journal import BatchJournal, Earlier
+
+    journal = BatchJournal(tmp_path)
+    journal.uploaded("f1", ["a", "b"])
+    journal.submitted("b1", "f1", "2h")
+    journal.uploaded("f2", ["c"])
+    journal.submitted("b2", "f2", "24h")
+    journal.uploaded("f3", ["d"])  # killed before its batch was journaled
+    with journal.path.open("a") as raw:  # a hand-edited or hostile line: the run's own window holds
+        raw.write(json.dumps({"batch": "b2", "input_file": "f2", "window": "\x1b[31mforever"}) + "\n")
+    again = BatchJournal(tmp_path)
+    assert again.claim("a") == Earlier("f1", "b1", "2h") and again.claim("b") == Earlier("f1", "b1", "2h")
+    assert again.claim("c") == Earlier("f2", "b2", None) and again.claim("d") == Earlier("f3", None, None)
+    assert again.claim("a") is None  # claimed once
+
+
+def test_a_repeated_custom_id_keeps_its_first_line_and_is_counted():
+    from collections import Counter
+
+    problems = Counter()
+    content = b"\n".join([line("a", chat("first")), line("b", chat("bee")), line("a", chat("second")),
+                          line("a", None, {"code": "server_error"})])
+    outcomes = read_outcomes(content, 1 << 20, "completed", problems)
+    assert outcomes["a"] == ("first", 7, 3) and outcomes["b"] == ("bee", 7, 3)
+    assert problems == Counter(repeated=2)
+
+
+def test_the_file_exchange_reads_only_the_lines_it_sent_and_says_so_once(tmp_path, capsys):
+    """An output file that answers an unknown custom_id and repeats one is not taken for complete
+    while a line of the request is missing; it is read once it stops growing, the missing line then
+    retried, with one warning line naming what was odd."""
+    import asyncio
+
+    from madeval.llm.batch.exchange import STABLE_LOOKS, FileExchange
+
+    exchange = FileExchange(tmp_path, 1 << 20)
+    exchange.settings = BatchSettings(poll_s=0.01)
+
+    async def main():
+        name = await exchange.upload(b"three request lines\n" * 3, ["a", "b", "c"])
+        (tmp_path / f"{name}.output.jsonl").write_bytes(b"\n".join(
+            [line("a", chat("first")), line("zzz", chat("stranger")), line("a", chat("again")), line("b", chat("bee"))]))
+        started = asyncio.get_running_loop().time()
+        outcomes = await exchange.collect(name)
+        return outcomes, asyncio.get_running_loop().time() - started
+
+    outcomes, waited = asyncio.run(main())
+    assert sorted(outcomes) == ["a", "b"] and outcomes["a"] == ("first", 7, 3)
+    assert waited >= STABLE_LOOKS * 0.01  # three known-or-not lines for three sent did not end the wait
+    warnings = capsys.readouterr().err.splitlines()
+    assert len(warnings) == 1 and "1 repeat a custom_id (the first line of each kept)" in warnings[0]
+    assert "1 name a custom_id it was not sent (ignored)" in warnings[0]
+
+
+def test_a_concurrency_below_a_batch_is_named_in_the_warning():
+    from madeval.llm.batch.settings import concurrency_note
+
+    assert concurrency_note(None, None, {}) is None and concurrency_note(50_000, None, {}) is None
+    assert concurrency_note(None, None, {"max_lines": 100}) is None
+    assert concurrency_note(8, None, {}).startswith("--concurrency 8 caps each batch at 8 lines")
+    assert concurrency_note(None, {"default": 300, "b": 20}, {"max_lines": 1000}).startswith(
+        "--endpoint-concurrency 20 caps each batch at 20 lines")
+    assert concurrency_note(30, 10, {}).startswith("--endpoint-concurrency 10 caps")
+    assert concurrency_note(200, None, {"max_lines": 100}) is None

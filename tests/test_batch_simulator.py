@@ -126,3 +126,80 @@ def test_cancel_and_bad_input():
             client.files.create(file=("in.jsonl", b"{}"), purpose="fine-tune")
         with pytest.raises(openai.NotFoundError):
             client.batches.retrieve("batch_nope")
+
+
+@pytest.fixture
+def simulator_cli():
+    """Start ``madeval simulator`` with some flags as its own process on a loopback port; its base URL."""
+    import subprocess
+    import sys
+    import urllib.request
+
+    from madeval.embedded import free_loopback_port
+
+    started = []
+
+    def start(*flags: str) -> str:
+        port = free_loopback_port()
+        process = subprocess.Popen([sys.executable, "-m", "madeval", "simulator", "--port", str(port), "--unknown",
+                                    "answer", *flags], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        started.append(process)
+        opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+        for _ in range(600):
+            try:
+                with opener.open(f"http://127.0.0.1:{port}/health", timeout=1):
+                    return f"http://127.0.0.1:{port}/v1"
+            except OSError:
+                assert process.poll() is None, "the simulator exited"
+                time.sleep(0.05)
+        raise AssertionError("the simulator did not start")
+
+    yield start
+    for process in started:
+        process.terminate()
+        process.wait(timeout=30)
+
+
+def test_the_simulator_cli_sets_the_batch_api_behaviour(simulator_cli):
+    base_url = simulator_cli("--batch-delay", "0.5", "--batch-fail-rate", "0.5", "--batch-expire-after", "8",
+                             "--batch-refuse-uploads", "1", "--seed", "3")
+    client = openai.OpenAI(base_url=base_url, api_key="-", max_retries=0)
+    contents = [f"question {n}" for n in range(10)]
+    with pytest.raises(openai.RateLimitError) as refused:
+        client.files.create(file=("in.jsonl", request_file(contents)), purpose="batch")
+    assert refused.value.response.headers["retry-after"] == "1"
+    upload = client.files.create(file=("in.jsonl", request_file(contents)), purpose="batch")
+    created = time.monotonic()
+    batch = client.batches.create(input_file_id=upload.id, endpoint="/v1/chat/completions", completion_window="24h")
+    assert batch.status == "in_progress"
+    batch = finished(client, batch.id)
+    assert time.monotonic() - created >= 0.5
+    assert batch.status == "expired" and batch.request_counts.total == 10
+    output, errors = lines_of(client, batch.output_file_id), lines_of(client, batch.error_file_id)
+    codes = [entry["error"]["code"] for entry in errors.values()]
+    assert codes.count("batch_expired") == 2 and sorted(errors)[-2:] == ["c8", "c9"]
+    failed = codes.count("server_error")
+    assert 0 < failed < 8 and len(output) + failed == 8  # the seeded draw failed some of the 8 lines reached
+
+
+@pytest.mark.parametrize("flags, status", [(["--batch-cancel-after", "2"], "cancelled"), (["--batch-fail"], "failed")])
+def test_the_simulator_cli_cancels_or_fails_batches(simulator_cli, flags, status):
+    client = openai.OpenAI(base_url=simulator_cli(*flags), api_key="-", max_retries=0)
+    upload = client.files.create(file=("in.jsonl", request_file(["a", "b", "c"])), purpose="batch")
+    batch = finished(client, client.batches.create(input_file_id=upload.id, endpoint="/v1/chat/completions",
+                                                   completion_window="24h").id)
+    assert batch.status == status and batch.error_file_id is None
+    assert sorted(lines_of(client, batch.output_file_id)) == (["c0", "c1"] if status == "cancelled" else [])
+
+
+@pytest.mark.parametrize("args", [["--batch-fail-rate", "1.5"], ["--batch-delay", "-1"],
+                                  ["--batch-expire-after", "-2"], ["--batch-refuse-uploads", "-1"],
+                                  ["--batch-refuse-looks", "-3"],
+                                  ["--batch-fail", "--hostile", "trickle"]])
+def test_the_simulator_cli_refuses_a_bad_batch_flag_in_one_line(args, capsys):
+    from madeval.cli.main import main
+
+    with pytest.raises(SystemExit) as exit_:
+        main(["simulator", "--port", "0", *args])
+    error = capsys.readouterr().err
+    assert exit_.value.code == 2 and error.count("\n") == 1 and (args[0] in error or "--hostile" in error), error

@@ -68,6 +68,49 @@ def test_round_trips_equal_the_longest_dependency_chain(batch_sim, tmp_path, con
     assert server.stats.batches["lines_submitted"] == calls_of(rows)  # no call sent twice
 
 
+def test_by_default_a_batch_holds_a_whole_round_of_ready_calls(batch_sim, tmp_path, capfd):
+    """Without --concurrency a batch run's slots are a batch's lines: 80 Memory debates (agents speak in
+    turn) start with 80 ready calls, more than the 64 slots of the other transports, and the run still
+    needs exactly its longest chain of batches, without a warning."""
+    with batch_sim() as server:
+        run_quietly(settings(server.base_url, tmp_path / "run", [MEMORY], transport="batch", batch_options=FAST,
+                             limit=80, concurrency=None))
+        counts = server.stats.batches
+    rows = records(tmp_path / "run")
+    first = [json.loads(line) for line in (tmp_path / "run" / "batches.jsonl").read_text().splitlines()][0]
+    assert len(rows) == 80 and len(first["custom_ids"]) == 80
+    assert counts["batches_created"] == max(row["chain"] for row in rows) == 10
+    assert counts["lines_submitted"] == calls_of(rows)
+    assert "caps each batch" not in capfd.readouterr().err
+
+
+def test_an_explicit_concurrency_caps_each_batch_and_says_so_once(batch_sim, tmp_path, capfd):
+    with batch_sim() as server:
+        run_quietly(settings(server.base_url, tmp_path / "run", [MEMORY], transport="batch", batch_options=FAST,
+                             limit=6, concurrency=8))
+        created = server.stats.batches["batches_created"]
+    entries = [json.loads(line) for line in (tmp_path / "run" / "batches.jsonl").read_text().splitlines()]
+    assert max(len(entry["custom_ids"]) for entry in entries if "custom_ids" in entry) <= 8
+    assert created > max(row["chain"] for row in records(tmp_path / "run"))
+    warnings = [line for line in capfd.readouterr().err.splitlines() if "caps each batch" in line]
+    assert warnings == ["madeval: warning: --concurrency 8 caps each batch at 8 lines (more batch round trips "
+                        "than the debates' longest chain); leave it out to fill batches up to max_lines=50000"]
+
+
+def test_the_response_cache_sends_no_test_call_through_a_batch(batch_sim, tmp_path):
+    """With --cache on the client identifies each model by a test call; through the batch transport
+    that call would be a batch of its own before the run: it is not made."""
+    with batch_sim() as server:
+        run_quietly(settings(server.base_url, tmp_path / "run", [MEMORY], transport="batch", batch_options=FAST,
+                             limit=2, cache=str(tmp_path / "cache.sqlite")))
+        counts = server.stats.batches
+    rows = records(tmp_path / "run")
+    assert counts["batches_created"] == max(row["chain"] for row in rows)
+    assert counts["lines_submitted"] == calls_of(rows)
+    keyed = json.loads((tmp_path / "run" / "run.json").read_text())["cache"]["models"]
+    assert [model["system_fingerprint"] for model in keyed] == [None]
+
+
 def test_a_sweep_through_batches_equals_the_ordinary_transport(batch_sim, tmp_path):
     with batch_sim() as server:
         run_quietly(settings(server.base_url, tmp_path / "batch", [MEMORY, RELAY], transport="batch",
@@ -97,6 +140,72 @@ def test_failed_and_expired_lines_are_retried_in_later_batches(batch_sim, tmp_pa
         rows = records(tmp_path / "expired")
     assert len(rows) == 6 and not any(row.get("error") for row in rows)
     assert {e for row in rows for c in row["transcript"]["calls"] for e in c["errors"]} == {"batch line batch_expired"}
+
+
+def test_a_batch_the_provider_cancels_part_way_keeps_its_answers_and_retries_the_rest(batch_sim, tmp_path):
+    with batch_sim(cancel_after_lines=4) as server:
+        run_quietly(settings(server.base_url, tmp_path / "run", [MEMORY], transport="batch", batch_options=FAST))
+        counts = server.stats.batches
+    rows = records(tmp_path / "run")
+    errors = [error for row in rows for call in row["transcript"]["calls"] for error in call["errors"]]
+    assert len(rows) == 6 and not any(row.get("error") for row in rows) and counts["batches_cancelled"] > 0
+    assert set(errors) == {"line missing from its batch"}
+    assert counts["lines"] == calls_of(rows)  # every line answered once: the 4 a cancelled batch reached were kept
+    assert counts["lines_submitted"] == calls_of(rows) + len(errors)
+
+
+def test_failed_lines_retry_in_the_next_batch_so_rounds_stay_together(batch_sim, tmp_path):
+    """A failed line is sent again at once (the batch's turnaround is the backoff), with the calls its
+    batch released: a debate needs one more round per failed line of its own, and never a batch of
+    its own (a jittered retry delay sent retries, then their debates, in batches of their own)."""
+    with batch_sim(fail_rate=0.2, seed=5) as server:
+        run_quietly(settings(server.base_url, tmp_path / "run", [MEMORY], transport="batch", batch_options=FAST,
+                             limit=20))
+        counts = server.stats.batches
+    rows = records(tmp_path / "run")
+    rounds = [row["chain"] + sum(len(call["errors"]) for call in row["transcript"]["calls"]) for row in rows]
+    assert len(rows) == 20 and counts["lines_failed"] > 0
+    assert max(row["chain"] for row in rows) < counts["batches_created"] <= max(rounds)
+
+
+def test_a_refused_upload_is_retried_with_its_round_kept_together(batch_sim, tmp_path, capfd):
+    with batch_sim(refuse_uploads=2, retry_after_s=0.2) as server:
+        run_quietly(settings(server.base_url, tmp_path / "run", [MEMORY], transport="batch", batch_options=FAST))
+        counts = server.stats.batches
+    rows = records(tmp_path / "run")
+    assert counts["uploads_refused"] == 2 and counts["batches_created"] == max(row["chain"] for row in rows)
+    assert counts["lines_submitted"] == calls_of(rows)
+    assert not any(call["errors"] for row in rows for call in row["transcript"]["calls"])
+    warnings = [line for line in capfd.readouterr().err.splitlines() if "refused" in line]
+    assert warnings == [f"madeval: warning: batch upload refused (HTTP 429); trying again in 0.2 s ({n} of 4)"
+                        for n in (1, 2)]
+    entries = [json.loads(line) for line in (tmp_path / "run" / "batches.jsonl").read_text().splitlines()]
+    assert [(e["refused"], e["retry_in_s"]) for e in entries if "refused" in e] == [("upload", 0.2)] * 2
+
+
+def test_a_provider_outage_while_waiting_sends_nothing_twice(batch_sim, tmp_path, capfd):
+    """Twelve looks at batches refused in a row (a 503 outage of the Batch API) are waited out: the
+    batches are still running, and sending their lines again would pay for them twice."""
+    with batch_sim(refuse_looks=12) as server:
+        run_quietly(settings(server.base_url, tmp_path / "run", [MEMORY], transport="batch", batch_options=FAST))
+        counts = server.stats.batches
+    rows = records(tmp_path / "run")
+    assert counts["looks_refused"] == 12 and counts["lines_submitted"] == calls_of(rows)
+    assert counts["batches_created"] == max(row["chain"] for row in rows)
+    err = capfd.readouterr().err
+    assert err.count("its status cannot be read (HTTP 503); still waiting") == 1
+    assert err.count("its status can be read again") == 1
+
+
+def test_uploads_refused_for_good_fail_the_debates_within_the_retry_bound(batch_sim, tmp_path):
+    with batch_sim(refuse_uploads=1000, retry_after_s=0) as server:
+        result, _ = run_quietly(settings(server.base_url, tmp_path / "run", [MEMORY], transport="batch",
+                                         batch_options=FAST, max_attempts=2, limit=2))
+        counts = server.stats.batches
+    assert (result.outcome.failed, result.outcome.unfixable) == (2, 0)
+    assert counts["uploads_refused"] == 2 * 4 and counts["files"] == counts["batches_created"] == 0
+    errors = [json.loads(line)["error"] for line in (tmp_path / "run" / "errors.jsonl").read_text().splitlines()]
+    assert all("batch not submitted: HTTP 429" in error for error in errors)
 
 
 @pytest.mark.parametrize("lost_batch_line", [False, True], ids=["journaled", "killed-before-journaling-the-batch"])
@@ -150,6 +259,8 @@ def test_a_failed_batch_is_one_warning_per_batch_and_its_calls_fail_within_the_r
     assert result.outcome.failed == 2 and created == 2  # one batch of both first drafts, then one retry
     warnings = [line for line in capfd.readouterr().err.splitlines() if "failed: The batch failed" in line]
     assert len(warnings) == created
+    errors = [json.loads(line)["error"] for line in (tmp_path / "run" / "errors.jsonl").read_text().splitlines()]
+    assert all("batch failed: The batch failed (simulated)." in error for error in errors)
 
 
 def test_a_request_file_never_holds_more_lines_than_allowed(batch_sim, tmp_path):
@@ -249,6 +360,49 @@ def test_file_exchange_resumes_a_killed_run_without_writing_a_request_twice(gene
     assert sum(path.read_bytes().count(b"\n") for path in requests) == calls_of(rows)
 
 
+def test_file_exchange_gives_up_after_the_window_and_a_resume_waits_again(generated_tasks, tmp_path, capfd):
+    """No engine answers: after the window the round's calls fail with one warning line and the run
+    ends, its request file journaled with its window. A resume asking a 24 h window still waits the
+    journaled 1 s for that file (and writes nothing); one with an engine answering finishes, every
+    request written once."""
+    exchange, folder = tmp_path / "exchange", tmp_path / "run"
+    exchange.mkdir()
+    def run_with(window):
+        return run_quietly(settings(exchange.as_uri(), folder, [MEMORY], transport="batch", model="simulator",
+                                    batch_options={**FAST, "window": window}, limit=3))[0]
+    started = time.monotonic()
+    result = run_with("1s")
+    assert 1 <= time.monotonic() - started < 30
+    assert (result.outcome.finished, result.outcome.failed, result.outcome.unfixable) == (0, 3, 0)
+    warnings = [line for line in capfd.readouterr().err.splitlines() if "window" in line]
+    assert len(warnings) == 1 and "no output file" in warnings[0] and "within its window of 1s" in warnings[0]
+    errors = [json.loads(line)["error"] for line in (folder / "errors.jsonl").read_text().splitlines()]
+    assert len(errors) == 3 and all("within its window of 1s" in error for error in errors)
+    entries = [json.loads(line) for line in (folder / "batches.jsonl").read_text().splitlines()]
+    assert [entry.get("window") for entry in entries] == [None, "1s"]  # the upload, then the batch
+    requests = lambda: sorted(p for p in exchange.glob("*.jsonl") if not p.name.endswith(".output.jsonl"))
+    assert len(requests()) == 1
+
+    started = time.monotonic()
+    result = run_with("24h")  # still nobody answers: the journaled window holds for the earlier file
+    assert time.monotonic() - started < 30 and result.outcome.failed == 3 and len(requests()) == 1
+
+    engine = SimulatorServer(SyntheticAgents(GoldIndex.from_tasks(generated_tasks.values()),
+                                             default=AgentProfile(0.6, 0.3, 0.0, 0.0), seed=0))
+    stop, answered = threading.Event(), []
+    worker = threading.Thread(target=answer_folder, args=(exchange, engine, stop, answered), daemon=True)
+    worker.start()
+    try:
+        result = run_with("24h")
+    finally:
+        stop.set()
+        worker.join()
+    rows = records(folder)
+    assert result.outcome.failed == 0 and len(rows) == 3
+    assert len(requests()) == len(answered) == max(row["chain"] for row in rows)
+    assert sum(path.read_bytes().count(b"\n") for path in requests()) == calls_of(rows)
+
+
 def kill_once_a_batch_is_journaled(command: list[str], folder):
     """Start ``command`` (a madeval run into ``folder``), SIGKILL it once its journal holds a
     submitted batch (within 60 s), and return the journal's path."""
@@ -261,3 +415,34 @@ def kill_once_a_batch_is_journaled(command: list[str], folder):
     process.kill()
     process.wait()
     return journal
+
+
+def test_a_resumed_transport_keeps_no_reply_of_an_earlier_batch_once_handed_out(batch_sim, tmp_path):
+    """A resumed run's calls are answered from the earlier process's batches; each reply is taken out
+    of its collected batch as it is handed over, so none stays for the rest of the run."""
+    import asyncio
+
+    from madeval.llm.batch.settings import BatchSettings
+    from madeval.llm.batch.transport import BatchTransport
+
+    def messages(round_, call):
+        return [{"role": "user", "content": f"Round {round_}, call {call}: A, B, C or D?"}]
+
+    async def rounds(base_url):
+        transport = BatchTransport(base_url, "-", 30.0)
+        transport.configure_batches(BatchSettings(flush_s=0.02, poll_s=0.02), tmp_path)
+        try:
+            replies = [await asyncio.gather(*(transport.chat("simulator", messages(r, c), {}) for c in range(5)))
+                       for r in range(3)]
+            return replies, transport.batches_created, [task.result() for task in transport._earlier.values()]
+        finally:
+            await transport.close()
+
+    with batch_sim(completion_delay_s=0.0) as server:
+        server.behaviour.unknown = "answer"
+        first, created, _ = asyncio.run(rounds(server.base_url))
+        again, created_again, kept = asyncio.run(rounds(server.base_url))
+        counts = server.stats.batches
+    assert created == 3 and created_again == 0 and counts["lines_submitted"] == 15
+    assert [[tuple(reply) for reply in round_] for round_ in again] == [[tuple(r) for r in round_] for round_ in first]
+    assert len(kept) == 3 and kept == [{}, {}, {}]

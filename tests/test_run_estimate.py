@@ -55,7 +55,7 @@ def estimate(sim, plan, concurrency=1, yes=False, ask=None):
         client = LLMClient({"e": Endpoint("e", sim.base_url, concurrency=concurrency)})
         try:
             return await confirm_long_run(plan, client, client.endpoints,
-                                          SimpleNamespace(concurrency=concurrency, yes=yes), ask=ask)
+                                          SimpleNamespace(calls_in_flight=lambda: concurrency, yes=yes), ask=ask)
         finally:
             await client.aclose()
 

@@ -57,11 +57,25 @@ from ..errors import UsageError
 @click.option("--served-model-name", "served", multiple=True,
               help="The model name GET /models lists (repeatable; vLLM's option): only these names. "
                    "[default: 'simulator' and every name asked for]")
+@click.option("--batch-delay", type=float, default=0.0, show_default=True,
+              help="Batch API: seconds from a batch's creation to its completion.")
+@click.option("--batch-fail-rate", type=float, default=0.0, show_default=True,
+              help="Batch API: share of lines that fail (server_error in the error file).")
+@click.option("--batch-expire-after", type=int, help="Batch API: a batch expires after answering this many "
+              "lines, the rest in its error file as batch_expired (default: never).")
+@click.option("--batch-cancel-after", type=int, help="Batch API: the provider cancels a batch after answering "
+              "this many lines, the rest in no file (default: never).")
+@click.option("--batch-fail", is_flag=True, help="Batch API: every batch fails as a whole when it is created.")
+@click.option("--batch-refuse-uploads", type=int, default=0, show_default=True,
+              help="Batch API: the first this many file uploads get HTTP 429 with Retry-After: 1.")
+@click.option("--batch-refuse-looks", type=int, default=0, show_default=True,
+              help="Batch API: the first this many looks at a batch's status get HTTP 503.")
 @click.option("--seed", type=int, default=0, show_default=True)
 def simulator(tasks, gold, include_path, port, accuracy, conformity, persuasion, self_doubt, latency, rate_limit,
               quota, retry_after_date, server_error, timeout_rate, empty, malformed, hostile, hostile_rate, hostile_interval,
               max_concurrency, prefix_cache_tokens, block_tokens, prefill_ms_per_1k, refuse_response_format,
-              unknown, served, seed) -> None:
+              unknown, served, batch_delay, batch_fail_rate, batch_expire_after, batch_cancel_after, batch_fail,
+              batch_refuse_uploads, batch_refuse_looks, seed) -> None:
     """Serve synthetic agents with known accuracy, conformity, persuasion, self-doubt, latency and faults.
 
     \b
@@ -91,11 +105,18 @@ def simulator(tasks, gold, include_path, port, accuracy, conformity, persuasion,
     --max-concurrency, --prefix-cache-tokens and --prefill-ms-per-1k make the simulator behave like
     one serving replica: a queue when saturated, a prefix cache over --block-tokens blocks, and a
     prefill cost for the tokens the cache did not hold. GET /stats shows the counts (no API key).
+
+    \b
+    The Files and Batches API (/v1/files, /v1/batches) answers each batch's lines with the same
+    agents: --batch-delay, --batch-fail-rate, --batch-expire-after, --batch-cancel-after,
+    --batch-fail, --batch-refuse-uploads and --batch-refuse-looks shape how (for --transport batch; GET /stats counts
+    files, batches and lines under "batches").
     """
     from ..config import RunSettings
     from ..plugins import registries
     from ..run import load_tasks
     from ..simulator.agents import AgentProfile, SyntheticAgents
+    from ..simulator.batches import BatchOptions
     from ..simulator.http import Faults, SimulatorServer, serve_forever
     from ..simulator.truth import GoldIndex
 
@@ -105,9 +126,11 @@ def simulator(tasks, gold, include_path, port, accuracy, conformity, persuasion,
             raise UsageError(f"--{name} must be between 0 and 1, got {value}")
     _check_replica(max_concurrency, prefix_cache_tokens, block_tokens, prefill_ms_per_1k)
     replica_wanted = max_concurrency is not None or prefix_cache_tokens is not None or prefill_ms_per_1k
+    batch_options = _batch_options(batch_delay, batch_fail_rate, batch_expire_after, batch_cancel_after, batch_fail,
+                                   batch_refuse_uploads, batch_refuse_looks, seed)
     modes = _hostile_modes(hostile, hostile_rate, hostile_interval,
                            latency or rate_limit or quota or server_error or timeout_rate or empty or malformed
-                           or replica_wanted)
+                           or replica_wanted or batch_options != BatchOptions(seed=seed))
     if quota is not None and not quota > 0:
         raise UsageError(f"--quota must be positive, got {quota}")
     settings = RunSettings(tasks=[t for t in tasks.split(",") if t], include_path=list(include_path))
@@ -130,7 +153,7 @@ def simulator(tasks, gold, include_path, port, accuracy, conformity, persuasion,
         server = SimulatorServer(agents, port=port, latency_s=latency, faults=faults,
                                  max_concurrency=max_concurrency, prefix_cache_tokens=prefix_cache_tokens,
                                  block_tokens=block_tokens, prefill_s_per_token=prefill_ms_per_1k / 1e6,
-                                 served=served)
+                                 served=served, batch_options=batch_options)
     click.echo(f"simulator: {len(index)} questions known; serving on http://127.0.0.1:{port}/v1", err=True)
     serve_forever(server)
 
@@ -147,8 +170,28 @@ def _hostile_modes(hostile: str | None, rate: float, interval: float, other_faul
     except ValueError as error:
         raise UsageError(f"--hostile: {error}") from None
     if other_faults:
-        raise UsageError("--hostile cannot be combined with --latency, the fault rates or the replica options")
+        raise UsageError("--hostile cannot be combined with --latency, the fault rates, the replica or the batch options")
     return modes
+
+
+#: The --batch-* flag of each BatchOptions field, for the one-line error.
+BATCH_FLAGS = {"completion_delay_s": "--batch-delay", "fail_rate": "--batch-fail-rate",
+               "expire_after_lines": "--batch-expire-after", "cancel_after_lines": "--batch-cancel-after",
+               "refuse_uploads": "--batch-refuse-uploads", "refuse_looks": "--batch-refuse-looks"}
+
+
+def _batch_options(delay: float, fail_rate: float, expire_after: int | None, cancel_after: int | None,
+                   fail: bool, refuse_uploads: int, refuse_looks: int, seed: int):
+    """The Batch API's behaviour from the --batch-* flags (one line and exit 2 for a bad value)."""
+    from ..simulator.batches import BatchOptions
+
+    try:
+        return BatchOptions(completion_delay_s=delay, fail_rate=fail_rate, expire_after_lines=expire_after,
+                            cancel_after_lines=cancel_after, fail_batches=fail, refuse_uploads=refuse_uploads,
+                            refuse_looks=refuse_looks, seed=seed)
+    except ValueError as error:
+        field, _, rest = str(error).partition(" ")
+        raise UsageError(f"{BATCH_FLAGS.get(field, field)} {rest}") from None
 
 
 def _check_replica(max_concurrency: int | None, cache_tokens: int | None, block_tokens: int,

@@ -28,7 +28,7 @@ from .cache import ResponseCache, request_key
 from .endpoint_url import EndpointURL, public_url
 from .probe import PROBE_MESSAGES, PROBE_PARAMS, Probe
 from .structured import JSON_SCHEMA, ReplySchema, refuses_response_format
-from .wire import read_model_entries
+from .wire import Unanswered, read_model_entries
 from .transports import (
     DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_TRANSPORT, TRANSPORTS, ClientSideError, FatalError, RetryableError,  # noqa: F401
     transport_class,
@@ -329,6 +329,9 @@ class LLMClient:
                         hint = v1_hint(self.endpoints[endpoint], error.status)
                         raise LLMError(self.redact(f"{endpoint}: {error} (not retried){hint}"),
                                        retryable=False) from None
+                    except Unanswered as error:  # retrying would pay for the line twice; a re-run waits again
+                        self.stats.failures += 1
+                        raise LLMError(self.redact(f"{endpoint}: {error}"), retryable=True) from None
                     except RetryableError as error:
                         if "response_format" in params and refuses_response_format(error.status, error.detail):
                             raise ResponseFormatRefused(self.redact(f"{error.reason}: {error.detail}")) from None
@@ -365,7 +368,10 @@ class LLMClient:
                 gate.release(window, **went)
             if attempt < self.retry.max_attempts:
                 self.stats.retries += 1
-                await asyncio.sleep(self.retry.delay(attempt, retry_after, self.endpoints[endpoint].timeout_s))
+                if getattr(transport, "retries_at_once", False):  # a batch's turnaround is the backoff
+                    await asyncio.sleep(retry_after or 0.0)
+                else:
+                    await asyncio.sleep(self.retry.delay(attempt, retry_after, self.endpoints[endpoint].timeout_s))
         self.stats.failures += 1
         raise LLMError(f"{endpoint}: gave up after {len(errors)} attempts ({', '.join(errors[-3:])})")
 
@@ -430,6 +436,9 @@ class LLMClient:
         probed once per client: a second caller gets the first answer."""
         if (endpoint, model) in self._probes:
             return self._probes[endpoint, model]
+        if getattr(self._transports[endpoint], "no_test_calls", False):
+            raise LLMError(f"{endpoint}: no test call through the batch transport (it would be a batch of "
+                           "its own, a provider turnaround before the run starts)", retryable=True)
         started = time.perf_counter()
         try:
             reply = await self._transports[endpoint].chat(model, PROBE_MESSAGES, dict(PROBE_PARAMS))

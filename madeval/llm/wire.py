@@ -58,6 +58,12 @@ class FatalError(Exception):
         self.status = status  # the HTTP status, when the server answered with one
 
 
+class Unanswered(Exception):
+    """A batched call whose batch got no answer within its completion window: not retried now (its
+    line would be sent, and paid, again while the batch may still answer), fixable by running the
+    same command again, which waits for that same batch."""
+
+
 class ClientSideError(FatalError):
     """The request could not be sent as configured (invalid URL or header value): a setting to fix."""
 

@@ -20,7 +20,12 @@ line, or a line the batch did not reach), one JSON object per line in the OpenAI
 ``fail_rate`` of the lines (seeded) fail with ``{"response": null, "error": {"code": "server_error"}}``;
 with ``expire_after_lines`` the batch ``expired`` after answering that many lines, the rest in the
 error file with code ``batch_expired`` (what OpenAI does with a batch its window ran out on); with
-``fail_batches`` every batch ``failed`` as a whole when it is created. A cancelled batch answers nothing. ``stats()`` counts files, batches and lines for ``GET /stats``.
+``cancel_after_lines`` the provider cancels the batch after answering that many lines (status
+``cancelled``, the answered lines in the output file, the others absent); with ``fail_batches`` every
+batch ``failed`` as a whole when it is created; ``refuse_uploads`` answers the first that many file
+uploads with HTTP 429 and a ``Retry-After`` of ``retry_after_s``, ``refuse_looks`` the first that
+many looks at a batch (``GET /v1/batches/{id}``) with HTTP 503. A batch cancelled by the client
+answers nothing. ``stats()`` counts files, batches and lines for ``GET /stats``.
 """
 
 from __future__ import annotations
@@ -50,14 +55,24 @@ class BatchOptions:
     expire_after_lines: int | None = None  # expire after answering this many lines (None: never)
     seed: int | None = 0  # seeds the failed-line draws
     fail_batches: bool = False  # every batch fails as a whole (status "failed", no output)
+    cancel_after_lines: int | None = None  # the provider cancels each batch after this many lines
+    refuse_uploads: int = 0  # the first this many file uploads get HTTP 429
+    refuse_looks: int = 0  # the first this many looks at a batch get HTTP 503
+    retry_after_s: float = 1.0  # the Retry-After of a refused upload
 
     def __post_init__(self) -> None:
         if not 0.0 <= self.fail_rate <= 1.0:
             raise ValueError(f"fail_rate must be in [0, 1]: {self.fail_rate}")
         if self.completion_delay_s < 0:
             raise ValueError(f"completion_delay_s must be >= 0: {self.completion_delay_s}")
-        if self.expire_after_lines is not None and self.expire_after_lines < 0:
-            raise ValueError(f"expire_after_lines must be >= 0: {self.expire_after_lines}")
+        for name in ("expire_after_lines", "cancel_after_lines"):
+            if (getattr(self, name) or 0) < 0:
+                raise ValueError(f"{name} must be >= 0: {getattr(self, name)}")
+        for name in ("refuse_uploads", "refuse_looks"):
+            if getattr(self, name) < 0:
+                raise ValueError(f"{name} must be >= 0: {getattr(self, name)}")
+        if not 0 <= self.retry_after_s <= 3600:
+            raise ValueError(f"retry_after_s must be in [0, 3600]: {self.retry_after_s}")
 
 
 @dataclass
@@ -91,7 +106,7 @@ class BatchService:
         self.batches: dict[str, dict[str, Any]] = {}
         self.counts = {"files": 0, "batches_created": 0, "batches_completed": 0, "batches_expired": 0,
                        "batches_cancelled": 0, "batches_failed": 0, "lines_submitted": 0, "lines": 0,
-                       "lines_failed": 0}
+                       "lines_failed": 0, "uploads_refused": 0, "looks_refused": 0}
 
     def stats(self) -> dict[str, int]:
         """The counters ``GET /stats`` shows under ``batches``."""
@@ -120,6 +135,9 @@ class BatchService:
             return _ok({"object": "list", "data": data, "has_more": len(self.batches) > 20,
                         "first_id": data[0]["id"] if data else None, "last_id": data[-1]["id"] if data else None})
         if rest and rest[0] in self.batches:
+            if method == "GET" and len(rest) == 1 and self.counts["looks_refused"] < self.options.refuse_looks:
+                self.counts["looks_refused"] += 1
+                return _error(503, "The batch service is unavailable (simulated).", "service_unavailable")
             batch = self.batches[rest[0]]
             due = self._due.get(batch["id"])
             if due is not None and time.monotonic() - due[0] >= self.options.completion_delay_s:
@@ -137,6 +155,10 @@ class BatchService:
 
     def _upload(self, content_type: str, body: bytes) -> Response:
         """``POST /v1/files``: a multipart form with ``purpose`` and ``file``."""
+        if self.counts["uploads_refused"] < self.options.refuse_uploads:
+            self.counts["uploads_refused"] += 1
+            status, body, _ = _error(429, "Too many file uploads (simulated).", "rate_limit_exceeded")
+            return status, body, f"retry-after: {self.options.retry_after_s:g}\r\n"
         if not content_type.lower().startswith("multipart/form-data"):
             return _error(400, "Send the file as multipart/form-data.", "invalid_request")
         # The standard library's MIME parser reads form-data (the header line supplies the boundary).
@@ -202,7 +224,10 @@ class BatchService:
         outputs: list[dict[str, Any]] = []
         errors: list[dict[str, Any]] = []
         limit = self.options.expire_after_lines
+        cancel_at = self.options.cancel_after_lines
         for number, line in enumerate(lines):
+            if cancel_at is not None and number >= cancel_at:
+                break  # the provider cancelled the batch: the lines it did not reach are in no file
             entry = {"id": f"batch_req_{next(self._ids)}", "custom_id": line["custom_id"], "response": None,
                      "error": None}
             if limit is not None and number >= limit:
@@ -230,7 +255,10 @@ class BatchService:
         if errors:
             batch["error_file_id"] = self._store(batch["id"] + "_error.jsonl", errors)
         batch["finalizing_at"] = now
-        if limit is not None and limit < len(lines):
+        if cancel_at is not None and cancel_at < len(lines):
+            batch.update(status="cancelled", cancelling_at=now, cancelled_at=now)
+            self.counts["batches_cancelled"] += 1
+        elif limit is not None and limit < len(lines):
             batch.update(status="expired", expired_at=now)
             self.counts["batches_expired"] += 1
         else:

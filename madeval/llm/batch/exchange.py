@@ -12,13 +12,15 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import json
 import os
 import time
+from collections import Counter
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 from ..wire import ClientSideError, Reply
-from .lines import read_outcomes
+from .lines import note_odd_lines, read_outcomes
 from .settings import BatchSettings
 
 REQUEST_SUFFIX = ".jsonl"
@@ -38,12 +40,15 @@ def exchange_folder(base_url: str) -> Path | None:
 class FileExchange:
     """Request files written to a folder, output files awaited there."""
 
+    #: An output file is awaited for the batch's window and no longer (no engine expires it for us).
+    grace_s = 0.0
+
     def __init__(self, folder: Path, max_reply: int):
         self.folder = folder
         self._max_reply = max_reply
         self._names = itertools.count(1)
         self._stamp = time.strftime("%Y%m%d-%H%M%S")
-        self._sizes: dict[str, int] = {}  # how many lines each request file holds
+        self._ids: dict[str, frozenset[str]] = {}  # the custom_ids of each request file written
         self.settings = BatchSettings()
 
     async def create(self, name: str) -> str:
@@ -54,35 +59,44 @@ class FileExchange:
         """``name`` when its request file was written (a kill may come before the rename)."""
         return name if (self.folder / (name + REQUEST_SUFFIX)).exists() else None
 
-    async def upload(self, content: bytes) -> str:
-        """Write a request file (whole, then renamed); its name without suffix."""
+    async def upload(self, content: bytes, custom_ids: list[str]) -> str:
+        """Write a request file (whole, then renamed) of the lines ``custom_ids``; its name without suffix."""
         name = f"madeval-{self._stamp}-{os.getpid()}-{next(self._names)}"
         path = self.folder / (name + REQUEST_SUFFIX)
         partial = self.folder / (name + ".writing")  # not a request file until renamed
         await asyncio.to_thread(_write, partial, content)
         os.replace(partial, path)
-        self._sizes[name] = content.count(b"\n")
+        self._ids[name] = frozenset(custom_ids)
         return name
 
     async def collect(self, name: str) -> dict[str, Reply | Exception]:
-        """Wait for ``name``'s output file; each line's outcome."""
+        """Wait for ``name``'s output file; the outcome of each line of the request file it answers
+        (a line naming another ``custom_id`` is ignored, one warning line per file)."""
         output = self.folder / (name + OUTPUT_SUFFIX)
-        expected = self._sizes.get(name)
-        if expected is None:  # a request file of an earlier process: count its lines once
-            request = self.folder / (name + REQUEST_SUFFIX)
-            expected = (await asyncio.to_thread(request.read_bytes)).count(b"\n") if request.exists() else 0
+        expected = self._ids.get(name)
+        if expected is None:  # a request file of an earlier process: read its ids once
+            expected = await asyncio.to_thread(_request_ids, self.folder / (name + REQUEST_SUFFIX))
         pause, last_size, stable = min(self.settings.poll_s, 1.0), -1, 0
         while True:
             size = output.stat().st_size if output.exists() else -1
             if size >= 0:
                 content = await asyncio.to_thread(output.read_bytes)
-                outcomes = await asyncio.to_thread(read_outcomes, content, self._max_reply, "completed")
+                problems: Counter = Counter()
+                outcomes = await asyncio.to_thread(read_outcomes, content, self._max_reply, "completed", problems)
+                answered = {custom_id: outcome for custom_id, outcome in outcomes.items() if custom_id in expected}
                 stable = stable + 1 if size == last_size else 0
-                if len(outcomes) >= expected or stable >= STABLE_LOOKS:
-                    return outcomes
+                if len(answered) >= len(expected) or stable >= STABLE_LOOKS:
+                    self._ids.pop(name, None)
+                    problems["unknown"] = len(outcomes) - len(answered)
+                    note_odd_lines(str(output), problems)
+                    return answered
             last_size = size
             await asyncio.sleep(pause)
             pause = min(pause * 2, self.settings.poll_s)
+
+    def unanswered(self, name: str) -> str:
+        """What is missing when ``name`` is given up (one clause of the warning line)."""
+        return f"no output file {self.folder / (name + OUTPUT_SUFFIX)} appeared"
 
     async def models(self) -> list[str]:
         """No model list (give ``--model``); refuses a folder that is missing or not writable."""
@@ -97,6 +111,21 @@ class FileExchange:
 
     async def close(self) -> None:
         """Nothing to close."""
+
+
+def _request_ids(path: Path) -> frozenset[str]:
+    """The ``custom_id`` of each line of a request file (none when it is missing)."""
+    if not path.exists():
+        return frozenset()
+    ids = set()
+    for raw in path.read_bytes().splitlines():
+        try:
+            custom_id = json.loads(raw)["custom_id"]
+        except (ValueError, KeyError, TypeError, RecursionError):
+            continue
+        if isinstance(custom_id, str):
+            ids.add(custom_id)
+    return frozenset(ids)
 
 
 def _write(path: Path, content: bytes) -> None:

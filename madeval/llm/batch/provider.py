@@ -8,15 +8,17 @@ from typing import Any
 
 from ..openai_transport import OpenAITransport
 from ..wire import ClientSideError, FatalError, Reply, RetryableError, read_model_list, short
-from .lines import CHAT_URL, read_outcomes, warn
-from .settings import BatchSettings
+from collections import Counter
+
+from .lines import CHAT_URL, note_odd_lines, read_outcomes, warn
+from .settings import PROVIDER_GRACE_S, BatchSettings
 
 #: The largest output or error file read (a batch of 50,000 replies of a few kilobytes each fits).
 MAX_FILE_BYTES = 1 << 30
 #: Statuses after which a batch changes no more.
 FINISHED = frozenset({"completed", "expired", "cancelled", "failed"})
-#: Consecutive failed looks at a batch's status before its lines are given up (and retried anew).
-MAX_POLL_FAILURES = 8
+#: Tries to download a finished batch's output or error file.
+MAX_DOWNLOADS = 8
 
 
 class _FilesAPI(OpenAITransport):
@@ -67,14 +69,17 @@ class _FilesAPI(OpenAITransport):
 class ProviderBatches:
     """Batches through an endpoint's ``/files`` and ``/batches``."""
 
+    #: A provider expires a batch at its window itself: awaited this much longer for its partial output.
+    grace_s = PROVIDER_GRACE_S
+
     def __init__(self, base_url: str, api_key: str, timeout_s: float, max_reply: int):
         self._api = _FilesAPI(base_url, api_key, timeout_s, max_response_bytes=MAX_FILE_BYTES)
         self._max_reply = max_reply
         self._probed = False
         self.settings = BatchSettings()
 
-    async def upload(self, content: bytes) -> str:
-        """Upload a request file; its file id."""
+    async def upload(self, content: bytes, custom_ids: list[str]) -> str:
+        """Upload a request file (of the lines ``custom_ids``); its file id."""
         return await self._api.upload(content)
 
     async def create(self, file_id: str) -> str:
@@ -85,42 +90,70 @@ class ProviderBatches:
         """The batch created over ``file_id`` among the endpoint's batches, newest first (None: none)."""
         return await self._api.find(file_id)
 
-    async def collect(self, batch_id: str) -> dict[str, Reply | Exception]:
+    async def collect(self, batch_id: str) -> dict[str, Reply | Exception] | RetryableError:
         """Wait until the batch is finished; the outcome of each line its output and error files hold.
 
-        A batch that failed as a whole prints one line and answers nothing (its lines are retried);
-        so does one whose status cannot be read ``MAX_POLL_FAILURES`` times in a row."""
-        pause, failures = min(self.settings.poll_s, 1.0), 0
+        A status that cannot be read (a 5xx, a timeout) is looked at again, one warning line per
+        streak, for as long as the transport waits (its window): giving up would send, and pay for,
+        lines the batch may still answer. A batch that failed as a whole prints one line and is a
+        :class:`RetryableError` for all its lines, retried after ``poll_s`` (at once, a failure
+        such as too many enqueued tokens would use up every attempt in seconds); one the endpoint
+        does not know (404) prints one line and answers nothing (its lines are sent again)."""
+        pause, failing = min(self.settings.poll_s, 1.0), False
         while True:
             try:
                 batch = await self._api.retrieve(batch_id)
-                failures = 0
+                if failing:
+                    warn(f"batch {batch_id}: its status can be read again")
+                failing = False
                 if batch.status in FINISHED:
                     break
             except FatalError as error:
                 warn(f"batch {batch_id} cannot be read ({error}); its lines are sent again")
                 return {}
-            except RetryableError:
-                failures += 1
-                if failures >= MAX_POLL_FAILURES:
-                    warn(f"batch {batch_id} did not answer {failures} looks in a row; its lines are sent again")
-                    return {}
+            except RetryableError as error:
+                if not failing:
+                    warn(f"batch {batch_id}: its status cannot be read ({short(error.reason, 80)}); still waiting")
+                failing = True
             await asyncio.sleep(pause)
             pause = min(pause * 2, self.settings.poll_s)
         if batch.status == "failed":
             reasons = [error.message for error in (batch.errors.data or [])] if batch.errors else []
-            warn(f"batch {batch_id} failed: {short(reasons[0] if reasons else 'no reason given')}")
-            return {}
+            reason = short(reasons[0] if reasons else "no reason given")
+            warn(f"batch {batch_id} failed: {reason}")
+            return RetryableError(f"batch failed: {reason}", retry_after=self.settings.poll_s)
         outcomes: dict[str, Reply | Exception] = {}
+        problems: Counter = Counter()  # repeats within a file (a line in both: the output line wins)
         for file_id in (batch.error_file_id, batch.output_file_id):  # an output line wins over an error line
             if file_id:
                 try:
-                    content = await self._api.content(file_id)
+                    content = await self._content(file_id)
                 except (RetryableError, FatalError) as error:
                     warn(f"batch {batch_id}: file {file_id} cannot be read ({error}); its lines are sent again")
                     continue
-                outcomes.update(await asyncio.to_thread(read_outcomes, content, self._max_reply, batch.status))
+                outcomes.update(await asyncio.to_thread(read_outcomes, content, self._max_reply, batch.status,
+                                                        problems))
+        note_odd_lines(f"batch {batch_id}", problems)
         return outcomes
+
+    @staticmethod
+    def unanswered(batch_id: str) -> str:
+        """What is missing when ``batch_id`` is given up (one clause of the warning line)."""
+        return f"batch {batch_id} did not finish"
+
+    async def _content(self, file_id: str) -> bytes:
+        """A finished batch's file, its download tried ``MAX_DOWNLOADS`` times (1, 2, 4... s apart, at
+        most ``poll_s``): a file not read sends its lines, paid for already, again."""
+        pause = min(self.settings.poll_s, 1.0)
+        for attempt in range(1, MAX_DOWNLOADS + 1):
+            try:
+                return await self._api.content(file_id)
+            except RetryableError:
+                if attempt == MAX_DOWNLOADS:
+                    raise
+            await asyncio.sleep(pause)
+            pause = min(pause * 2, self.settings.poll_s)
+        raise AssertionError("unreachable")
 
     async def models(self) -> list[str]:
         """The model ids the endpoint lists, once it proved it serves the Batch API (see

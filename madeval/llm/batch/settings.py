@@ -11,6 +11,24 @@ PROVIDER_MAX_LINES = 50_000
 PROVIDER_MAX_BYTES = 200 * 1000 * 1000
 
 
+#: Seconds past its window a provider's batch is still awaited (the provider expires it at the window
+#: and then writes its partial output).
+PROVIDER_GRACE_S = 3600.0
+_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+
+
+def window_seconds(window: str) -> float:
+    """The seconds of a completion window such as ``24h``, ``30m`` or ``0.5s`` (ValueError if it is none)."""
+    text = str(window).strip().lower()
+    try:
+        seconds = float(text[:-1]) * _UNITS[text[-1:]]
+    except (KeyError, ValueError):
+        raise ValueError(f"window must be a number and a unit (s, m, h, d), such as 24h, got {window!r}") from None
+    if not 0 < seconds <= 30 * 86400:
+        raise ValueError(f"window must be above 0 and at most 30 days, got {window!r}")
+    return seconds
+
+
 @dataclass(frozen=True)
 class BatchSettings:
     """How calls are gathered into batches and how batches are awaited.
@@ -19,7 +37,11 @@ class BatchSettings:
     released arrive within it), and ``flush_s * 20`` after its first call at the latest;
     ``max_lines`` and ``max_bytes`` bound one request file (at most the provider's limits);
     ``poll_s``: the longest pause between two looks at a batch's status (the first look comes after
-    ``min(poll_s, 1)`` seconds, then the pause doubles); ``window``: the completion window asked for.
+    ``min(poll_s, 1)`` seconds, then the pause doubles); ``window``: the completion window asked for
+    (a number and a unit, s, m, h or d: OpenAI takes ``24h``); a batch, or a request file of the file
+    exchange, still unanswered that long after the run began waiting for it (plus
+    :data:`PROVIDER_GRACE_S` for a provider, which expires it itself) is given up: see
+    :mod:`madeval.llm.batch.transport`.
     """
 
     flush_s: float = 0.2
@@ -37,8 +59,7 @@ class BatchSettings:
             raise ValueError(f"max_bytes must be between 1024 and {PROVIDER_MAX_BYTES}, got {self.max_bytes}")
         if not 0 < self.poll_s <= 3600:
             raise ValueError(f"poll_s must be above 0 and at most 3600 seconds, got {self.poll_s}")
-        if not self.window:
-            raise ValueError("window must not be empty")
+        window_seconds(self.window)  # raises ValueError for a window that is no duration
 
     def as_dict(self) -> dict[str, Any]:
         """The settings as plain values (what run.json records)."""
@@ -81,3 +102,20 @@ def attach_run_folder(transports: Any, folder: Path, options: dict[str, Any]) ->
         configure = getattr(transport, "configure_batches", None)
         if configure is not None:
             configure(settings, folder)
+
+
+def concurrency_note(concurrency: int | None, endpoint_concurrency: Any, options: dict[str, Any]) -> str | None:
+    """The warning for a ``--concurrency`` or ``--endpoint-concurrency`` below a batch's ``max_lines``
+    (None: no warning; ``endpoint_concurrency``: None, N, or a mapping of endpoint names to N).
+
+    Each call holds a slot until its batch is back, so the slots bound how many lines one batch
+    gathers: such a run sends more batches, each a provider turnaround, than its longest chain."""
+    max_lines = BatchSettings(**options).max_lines
+    limits = endpoint_concurrency.values() if isinstance(endpoint_concurrency, dict) else [endpoint_concurrency]
+    caps = [(value, "--concurrency") for value in [concurrency] if value is not None]
+    caps += [(value, "--endpoint-concurrency") for value in limits if value is not None]
+    if not caps or min(caps)[0] >= max_lines:
+        return None
+    cap, flag = min(caps)
+    return (f"{flag} {cap} caps each batch at {cap} lines (more batch round trips than the debates' "
+            f"longest chain); leave it out to fill batches up to max_lines={max_lines}")

@@ -2,7 +2,14 @@
 
 Where the files go is a *service*: a provider's Batch API (:mod:`.provider`), or a folder that an
 offline engine answers (:mod:`.exchange`, for a ``file://`` base URL). Both take a request file and
-later give each line's outcome."""
+later give each line's outcome.
+
+A batch not answered within its completion window (``--batch-options window``, plus the service's
+``grace_s``) from when this process began waiting for it is given up: one warning line, and every
+call waiting (on it or on any other batch) fails with :class:`Unanswered`, which the client does not
+retry, since its line would be sent and paid again while the batch may still answer. Nothing more is
+sent, so the run ends; its submitted batches stay journaled, and the same command resumes by waiting
+for them again."""
 
 from __future__ import annotations
 
@@ -13,12 +20,16 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ..wire import DEFAULT_MAX_RESPONSE_BYTES, FatalError, Reply, RetryableError, short
+from ..wire import DEFAULT_MAX_RESPONSE_BYTES, FatalError, Reply, RetryableError, Unanswered, short
 from .exchange import FileExchange, exchange_folder
-from .journal import BatchJournal
-from .lines import CHAT_URL
+from .journal import BatchJournal, Earlier
+from .lines import CHAT_URL, warn
 from .provider import ProviderBatches
-from .settings import BatchSettings
+from .settings import BatchSettings, window_seconds
+
+Outcomes = dict[str, Reply | Exception]
+#: Tries of a batch's upload, and of its creation, before its lines fail (and go to the client's retry).
+SUBMIT_ATTEMPTS = 4
 
 
 class BatchTransport:
@@ -30,6 +41,13 @@ class BatchTransport:
     """
 
     name = "batch"
+    #: The client retries a failed line at once, unless the error asks for a wait: the next batch's
+    #: turnaround is the backoff, and a jittered delay would send a round's retries, and from then on
+    #: their debates' calls, in batches of their own (each one more provider turnaround).
+    retries_at_once = True
+    #: The client makes no test call through it (the response cache's fingerprint, the long-run
+    #: estimate): one would be a batch of its own, a provider turnaround before the run starts.
+    no_test_calls = True
 
     def __init__(self, base_url: str, api_key: str, timeout_s: float,
                  max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES):
@@ -46,6 +64,8 @@ class BatchTransport:
         self._flusher: asyncio.Task | None = None
         self._earlier: dict[str, asyncio.Task] = {}  # an earlier process's input file -> its outcomes
         self._tasks: set[asyncio.Task] = set()
+        self._given_up: str | None = None  # why the run stopped waiting (a batch past its window)
+        self._stop = asyncio.Event()  # set with _given_up: every wait ends
         #: Batches created by this process (what a test compares with the dependency chain).
         self.batches_created = 0
 
@@ -59,6 +79,8 @@ class BatchTransport:
         """The reply to one chat call, once the batch holding it is done.
 
         ``headers`` (the routing key) are not sent: a batch line carries no headers."""
+        if self._given_up is not None:
+            raise Unanswered(self._given_up)
         body = {"model": model, "messages": messages, **params}
         encoded = json.dumps(body, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
         custom_id = hashlib.sha256(encoded.encode()).hexdigest()[:32]
@@ -115,38 +137,103 @@ class BatchTransport:
     async def _submit(self, lines: list[tuple[str, bytes]]) -> None:
         """Upload, create, journal, wait, deliver: one batch round trip."""
         custom_ids = [custom_id for custom_id, _ in lines]
+        if self._given_up is not None:
+            self._deliver(custom_ids, {}, Unanswered(self._given_up))
+            return
+        window = self.settings.window
+        content = b"".join(line for _, line in lines)
         try:
-            file_id = await self._service.upload(b"".join(line for _, line in lines))
+            file_id = await self._submitting("upload", lambda: self._service.upload(content, custom_ids))
             if self.journal is not None:
                 self.journal.uploaded(file_id, custom_ids)
-            batch_id = await self._service.create(file_id)
+            batch_id = await self._submitting("creation", lambda: self._service.create(file_id))
             self.batches_created += 1
             if self.journal is not None:
-                self.journal.submitted(batch_id, file_id)
-        except (RetryableError, FatalError) as error:
-            kind = type(error)
-            self._deliver(custom_ids, {}, kind(f"batch not submitted: {error}"))
+                self.journal.submitted(batch_id, file_id, window)
+        except FatalError as error:
+            self._deliver(custom_ids, {}, FatalError(f"batch not submitted: {error}", error.status))
             return
-        self._deliver(custom_ids, await self._service.collect(batch_id), RetryableError("line missing from its batch"))
+        except RetryableError as error:  # no status: a refused upload must not shrink the slots (AIMD)
+            self._deliver(custom_ids, {}, RetryableError(f"batch not submitted: {error.reason}", error.retry_after))
+            return
+        del content, lines  # the request file (up to max_bytes) is not held for the hours of the wait
+        self._hand_out(custom_ids, await self._wait(batch_id, window), "line missing from its batch")
 
-    async def _from_earlier(self, earlier: tuple[str, str | None], custom_id: str) -> None:
-        """Answer ``custom_id`` from an upload an earlier process journaled (each collected once)."""
-        input_file = earlier[0]
-        task = self._earlier.get(input_file)
+    async def _submitting(self, step: str, send):
+        """``send()``'s answer, a refusal retried here (the round's lines stay together) up to
+        ``SUBMIT_ATTEMPTS`` times, after its Retry-After or 1, 2, 4... seconds, one warning line each.
+        The last refusal is raised with that wait, which the client then waits before each line's retry."""
+        for attempt in range(1, SUBMIT_ATTEMPTS + 1):
+            try:
+                return await send()
+            except RetryableError as error:
+                wait = error.retry_after if error.retry_after is not None else min(2.0 ** (attempt - 1), 300.0)
+                if attempt == SUBMIT_ATTEMPTS:
+                    raise RetryableError(error.reason, wait, None, error.detail) from None
+                warn(f"batch {step} refused ({short(error.reason, 80)}); trying again in {wait:g} s "
+                     f"({attempt} of {SUBMIT_ATTEMPTS})")
+                if self.journal is not None:
+                    self.journal.refused(step, error.reason, wait)
+                await asyncio.sleep(wait)
+
+    async def _from_earlier(self, earlier: Earlier, custom_id: str) -> None:
+        """Answer ``custom_id`` from an upload an earlier process journaled (each collected once).
+
+        Each outcome is taken out of the collected batch as it is handed to its call, so an earlier
+        batch's replies are not all kept for the rest of the run (``bench.batch --memory``)."""
+        task = self._earlier.get(earlier.input_file)
         if task is None:
-            task = self._earlier[input_file] = asyncio.get_running_loop().create_task(self._collect_earlier(*earlier))
-        self._deliver([custom_id], await task, RetryableError("line missing from its earlier batch"))
+            task = self._earlier[earlier.input_file] = asyncio.get_running_loop().create_task(
+                self._collect_earlier(earlier))
+        outcomes = await task
+        if not isinstance(outcomes, Exception):
+            outcomes = {custom_id: outcomes.pop(custom_id)} if custom_id in outcomes else {}
+        self._hand_out([custom_id], outcomes, "line missing from its earlier batch")
 
-    async def _collect_earlier(self, input_file: str, batch_id: str | None) -> dict[str, Reply | Exception]:
-        """The outcomes of an earlier upload's batch; nothing when no batch was created over it."""
+    def _hand_out(self, custom_ids: list[str], outcomes: Outcomes | Exception, missing: str) -> None:
+        """Deliver a batch's outcomes (a line it lacks: a retryable ``missing``), or its one error
+        (given up, failed as a whole) to all."""
+        if isinstance(outcomes, Exception):
+            self._deliver(custom_ids, {}, outcomes)
+        else:
+            self._deliver(custom_ids, outcomes, RetryableError(missing))
+
+    async def _wait(self, batch_id: str, window: str) -> Outcomes | Exception:
+        """``batch_id``'s outcomes, or :class:`Unanswered` once it is past ``window`` (plus the
+        service's grace) from now, or once another batch was given up (see the module's note)."""
+        if self._given_up is not None:
+            return Unanswered(self._given_up)
+        collect = asyncio.ensure_future(self._service.collect(batch_id))
+        stopped = asyncio.ensure_future(self._stop.wait())
+        try:
+            await asyncio.wait({collect, stopped}, timeout=window_seconds(window) + self._service.grace_s,
+                               return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for task in (collect, stopped):
+                task.cancel()
+        if collect.done() and not collect.cancelled():
+            return collect.result()
+        if self._given_up is None:
+            self._given_up = (f"{self._service.unanswered(batch_id)} within its window of {window} (--batch-options "
+                              "window); nothing more is sent: run the same command again to wait for it again")
+            warn(self._given_up)
+            self._stop.set()
+            pending, self._pending, self._pending_bytes = self._pending, [], 0
+            self._deliver([custom_id for custom_id, _ in pending], {}, Unanswered(self._given_up))
+        return Unanswered(self._given_up)
+
+    async def _collect_earlier(self, earlier: Earlier) -> Outcomes | Exception:
+        """The outcomes of an earlier upload's batch, awaited for the window it was created with;
+        nothing when no batch was created over it."""
+        batch_id = earlier.batch
         if batch_id is None:
             try:
-                batch_id = await self._service.find(input_file)
+                batch_id = await self._service.find(earlier.input_file)
             except (RetryableError, FatalError):
                 batch_id = None
             if batch_id is None:
                 return {}  # never submitted: its lines are sent now, for the first time
-        return await self._service.collect(batch_id)
+        return await self._wait(batch_id, earlier.window or self.settings.window)
 
     def _deliver(self, custom_ids: list[str], outcomes: dict[str, Reply | Exception], missing: Exception) -> None:
         """Resolve the waiting calls of ``custom_ids`` with their outcomes (``missing`` when absent)."""
