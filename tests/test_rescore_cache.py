@@ -53,4 +53,6 @@ def test_rescore_keys_the_cache_on_what_the_server_reports(generated_tasks, tmp_
         assert done.returncode == 0, done.stderr
         assert sim.server.stats.requests == 2 + votes(copies[1])
         rescored = [json.loads(line) for line in (copies[2] / "rescored.jsonl").read_text().splitlines()]
-        assert all(call["cached"] for r in rescored for call in r["transcript"]["calls"][len(r["transcript"]["calls"]) - r["new_calls"]:])
+        made = [(r["transcript"]["calls"], r["new_calls"]) for r in rescored]
+        new = [call for calls, count in made for call in calls[len(calls) - count:]]  # the votes
+        assert new and all(call["cached"] for call in new)

@@ -2,8 +2,8 @@
 
 The key is a SHA-256 over the full request (endpoint URL, model, messages, sampling parameters),
 what the endpoint reports about the model when it reports anything (its ``/models`` entry, see
-:func:`madeval.llm.model_identity.served_identity`), and the *scope* that makes repeats distinct:
-(item, repeat, agent, turn, purpose, re-ask number). An identical re-run therefore makes no calls, while repeats and re-asks
+:func:`.model_identity.served_identity`), and the *scope* that makes repeats distinct: (item, repeat, agent, turn,
+purpose, re-ask number). An identical re-run therefore makes no calls, while repeats and re-asks
 still get fresh samples. Each stored reply keeps what the original call cost (tokens and latency)
 and the ``system_fingerprint`` it came with: a hit reports the original cost, and the client
 treats a hit whose fingerprint differs from the endpoint's current one as a miss. API keys never
