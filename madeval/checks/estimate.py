@@ -102,7 +102,9 @@ async def confirm_long_run(plan: Any, client: Any, endpoints: dict[str, Any], se
 
     With no terminal on stdin and no ``--yes``, a one-line UsageError (exit 2); an answer other
     than yes is one too. Nothing has been written when either is raised."""
-    size = run_size(plan, endpoints, settings.concurrency, done)
+    size = run_size(plan, endpoints, settings.concurrency)
+    if size.seconds(SLOWEST_CALL_S) > LONG_RUN_S and done:  # only then are the units left counted
+        size = run_size(plan, endpoints, settings.concurrency, done)
     if size.seconds(SLOWEST_CALL_S) <= LONG_RUN_S:
         return None
     first = next(iter(plan.configs.values())).agent_models[0]
