@@ -25,7 +25,7 @@ from . import aio, folder_lock
 from .config import DebateConfig, RunSettings
 from .errors import MadevalError, UsageError
 from .leaderboard.data import RESCORED_FILE, RunData, load_run, read_rescored
-from .checks.cache_key import open_cache
+from .checks.cache_key import key_cache, open_cache
 from .llm.client import LLMClient, RetryPolicy
 from .llm.routing import RoutingKey
 from .llm.session import DebateSession, ModelRef
@@ -97,11 +97,17 @@ async def _rescore(folder, specs, settings, registries, endpoints, tasks, data) 
                        retry=RetryPolicy(max_attempts=settings.max_attempts, base_delay_s=settings.retry_delay))
     outcome = RescoreOutcome()
     limit = asyncio.Semaphore(settings.calls_in_flight())
+    keyed: set[ModelRef] = set()
     try:
         for source_id, described in data.configurations.items():
             if described["source"] != "run":
                 continue
             sources = [r for r in read_records(folder) if r["unit"]["config"] == source_id]
+            if cache is not None:  # keyed as a run's calls are: on what the endpoint reports of each model
+                refs = [ref for ref in called_models(sources, described) if ref.endpoint in client.endpoints]
+                if fresh := [ref for ref in dict.fromkeys(refs) if ref not in keyed]:
+                    await key_cache(client, fresh, cache)
+                    keyed.update(fresh)
             for spec in specs:
                 config = rescored_config(described, spec)
                 new_id = rescored_id(source_id, spec)
@@ -136,6 +142,21 @@ async def _rescore(folder, specs, settings, registries, endpoints, tasks, data) 
             cache.close()
         await asyncio.to_thread(shutdown_checker)
     return outcome
+
+
+def called_models(records: list[dict[str, Any]], described: dict[str, Any]) -> list[ModelRef]:
+    """The models replaying ``records`` (of the configuration ``described``) may call: each
+    debate's agents' and the configuration's judge (by default the first agent's), in order."""
+    refs: list[ModelRef] = []
+    judge = described.get("judge_model")
+    for record in records:
+        stored = (record.get("transcript") or {}).get("agents") or []
+        agents = [ModelRef(agent["model"], agent["endpoint"]) for agent in stored if isinstance(agent, dict)
+                  and isinstance(agent.get("model"), str) and isinstance(agent.get("endpoint"), str)]
+        if agents:
+            refs += agents + [parse_model_ref(judge, agents[0].endpoint) if isinstance(judge, str) and judge
+                              else agents[0]]
+    return refs
 
 
 def rescored_config(described: dict[str, Any], spec: DeciderSpec) -> DebateConfig:

@@ -20,26 +20,24 @@ from pathlib import Path
 from typing import Any
 
 from .config import NOT_RESULT_KEYS, RunSettings, without_later_defaults
+from .llm.model_identity import served_identity
 from .llm.session import ModelRef
 from .options import shown
 
-#: What a ``/models`` entry says of a model that names the weights behind it (vLLM's ``root`` and
-#: ``parent``, its context length). Not ``created`` (the time of the request on vLLM) nor
-#: ``owned_by``/``object`` (the server's name for itself).
-MODEL_FACTS = ("root", "parent", "max_model_len")
 #: How a differing run setting is named in a refusal.
 SETTING_NAMES = {"base_url": "URL", "endpoints": "endpoint URLs"}
 
 
 def served_models(refs: list[ModelRef], entries: dict[str, dict[str, dict[str, Any]]]) -> list[dict[str, Any]]:
     """For ``run.json`` and the fingerprint: each model the run uses (``refs``, the agents' and
-    judges'), with the facts its endpoint's ``/models`` entry gives (``entries``: endpoint ->
-    model id -> entry, as :attr:`madeval.llm.client.LLMClient.model_entries`), sorted."""
+    judges'), with what its endpoint's ``/models`` entry says identifies it (``entries``: endpoint
+    -> model id -> entry, as :attr:`madeval.llm.client.LLMClient.model_entries`; the fields are
+    :func:`madeval.llm.model_identity.served_identity`'s, as the response cache's keys), sorted."""
     models = []
     for ref in dict.fromkeys(refs):
-        entry = entries.get(ref.endpoint, {}).get(ref.model) or {}
-        facts = {key: entry[key] for key in MODEL_FACTS if entry.get(key) is not None}
-        models.append({"endpoint": ref.endpoint, "model": ref.model, **facts})
+        identity = served_identity(entries.get(ref.endpoint, {}).get(ref.model)) or {}
+        facts = {key: value for key, value in identity.items() if value is not None}
+        models.append({**facts, "endpoint": ref.endpoint, "model": ref.model})  # ours, whatever it sends
     return sorted(models, key=lambda m: (m["endpoint"], m["model"]))
 
 
@@ -73,21 +71,26 @@ def _model_difference(stored: dict[str, Any], description: dict[str, Any]) -> li
         then = stored["models"] if isinstance(stored["models"], list) else []
         if then == now:
             return []
-        return [f"model {_models(then)} there, {_models(now)} now"]
+        return [f"model {_models(then, now)} there, {_models(now, then)} now"]
     before, after = stored.get("default_model"), description.get("default_model")
     if before and after and before != after:
         return [f"model {shown(before)} there, {shown(after)} now"]
     return []
 
 
-def _models(models: list[Any]) -> str:
-    """``'alpha'``, ``'alpha' (root /m/a)``, several joined by commas."""
+def _models(models: list[Any], others: list[Any]) -> str:
+    """``'alpha'``, ``'alpha' (root '/m/a')``, several joined by commas: each model with the facts
+    that differ from those of the same model (endpoint and name) in ``others``."""
+    counterparts = {(entry.get("endpoint"), entry.get("model")): entry for entry in others if isinstance(entry, dict)}
     shown_models = []
     for entry in models[:3]:
         if not isinstance(entry, dict):
             shown_models.append(shown(entry))
             continue
-        facts = ", ".join(f"{key} {shown(entry[key])}" for key in MODEL_FACTS if key in entry)
+        other = counterparts.get((entry.get("endpoint"), entry.get("model")))
+        named = sorted(key for key in entry if key not in ("endpoint", "model")
+                       and other is not None and other.get(key) != entry[key])
+        facts = ", ".join([f"{key} {shown(entry[key])}" for key in named[:3]] + ["..."] * (len(named) > 3))
         shown_models.append(shown(entry.get("model")) + (f" ({facts})" if facts else ""))
     return ", ".join(shown_models) + (", ..." if len(models) > 3 else "") if shown_models else "none"
 

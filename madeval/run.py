@@ -185,7 +185,6 @@ async def _run(settings, registries, tasks, endpoints, default_model, show_progr
         for note in item_count_notes(plan.sampling):
             print(note, file=sys.stderr)
         cache_record = await key_cache(client, refs, cache) if cache is not None else None
-        await confirm_long_run(plan, client, endpoints, settings)
         models = served_models(refs, client.model_entries)  # part of what the folder holds
         folder = Path(settings.output_path) if settings.output_path else default_output_path()
         description = {
@@ -200,16 +199,28 @@ async def _run(settings, registries, tasks, endpoints, default_model, show_progr
             "leaderboard": settings.leaderboard,
             "cache": cache_record,
         }
-        sink = RecordSink(folder, description, plan.fingerprint(models),  # holds the folder's lock until closed
-                          older=lambda stored: matches_older_folder(stored, plan, default_model.model),
-                          refusal=different_run)
+        fingerprint = plan.fingerprint(models)
+
+        def open_sink(described: dict[str, Any]) -> RecordSink:  # holds the folder's lock until closed
+            return RecordSink(folder, described, fingerprint, refusal=different_run,
+                              older=lambda stored: matches_older_folder(stored, plan, default_model.model))
+
+        # A resume is checked, and its finished units read, before the estimate (which counts only
+        # the units left); a new folder is made only once the run goes ahead.
+        sink = open_sink(description) if os.path.lexists(folder / RUN_FILE) else None
         try:
+            estimate = await confirm_long_run(plan, client, endpoints, settings, done=sink.finished if sink else ())
+            if sink is None:
+                sink = open_sink({**description, **({"estimate": estimate} if estimate else {})})
+            elif estimate:
+                note_in_run_file(folder, "estimate", estimate)
             attach_run_folder(client.transports, folder, settings.batch_options)  # before any call
             outcome = await execute(plan, registries, client, sink, show_progress=show_progress)
             board = finish(folder, settings)
-            note_cache_share(folder, board["cached_calls"])
+            note_in_run_file(folder, "cached_calls", board["cached_calls"])
         finally:
-            sink.close()
+            if sink is not None:
+                sink.close()
     finally:
         await client.aclose()
         if cache is not None:
@@ -243,13 +254,14 @@ def finish(folder: Path, settings: RunSettings) -> dict[str, Any]:
     return board
 
 
-def note_cache_share(folder: Path, share: dict[str, int]) -> None:
-    """Keep in run.json how many of the folder's recorded calls the response cache answered
-    (``cached_calls``: ``{"cached": n, "calls": m}``), as the board shows it."""
+def note_in_run_file(folder: Path, key: str, value: Any) -> None:
+    """Keep ``value`` under ``key`` in the folder's run.json (rewritten atomically, only when it
+    changes): ``cached_calls`` (``{"cached": n, "calls": m}``, how many of the recorded calls the
+    response cache answered, as the board shows it) and a resumed run's ``estimate``."""
     path = folder / RUN_FILE
     described = read_run_file(path)
-    if described.get("cached_calls") != share:
-        write_json_atomically(path, {**described, "cached_calls": share})
+    if described.get(key) != value:
+        write_json_atomically(path, {**described, key: value})
 
 
 def task_groups(settings: RunSettings, registries: Registries) -> dict[str, Any]:

@@ -28,10 +28,15 @@ def check_wandb_args(args: dict[str, str]) -> None:
 
 
 def log_run(folder: Path, board: dict[str, Any], args: dict[str, str]) -> None:
-    """Log the leaderboard rows as a table, every chart as an image and ``run.json`` as an artifact."""
+    """Log the leaderboard rows as a table, every chart as an image and ``run.json`` as an artifact.
+
+    ``run.json`` is read by the leaderboard's checked reader, before W&B is started: one that is
+    missing, not JSON or not a run description is a one-line UsageError naming the file."""
+    from .leaderboard.data import read_run_description  # not at import: config imports this module
+
+    described = read_run_description(folder)
     import wandb
 
-    described = json.loads((folder / "run.json").read_text(encoding="utf-8"))
     run = wandb.init(**{"job_type": "madeval", **args}, config=described.get("settings") or {})
     try:
         columns = list(board["rows"][0]) if board["rows"] else []

@@ -43,7 +43,9 @@ def test_resume_refuses_another_model_behind_the_same_url(generated_tasks, tmp_p
         records.write_text("".join(lines))
         with pytest.raises(UsageError, match="model 'alpha' there, 'beta' now"):
             run_quietly(settings_for(sim.base_url, tmp_path, limit=4, cache="off"))
-    assert json.loads((folder / "run.json").read_text())["models"] == [{"endpoint": "default", "model": "alpha"}]
+    (model,) = json.loads((folder / "run.json").read_text())["models"]  # with what /models says of alpha
+    assert model == {"endpoint": "default", "model": "alpha", "fingerprint": model["fingerprint"]}
+    assert model["fingerprint"].startswith("fp_sim_")
 
 
 def test_resume_accepts_the_picked_model_given_explicitly(generated_tasks, tmp_path):

@@ -17,10 +17,9 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import LLMError, UsageError
-from ..llm.cache import ResponseCache, served_identity
+from ..llm.cache import ResponseCache
+from ..llm.model_identity import served_identity
 
-#: ``/models`` fields that say who serves a model, not which model it is.
-NOT_IDENTIFYING = frozenset({"owned_by", "permission", "parent"})
 #: What every key holds, as said to the user.
 KEY_PARTS = "endpoint URL, model name, messages, sampling parameters, seed and place in the debate"
 
@@ -66,7 +65,7 @@ async def key_cache(client: Any, refs: list[Any], cache: ResponseCache) -> dict[
             if not error.retryable:
                 raise UsageError(f"a test call to model {model} failed: {error}") from None
             fingerprint = None
-        fields = sorted(k for k in (served or {}) if k not in NOT_IDENTIFYING)
+        fields = sorted(served or {})  # each identifies the model (madeval.llm.model_identity)
         models.append({"endpoint": endpoint, "model": model, "models_entry": served,
                        "system_fingerprint": fingerprint, "told_apart": bool(fields or fingerprint)})
         told = [f"its /models entry ({', '.join(fields)})"] * bool(fields)

@@ -3,18 +3,21 @@
 A run's calls are bounded from below by one call per agent per debate (the first turn) and from
 above by every agent speaking on every turn, plus a final round of votes and an extraction. Its
 time is at least the lower bound of calls times the seconds a call takes, divided by the calls
-that may be in flight at once. The seconds per call come from a probe call
-(:meth:`madeval.llm.client.LLMClient.probe`), made only when the run could pass
-:data:`LONG_RUN_S` at all (a short run is never slowed by it). A run estimated to pass it prints the
-estimate and how to limit it, and asks; ``--yes`` (``yes: true`` in a config file) goes on
-without asking, and with no terminal to ask on the run is refused in one line (exit 2).
+that may be in flight at once. A resumed run is estimated on the units it has left: those its
+folder already holds are not run again, and the estimate says how many it skips. The seconds per
+call come from a probe call (:meth:`madeval.llm.client.LLMClient.probe`), made only when the run
+could pass :data:`LONG_RUN_S` at all (a short run is never slowed by it). A run estimated to pass
+it prints the estimate and how to limit it, and asks; ``--yes`` (``yes: true`` in a config file)
+goes on without asking, and with no terminal to ask on the run is refused in one line (exit 2).
+The estimate of a run that was asked about is kept in its ``run.json`` (``estimate``).
 """
 
 from __future__ import annotations
 
 import sys
+from collections import Counter
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, Collection
 
 from ..errors import LLMError, UsageError
 
@@ -26,31 +29,39 @@ SLOWEST_CALL_S = 30.0
 
 @dataclass(frozen=True)
 class RunSize:
-    """The calls a run makes (between ``low`` and ``high``) and how many may be in flight at once."""
+    """The calls a run makes (between ``low`` and ``high``), how many may be in flight at once,
+    and its units: all of them, and those a resumed run's folder already holds."""
 
     low: int
     high: int
     parallel: int
+    units: int = 0
+    done: int = 0
 
     def seconds(self, per_call: float) -> float:
         """The least time the run takes at ``per_call`` seconds a call."""
         return self.low * per_call / max(self.parallel, 1)
 
 
-def run_size(plan: Any, endpoints: dict[str, Any], concurrency: int) -> RunSize:
-    """The calls of ``plan`` (:class:`madeval.plan.Plan`) and the calls in flight at most on
-    ``endpoints`` (their own limits, capped by ``concurrency``)."""
-    low = high = 0
+def run_size(plan: Any, endpoints: dict[str, Any], concurrency: int, done: Collection[str] = ()) -> RunSize:
+    """The calls of ``plan`` (:class:`madeval.plan.Plan`) left once the units whose keys are in
+    ``done`` (a resumed folder's) are skipped, and the calls in flight at most on ``endpoints``
+    (their own limits, capped by ``concurrency``)."""
+    low = high = units = 0
     used: set[str] = set()
     repeats = plan.settings.repeats
     items = sum(len(items) for items in plan.items.values())
-    for planned in plan.configs.values():
+    left = Counter(unit.config for unit in plan.units() if unit.key() not in done) if done else None
+    for config_id, planned in plan.configs.items():
         config = planned.config
-        low += items * repeats * config.agents
-        high += items * repeats * (config.agents * (config.max_turns + 1) + 1)
-        used.update(ref.endpoint for ref in (*planned.agent_models, planned.judge_model))
+        runs = items * repeats if left is None else left[config_id]
+        units += items * repeats
+        low += runs * config.agents
+        high += runs * (config.agents * (config.max_turns + 1) + 1)
+        if runs:
+            used.update(ref.endpoint for ref in (*planned.agent_models, planned.judge_model))
     parallel = min(concurrency, sum(endpoints[name].concurrency for name in used if name in endpoints) or 1)
-    return RunSize(low, high, parallel)
+    return RunSize(low, high, parallel, units, 0 if left is None else units - sum(left.values()))
 
 
 def duration(seconds: float) -> str:
@@ -66,20 +77,34 @@ def duration(seconds: float) -> str:
 
 def estimate_text(size: RunSize, per_call: float) -> str:
     """The estimate as said to the user, with how to limit the run."""
-    return (f"this run makes at least {size.low:,} calls (up to {size.high:,}) and takes at least "
+    resumed = f" for the {size.units - size.done:,} of its {size.units:,} units not done yet" if size.done else ""
+    return (f"this run makes at least {size.low:,} calls (up to {size.high:,}){resumed} and takes at least "
             f"{duration(size.seconds(per_call))} ({per_call:.2f} s a call, measured by a probe call; "
             f"{size.parallel} in flight at once); limit it with --limit N or --sample N")
 
 
+def estimate_record(size: RunSize, per_call: float) -> dict[str, Any]:
+    """The estimate as ``run.json`` keeps it (``estimate``): the calls, the seconds a call took in
+    the probe, the calls in flight, the least time (seconds), and the units left of all."""
+    return {"calls_low": size.low, "calls_high": size.high, "seconds_per_call": round(per_call, 4),
+            "in_flight": size.parallel, "expected_s_at_least": round(size.seconds(per_call), 1),
+            "units": size.units, "units_done_before": size.done}
+
+
 async def confirm_long_run(plan: Any, client: Any, endpoints: dict[str, Any], settings: Any,
-                           ask: Callable[[str], bool] | None = None) -> str | None:
+                           ask: Callable[[str], bool] | None = None,
+                           done: Collection[str] = ()) -> dict[str, Any] | None:
     """Probe a model of ``plan`` when the run could be long; when the estimate passes
     :data:`LONG_RUN_S`, go on only with ``settings.yes`` or a yes from ``ask`` (default: on the
-    terminal). Returns the estimate's text when one was made, for the run's record.
+    terminal). ``done``: the keys of the units a resumed folder already holds (only the rest is
+    estimated). Returns the estimate (:func:`estimate_record`) when the run was asked about, for
+    its ``run.json``; else None.
 
     With no terminal on stdin and no ``--yes``, a one-line UsageError (exit 2); an answer other
     than yes is one too. Nothing has been written when either is raised."""
     size = run_size(plan, endpoints, settings.calls_in_flight())
+    if size.seconds(SLOWEST_CALL_S) > LONG_RUN_S and done:  # only then are the units left counted
+        size = run_size(plan, endpoints, settings.calls_in_flight(), done)
     if size.seconds(SLOWEST_CALL_S) <= LONG_RUN_S:
         return None
     first = next(iter(plan.configs.values())).agent_models[0]
@@ -94,11 +119,11 @@ async def confirm_long_run(plan: Any, client: Any, endpoints: dict[str, Any], se
     text = estimate_text(size, per_call)
     if settings.yes:
         print(f"madeval: {text}; starting it (--yes)", file=sys.stderr)
-        return text
+        return estimate_record(size, per_call)
     ask = ask or ask_on_terminal
     if not ask(f"madeval: {text}. Start it? [y/N] "):
         raise UsageError(f"{text}, or pass --yes (yes: true in a config file) to start it without asking")
-    return text
+    return estimate_record(size, per_call)
 
 
 def ask_on_terminal(question: str) -> bool:

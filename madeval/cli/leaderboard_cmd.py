@@ -84,18 +84,19 @@ def check(run: Path, baseline: Path, history_file: Path | None, commit: str | No
           **given: Any) -> None:
     """Exit 1 when a configuration of RUN scores significantly lower than in BASELINE."""
     from ..leaderboard import build_leaderboard
-    from ..leaderboard.history import append, current_commit, entry
+    from ..leaderboard.history import current_commit, entry
+    from ..leaderboard.history_file import append, check_target
     from ..leaderboard.regression import check as run_check, github_markdown, markdown
-    from ..records import writing
 
     options = _options(None, given)
+    if history_file is not None:
+        check_target(history_file)  # before any work: a folder, a FIFO, another tool's file are refused
     stored = read_board(baseline)
     current = read_board(run) if run.is_file() else build_leaderboard(run, options)
     result = run_check(current, stored, options)
     commit = current_commit(commit) if history_file is not None or output_format == "github" else None
     if history_file is not None:
-        with writing(f"the history {history_file}"):
-            append(history_file, entry(result, current, options, commit))
+        append(history_file, entry(result, current, options, commit))  # atomically, one line when it cannot
     summary = os.environ.get("GITHUB_STEP_SUMMARY")
     if output_format == "github" and summary:
         with open(summary, "a", encoding="utf-8") as handle:

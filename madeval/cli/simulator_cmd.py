@@ -154,8 +154,8 @@ def simulator(tasks, gold, include_path, port, accuracy, conformity, persuasion,
                                  max_concurrency=max_concurrency, prefix_cache_tokens=prefix_cache_tokens,
                                  block_tokens=block_tokens, prefill_s_per_token=prefill_ms_per_1k / 1e6,
                                  served=served, batch_options=batch_options)
-    click.echo(f"simulator: {len(index)} questions known; serving on http://127.0.0.1:{port}/v1", err=True)
-    serve_forever(server)
+    serve_forever(server, ready=lambda bound: click.echo(
+        f"simulator: {len(index)} questions known; serving on {bound.base_url}", err=True))
 
 
 def _hostile_modes(hostile: str | None, rate: float, interval: float, other_faults: float) -> list[str]:

@@ -86,8 +86,33 @@ def load_run(folder: str | Path, *, transcripts: bool = True, priced: bool = Fal
         record = keep(record)
         configurations.setdefault(record["unit"]["config"], {**record["configuration"], "source": "rescored"})
         records.append(record)
+    records.sort(key=plan_position(run, list(configurations)))
     groups = dict(run.get("groups") or {})
     return RunData(folder, run, configurations, records, groups, declared_aggregations(run, list(groups)), reading)
+
+
+def plan_position(run: dict[str, Any], configurations: list[str]):
+    """A sort key putting records in the run's plan order (configuration, task, item as chosen,
+    repeat), whatever order their debates finished in: concurrent units finish in an order that
+    changes from run to run, and a board must not (numpy's variance and the seeded permutation
+    tests see the items in list order, so the same records in another order moved a CI's last
+    digits). A unit the run does not list (a hand-edited file) comes after, by its key."""
+    config_at = {cid: index for index, cid in enumerate(configurations)}
+    tasks = run.get("tasks") if isinstance(run.get("tasks"), dict) else {}
+    task_at = {name: index for index, name in enumerate(_ordered(tasks, run.get("order", {}).get("tasks")))}
+    item_at = {}
+    for name, task in tasks.items():
+        items = task.get("items") if isinstance(task, dict) else None
+        for index, item in enumerate(items if isinstance(items, list) else []):
+            item_at.setdefault((name, str(item)), index)
+    last = float("inf")
+
+    def position(record: dict[str, Any]) -> tuple[Any, ...]:
+        unit = record["unit"]
+        return (config_at.get(unit["config"], last), task_at.get(unit["task"], last),
+                item_at.get((unit["task"], unit["item"]), last), unit["repeat"], str(unit.get("key")))
+
+    return position
 
 
 #: The parts of ``run.json`` a leaderboard reads, with their types (each may be missing).

@@ -1,5 +1,6 @@
-"""CI history: each ``madeval leaderboard check --history FILE`` appends one JSON line, and
-``madeval leaderboard history FILE`` tabulates (and :mod:`.history_chart` draws) score over commits.
+"""CI history: each ``madeval leaderboard check --history FILE`` appends one JSON line (written by
+:mod:`.history_file`), and ``madeval leaderboard history FILE`` tabulates (and
+:mod:`.history_chart` draws) score over commits.
 
 An entry holds the commit (``--commit``, else ``GITHUB_SHA``, else ``git rev-parse HEAD`` when
 the working folder is in a git repository, else null), the time (UTC), the verdict, and per
@@ -65,36 +66,54 @@ def entry(result: Check, board: dict[str, Any], options: LeaderboardOptions, com
             "alpha": options.alpha, "correction": options.correction, "rows": scored}
 
 
-def append(path: Path, line: dict[str, Any]) -> None:
-    """Append ``line`` to the history file as one whole JSON line (created with its folder)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "a", encoding="utf-8") as handle:
-        handle.write(json.dumps(line, sort_keys=True) + "\n")
-
-
 def read(path: Path) -> tuple[list[dict[str, Any]], int]:
     """The entries of a history file, oldest first, and how many broken lines were skipped.
 
     A file that cannot be read, or holds no entry, is a one-line UsageError.
     """
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
+        content = path.read_bytes()
     except OSError as error:
         raise UsageError(f"cannot read history {path}: {error.strerror}") from None
-    entries, broken = [], 0
-    for line in lines:
-        try:
-            found = json.loads(line)
-        except json.JSONDecodeError:
-            broken += bool(line.strip())
-            continue
-        if isinstance(found, dict) and found.get("format") == FORMAT and isinstance(found.get("rows"), list):
-            entries.append(found)
-        else:
-            broken += 1
+    entries, broken = parse(content)
     if not entries:
         raise UsageError(f"{path} holds no madeval history entry ({FORMAT})")
     return entries, broken
+
+
+def parse(content: bytes) -> tuple[list[dict[str, Any]], int]:
+    """The entries of a history file's ``content`` and the count of its broken lines (not JSON, not
+    UTF-8, nested past the parser's depth, or not an entry); empty lines are neither."""
+    entries, broken = [], 0
+    for line in content.splitlines():
+        try:
+            found = json.loads(line)
+        except (ValueError, RecursionError):  # not JSON, not UTF-8, or nested too deeply
+            broken += bool(line.strip())
+            continue
+        if is_entry(found):
+            entries.append(found)
+        else:
+            broken += 1
+    return entries, broken
+
+
+def is_entry(found: Any) -> bool:
+    """Whether ``found`` is a history entry whose every part the table and the chart read is of its
+    type (a hand-edited or hostile line is skipped as broken, never a traceback)."""
+    if not (isinstance(found, dict) and found.get("format") == FORMAT and isinstance(found.get("rows"), list)
+            and isinstance(found.get("commit"), (str, type(None))) and isinstance(found.get("time"), str)
+            and isinstance(found.get("passed"), bool)):
+        return False
+    return all(isinstance(row, dict) and all(isinstance(row.get(k), str) for k in ("label", "task", "metric", "status"))
+               and isinstance(row.get("bounded", True), bool)
+               and all(_number_or_none(row.get(k)) for k in ("score", "ci_low", "ci_high"))
+               and (row.get("score") is None or None not in (row.get("ci_low"), row.get("ci_high")))
+               for row in found["rows"])
+
+
+def _number_or_none(value: Any) -> bool:
+    return value is None or (isinstance(value, (int, float)) and not isinstance(value, bool))
 
 
 def series(entries: list[dict[str, Any]]) -> dict[tuple[str, str], dict[str, list[dict[str, Any] | None]]]:

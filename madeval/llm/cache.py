@@ -2,7 +2,7 @@
 
 The key is a SHA-256 over the full request (endpoint URL, model, messages, sampling parameters),
 what the endpoint reports about the model when it reports anything (its ``/models`` entry, see
-:func:`served_identity`), and the *scope* that makes repeats distinct: (item, repeat, agent, turn,
+:func:`.model_identity.served_identity`), and the *scope* that makes repeats distinct: (item, repeat, agent, turn,
 purpose, re-ask number). An identical re-run therefore makes no calls, while repeats and re-asks
 still get fresh samples. Each stored reply keeps what the original call cost (tokens and latency)
 and the ``system_fingerprint`` it came with: a hit reports the original cost, and the client
@@ -54,10 +54,6 @@ CREATE TABLE IF NOT EXISTS replies (
 #: The longest a write made on an event loop waits for its commit (seconds).
 COMMIT_DELAY_S = 0.05
 
-#: ``/models`` fields that do not describe the model: vLLM answers ``created`` with the time of the
-#: request, and ``object`` is always "model".
-VOLATILE_MODEL_FIELDS = frozenset({"created", "object"})
-
 WHAT_TO_DO = "give --cache another file, or --cache off"
 
 
@@ -80,16 +76,6 @@ def request_key(request: dict[str, Any], scope: tuple[Any, ...]) -> str:
     """The cache key of ``request`` (without credentials) within ``scope``."""
     blob = json.dumps([request, list(scope)], sort_keys=True, ensure_ascii=False)
     return hashlib.sha256(blob.encode("utf-8", "backslashreplace")).hexdigest()
-
-
-def served_identity(card: dict[str, Any] | None) -> dict[str, Any] | None:
-    """What a ``/models`` entry says about a model beyond its name (``None`` when nothing):
-    e.g. llama.cpp's ``meta`` (parameters, size), vLLM's ``root`` and ``max_model_len``, the
-    simulator's ``fingerprint``. Time stamps of the request itself are left out."""
-    if not isinstance(card, dict):
-        return None
-    identity = {k: v for k, v in card.items() if k not in VOLATILE_MODEL_FIELDS and k != "id"}
-    return identity or None
 
 
 class ResponseCache:

@@ -425,8 +425,9 @@ class LLMClient:
         return list(self.model_entries[endpoint].values())
 
     def identify(self, endpoint: str, model: str, served: dict[str, Any] | None) -> None:
-        """Note what ``endpoint`` reports about ``model`` (:func:`madeval.llm.cache.served_identity`
-        of its ``/models`` entry): part of every cache key of its calls from now on."""
+        """Note what ``endpoint`` reports about ``model`` (its ``/models`` entry's
+        :func:`madeval.llm.model_identity.served_identity`): part of every cache key of its calls
+        from now on."""
         self.served[endpoint, model] = served
 
     async def probe(self, endpoint: str, model: str) -> Probe:

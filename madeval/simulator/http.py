@@ -19,6 +19,7 @@ import itertools
 import email.utils
 import json
 import math
+import os
 import random
 import signal
 import socket
@@ -29,6 +30,7 @@ from collections.abc import Callable, Coroutine, Iterable, Iterator
 from dataclasses import dataclass, field
 
 from .. import aio
+from ..errors import UsageError
 from ..llm.routing import SGLANG_ROUTER_HEADER, VLLM_ROUTER_HEADER
 from .batches import BatchOptions, BatchService
 from .replica import PrefixCache, Replica
@@ -642,15 +644,26 @@ def run_in_thread(server: SimulatorServer) -> Iterator[SimulatorServer]:
         thread.join()
 
 
-def serve_forever(server: SimulatorServer) -> None:
-    """Run ``server`` until SIGINT or SIGTERM, then stop it cleanly. Blocking; for the CLI."""
+def serve_forever(server: LoopbackServer, ready: Callable[[LoopbackServer], None] | None = None) -> None:
+    """Run ``server`` until SIGINT or SIGTERM, then stop it cleanly. Blocking; for the CLI.
+
+    ``ready`` is called once the server listens (``server.port`` is then the real port). An address
+    it cannot listen on (a port in use, a privileged port, a host not of this machine) is a
+    one-line :class:`UsageError`."""
 
     async def main() -> None:
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(sig, stop.set)
-        await server.start()
+        try:
+            await server.start()
+        except OSError as error:  # uvloop words it "error while attempting to bind on address ..."
+            why = os.strerror(error.errno) if error.errno else str(error)
+            raise UsageError(f"cannot listen on {server.host}:{server.port}: {why} (choose another --port, "
+                             "or --port 0 for a free one)") from None
+        if ready is not None:
+            ready(server)
         try:
             await stop.wait()
         finally:

@@ -1,0 +1,40 @@
+"""Which model a ``/models`` entry describes: the one list of the fields that do not say so.
+
+Three places ask what an endpoint reports about a model: the response cache's keys
+(:mod:`madeval.llm.cache`), the cache's warning about a model it cannot tell apart
+(:mod:`madeval.checks.cache_key`) and a run folder's fingerprint (:mod:`madeval.resume`). They
+all read :func:`served_identity`, so they agree on what makes two models different.
+
+Everything an entry says identifies the model except :data:`NOT_IDENTIFYING`:
+
+- ``id`` is the name, which every key and fingerprint already holds;
+- ``object`` is always ``"model"``;
+- ``created`` is the time of the request on vLLM (and of the last pull on Ollama);
+- ``owned_by`` names the server software or the organisation (``vllm``, ``llamacpp``, ``openai``);
+- ``permission`` is vLLM's list of permission cards, each with a fresh random ``id`` and the time
+  of the request: kept in a key, no two runs would ever share a reply.
+
+``parent`` *does* identify the model: vLLM lists a LoRA adapter with ``root`` (the adapter's path)
+and ``parent`` (the base model it was trained on). The same adapter name over another base model,
+or a fine-tune re-trained from another base and served under the old name, gives other answers:
+another model. Likewise ``root``, ``max_model_len`` (vLLM), ``meta`` (llama.cpp: parameters,
+vocabulary, training context) and ``fingerprint`` (madeval's simulator), and any field a server
+adds that is not listed here (unknown fields err on the side of a cache miss or a refused resume,
+never of answers from another model).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+#: ``/models`` fields that do not tell one model from another (see the module's docstring).
+NOT_IDENTIFYING = frozenset({"id", "object", "created", "owned_by", "permission"})
+
+
+def served_identity(entry: dict[str, Any] | None) -> dict[str, Any] | None:
+    """What a ``/models`` entry says about a model beyond its name, without the fields in
+    :data:`NOT_IDENTIFYING`; ``None`` when it says nothing more (or is not an entry)."""
+    if not isinstance(entry, dict):
+        return None
+    identity = {key: value for key, value in entry.items() if key not in NOT_IDENTIFYING}
+    return identity or None
