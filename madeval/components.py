@@ -18,11 +18,14 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator, Protocol
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Protocol
 
 from .errors import UsageError
 from .llm.structured import ReplySchema, reply_in, structured_fields
 from .transcript import Agent, Decision, Message, Persona, Transcript
+
+if TYPE_CHECKING:
+    from .task import Reading
 
 
 class DebateLLM(Protocol):
@@ -99,8 +102,10 @@ class DebateState:
     rng: random.Random
     extract: Callable[[str], str | None]
     item_id: str = ""
-    #: Why ``extract`` reads no answer in a solution (the message's parse note); None: not said.
-    explain: Callable[[str], str] | None = None
+    #: The task's one reading of a solution: its answer or why it has none (the message's parse
+    #: note), the extractor chain run once (:meth:`madeval.task.Task.read`); None: ``extract``
+    #: reads the answer and no reason is said.
+    read: Callable[[str], Reading] | None = None
     turn: int = 0
     responder: Any = None
     paradigm: Any = None
@@ -108,6 +113,13 @@ class DebateState:
     #: Replies are asked for in their reply kind's JSON schema (``--structured-answers``).
     structured_answers: bool = False
     _gold: Any = None
+
+    def reading(self, solution: str) -> tuple[Any, str | None]:
+        """The answer in ``solution`` and, when it has none, why (``None`` when not said)."""
+        if self.read is None:
+            return self.extract(solution), None
+        reading = self.read(solution)
+        return reading.answer, reading.note
 
     def current_draft(self, agent: int | None = None) -> Message | None:
         """The draft behind the most recent solution-carrying message (visible to ``agent`` if given).

@@ -208,7 +208,20 @@ class Task:
         return TaskPrompt(self.instruction, item.input, item.context, tuple(options))
 
     def read(self, text: str | None, item: Item | None = None) -> Reading:
-        """The answer the extractor chain finds in ``text`` or, when it finds none, why not.
+        """The answer in ``text`` or, when there is none, why not (``note``), reading ``text`` once.
+
+        The extractor chain (:meth:`read_chain`) runs once for both. A task provider that overrides
+        :meth:`extract` (lm-eval's tasks read the whole reply) is asked for its answer, and for the
+        chain's reason (:meth:`no_answer_reason`) only when it finds none.
+        """
+        if type(self).extract is Task.extract:
+            reading = self.read_chain(text, item)
+            return reading if reading.answer is not None or reading.note else Reading(None, NOTHING_FOUND)
+        answer = self.extract(text, item)
+        return Reading(answer) if answer is not None else Reading(None, self.no_answer_reason(text, item))
+
+    def read_chain(self, text: str | None, item: Item | None = None) -> Reading:
+        """What the extractor chain finds in ``text``: the answer, or ``None`` and why.
 
         The first extractor that answers wins; one that returns a :class:`NoAnswer` (e.g.
         :data:`AMBIGUOUS`, a reply naming several options) stops the chain with its reason.
@@ -225,12 +238,17 @@ class Task:
 
     def extract(self, text: str | None, item: Item | None = None) -> str | None:
         """The answer the extractor chain finds in ``text``, or ``None`` (:meth:`read` says why)."""
-        return self.read(text, item).answer
+        return self.read_chain(text, item).answer
 
     def no_answer_reason(self, text: str | None, item: Item | None = None) -> str:
-        """Why :meth:`extract` finds no answer in ``text`` (a parse note for the record); a task
-        that overrides :meth:`extract` still gets the chain's reason or a generic one."""
-        return self.read(text, item).note or NOTHING_FOUND
+        """Why the extractor chain finds no answer in ``text`` (a parse note for the record); a
+        task that overrides :meth:`extract` still gets the chain's reason or a generic one.
+        Reading a reply for both its answer and the reason: :meth:`read`, which runs the chain once."""
+        return self.read_chain(text, item).note or NOTHING_FOUND
+
+    def reader(self, item: Item) -> Callable[[str | None], Reading]:
+        """:meth:`read` for replies about ``item``: the debate's one reading of each solution."""
+        return functools.partial(self.read, item=item)
 
     def score(self, prediction: str | None, item: Item, transcript: Transcript | None = None) -> dict[str, float]:
         """Every metric's score of ``prediction`` on ``item``, flattened into one mapping.

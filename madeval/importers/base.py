@@ -127,12 +127,11 @@ def short(value: Any, limit: int = 60) -> str:
 
 def read_answer(task: Task, text: str | None, item: Any) -> tuple[str | None, tuple[str, ...]]:
     """The answer ``task`` reads from one imported reply and the message's parse notes: none when
-    it reads one, else ``"no answer: <why>"`` as a live debate records it. The answer comes from
-    :meth:`Task.extract`, which a task provider may override (lm-eval's filters), the reason from
-    :meth:`Task.no_answer_reason`."""
+    it reads one, else ``"no answer: <why>"`` as a live debate records it. Both come from one
+    :meth:`Task.read` (a task provider's own :meth:`Task.extract` included: lm-eval's filters)."""
     if not text:
         return None, ()
-    answer = task.extract(text, item)
-    if answer is not None:
-        return answer, ()
-    return None, (f"{NO_ANSWER}: {task.no_answer_reason(text, item)}",)
+    reading = task.read(text, item)
+    if reading.answer is not None:
+        return reading.answer, ()
+    return None, (f"{NO_ANSWER}: {reading.note}",)
