@@ -18,14 +18,11 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Iterator, Protocol
+from typing import Any, Callable, Iterator, Protocol
 
 from .errors import UsageError
 from .llm.structured import ReplySchema, reply_in, structured_fields
 from .transcript import Agent, Decision, Message, Persona, Transcript
-
-if TYPE_CHECKING:
-    from .task import Reading
 
 
 class DebateLLM(Protocol):
@@ -102,10 +99,10 @@ class DebateState:
     rng: random.Random
     extract: Callable[[str], str | None]
     item_id: str = ""
-    #: The task's one reading of a solution: its answer or why it has none (the message's parse
-    #: note), the extractor chain run once (:meth:`madeval.task.Task.read`); None: ``extract``
-    #: reads the answer and no reason is said.
-    read: Callable[[str], Reading] | None = None
+    #: The task's one reading of a solution: a :class:`madeval.task.Reading`, its answer or why it
+    #: has none (the message's parse note), the extractor chain run once (:meth:`Task.read
+    #: <madeval.task.Task.read>`); None: ``extract`` reads the answer and no reason is said.
+    read: Callable[[str], Any] | None = None
     turn: int = 0
     responder: Any = None
     paradigm: Any = None

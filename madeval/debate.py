@@ -10,14 +10,11 @@ from __future__ import annotations
 
 import asyncio
 import random
-from typing import TYPE_CHECKING, Any, Awaitable, Callable, Iterable
+from typing import Any, Awaitable, Callable, Iterable
 
 from .challenge import run_challenges
 from .components import Contribution, DebateLLM, DebateSetup, DebateState, SpeakContext, Speaker, TaskPrompt
 from .transcript import NO_ANSWER, Agent, Decision, Message, Persona, Transcript
-
-if TYPE_CHECKING:
-    from .task import Reading
 
 #: Neutral agents (MALLM's moderators) get this persona and no generated one.
 MODERATOR = Persona(
@@ -38,7 +35,7 @@ async def run_debate(
     item_id: str = "",
     gold: Any = None,
     transcript: Transcript | None = None,
-    read: Callable[[str], Reading] | None = None,
+    read: Callable[[str], Any] | None = None,
 ) -> Transcript:
     """Run one debate to a decision and return its transcript.
 
@@ -70,7 +67,7 @@ def debate_state(
     extract: Callable[[str], str | None],
     item_id: str = "",
     gold: Any = None,
-    read: Callable[[str], Reading] | None = None,
+    read: Callable[[str], Any] | None = None,
 ) -> DebateState:
     """The state of a debate of ``setup`` about to start: turn 0, the agents of ``transcript``."""
     return DebateState(
