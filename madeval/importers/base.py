@@ -22,6 +22,7 @@ from typing import Any, Iterator
 from ..item import Item
 from ..task import Task
 from ..transcript import NO_ANSWER, Transcript
+from .matching import collapse
 
 
 @dataclass
@@ -121,7 +122,7 @@ def short(value: Any, limit: int = 60) -> str:
         text = value if isinstance(value, str) else json.dumps(value, default=str)
     except (ValueError, RecursionError):  # nested past the encoder's depth: not worth showing
         text = f"<{type(value).__name__}>"
-    text = " ".join(text.split())
+    text = collapse(text)
     return json.dumps(text[:limit] + ("..." if len(text) > limit else ""), ensure_ascii=True)
 
 
