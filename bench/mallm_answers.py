@@ -92,8 +92,9 @@ def mallm_letter(text: str | None) -> str | None:
 def reader(task_name: str = "mmlu_pro"):
     """``(text, item) -> (answer, note)`` with the task's own extractor chain.
 
-    A task without ``no_answer_reason`` (madeval before parse notes, for a before/after
-    comparison) gives no note.
+    The task reads each reply once for both (:meth:`Task.read` with :meth:`Task.reader`, as a
+    run does); an older madeval, for a before/after comparison, is asked twice (``extract``, then
+    ``no_answer_reason``), and one from before parse notes gives no note.
     """
     from madeval.plugins import registries
     from madeval.task import task_loader
@@ -101,6 +102,12 @@ def reader(task_name: str = "mmlu_pro"):
 
     found = registries()
     task = task_loader(task_index(found, []), found.extractors, found.metrics)(task_name)
+    if hasattr(task, "reader"):  # one reading of each reply, as a run reads its solutions
+        def read_once(text: str, item) -> tuple[str | None, str | None]:
+            reading = task.read(text, item)
+            return reading.answer, reading.note
+
+        return read_once
     explain = getattr(task, "no_answer_reason", None)  # madeval before parse notes has none
 
     def read(text: str, item) -> tuple[str | None, str | None]:

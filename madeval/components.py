@@ -99,8 +99,10 @@ class DebateState:
     rng: random.Random
     extract: Callable[[str], str | None]
     item_id: str = ""
-    #: Why ``extract`` reads no answer in a solution (the message's parse note); None: not said.
-    explain: Callable[[str], str] | None = None
+    #: The task's one reading of a solution: a :class:`madeval.task.Reading`, its answer or why it
+    #: has none (the message's parse note), the extractor chain run once (:meth:`Task.read
+    #: <madeval.task.Task.read>`); None: ``extract`` reads the answer and no reason is said.
+    read: Callable[[str], Any] | None = None
     turn: int = 0
     responder: Any = None
     paradigm: Any = None
@@ -108,6 +110,13 @@ class DebateState:
     #: Replies are asked for in their reply kind's JSON schema (``--structured-answers``).
     structured_answers: bool = False
     _gold: Any = None
+
+    def reading(self, solution: str) -> tuple[Any, str | None]:
+        """The answer in ``solution`` and, when it has none, why (``None`` when not said)."""
+        if self.read is None:
+            return self.extract(solution), None
+        reading = self.read(solution)
+        return reading.answer, reading.note
 
     def current_draft(self, agent: int | None = None) -> Message | None:
         """The draft behind the most recent solution-carrying message (visible to ``agent`` if given).

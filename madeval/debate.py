@@ -35,20 +35,22 @@ async def run_debate(
     item_id: str = "",
     gold: Any = None,
     transcript: Transcript | None = None,
-    explain: Callable[[str], str] | None = None,
+    read: Callable[[str], Any] | None = None,
 ) -> Transcript:
     """Run one debate to a decision and return its transcript.
 
     ``agents`` carry each agent's model and endpoint; their personas are filled in here.
     ``extract`` turns solution text into the task's answer (for example ``"B"``); ``gold`` is only
     reachable through :meth:`DebateState.oracle_gold`, which marks the transcript as an oracle.
-    ``explain`` says why ``extract`` reads no answer in a solution; it becomes the message's parse
-    note (:data:`madeval.transcript.NO_ANSWER`).
+    ``read`` reads a solution once for its answer and, when it has none, why (:meth:`Task.read
+    <madeval.task.Task.read>`); the reason becomes the message's parse note
+    (:data:`madeval.transcript.NO_ANSWER`). Without it ``extract`` reads solutions and no reason
+    is noted; deciders and challenges read answers with ``extract`` either way.
     """
     transcript = transcript if transcript is not None else Transcript()
     transcript.agents = agents
     state = debate_state(setup, task, transcript, rng=rng, extract=extract, item_id=item_id, gold=gold,
-                         explain=explain)
+                         read=read)
     await _make_personas(setup, state, llm)
     await decide(setup, state, llm)
     if setup.challenges:
@@ -65,12 +67,12 @@ def debate_state(
     extract: Callable[[str], str | None],
     item_id: str = "",
     gold: Any = None,
-    explain: Callable[[str], str] | None = None,
+    read: Callable[[str], Any] | None = None,
 ) -> DebateState:
     """The state of a debate of ``setup`` about to start: turn 0, the agents of ``transcript``."""
     return DebateState(
         agents=transcript.agents, task=task, transcript=transcript, max_turns=setup.max_turns, rng=rng,
-        extract=extract, explain=explain, item_id=item_id, responder=setup.responder, paradigm=setup.paradigm,
+        extract=extract, read=read, item_id=item_id, responder=setup.responder, paradigm=setup.paradigm,
         extract_mode=setup.extract, structured_answers=setup.structured_answers, _gold=gold,
     )
 
@@ -175,15 +177,16 @@ def _message(
     """Record a reply; an agreeing reply backs (and carries) the draft the agent saw."""
     message_id = len(state.transcript.messages)
     draft = ctx.current_draft
+    notes = reply.notes
     if reply.agreement is True and draft is not None:
         solution, answer, backs = draft.solution, draft.answer, draft.id
     elif reply.solution is not None:
-        solution, answer, backs = reply.solution, state.extract(reply.solution), message_id
+        solution, backs = reply.solution, message_id
+        answer, why = state.reading(solution)
+        if answer is None and why is not None:
+            notes = (*notes, f"{NO_ANSWER}: {why}")
     else:
         solution, answer, backs = None, None, None
-    notes = reply.notes
-    if backs == message_id and answer is None and state.explain is not None:
-        notes = (*notes, f"{NO_ANSWER}: {state.explain(solution)}")
     return Message(
         id=message_id, turn=state.turn, step=step, agent=speaker.agent, stage=speaker.stage, text=reply.text,
         solution=solution, answer=answer, agreement=reply.agreement, backs=backs, confidence=reply.confidence,

@@ -161,11 +161,16 @@ def write_json_atomically(path: Path, data: Any) -> None:
         raise StorageError(f"cannot write {path}: {error.strerror or error}") from None
 
 
+def encode_json(value: Any) -> bytes:
+    """``value`` as JSON in UTF-8. Text from a model may hold lone surrogates, which UTF-8 cannot
+    encode: they are written as JSON escapes (``\\ud800``), which read back as the same text.
+    Records and the response cache (:func:`madeval.llm.cache.storable`) both write text so."""
+    return json.dumps(value, ensure_ascii=False, default=str).encode("utf-8", "backslashreplace")
+
+
 def encode_line(record: dict[str, Any]) -> bytes:
-    """One JSONL line. Text from a model may hold lone surrogates, which UTF-8 cannot encode:
-    they are written as JSON escapes (``\\ud800``), which read back as the same text."""
-    text = json.dumps(record, ensure_ascii=False, default=str) + "\n"
-    return text.encode("utf-8", "backslashreplace")
+    """One JSONL line: the record as :func:`encode_json` writes it."""
+    return encode_json(record) + b"\n"
 
 
 class LineAppender:

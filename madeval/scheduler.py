@@ -160,7 +160,7 @@ async def run_unit(plan: Plan, unit: Unit, item, registries: Registries, client:
         session,
         agents=agents,
         extract=lambda text: task.extract(text, item),
-        explain=lambda text: task.no_answer_reason(text, item),
+        read=task.reader(item),  # a solution's answer and parse note from one run of the chain
         rng=rng,
         item_id=item.id,
         gold=item.target,
@@ -194,7 +194,8 @@ async def unit_record(unit: Unit, label: str, task, item, transcript: Transcript
     ``label`` is the configuration's label, ``extras`` its extra metrics (:func:`extra_metrics`).
     """
     decision = transcript.decision
-    prediction = task.extract(decision.answer, item)
+    reading = task.read(decision.answer, item)
+    prediction = reading.answer
     scores = await score_unit(task, extras, prediction, item, transcript)
     return {
         "unit": unit.to_dict(),
@@ -204,7 +205,7 @@ async def unit_record(unit: Unit, label: str, task, item, transcript: Transcript
         "prediction": prediction,
         "parse_failure": prediction is None,
         # why the decision's answer could not be read (None when it was; absent in older records)
-        "parse_note": None if prediction is not None else task.no_answer_reason(decision.answer, item),
+        "parse_note": reading.note if prediction is None else None,
         "parse_failures": transcript.parse_failures(),
         "metrics": scores.metrics,
         "scoring_errors": scores.errors,

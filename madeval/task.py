@@ -155,13 +155,12 @@ class Task:
         A malformed value (not a literal, not a list, more options than there are letters) is a
         one-line UsageError naming the task, the row and the column (the ``doc_to_choice`` field)."""
         choices = self._field("doc_to_choice", doc)
-        spec = self.spec.get("doc_to_choice")
-        where = f"task {self.name}: row {index}, {'column ' + repr(spec) if isinstance(spec, str) and spec in doc else 'doc_to_choice'}"
         if isinstance(choices, str):
             try:  # a list written as text in a CSV or JSON column: "['a', 'b']"
                 choices = ast.literal_eval(choices)
             except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
-                raise UsageError(f"{where}: choices {shown(choices)} are not a list literal ({self.path})") from None
+                raise UsageError(f"{self._choices_at(index, doc)}: choices {shown(choices)} are not a list "
+                                 f"literal ({self.path})") from None
         if not choices:
             return None
         try:
@@ -169,21 +168,28 @@ class Task:
                 raise TypeError
             choices = tuple(str(c) for c in choices)
         except TypeError:
-            raise UsageError(f"{where}: choices must be a list, got {shown(choices)} ({self.path})") from None
+            raise UsageError(f"{self._choices_at(index, doc)}: choices must be a list, got {shown(choices)} "
+                             f"({self.path})") from None
         if len(choices) > len(LETTERS):
-            raise UsageError(f"{where}: {len(choices)} choices, more than the {len(LETTERS)} option letters "
-                             f"A-Z ({self.path})")
+            raise UsageError(f"{self._choices_at(index, doc)}: {len(choices)} choices, more than the "
+                             f"{len(LETTERS)} option letters A-Z ({self.path})")
         return choices
+
+    def _choices_at(self, index: int, doc: dict[str, Any]) -> str:
+        """Where a refused row's options are: the task, the row and the column (or the
+        ``doc_to_choice`` field); made only for a row that is refused, not for every row."""
+        spec = self.spec.get("doc_to_choice")
+        column = f"column {spec!r}" if isinstance(spec, str) and spec in doc else "doc_to_choice"
+        return f"task {self.name}: row {index}, {column}"
 
     def _normalise_target(self, target: Any, choices: tuple[str, ...] | None, index: int | None = None) -> Any:
         """The gold target in the task's answer form (a choice target as its option letter); a
         choice target that names no option is a one-line UsageError naming row ``index``."""
-        where = f"task {self.name}" + (f": row {index}" if index is not None else "")
         if self.answer_type == "choice":
             if isinstance(target, int) or (isinstance(target, str) and target.strip().isdigit()):
                 count = len(choices) if choices else len(LETTERS)
                 if not 0 <= int(target) < count:  # -1 would read as Z, 4 as E on a four-option item
-                    raise UsageError(f"{where}: choice target {shown(target)} is not an "
+                    raise UsageError(f"{self._row_at(index)}: choice target {shown(target)} is not an "
                                      f"option index 0-{count - 1} (0-based)")
                 return LETTERS[int(target)]
             text = str(target).strip()
@@ -192,7 +198,7 @@ class Task:
             letter = text[1] if len(text) == 3 and text[0] == "(" and text[2] == ")" else text
             if len(letter) == 1 and letter.upper() in LETTERS[: len(choices) if choices else 26]:
                 return letter.upper()
-            raise UsageError(f"{where}: cannot read choice target {shown(target)}")
+            raise UsageError(f"{self._row_at(index)}: cannot read choice target {shown(target)}")
         if self.answer_type == "yes_no":
             if isinstance(target, bool):
                 return "yes" if target else "no"
@@ -202,13 +208,30 @@ class Task:
             return str(target).strip()
         return target
 
+    def _row_at(self, index: int | None) -> str:
+        """Where a refused target is: the task and row ``index`` (made only for a refused row)."""
+        return f"task {self.name}" + (f": row {index}" if index is not None else "")
+
     def prompt(self, item: Item) -> TaskPrompt:
         """What agents are told about ``item`` (and, for structured answers, a choice item's letters)."""
         options = LETTERS[: len(item.choices)] if self.answer_type == "choice" and item.choices else ""
         return TaskPrompt(self.instruction, item.input, item.context, tuple(options))
 
     def read(self, text: str | None, item: Item | None = None) -> Reading:
-        """The answer the extractor chain finds in ``text`` or, when it finds none, why not.
+        """The answer in ``text`` or, when there is none, why not (``note``), reading ``text`` once.
+
+        The extractor chain (:meth:`read_chain`) runs once for both. A task provider that overrides
+        :meth:`extract` (lm-eval's tasks read the whole reply) is asked for its answer, and for the
+        chain's reason (:meth:`no_answer_reason`) only when it finds none.
+        """
+        if type(self).extract is Task.extract:
+            reading = self.read_chain(text, item)
+            return reading if reading.answer is not None or reading.note else Reading(None, NOTHING_FOUND)
+        answer = self.extract(text, item)
+        return Reading(answer) if answer is not None else Reading(None, self.no_answer_reason(text, item))
+
+    def read_chain(self, text: str | None, item: Item | None = None) -> Reading:
+        """What the extractor chain finds in ``text``: the answer, or ``None`` and why.
 
         The first extractor that answers wins; one that returns a :class:`NoAnswer` (e.g.
         :data:`AMBIGUOUS`, a reply naming several options) stops the chain with its reason.
@@ -225,12 +248,17 @@ class Task:
 
     def extract(self, text: str | None, item: Item | None = None) -> str | None:
         """The answer the extractor chain finds in ``text``, or ``None`` (:meth:`read` says why)."""
-        return self.read(text, item).answer
+        return self.read_chain(text, item).answer
 
     def no_answer_reason(self, text: str | None, item: Item | None = None) -> str:
-        """Why :meth:`extract` finds no answer in ``text`` (a parse note for the record); a task
-        that overrides :meth:`extract` still gets the chain's reason or a generic one."""
-        return self.read(text, item).note or NOTHING_FOUND
+        """Why the extractor chain finds no answer in ``text`` (a parse note for the record); a
+        task that overrides :meth:`extract` still gets the chain's reason or a generic one.
+        Reading a reply for both its answer and the reason: :meth:`read`, which runs the chain once."""
+        return self.read_chain(text, item).note or NOTHING_FOUND
+
+    def reader(self, item: Item) -> Callable[[str | None], Reading]:
+        """:meth:`read` for replies about ``item``: the debate's one reading of each solution."""
+        return functools.partial(self.read, item=item)
 
     def score(self, prediction: str | None, item: Item, transcript: Transcript | None = None) -> dict[str, float]:
         """Every metric's score of ``prediction`` on ``item``, flattened into one mapping.

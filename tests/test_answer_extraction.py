@@ -9,7 +9,7 @@ import pytest
 
 from madeval.item import Item
 from madeval.testing import core_registries
-from madeval.task import task_loader
+from madeval.task import Reading, task_loader
 from madeval.taskfiles import task_index
 
 BUILT = core_registries()
@@ -89,6 +89,20 @@ def test_musr_reads_a_named_option():
     assert MUSR.extract("After all the clues...\nFINAL SOLUTION: Ana Smith", item) == "B"
     assert MUSR.extract("FINAL SOLUTION: B) Ana Smith", item) == "B"
     assert MUSR.extract("It was either Mack or Ana Smith.", item) is None  # both named: no guess
+
+
+@pytest.mark.parametrize(("reply", "expected", "note"), [
+    ("FINAL SOLUTION: A) Ana Smith", None, "letter A restates option B's text, not its own"),
+    ("A) Mack: had a motive\nB) Ana Smith: had the opportunity", None,
+     "lists several options (A, B) on consecutive lines"),
+    ("Mack had no motive, so the answer is (B) Ana Smith.", "B", None),
+    ("final solution: **b**", "B", None),
+])
+def test_musr_reads_choices_as_the_other_multiple_choice_tasks_do(reply, expected, note):
+    """MuSR's chain starts with the ``choice`` extractor, as mmlu_pro's and gpqa's: a letter whose text
+    is another option's, or a list of options, is no answer rather than the first letter seen."""
+    item = Item("m", "Who is the most likely murderer?", "B", choices=("Mack", "Ana Smith"))
+    assert MUSR.read(reply, item) == Reading(expected, note)
 
 
 @pytest.mark.parametrize(

@@ -26,9 +26,9 @@ MMLU_PRO = task_loader(task_index(BUILT, []), BUILT.extractors, BUILT.metrics)("
 
 
 def read(text, item):
-    """The task's answer and, when there is none, its parse note."""
-    answer = MMLU_PRO.extract(text, item)
-    return answer, (MMLU_PRO.no_answer_reason(text, item) if answer is None else None)
+    """The task's answer and, when there is none, its parse note (one reading, as a run's)."""
+    reading = MMLU_PRO.read(text, item)
+    return reading.answer, reading.note
 
 
 @pytest.fixture(scope="module")

@@ -22,7 +22,7 @@ ITEM = Item("q1", "How long is an NBA shot clock?", "E",
 def test_a_solution_without_an_answer_carries_the_reason_as_a_parse_note():
     replies = {(1, 0): "FINAL SOLUTION: A, E", (1, 1): "The solution is E) 24 seconds.", (1, 2): "K"}
     transcript, _ = debate(replies, agents=3, max_turns=1, extract=lambda text: MMLU_PRO.extract(text, ITEM),
-                           explain=lambda text: MMLU_PRO.no_answer_reason(text, ITEM))
+                           read=MMLU_PRO.reader(ITEM))
     first, second, third = transcript.messages
     assert first.answer is None and f"{NO_ANSWER}: names several options after the final marker" in first.parse_notes[-1]
     assert second.answer == "E" and not any(note.startswith(NO_ANSWER) for note in second.parse_notes)

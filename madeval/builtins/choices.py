@@ -47,7 +47,7 @@ from ..hookspecs import hookimpl
 from ..metrics.normal import normal_text
 from ..task import AMBIGUOUS, NoAnswer
 from .extractors import Extractor, _plain, final_segments, letter_in, reads_tail, valid_letters
-from .option_match import NUMBER_CHAR, STARTS_WITH_NUMBER, key, options_restated, restates
+from .option_match import NUMBER_CHAR, STARTS_WITH_NUMBER, Text, options_of, options_restated, restates
 
 MAX_STATEMENTS = 64  # statements examined, from the last; a reply of a million "A)" costs no more
 MAX_REST = 400  # characters after a letter compared with the options
@@ -271,20 +271,22 @@ def _confirm(letter: str, rest: str, letters: str, choices: Sequence[str] | None
     """``letter`` checked against the text after it (the module docstring: rule 2)."""
     if not rest.strip(" \t.,;:!?)]"):
         return letter
-    own = choices[letters.index(letter)] if choices and letters.index(letter) < len(choices) else ""
+    index = letters.index(letter)
+    own = choices[index] if choices and index < len(choices) else ""
     own_labels = {_letter_of(m) for m in OTHER_OPTION.finditer(own)}
     others = sorted({_letter_of(m) for m in OTHER_OPTION.finditer(rest)} & set(letters) - own_labels - {letter})
     if others:
         return NoAnswer(f"names several options ({letter}, {', '.join(others)})")
     if CALLED_WRONG.match(rest) and not CALLED_WRONG.match(own):
         return REJECTED
-    if choices and restates(rest, own):
+    if not choices:
+        return REJECTED if SAYS_NO.match(rest) and not SAYS_NO.match(own) else letter
+    said, options = Text(rest), options_of(choices)
+    if index < len(options) and restates(said, options[index]):
         return letter
     if SAYS_NO.match(rest) and not SAYS_NO.match(own):
         return REJECTED
-    if not choices:
-        return letter
-    elsewhere = [found for found in options_restated(rest, choices, letters) if found != letter]
+    elsewhere = [found for found in options_restated(said, options, letters) if found != letter]
     if elsewhere:
         return NoAnswer(f"letter {letter} restates option {'/'.join(elsewhere)}'s text, not its own")
     return letter
@@ -307,8 +309,9 @@ def _restated_value(plain: str, letters: str, choices: Sequence[str] | None) -> 
             pass
         if sign is not None:
             candidates.append(last[sign.end():])
-        for candidate in candidates:
-            found = [letters[i] for i in range(min(len(choices), len(letters))) if _whole(candidate, choices[i])]
+        options = options_of(choices)
+        for candidate in map(Text, candidates):
+            found = [letters[i] for i in range(min(len(options), len(letters))) if _whole(candidate, options[i])]
             if len(found) == 1:
                 return found[0]
             if len(found) > 1:
@@ -320,14 +323,14 @@ def _restated_value(plain: str, letters: str, choices: Sequence[str] | None) -> 
     return None
 
 
-def _whole(candidate: str, option: str) -> bool:
+def _whole(candidate: Text, option: Text) -> bool:
     """True when ``candidate`` is ``option``'s whole text, or its value without the unit."""
-    said, whole = key(candidate), key(option)
+    said, whole = candidate.key, option.key
     if not said:
         return False
     if said == whole:
         return True
-    return (bool(STARTS_WITH_NUMBER.match(candidate)) and whole.startswith(said)
+    return (bool(STARTS_WITH_NUMBER.match(candidate.text)) and whole.startswith(said)
             and not NUMBER_CHAR.match(whole[len(said):]))
 
 

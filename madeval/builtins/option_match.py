@@ -33,13 +33,11 @@ MAX_COMPARED = 400  # characters of a reply compared with an option: options are
 
 
 def key(text: str) -> str:
-    """The comparable form of ``text``'s first :data:`MAX_COMPARED` characters (module docstring)."""
-    return _key(text[:MAX_COMPARED])
+    """The comparable form of ``text``'s first :data:`MAX_COMPARED` characters (module docstring).
 
-
-@functools.lru_cache(maxsize=4096)  # an item's options are compared with every reply about it
-def _key(text: str) -> str:
-    text = KEY_NOISE.sub("", text.casefold())
+    Not cached: reply text rarely repeats, and a cache of it would push out the option keys
+    (:func:`options_of`), which every reply about an item is compared with."""
+    text = KEY_NOISE.sub("", text[:MAX_COMPARED].casefold())
     return LEADING.sub("", TRAILING.sub("", text))
 
 
@@ -54,34 +52,72 @@ def numbers(text: str) -> list[float]:
     return found
 
 
-def _same_numbers(said: str, option: str) -> bool:
-    ours, theirs = numbers(said), numbers(option)
+class Text:
+    """A text compared with others: an option, or a piece of a reply. Its :func:`key` and its
+    :func:`numbers` are computed once each, when first asked for."""
+
+    __slots__ = ("text", "_key", "_numbers")
+
+    def __init__(self, text: str):
+        self.text = text
+        self._key: str | None = None
+        self._numbers: list[float] | None = None
+
+    @property
+    def key(self) -> str:
+        """The text's :func:`key`."""
+        if self._key is None:
+            self._key = key(self.text)
+        return self._key
+
+    @property
+    def numbers(self) -> list[float]:
+        """The text's :func:`numbers`."""
+        if self._numbers is None:
+            self._numbers = numbers(self.text)
+        return self._numbers
+
+    def __repr__(self) -> str:
+        return f"Text({self.text!r})"
+
+
+@functools.lru_cache(maxsize=1024)  # an item's options are compared with every reply about it
+def options_of(choices: tuple[str, ...]) -> tuple[Text, ...]:
+    """An item's options as :class:`Text`, made once per options tuple (reply text is never cached)."""
+    return tuple(Text(str(choice)) for choice in choices)
+
+
+def _same_numbers(said: Text, option: Text) -> bool:
+    ours, theirs = said.numbers, option.numbers
     shared = min(len(ours), len(theirs))
     return shared > 0 and all(abs(a - b) <= 1e-9 * max(1.0, abs(b)) for a, b in zip(ours[:shared], theirs))
 
 
-def restates_exactly(said: str, option: str) -> bool:
+def restates_exactly(said: Text, option: Text) -> bool:
     """True when ``said`` is ``option``'s text (the whole option, perhaps followed by more) or,
     beginning with a number, states ``option``'s numbers."""
-    said_key, option_key = key(said), key(option)
-    if not said_key or not option_key:
+    said_key = said.key
+    if not said_key:
+        return False
+    option_key = option.key
+    if not option_key:
         return False
     if said_key.startswith(option_key):
         return True
-    return bool(STARTS_WITH_NUMBER.match(said)) and _same_numbers(said, option)
+    return bool(STARTS_WITH_NUMBER.match(said.text)) and _same_numbers(said, option)
 
 
-def restates(said: str, option: str) -> bool:
+def restates(said: Text, option: Text) -> bool:
     """True when ``said`` restates ``option`` exactly (:func:`restates_exactly`) or abbreviates it:
     a prefix of at least :data:`MIN_ABBREVIATION` characters that does not cut a number."""
     if restates_exactly(said, option):
         return True
-    said_key, option_key = key(said), key(option)
+    said_key, option_key = said.key, option.key
     if len(said_key) < MIN_ABBREVIATION or not option_key.startswith(said_key):
         return False
     return len(said_key) == len(option_key) or not NUMBER_CHAR.match(option_key[len(said_key)])
 
 
-def options_restated(said: str, choices: Sequence[str], letters: str) -> list[str]:
+def options_restated(said: Text, options: Sequence[Text], letters: str) -> list[str]:
     """The letters of the options ``said`` restates exactly, in option order."""
-    return [letters[i] for i, option in enumerate(choices[: len(letters)]) if restates_exactly(said, str(option))]
+    return [letters[i] for i, option in enumerate(options[: len(letters)]) if restates_exactly(said, option)]

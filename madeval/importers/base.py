@@ -22,6 +22,7 @@ from typing import Any, Iterator
 from ..item import Item
 from ..task import Task
 from ..transcript import NO_ANSWER, Transcript
+from .matching import collapse
 
 
 @dataclass
@@ -121,18 +122,17 @@ def short(value: Any, limit: int = 60) -> str:
         text = value if isinstance(value, str) else json.dumps(value, default=str)
     except (ValueError, RecursionError):  # nested past the encoder's depth: not worth showing
         text = f"<{type(value).__name__}>"
-    text = " ".join(text.split())
+    text = collapse(text)
     return json.dumps(text[:limit] + ("..." if len(text) > limit else ""), ensure_ascii=True)
 
 
 def read_answer(task: Task, text: str | None, item: Any) -> tuple[str | None, tuple[str, ...]]:
     """The answer ``task`` reads from one imported reply and the message's parse notes: none when
-    it reads one, else ``"no answer: <why>"`` as a live debate records it. The answer comes from
-    :meth:`Task.extract`, which a task provider may override (lm-eval's filters), the reason from
-    :meth:`Task.no_answer_reason`."""
+    it reads one, else ``"no answer: <why>"`` as a live debate records it. Both come from one
+    :meth:`Task.read` (a task provider's own :meth:`Task.extract` included: lm-eval's filters)."""
     if not text:
         return None, ()
-    answer = task.extract(text, item)
-    if answer is not None:
-        return answer, ()
-    return None, (f"{NO_ANSWER}: {task.no_answer_reason(text, item)}",)
+    reading = task.read(text, item)
+    if reading.answer is not None:
+        return reading.answer, ()
+    return None, (f"{NO_ANSWER}: {reading.note}",)

@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from ..errors import UsageError
+from ..records import encode_json
 
 # ``replies`` replaced ``responses`` (kept text as is, no cost, no fingerprint): an older cache file
 # keeps its old table, unread, and its keys would not match anyway (they lack the model's identity).
@@ -68,8 +69,9 @@ class CachedReply(NamedTuple):
 
 
 def storable(text: str) -> str:
-    """``text`` as SQLite can store it: JSON, with lone surrogates as their escapes (as records)."""
-    return json.dumps(text, ensure_ascii=False).encode("utf-8", "backslashreplace").decode("utf-8")
+    """``text`` as SQLite can store it: JSON, with lone surrogates as their escapes, as records
+    write it (:func:`madeval.records.encode_json`)."""
+    return encode_json(text).decode("utf-8")
 
 
 def request_key(request: dict[str, Any], scope: tuple[Any, ...]) -> str:

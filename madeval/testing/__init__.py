@@ -139,7 +139,7 @@ def debate(
     all_agents_draft_first: bool = False,
     challenges: Iterable[str] = (),
     structured_answers: bool = False,
-    explain: Callable[[str], str] | None = None,
+    read: Callable[[str], Any] | None = None,
 ) -> tuple[Transcript, ScriptedLLM]:
     """Run one debate in-process with scripted replies; return ``(transcript, llm)``.
 
@@ -147,7 +147,9 @@ def debate(
     validated as a run would (a bad combination raises :class:`madeval.errors.UsageError`).
     ``neutral`` lists the indices of the neutral agents; ``extract`` reads an answer from a reply
     (by default the letter after "Final Solution:"), ``extract_mode`` is the debate's ``extract``
-    setting, ``explain`` says why ``extract`` read no answer (the message's parse note); ``gold``
+    setting, ``read`` reads a solution once for its answer and why it has none (the message's
+    parse note; e.g. ``task.reader(item)``, :meth:`madeval.task.Task.read`), deciders still
+    reading answers with ``extract``; ``gold``
     is the item's gold answer (for paradigms that use it); ``seed`` seeds the
     debate's random choices; ``structured_answers`` asks replies in their reply kinds' schemas
     (``llm.schemas`` keeps what was asked). ``transcript.decision`` is the outcome.
@@ -172,7 +174,7 @@ def debate(
     llm = ScriptedLLM(script, transcript)
     people = [Agent(i, Persona(""), "m", "e", i in neutral) for i in range(agents)]
     asyncio.run(run_debate(setup, TaskPrompt(instruction, item_input), llm, agents=people, extract=extract,
-                           rng=random.Random(seed), gold=gold, transcript=transcript, explain=explain))
+                           rng=random.Random(seed), gold=gold, transcript=transcript, read=read))
     return transcript, llm
 
 

@@ -1,0 +1,78 @@
+"""Comparing reply text with an item's options (madeval/builtins/option_match.py): each text's key
+and numbers are computed once, an item's options once for every reply about it, and reply text
+is never cached (a cache of reply fragments pushed the option keys out)."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+
+from madeval.builtins import option_match
+from madeval.builtins.choices import read_choice
+from madeval.builtins.option_match import Text, options_of, options_restated, restates, restates_exactly
+
+CHOICES = ("25 seconds", "18 seconds", "40 seconds", "45 seconds", "24 seconds")
+LETTERS = "ABCDE"
+
+
+@pytest.fixture
+def keyed(monkeypatch):
+    """The texts option_match computes a key of, counted (the real key is computed)."""
+    counts: Counter = Counter()
+    real = option_match.key
+
+    def counting(text):
+        counts[text] += 1
+        return real(text)
+
+    monkeypatch.setattr(option_match, "key", counting)
+    options_of.cache_clear()
+    yield counts
+    options_of.cache_clear()
+
+
+def test_each_text_is_keyed_once_and_the_options_once_per_item(keyed):
+    # A's text is option E's: the reply's fragment is compared with its own option, then every other
+    assert read_choice("The solution is A) 24 seconds.", LETTERS, CHOICES).reason == \
+        "letter A restates option E's text, not its own"
+    assert read_choice("The solution is B) 40 seconds.", LETTERS, CHOICES).reason == \
+        "letter B restates option C's text, not its own"
+    assert read_choice("So the shot clock runs for:\nt = 24 seconds", LETTERS, CHOICES) == "E"  # rule 3
+    reply_fragments = {" 24 seconds.", " 40 seconds.", "t = 24 seconds", " 24 seconds"}
+    assert {text: keyed[text] for text in reply_fragments} == dict.fromkeys(reply_fragments, 1)
+    assert all(keyed[option] == 1 for option in CHOICES), keyed  # once for the three replies
+
+
+def test_reply_text_is_not_cached(keyed):
+    for _ in range(3):
+        assert read_choice("The solution is A) 24 seconds.", LETTERS, CHOICES).reason
+    assert keyed[" 24 seconds."] == 3  # read anew each time; the options were keyed once
+    assert keyed["24 seconds"] == 1 and options_of.cache_info().currsize == 1
+
+
+def test_text_keys_and_numbers():
+    text = Text("$1,200.5 kJ/mol, i.e. 1.2 MJ.")
+    assert text.key == "1200.5kj/mol,i.e.1.2mj" and text.numbers == [1200.5, 1.2]
+    assert Text("").key == "" and Text("").numbers == [] and Text("(x)").numbers == []
+
+
+@pytest.mark.parametrize(("said", "option", "exactly", "loosely"), [
+    ("91.7 kJ mol^{-1}", "91.7 $\\mathrm{~kJ} \\mathrm{~mol}^{-1}$", True, True),
+    ("312", "312.0 K", True, True),  # its number
+    ("By organizational size", "By organizational size.", True, True),
+    ("By organ", "By organizational size.", False, True),  # an abbreviation of 4 or more characters
+    ("the", "the answer", False, False),  # too short to abbreviate
+    ("1.", "1.5 m", False, False),  # a prefix that cuts a number
+    ("0.414 Å and 1.28", "0.414 Å and 3.48", False, False),  # numbers that disagree
+    ("", "anything", False, False),
+])
+def test_restates(said, option, exactly, loosely):
+    assert restates_exactly(Text(said), Text(option)) is exactly
+    assert restates(Text(said), Text(option)) is loosely
+
+
+def test_options_restated_names_every_option_whose_text_is_said():
+    options = options_of(("12 m", "12 m", "13 m"))
+    assert options_restated(Text("12 m, as computed"), options, "ABC") == ["A", "B"]
+    assert options_restated(Text("12 m"), options, "A") == ["A"]  # only the item's letters
