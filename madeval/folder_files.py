@@ -71,21 +71,33 @@ def write_bytes_atomically(path: Path, data: bytes) -> None:
     The temporary file is created with ``O_EXCL`` (never an existing file or link), and the rename
     replaces whatever ``path`` was, a link included, without writing through it. A failed write
     leaves ``path`` as it was, removes the temporary file and raises the OSError (named after
-    ``path``) for the caller to word (:func:`madeval.records.writing`)."""
+    ``path``) for the caller to word (:func:`madeval.records.writing`). A regular file replaced
+    keeps its permission bits (a history kept private stays so); a new one is 0644."""
     path = Path(path)
+    mode = kept_mode(path)
     try:
         descriptor, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     except OSError as error:
         raise OSError(error.errno, error.strerror, str(path)) from None
     try:
         with os.fdopen(descriptor, "wb") as handle:
-            os.fchmod(handle.fileno(), 0o644)  # mkstemp makes it 0600; outputs are as readable as before
+            os.fchmod(handle.fileno(), mode)  # mkstemp makes it 0600
             handle.write(data)
         os.replace(temporary, path)
     except OSError as error:
         with contextlib.suppress(OSError):
             os.unlink(temporary)
         raise OSError(error.errno, error.strerror, str(path)) from None
+
+
+def kept_mode(path: Path) -> int:
+    """The read, write and run bits of the regular file ``path``; 0644 when there is none (or a link: the
+    rename replaces the link, not what it points to)."""
+    try:
+        found = os.lstat(path)
+    except OSError:
+        return 0o644
+    return found.st_mode & 0o777 if stat.S_ISREG(found.st_mode) else 0o644  # no set-id bits
 
 
 def write_text_atomically(path: Path, text: str) -> None:

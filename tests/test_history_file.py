@@ -128,3 +128,43 @@ def test_concurrent_appends_each_land_whole(tmp_path):
     assert sorted((e["commit"], e["time"]) for e in entries) == sorted(
         (f"job{job}", str(index)) for job in range(4) for index in range(30))
     assert [p.name for p in path.parent.iterdir()] == ["history.jsonl"]  # no temporary file left
+
+
+def summarise(board, summary, timeout=120) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "madeval", "leaderboard", "check", str(board), "--baseline",
+                           str(board), "--format", "github", "--commit", "c0ffee"], capture_output=True, text=True,
+                          timeout=timeout, env={**os.environ, "GITHUB_STEP_SUMMARY": str(summary)})
+
+
+def test_the_job_summary_is_appended_whole_and_a_folder_or_fifo_is_refused(board, tmp_path):
+    summary = tmp_path / "summary.md"
+    summary.write_text("## an earlier step\n")
+    assert summarise(board, summary).returncode == 0
+    assert summarise(board, summary).returncode == 0
+    text = summary.read_text()
+    assert text.startswith("## an earlier step\n## madeval leaderboard check at `c0ffee`: ✅ PASS\n")
+    assert text.count("## madeval leaderboard check at `c0ffee`: ✅ PASS\n\n| configuration |") == 2
+
+    def refused_summary(done, words):
+        assert done.returncode == 2, done.stderr
+        (line,) = done.stderr.splitlines()
+        assert line.startswith("madeval: error: $GITHUB_STEP_SUMMARY ") and words in line, line
+        assert "| configuration" not in done.stdout  # refused before the check ran
+
+    folder = tmp_path / "step"
+    folder.mkdir()
+    refused_summary(summarise(board, folder), "is a folder")  # before: IsADirectoryError, after the check
+    assert list(folder.iterdir()) == []
+    fifo = tmp_path / "fifo.md"
+    os.mkfifo(fifo)
+    refused_summary(summarise(board, fifo, timeout=60), "is not a regular file")  # before: blocked for ever
+    refused_summary(summarise(board, tmp_path / "missing" / "summary.md"), "is not a folder")
+
+
+def test_a_history_rewritten_keeps_its_mode(board, tmp_path):
+    path = tmp_path / "history.jsonl"
+    assert check(board, path).returncode == 0
+    assert path.stat().st_mode & 0o777 == 0o644  # a new one
+    path.chmod(0o600)
+    assert check(board, path).returncode == 0
+    assert path.stat().st_mode & 0o777 == 0o600 and len(read(path)[0]) == 2  # before: 0644, readable by all

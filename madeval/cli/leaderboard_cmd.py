@@ -87,20 +87,22 @@ def check(run: Path, baseline: Path, history_file: Path | None, commit: str | No
     from ..leaderboard.history import current_commit, entry
     from ..leaderboard.history_file import append, check_target
     from ..leaderboard.regression import check as run_check, github_markdown, markdown
+    from ..leaderboard import step_summary
 
     options = _options(None, given)
     if history_file is not None:
         check_target(history_file)  # before any work: a folder, a FIFO, another tool's file are refused
+    summary = os.environ.get("GITHUB_STEP_SUMMARY") if output_format == "github" else None
+    if summary:
+        step_summary.check_target(Path(summary))  # likewise
     stored = read_board(baseline)
     current = read_board(run) if run.is_file() else build_leaderboard(run, options)
     result = run_check(current, stored, options)
     commit = current_commit(commit) if history_file is not None or output_format == "github" else None
     if history_file is not None:
         append(history_file, entry(result, current, options, commit))  # atomically, one line when it cannot
-    summary = os.environ.get("GITHUB_STEP_SUMMARY")
-    if output_format == "github" and summary:
-        with open(summary, "a", encoding="utf-8") as handle:
-            handle.write(github_markdown(result, options, commit))
+    if summary:
+        step_summary.append(Path(summary), github_markdown(result, options, commit))  # one write, whole
     if output_format == "github" and not summary:
         click.echo(terminal_text(github_markdown(result, options, commit)), nl=False)
     else:

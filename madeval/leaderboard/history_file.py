@@ -73,20 +73,9 @@ def append(path: Path, line: dict[str, Any]) -> None:
 def existing(path: Path) -> bytes:
     """The content of the history file ``path`` (empty when there is none), refused in one line when
     it is not a regular file of madeval history entries (see the module)."""
-    try:
-        found = os.lstat(path)
-    except FileNotFoundError:
+    found = regular_file(path, f"--history {path}", "history.jsonl")
+    if found is None:
         return b""
-    except NotADirectoryError:
-        raise UsageError(f"--history {path}: {path.parent} is not a folder") from None
-    except OSError as error:
-        raise UsageError(f"--history {path}: {error.strerror}") from None
-    if stat.S_ISDIR(found.st_mode):
-        raise UsageError(f"--history {path} is a folder; give a file (e.g. {path / 'history.jsonl'})")
-    if stat.S_ISLNK(found.st_mode):
-        raise UsageError(f"--history {path} is a symbolic link; give the file it points to")
-    if not stat.S_ISREG(found.st_mode):
-        raise UsageError(f"--history {path} is not a regular file")
     if found.st_size > MAX_BYTES:
         raise UsageError(f"--history {path} is larger than {MAX_BYTES >> 20} MB; start a new history file")
     try:
@@ -98,6 +87,29 @@ def existing(path: Path) -> bytes:
         raise UsageError(f"--history {path} holds no madeval history entry ({FORMAT}); it is not a history "
                          "file of 'leaderboard check', so nothing was appended")
     return content
+
+
+def regular_file(path: Path, named: str, example: str, follow_link: bool = False) -> os.stat_result | None:
+    """``path``'s status when it is a regular file, None when there is none; refused in one line
+    (:class:`UsageError`, ``named`` says which option) when it is a folder (``example``: a file name
+    to suggest in it), a symbolic link (unless
+    ``follow_link``: an append writes through one, a rename would replace it) or not a regular
+    file (a FIFO would block the writer)."""
+    try:
+        found = os.stat(path) if follow_link else os.lstat(path)
+    except FileNotFoundError:
+        return None
+    except NotADirectoryError:
+        raise UsageError(f"{named}: {path.parent} is not a folder") from None
+    except OSError as error:
+        raise UsageError(f"{named}: {error.strerror}") from None
+    if stat.S_ISDIR(found.st_mode):
+        raise UsageError(f"{named} is a folder; give a file (e.g. {path / example})")
+    if stat.S_ISLNK(found.st_mode):
+        raise UsageError(f"{named} is a symbolic link; give the file it points to")
+    if not stat.S_ISREG(found.st_mode):
+        raise UsageError(f"{named} is not a regular file")
+    return found
 
 
 @contextlib.contextmanager
