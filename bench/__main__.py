@@ -27,7 +27,7 @@ doc_to_choice: choices
 doc_to_target: answer
 answer_type: choice
 instruction: "Answer the following multiple-choice question. Make absolutely sure to provide your solution in the end: 'FINAL SOLUTION: <Letter>'."
-answer_extraction: [final_solution, answer_is, last_paren_letter, lone_letter]
+answer_extraction: [choice]
 """
 
 

@@ -1,4 +1,4 @@
-"""Multiple-choice extraction on adversarial replies, with the built-in chain of arith_mc."""
+"""Multiple-choice extraction on adversarial replies, with the built-in chain of arith_mc (``choice``)."""
 
 from __future__ import annotations
 
@@ -29,6 +29,10 @@ TEN = Item("y", "q", "B", choices=tuple(str(i) for i in range(10)))
         ("Final Solution: E", None),  # not an option of a four-choice item
         ("Final Solution: a good choice is C", "C"),
         ("First I said Final Solution: A. Final Solution: C", "C"),
+        # the ``choice`` extractor (before: arith_mc's letter-only chain read none of these)
+        ("Answer B", "B"),
+        ("1 + 1 = 2", "B"),  # the option's value after a result sign
+        ("Adding them:\n2", "B"),  # the option's value alone on the last line
     ],
 )
 def test_multiple_choice_chain(generated_tasks, reply, expected):
