@@ -55,10 +55,21 @@ def test_text_keys_and_numbers():
     text = Text("$1,200.5 kJ/mol, i.e. 1.2 MJ.")
     assert text.key == "1200.5kj/mol,i.e.1.2mj" and text.numbers == [1200.5, 1.2]
     assert Text("").key == "" and Text("").numbers == [] and Text("(x)").numbers == []
+    # before: "1,,2" and "1,2" read as 12.0; a comma before anything but three digits ends a number
+    assert Text("1,,2").numbers == [1.0, 2.0] and Text("(1,2)").numbers == [1.0, 2.0]
+    assert Text("1,2345 or 12,345,67").numbers == [1.0, 2345.0, 12345.0, 67.0]
+    assert Text("-1,234,567.89").numbers == [-1234567.89]
+
+
+def test_latex_mathrm_is_dropped_from_keys_whole():
+    # before: the space or "$" before "\mathrm" was dropped with its backslash, keeping "mathrm"
+    assert Text("91.7 $\\mathrm{~kJ} \\mathrm{~mol}^{-1}$").key == "91.7kjmol^-1"
+    assert Text("$\\mathrm{Fe}^{3+}$ \\text{ions}").key == "fe^3+ions"
 
 
 @pytest.mark.parametrize(("said", "option", "exactly", "loosely"), [
     ("91.7 kJ mol^{-1}", "91.7 $\\mathrm{~kJ} \\mathrm{~mol}^{-1}$", True, True),
+    ("Fe ions", "$\\mathrm{Fe}$ ions", True, True),  # before: the option's key kept "mathrm"
     ("312", "312.0 K", True, True),  # its number
     ("By organizational size", "By organizational size.", True, True),
     ("By organ", "By organizational size.", False, True),  # an abbreviation of 4 or more characters

@@ -22,10 +22,14 @@ import functools
 import re
 from typing import Sequence
 
-KEY_NOISE = re.compile(r"\\mathrm|\\text|\\,|[\s$~{}\\*_`\"'“”‘’]+|(?<=\d),(?=\d{3})")
+# LaTeX commands are alternatives inside the repetition, tried before the lone backslash at each
+# character: " $\mathrm" is dropped whole, where a class run would take " $\" and leave "mathrm".
+KEY_NOISE = re.compile(r"(?:\\mathrm|\\text|\\,|[\s$~{}\\*_`\"'“”‘’])++|(?<=\d),(?=\d{3})")
 TRAILING = re.compile(r"[.,;:!?)\]]+$")
 LEADING = re.compile(r"^[(\[]+")
-NUMBER = re.compile(r"-?(?:\d[\d,]*+(?:\.\d++)?+|\.\d++)")
+# A comma inside a number only before a group of exactly three digits (a thousands separator):
+# "1,200" is one number, "1,2" and "1,,2" are two (a pair, a list), never 12.
+NUMBER = re.compile(r"-?(?:\d++(?:,\d{3}(?!\d))*+(?:\.\d++)?+|\.\d++)")
 STARTS_WITH_NUMBER = re.compile(r"\s*+[-$~≈]?\s*+\.?\d")
 NUMBER_CHAR = re.compile(r"[\d.]")
 MIN_ABBREVIATION = 4  # a shorter prefix ("the", "1.") restates nothing
@@ -42,14 +46,9 @@ def key(text: str) -> str:
 
 
 def numbers(text: str) -> list[float]:
-    """The numbers of ``text`` in order, thousands separators dropped ("$1,200.5" -> [1200.5])."""
-    found = []
-    for match in NUMBER.finditer(text[:MAX_COMPARED]):
-        try:
-            found.append(float(match.group().replace(",", "")))
-        except ValueError:  # "1,,2": not a number
-            continue
-    return found
+    """The numbers of ``text`` in order, thousands separators dropped ("$1,200.5" -> [1200.5]);
+    a comma before anything but three digits ends a number ("1,2" -> [1.0, 2.0])."""
+    return [float(match.group().replace(",", "")) for match in NUMBER.finditer(text[:MAX_COMPARED])]
 
 
 class Text:
