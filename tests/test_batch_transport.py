@@ -446,3 +446,45 @@ def test_a_resumed_transport_keeps_no_reply_of_an_earlier_batch_once_handed_out(
     assert created == 3 and created_again == 0 and counts["lines_submitted"] == 15
     assert [[tuple(reply) for reply in round_] for round_ in again] == [[tuple(r) for r in round_] for round_ in first]
     assert len(kept) == 3 and kept == [{}, {}, {}]
+
+
+def test_a_bug_in_one_batch_fails_only_that_batchs_calls(batch_sim):
+    """A bug while one batch is awaited (injected by a test-only subclass, after the batch was created
+    on the simulator) fails that batch's calls with one FatalError; the calls of another batch, in
+    flight at the same time, get their replies. Before, every waiting call of the run failed."""
+    import asyncio
+
+    from madeval.llm.batch.settings import BatchSettings
+    from madeval.llm.batch.transport import BatchTransport
+    from madeval.llm.wire import FatalError
+
+    class FirstBatchBreaks(BatchTransport):
+        async def _wait(self, batch_id, window):
+            if self.batches_created == 1:  # only the first batch, while the second is submitted
+                await asyncio.sleep(0.3)
+                raise KeyError("injected bug")
+            return await super()._wait(batch_id, window)
+
+    def ask(group, call):
+        return [{"role": "user", "content": f"Group {group}, call {call}: A, B, C or D?"}]
+
+    async def main(base_url):
+        transport = FirstBatchBreaks(base_url, "-", 30.0)
+        transport.configure_batches(BatchSettings(flush_s=0.02, poll_s=0.02), None)
+        try:
+            first = asyncio.gather(*(transport.chat("simulator", ask(1, c), {}) for c in range(3)),
+                                   return_exceptions=True)
+            await asyncio.sleep(0.15)  # the first batch is created and waited for
+            second = asyncio.gather(*(transport.chat("simulator", ask(2, c), {}) for c in range(3)),
+                                    return_exceptions=True)
+            return await first, await second, transport.batches_created
+        finally:
+            await transport.close()
+
+    with batch_sim(completion_delay_s=0.6) as server:  # the second batch is still out when the bug hits
+        server.behaviour.unknown = "answer"
+        first, second, created = asyncio.run(main(server.base_url))
+    assert created == 2
+    assert all(isinstance(outcome, FatalError) and "KeyError: 'injected bug'" in str(outcome) for outcome in first)
+    assert not any(isinstance(outcome, Exception) for outcome in second), second  # before: all FatalError
+    assert all(text for text, _, _ in second)

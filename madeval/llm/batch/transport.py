@@ -90,7 +90,7 @@ class BatchTransport:
             future.add_done_callback(_retrieved)
             earlier = None if self.journal is None else self.journal.claim(custom_id)
             if earlier is not None:
-                self._spawn(self._from_earlier(earlier, custom_id))
+                self._spawn(self._from_earlier(earlier, custom_id), [custom_id])
             else:
                 line = f'{{"custom_id":"{custom_id}","method":"POST","url":"{CHAT_URL}","body":{encoded}}}\n'
                 self._enqueue(custom_id, line.encode())
@@ -132,7 +132,7 @@ class BatchTransport:
         """Send the pending lines as one batch (in the background)."""
         lines, self._pending, self._pending_bytes = self._pending, [], 0
         if lines:
-            self._spawn(self._submit(lines))
+            self._spawn(self._submit(lines), [custom_id for custom_id, _ in lines])
 
     async def _submit(self, lines: list[tuple[str, bytes]]) -> None:
         """Upload, create, journal, wait, deliver: one batch round trip."""
@@ -247,21 +247,22 @@ class BatchTransport:
             else:
                 future.set_result(outcome)
 
-    def _spawn(self, coroutine) -> None:
-        """Run ``coroutine`` in the background; a bug in it fails every waiting call instead of
-        leaving them waiting forever."""
-        task = asyncio.get_running_loop().create_task(self._guarded(coroutine))
+    def _spawn(self, coroutine, custom_ids: list[str]) -> None:
+        """Run ``coroutine``, the work of the calls ``custom_ids``, in the background; a bug in it
+        fails those calls instead of leaving them waiting forever, and no other: the other batches'
+        calls go on."""
+        task = asyncio.get_running_loop().create_task(self._guarded(coroutine, custom_ids))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
-    async def _guarded(self, coroutine) -> None:
+    async def _guarded(self, coroutine, custom_ids: list[str]) -> None:
         try:
             await coroutine
         except asyncio.CancelledError:
             raise
-        except Exception as error:  # noqa: BLE001 - reported on every waiting call
+        except Exception as error:  # noqa: BLE001 - reported on the calls of this work
             failure = FatalError(f"batch transport failed: {type(error).__name__}: {short(str(error))}")
-            self._deliver(list(self._waiting), {}, failure)
+            self._deliver(custom_ids, {}, failure)
 
     async def models(self) -> list[str]:
         """The model ids the endpoint lists, once it proved it can take batches (the run's preflight
