@@ -282,6 +282,12 @@ class Paradigm(Component):
         """Yield the steps of turn ``state.turn``."""
         raise NotImplementedError
 
+    def least_steps(self, agents: int) -> int:
+        """The fewest steps one after another in a turn of ``agents`` agents (each step waits for
+        the one before): a lower bound of the batch round trips a turn takes (the long-run note of
+        ``--transport batch``). 1 unless a paradigm knows better."""
+        return 1
+
     def view(self, agent: int, state: DebateState) -> list[Message]:
         """The messages ``agent`` sees now."""
         oldest = state.turn - self.visible_turns
@@ -319,6 +325,13 @@ class Decider(Component):
     async def at_max_turns(self, state: DebateState, llm: DebateLLM) -> Decision:
         """The recorded fallback at ``max_turns``: the first agent's solution, not a success."""
         return fallback_first_agent(state, self.name)
+
+    def least_chain(self, first_turn: int, turn: int, max_turns: int) -> int:
+        """The fewest calls one after another in a debate whose first turn takes at least
+        ``first_turn`` steps and each later one ``turn`` (of ``max_turns``): a lower bound of the
+        batch round trips the debate needs. A decider that may end a debate after any step
+        (:meth:`after_step`) gives 1; one that decides only after a turn, the first turn."""
+        return 1 if type(self).after_step is not Decider.after_step else first_turn
 
     def validate(self, setup: DebateSetup) -> None:
         if self.needs_agreement and not (
@@ -361,6 +374,10 @@ class AnswerDecider(Decider):
 
     async def at_max_turns(self, state: DebateState, llm: DebateLLM) -> Decision:
         return self.decide(state)
+
+    def least_chain(self, first_turn: int, turn: int, max_turns: int) -> int:
+        """The turns until it decides (no call of its own)."""
+        return first_turn + ((self.after_turns or max_turns) - 1) * turn
 
     def decide(self, state: DebateState) -> Decision:
         """The decision on the answers in ``state`` now."""

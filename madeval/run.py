@@ -209,7 +209,8 @@ async def _run(settings, registries, tasks, endpoints, default_model, show_progr
         # the units left); a new folder is made only once the run goes ahead.
         sink = open_sink(description) if os.path.lexists(folder / RUN_FILE) else None
         try:
-            estimate = await confirm_long_run(plan, client, endpoints, settings, done=sink.finished if sink else ())
+            estimate = await confirm_long_run(plan, client, endpoints, settings, done=sink.finished if sink else (),
+                                              registries=registries)
             if sink is None:
                 sink = open_sink({**description, **({"estimate": estimate} if estimate else {})})
             elif estimate:

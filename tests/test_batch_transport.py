@@ -374,7 +374,7 @@ def test_file_exchange_gives_up_after_the_window_and_a_resume_waits_again(genera
     result = run_with("1s")
     assert 1 <= time.monotonic() - started < 30
     assert (result.outcome.finished, result.outcome.failed, result.outcome.unfixable) == (0, 3, 0)
-    warnings = [line for line in capfd.readouterr().err.splitlines() if "window" in line]
+    warnings = [line for line in capfd.readouterr().err.splitlines() if "warning" in line and "window" in line]
     assert len(warnings) == 1 and "no output file" in warnings[0] and "within its window of 1s" in warnings[0]
     errors = [json.loads(line)["error"] for line in (folder / "errors.jsonl").read_text().splitlines()]
     assert len(errors) == 3 and all("within its window of 1s" in error for error in errors)
@@ -488,3 +488,27 @@ def test_a_bug_in_one_batch_fails_only_that_batchs_calls(batch_sim):
     assert all(isinstance(outcome, FatalError) and "KeyError: 'injected bug'" in str(outcome) for outcome in first)
     assert not any(isinstance(outcome, Exception) for outcome in second), second  # before: all FatalError
     assert all(text for text, _, _ in second)
+
+
+CR = DebateConfig(paradigm="collective_refinement", agents=3, max_turns=3, decider="simple_voting")
+DEBATE = DebateConfig(paradigm="debate", agents=3, max_turns=3, decider="judge", decider_args={"after_turns": 2})
+
+
+@pytest.mark.parametrize(("config", "least"), [(MEMORY, 10), (RELAY, 10), (CR, 4), (DEBATE, 11)],
+                         ids=["memory", "relay", "collective_refinement", "debate"])
+def test_a_batch_run_says_its_least_round_trips_and_window_without_a_probe(batch_sim, tmp_path, capfd, config,
+                                                                           least):
+    """Instead of a time from a probe call (meaningless per call, and a batch of its own), a batch run
+    says the fewest round trips it needs, worked out by hand: Memory and Relay 3 agents in turn x 3
+    turns + the ballots = 10; Collective Refinement 1 step x 3 turns + the ballots = 4; Debate (the
+    draft + 2 rounds x 2 debaters = 5 steps a turn) x 2 turns + the judge's call = 11. The simulator's
+    batches are exactly as many: its debates all end at their first vote or verdict. Before: nothing was said."""
+    with batch_sim() as server:
+        run_quietly(settings(server.base_url, tmp_path / "run", [config], transport="batch",
+                             batch_options={**FAST, "window": "2h"}))
+        created, chats = server.stats.batches["batches_created"], server.stats.requests
+    (line,) = [line for line in capfd.readouterr().err.splitlines() if line.startswith("madeval: this batch run")]
+    assert f"in at least {least} batch round trips one after another" in line, line
+    assert f"window of 2h (--batch-options window): up to {2 * least:.1f} hours if every batch" in line, line
+    assert created == least
+    assert chats == 0  # no probe call: every call went through a batch

@@ -36,6 +36,10 @@ class Judge(Decider):
                 f"decider 'judge' decides after {self.after_turns} turns, but max_turns is {setup.max_turns}"
             )
 
+    def least_chain(self, first_turn: int, turn: int, max_turns: int) -> int:
+        """The turns until the judge is asked, then its call."""
+        return first_turn + (self.after_turns - 1) * turn + 1
+
     async def after_turn(self, state: DebateState, llm: DebateLLM) -> Decision | None:
         if state.turn < self.after_turns:
             return None

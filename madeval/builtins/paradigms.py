@@ -36,6 +36,9 @@ class Memory(Paradigm):
         for agent in state.agents:
             yield [Speaker(agent.index, self.stage_for(agent.index, state))]
 
+    def least_steps(self, agents: int) -> int:
+        return agents  # one agent a step
+
 
 class Relay(Paradigm):
     """Relay: agents speak in order; a message is seen only by its author and the next agent."""
@@ -50,6 +53,9 @@ class Relay(Paradigm):
             audience = tuple(sorted({agent.index, (agent.index + 1) % count}))
             yield [Speaker(agent.index, self.stage_for(agent.index, state), audience)]
 
+    def least_steps(self, agents: int) -> int:
+        return agents  # one agent a step
+
 
 class Report(Paradigm):
     """Report: agent 1 drafts every turn for all to see; the others report to agent 1 only."""
@@ -62,6 +68,9 @@ class Report(Paradigm):
         yield [Speaker(0, "draft")]
         for agent in state.agents[1:]:
             yield [Speaker(agent.index, self.stage_for(agent.index, state), (0, agent.index))]
+
+    def least_steps(self, agents: int) -> int:
+        return agents  # agent 1's draft, then one report a step
 
 
 class Debate(Paradigm):
@@ -89,6 +98,9 @@ class Debate(Paradigm):
                 following = debaters[(position + 1) % len(debaters)]
                 audience = tuple(sorted({0, agent, following}))
                 yield [Speaker(agent, self.stage_for(agent, state), audience)]
+
+    def least_steps(self, agents: int) -> int:
+        return 1 + self.debate_rounds * (agents - 1)  # the draft, then each round's debaters in turn
 
 
 class CollectiveRefinement(Paradigm):

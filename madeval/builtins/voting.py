@@ -119,6 +119,10 @@ class Voting(Decider):
         finals = await final_solutions(state, llm, voters)
         return [([agent], finals[agent] or NO_SOLUTION) for agent in voters]
 
+    def least_chain(self, first_turn: int, turn: int, max_turns: int) -> int:
+        """The turns until the first vote, then one round of ballots (cast at once)."""
+        return first_turn + (self.vote_after_turns - 1) * turn + 1
+
     async def after_turn(self, state: DebateState, llm: DebateLLM) -> Decision | None:
         if state.turn < self.vote_after_turns:
             return None

@@ -10,6 +10,12 @@ could pass :data:`LONG_RUN_S` at all (a short run is never slowed by it). A run 
 it prints the estimate and how to limit it, and asks; ``--yes`` (``yes: true`` in a config file)
 goes on without asking, and with no terminal to ask on the run is refused in one line (exit 2).
 The estimate of a run that was asked about is kept in its ``run.json`` (``estimate``).
+
+Through ``--transport batch`` the seconds a call takes say nothing (a call waits for its whole
+batch) and a probe would be a batch of its own. A batch run instead says, in one line and without
+asking, the least number of batch round trips it needs one after another (:func:`least_round_trips`,
+its longest chain of dependent calls at the least) and the provider's completion window, which
+bounds each round trip.
 """
 
 from __future__ import annotations
@@ -20,6 +26,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Collection
 
 from ..errors import LLMError, UsageError
+from ..llm.batch.settings import BatchSettings, window_seconds
 
 #: A run estimated to take longer than this (seconds) is not started without a yes.
 LONG_RUN_S = 3600.0
@@ -91,9 +98,34 @@ def estimate_record(size: RunSize, per_call: float) -> dict[str, Any]:
             "units": size.units, "units_done_before": size.done}
 
 
+def least_round_trips(plan: Any, registries: Any) -> int:
+    """The fewest batch round trips ``plan``'s run needs: the longest of its configurations' least
+    chains of calls one after another (the paradigm's :meth:`~madeval.components.Paradigm.least_steps`
+    a turn, the decider's :meth:`~madeval.components.Decider.least_chain`); each call of a chain
+    waits for the batch holding the call before it."""
+    from ..plan import debate_setup
+
+    longest = 0
+    for planned in plan.configs.values():
+        setup = debate_setup(planned.config, registries)
+        turn = setup.paradigm.least_steps(setup.agents)
+        first = 1 if setup.all_agents_draft_first else turn  # turn 1: one step of independent drafts
+        longest = max(longest, setup.decider.least_chain(first, turn, setup.max_turns))
+    return longest
+
+
+def batch_text(size: RunSize, round_trips: int, window: str) -> str:
+    """What a batch run is told instead of an estimate of its time (see the module)."""
+    most = duration(round_trips * window_seconds(window))
+    return (f"this batch run makes at least {size.low:,} calls (up to {size.high:,}) in at least {round_trips:,} "
+            f"batch round trips one after another (its longest chain of dependent calls), each answered within "
+            f"the provider's window of {window} (--batch-options window): up to {most} if every batch takes "
+            "its whole window")
+
+
 async def confirm_long_run(plan: Any, client: Any, endpoints: dict[str, Any], settings: Any,
                            ask: Callable[[str], bool] | None = None,
-                           done: Collection[str] = ()) -> dict[str, Any] | None:
+                           done: Collection[str] = (), registries: Any = None) -> dict[str, Any] | None:
     """Probe a model of ``plan`` when the run could be long; when the estimate passes
     :data:`LONG_RUN_S`, go on only with ``settings.yes`` or a yes from ``ask`` (default: on the
     terminal). ``done``: the keys of the units a resumed folder already holds (only the rest is
@@ -101,8 +133,18 @@ async def confirm_long_run(plan: Any, client: Any, endpoints: dict[str, Any], se
     its ``run.json``; else None.
 
     With no terminal on stdin and no ``--yes``, a one-line UsageError (exit 2); an answer other
-    than yes is one too. Nothing has been written when either is raised."""
+    than yes is one too. Nothing has been written when either is raised.
+
+    Through ``--transport batch``: no probe and no question, one line of :func:`batch_text`
+    (``registries`` builds the configurations' components; the loaded plugins' when None)."""
     size = run_size(plan, endpoints, settings.calls_in_flight())
+    if getattr(settings, "transport", None) == "batch":
+        from ..plugins import registries as loaded_registries
+
+        round_trips = least_round_trips(plan, registries or loaded_registries())
+        window = BatchSettings(**settings.batch_options).window
+        print(f"madeval: {batch_text(size, round_trips, window)}", file=sys.stderr)
+        return None
     if size.seconds(SLOWEST_CALL_S) > LONG_RUN_S and done:  # only then are the units left counted
         size = run_size(plan, endpoints, settings.calls_in_flight(), done)
     if size.seconds(SLOWEST_CALL_S) <= LONG_RUN_S:
