@@ -509,6 +509,6 @@ def test_a_batch_run_says_its_least_round_trips_and_window_without_a_probe(batch
         created, chats = server.stats.batches["batches_created"], server.stats.requests
     (line,) = [line for line in capfd.readouterr().err.splitlines() if line.startswith("madeval: this batch run")]
     assert f"in at least {least} batch round trips one after another" in line, line
-    assert f"window of 2h (--batch-options window): up to {2 * least:.1f} hours if every batch" in line, line
+    assert f"window of 2h (--batch-options window): {2 * least:.1f} hours for these alone if each" in line, line
     assert created == least
     assert chats == 0  # no probe call: every call went through a batch

@@ -119,7 +119,7 @@ def batch_text(size: RunSize, round_trips: int, window: str) -> str:
     most = duration(round_trips * window_seconds(window))
     return (f"this batch run makes at least {size.low:,} calls (up to {size.high:,}) in at least {round_trips:,} "
             f"batch round trips one after another (its longest chain of dependent calls), each answered within "
-            f"the provider's window of {window} (--batch-options window): up to {most} if every batch takes "
+            f"the provider's window of {window} (--batch-options window): {most} for these alone if each takes "
             "its whole window")
 
 
