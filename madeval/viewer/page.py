@@ -80,11 +80,11 @@ def inert_json(data: Any) -> str:
 
 
 def write_page(output: Path, title: str, debates: Iterable[ViewedDebate],
-               notes: Callable[[], list[str]], empty: str | None = None) -> dict[str, Any]:
+               notes: Callable[[], list[str]], empty: Callable[[], str] | None = None) -> dict[str, Any]:
     """Write the page to ``output``; returns what went into it: ``debates`` (how many), ``bytes``
     (the file's size). ``notes`` is asked once every debate is read (what reading left out is known
     only then); the page shows them at the top. With ``empty``, a page without debates is not
-    kept: ``empty`` is the UsageError's message.
+    kept: ``empty()`` (asked once every debate is read) is the UsageError's message.
 
     The debates are packed into a scratch file first, while the index is gathered; the page then
     holds the index and the script *before* the debates, so the list works as soon as the browser
@@ -96,7 +96,7 @@ def write_page(output: Path, title: str, debates: Iterable[ViewedDebate],
         with open(scratch, "w+", encoding="utf-8") as packed:
             rows, configs, tasks = _pack_all(packed, debates)
             if empty is not None and not rows:
-                raise UsageError(empty)
+                raise UsageError(empty())
             packed.seek(0)
             with open(temporary, "w", encoding="utf-8") as handle:
                 _write(handle, title, {"configs": configs, "tasks": tasks, "notes": notes(), "debates": rows}, packed)
