@@ -36,6 +36,16 @@ from .debates import ViewedDebate, readable
 #: Rows of the list per page (the script's PAGE).
 PAGE_ROWS = 50
 
+#: The list's columns: the key the script sorts them by (viewer.js's SORT_KEYS) and the heading.
+COLUMNS = [("n", "#"), ("config", "configuration"), ("task", "task"), ("item", "item"), ("repeat", "repeat"),
+           ("answer", "decision"), ("score", "final"), ("first", "turn-1 vote"), ("drift", "drift"),
+           ("unparsed", "unparsed"), ("turns", "turns")]
+
+#: Each heading is a button (reached by Tab, pressed with Enter or Space) that sorts the list by its
+#: column; ``aria-sort`` says which column sorts it, and which way (the order read, at first).
+HEADER = "".join(f"<th data-sort='{key}' aria-sort='{'ascending' if key == 'n' else 'none'}'>"
+                 f"<button type='button'>{html.escape(name)}</button></th>" for key, name in COLUMNS)
+
 CONTROLS = """
 <div class='filters' role='search'>
 <label>configuration <select id='f-config'><option value=''>all</option></select></label>
@@ -48,13 +58,12 @@ CONTROLS = """
 <label>item <input type='search' id='f-item' placeholder='item id'></label>
 </div>
 <p id='count'></p>
-<div class='scroll'><table id='debates'><thead><tr><th>#</th><th>configuration</th><th>task</th><th>item</th>
-<th>repeat</th><th>decision</th><th>final</th><th>turn-1 vote</th><th>drift</th><th>unparsed</th><th>turns</th></tr></thead>
+<div class='scroll'><table id='debates'><thead><tr>{HEADER}</tr></thead>
 <tbody></tbody></table></div>
 <div class='pager'><button type='button' id='prev'>&lsaquo; previous</button><span id='page'></span>
 <button type='button' id='next'>next &rsaquo;</button></div>
 <section id='debate' hidden></section>
-"""
+""".replace("{HEADER}", HEADER)
 
 
 def asset(name: str) -> str:
