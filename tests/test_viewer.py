@@ -179,6 +179,23 @@ def test_a_page_of_a_slice_holds_only_its_debates_and_an_empty_slice_writes_noth
     assert sorted(p.name for p in tmp_path.iterdir()) == ["slice.html"]
 
 
+def test_an_empty_slice_s_line_cuts_a_huge_label_that_only_records_name(viewed_run, tmp_path):
+    import shutil
+
+    folder, _ = viewed_run
+    copy = tmp_path / "run"
+    shutil.copytree(folder, copy, ignore=shutil.ignore_patterns("*.html", "run.lock"))
+    huge = {**LOST, "unit": {**LOST["unit"], "key": "huge"}, "config_label": "L" * 100_000}
+    with open(copy / "records.jsonl", "ab") as handle:
+        handle.write(encode_line(huge))
+    from madeval.errors import UsageError
+
+    with pytest.raises(UsageError) as raised:
+        write_viewer(copy, tmp_path / "page.html", configs=["nope"])
+    assert str(raised.value).endswith(f", {HOSTILE_LABEL}, {'L' * 79}…)") and len(str(raised.value)) < 1000
+    assert not (tmp_path / "page.html").exists()
+
+
 def test_a_record_of_another_shape_is_left_out_and_named_and_a_broken_line_counted(viewed_run, tmp_path):
     import shutil
 

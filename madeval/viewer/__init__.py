@@ -29,6 +29,9 @@ from .questions import load_questions
 #: ``python -m bench viewer``); above it, ``madeval view`` says so and how to split the run.
 PAGE_LIMIT_BYTES = 160_000_000
 
+#: Characters of a task or configuration name in the line that says a slice is empty.
+NAME_CHARS = 80
+
 
 def write_viewer(run: str | Path, output: str | Path | None = None, *, tasks: list[str] | None = None,
                  configs: list[str] | None = None) -> dict[str, Any]:
@@ -99,8 +102,9 @@ def _present(described: dict[str, Any], labels: dict[str, None], shown: int = 10
     once the records are read, so ``labels`` holds the labels only records name too."""
     tasks = [str(name) for name in described.get("tasks") or {}]
 
-    def listed(names: list[str]) -> str:
-        return ", ".join(names[:shown]) + (f" and {len(names) - shown} more" if len(names) > shown else "")
+    def listed(names: list[str]) -> str:  # a label is a record's text: each cut, so the line stays one line's worth
+        cut = [name if len(name) <= NAME_CHARS else name[: NAME_CHARS - 1] + "…" for name in names[:shown]]
+        return ", ".join(cut) + (f" and {len(names) - shown} more" if len(names) > shown else "")
 
     return lambda: f"task {listed(tasks)}; configuration {listed(list(labels))}"
 
