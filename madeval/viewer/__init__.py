@@ -42,7 +42,9 @@ def write_viewer(run: str | Path, output: str | Path | None = None, *, tasks: li
 
     Returns ``path``, ``debates`` (how many the page holds), ``bytes`` (its size) and ``notes``
     (records skipped, questions that could not be read). A folder that is no run, or a slice with
-    no debate, is a one-line :class:`madeval.UsageError`; nothing is written then.
+    no debate, is a one-line :class:`madeval.UsageError`; nothing is written then. The missing
+    folders of ``output`` are made (as a run's ``--output-path`` and a board's ``--output``), and
+    removed again when no page is kept.
     """
     folder = Path(run)
     described = read_run_description(folder)
@@ -61,7 +63,7 @@ def write_viewer(run: str | Path, output: str | Path | None = None, *, tasks: li
 
     def kept(record: dict[str, Any]) -> bool:
         label = _label(record)
-        labels.setdefault(label, None)
+        labels.setdefault(label[: NAME_CHARS + 1], None)  # enough to show it cut: a hostile label costs no more
         return _kept(record, label, tasks, configs)
 
     records = (r for r in run_records(folder, report) if kept(r))
