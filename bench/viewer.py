@@ -5,7 +5,7 @@ in this process, best of 3, without the questions' loading or the packing), writ
 page (``madeval view``, timed, with the writer's peak memory) and opens it in
 headless Chromium, driven through the DevTools protocol (aiohttp's websocket client), to measure
 in the page: when the list is ready (the viewer's script done), when the whole file is parsed
-(``DOMContentLoaded``: the debates follow the list) and the load event, the JavaScript heap, one filter over every debate, and opening the last debate (unpacking
+(``DOMContentLoaded``: the debates follow the list) and the load event, the JavaScript heap, one filter over every debate, sorting every debate by item id (``sort_ms``), and opening the last debate (unpacking
 it and drawing its grid). With ``--debates N`` the page is made from a copy of RUN whose records
 are repeated under new unit keys (new repeat numbers) until there are N, for sizes no real run has
 yet. With ``--huge-reply MB`` the last debate's first message is a reply of that many megabytes
@@ -49,6 +49,11 @@ new Promise(function (done) {
     result.filter_ms = performance.now() - start;
     result.drifting = Number(root.getAttribute('data-shown'));
     drift.checked = false; drift.dispatchEvent(new Event('change'));
+    var sortItems = document.querySelector('#debates th[data-sort="item"] button');
+    start = performance.now();
+    if (sortItems) sortItems.click();  // every debate sorted by item id (an older page has no sorting)
+    result.sort_ms = sortItems ? performance.now() - start : null;
+    if (sortItems) document.querySelector('#debates th[data-sort="n"] button').click();
     start = performance.now();
     location.hash = 'debate=' + result.debates;
     (function opened() {
