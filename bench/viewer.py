@@ -5,10 +5,12 @@ in this process, best of 3, without the questions' loading or the packing), writ
 page (``madeval view``, timed, with the writer's peak memory) and opens it in
 headless Chromium, driven through the DevTools protocol (aiohttp's websocket client), to measure
 in the page: when the list is ready (the viewer's script done), when the whole file is parsed
-(``DOMContentLoaded``: the debates follow the list) and the load event, the JavaScript heap, one filter over every debate, and opening the last debate (unpacking
+(``DOMContentLoaded``: the debates follow the list) and the load event, the JavaScript heap, one filter over every debate, sorting every debate by item id (``sort_ms``), and opening the last debate (unpacking
 it and drawing its grid). With ``--debates N`` the page is made from a copy of RUN whose records
 are repeated under new unit keys (new repeat numbers) until there are N, for sizes no real run has
-yet. Prints one JSON line per page.
+yet. With ``--huge-reply MB`` the last debate's first message is a reply of that many megabytes
+(words and blanks, as near the 16 MB reply limit), so ``open_ms`` shows what its preview costs.
+Prints one JSON line per page.
 """
 
 from __future__ import annotations
@@ -47,6 +49,11 @@ new Promise(function (done) {
     result.filter_ms = performance.now() - start;
     result.drifting = Number(root.getAttribute('data-shown'));
     drift.checked = false; drift.dispatchEvent(new Event('change'));
+    var sortItems = document.querySelector('#debates th[data-sort="item"] button');
+    start = performance.now();
+    if (sortItems) sortItems.click();  // every debate sorted by item id (an older page has no sorting)
+    result.sort_ms = sortItems ? performance.now() - start : null;
+    if (sortItems) document.querySelector('#debates th[data-sort="n"] button').click();
     start = performance.now();
     location.hash = 'debate=' + result.debates;
     (function opened() {
@@ -79,6 +86,20 @@ def copied_run(run: Path, debates: int, folder: Path) -> Path:
                 out.write(json.dumps(record, ensure_ascii=False).encode("utf-8", "backslashreplace") + b"\n")
                 written += 1
             copy += 1
+    return folder
+
+
+def with_huge_reply(run: Path, megabytes: float, folder: Path) -> Path:
+    """A copy of ``run`` whose last record's first message is a reply of ``megabytes`` MB."""
+    folder.mkdir(parents=True)
+    shutil.copy(run / "run.json", folder / "run.json")
+    lines = (run / "records.jsonl").read_bytes().splitlines()
+    record = json.loads(lines[-1])
+    words = "Final Solution: B. " + "words and  blanks\n\n " * int(megabytes * 1e6 / 22)
+    record["transcript"]["messages"][0]["text"] = words
+    with open(folder / "records.jsonl", "wb") as out:
+        out.write(b"\n".join(lines[:-1]) + b"\n" if len(lines) > 1 else b"")
+        out.write(json.dumps(record, ensure_ascii=False).encode("utf-8", "backslashreplace") + b"\n")
     return folder
 
 
@@ -160,10 +181,14 @@ def main(argv: list[str] | None = None) -> None:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("run", type=Path)
     parser.add_argument("--debates", type=int, default=None, help="Repeat the run's records until there are this many.")
+    parser.add_argument("--huge-reply", type=float, default=None, metavar="MB",
+                        help="Make the last debate's first message a reply of this many megabytes.")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="madeval-bench-viewer-", ignore_cleanup_errors=True) as scratch:
         scratch = Path(scratch)
         run = copied_run(args.run, args.debates, scratch / "run") if args.debates else args.run
+        if args.huge_reply:
+            run = with_huge_reply(run, args.huge_reply, scratch / "huge")
         page = scratch / "debates.html"
         result = write_page(run, page)  # first: its peak memory is read from this process's children
         result["views_s"] = view_time(run)

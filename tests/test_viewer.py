@@ -173,8 +173,27 @@ def test_a_page_of_a_slice_holds_only_its_debates_and_an_empty_slice_writes_noth
     described = json.loads((folder / "run.json").read_text())
     labels = ", ".join(c["label"] for c in described["configurations"].values())
     assert sorted(labels.split(", ")) == sorted({r["config_label"] for r in records} - {"hand", HOSTILE_LABEL})
-    assert done.stderr.rstrip().endswith(f"is of task nope (it has task arith_mc, arith_yesno; configuration {labels})")
+    # the labels only records name (the hand-made debates appended to records.jsonl) are listed too, after run.json's
+    assert done.stderr.rstrip().endswith(f"is of task nope (it has task arith_mc, arith_yesno; "
+                                         f"configuration {labels}, hand, {HOSTILE_LABEL})")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["slice.html"]
+
+
+def test_an_empty_slice_s_line_cuts_a_huge_label_that_only_records_name(viewed_run, tmp_path):
+    import shutil
+
+    folder, _ = viewed_run
+    copy = tmp_path / "run"
+    shutil.copytree(folder, copy, ignore=shutil.ignore_patterns("*.html", "run.lock"))
+    huge = {**LOST, "unit": {**LOST["unit"], "key": "huge"}, "config_label": "L" * 100_000}
+    with open(copy / "records.jsonl", "ab") as handle:
+        handle.write(encode_line(huge))
+    from madeval.errors import UsageError
+
+    with pytest.raises(UsageError) as raised:
+        write_viewer(copy, tmp_path / "page.html", configs=["nope"])
+    assert str(raised.value).endswith(f", {HOSTILE_LABEL}, {'L' * 79}…)") and len(str(raised.value)) < 1000
+    assert not (tmp_path / "page.html").exists()
 
 
 def test_a_record_of_another_shape_is_left_out_and_named_and_a_broken_line_counted(viewed_run, tmp_path):
@@ -211,10 +230,30 @@ def test_a_page_above_the_size_limit_says_how_to_split_the_run(viewed_run, tmp_p
 
 def test_a_page_that_cannot_be_written_leaves_nothing(viewed_run, tmp_path):
     folder, _ = viewed_run
-    target = tmp_path / "missing-folder" / "page.html"
-    with pytest.raises(StorageError, match="cannot write"):
+    (tmp_path / "a-file").write_text("not a folder")
+    target = tmp_path / "a-file" / "deeper" / "page.html"
+    with pytest.raises(StorageError, match="cannot make the folder"):
         write_viewer(folder, target)
-    assert not target.parent.exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a-file"]
+    done = subprocess.run([sys.executable, "-m", "madeval", "view", str(folder), "--output", str(target)],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 1 and done.stderr.count("\n") == 1 and "cannot make the folder" in done.stderr
+
+
+def test_output_into_missing_folders_makes_them_as_a_run_s_and_a_board_s_output_do(viewed_run, tmp_path):
+    """``--output`` into folders that do not exist yet makes them (``madeval run -o`` and
+    ``leaderboard show -o`` do); a page that is not kept (an empty slice) removes them again."""
+    folder, written = viewed_run
+    target = tmp_path / "new" / "deeper" / "page.html"
+    done = subprocess.run([sys.executable, "-m", "madeval", "view", str(folder), "--output", str(target)],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0 and done.stdout.startswith(f"{written['debates']} debates in {target}"), done.stderr
+    assert sorted(p.name for p in target.parent.iterdir()) == ["page.html"]
+    empty = tmp_path / "other" / "deeper" / "page.html"
+    done = subprocess.run([sys.executable, "-m", "madeval", "view", str(folder), "--output", str(empty), "--task", "nope"],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 2 and "no debate of" in done.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["new"]
 
 
 def test_the_leaderboard_page_links_the_viewer_when_it_is_there(viewed_run, tmp_path):

@@ -12,10 +12,12 @@ drift and unparsed answers, and each debate as a grid of turns by agents. Module
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from ..leaderboard import VIEWER_FILE  # the page's name in the run folder, which the leaderboard links
+from ..errors import StorageError
 from ..records import ReadReport
 from ..leaderboard.data import read_run_description
 from .debates import left_out, read_debates, run_records
@@ -27,6 +29,9 @@ from .questions import load_questions
 #: ``python -m bench viewer``); above it, ``madeval view`` says so and how to split the run.
 PAGE_LIMIT_BYTES = 160_000_000
 
+#: Characters of a task or configuration name in the line that says a slice is empty.
+NAME_CHARS = 80
+
 
 def write_viewer(run: str | Path, output: str | Path | None = None, *, tasks: list[str] | None = None,
                  configs: list[str] | None = None) -> dict[str, Any]:
@@ -37,47 +42,81 @@ def write_viewer(run: str | Path, output: str | Path | None = None, *, tasks: li
 
     Returns ``path``, ``debates`` (how many the page holds), ``bytes`` (its size) and ``notes``
     (records skipped, questions that could not be read). A folder that is no run, or a slice with
-    no debate, is a one-line :class:`madeval.UsageError`; nothing is written then.
+    no debate, is a one-line :class:`madeval.UsageError`; nothing is written then. The missing
+    folders of ``output`` are made (as a run's ``--output-path`` and a board's ``--output``), and
+    removed again when no page is kept.
     """
     folder = Path(run)
     described = read_run_description(folder)
-    present = _present(described)
     target = Path(output) if output is not None else folder / VIEWER_FILE
+    labels = _labels(described)  # the run's configuration labels, then any only its records name
+    imported = {str(cid) for cid, c in (described.get("configurations") or {}).items() if isinstance(c, dict) and c.get("imported")}
+    present = _present(described, labels)
     if tasks:
         described = {**described, "tasks": {k: v for k, v in (described.get("tasks") or {}).items() if k in tasks}}
-    questions = load_questions(described)
+    questions = load_questions(described)  # each task read when a debate first asks for its questions
     report = ReadReport()
-    notes = list(questions.notes)
-
     unreadable: list[str] = []
 
     def finished_notes() -> list[str]:  # known once every record has been read
-        return notes + left_out(report, unreadable)
+        return questions.notes + left_out(report, unreadable)
 
-    records = (r for r in run_records(folder, report) if _kept(r, tasks, configs))
+    def kept(record: dict[str, Any]) -> bool:
+        label = _label(record)
+        labels.setdefault(label[: NAME_CHARS + 1], None)  # enough to show it cut: a hostile label costs no more
+        return _kept(record, label, tasks, configs)
+
+    records = (r for r in run_records(folder, report) if kept(r))
     sliced = ", ".join(f"{name} {', '.join(chosen)}" for name, chosen in (("task", tasks), ("configuration", configs)) if chosen)
-    written = write_page(target, f"madeval debates: {folder.name}" + (f" ({sliced})" if sliced else ""),
-                         read_debates(records, questions, unreadable), finished_notes,
-                         empty=f"no debate of {folder} is of {sliced} (it has {present})" if sliced else None)
+    made = _missing_parents(target.parent)
+    try:
+        written = write_page(target, f"madeval debates: {folder.name}" + (f" ({sliced})" if sliced else ""),
+                             read_debates(records, questions, unreadable, imported), finished_notes,
+                             empty=(lambda: f"no debate of {folder} is of {sliced} (it has {present()})") if sliced else None)
+    except BaseException:
+        for made_folder in made:  # nothing half-written: not even the folders made for the page
+            with contextlib.suppress(OSError):
+                made_folder.rmdir()
+        raise
     return {"path": target, **written, "notes": finished_notes()}
 
 
-def _present(described: dict[str, Any], shown: int = 10) -> str:
-    """The run's tasks and configuration labels, for the line that says a slice is empty."""
-    labels = [str((c or {}).get("label", cid)) if isinstance(c, dict) else str(cid)
-              for cid, c in (described.get("configurations") or {}).items()]
+def _missing_parents(folder: Path) -> list[Path]:
+    """Make ``folder`` and its missing parents, as a run's and a board's ``--output`` do; returns
+    the folders made, deepest first (a page that fails removes them again). A path that cannot be
+    a folder is a one-line :class:`madeval.StorageError`."""
+    missing = [parent for parent in (folder, *folder.parents) if not parent.exists()]
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise StorageError(f"cannot make the folder {folder}: {error.strerror or error}") from None
+    return missing
+
+
+def _labels(described: dict[str, Any]) -> dict[str, None]:
+    """The configuration labels run.json lists, in order (a dict: an ordered set)."""
+    return {str((c or {}).get("label", cid)) if isinstance(c, dict) else str(cid): None
+            for cid, c in (described.get("configurations") or {}).items()}
+
+
+def _present(described: dict[str, Any], labels: dict[str, None], shown: int = 10) -> Callable[[], str]:
+    """The run's tasks and configuration labels, for the line that says a slice is empty: asked
+    once the records are read, so ``labels`` holds the labels only records name too."""
     tasks = [str(name) for name in described.get("tasks") or {}]
 
-    def listed(names: list[str]) -> str:
-        return ", ".join(names[:shown]) + (f" and {len(names) - shown} more" if len(names) > shown else "")
+    def listed(names: list[str]) -> str:  # a label is a record's text: each cut, so the line stays one line's worth
+        cut = [name if len(name) <= NAME_CHARS else name[: NAME_CHARS - 1] + "…" for name in names[:shown]]
+        return ", ".join(cut) + (f" and {len(names) - shown} more" if len(names) > shown else "")
 
-    return f"task {listed(tasks)}; configuration {listed(labels)}"
+    return lambda: f"task {listed(tasks)}; configuration {listed(list(labels))}"
 
 
-def _kept(record: dict[str, Any], tasks: list[str] | None, configs: list[str] | None) -> bool:
-    unit = record["unit"]
-    label = str(record.get("config_label") or unit["config"])
-    return (not tasks or unit["task"] in tasks) and (not configs or label in configs)
+def _label(record: dict[str, Any]) -> str:
+    return str(record.get("config_label") or record["unit"]["config"])
+
+
+def _kept(record: dict[str, Any], label: str, tasks: list[str] | None, configs: list[str] | None) -> bool:
+    return (not tasks or record["unit"]["task"] in tasks) and (not configs or label in configs)
 
 
 __all__ = ["PAGE_LIMIT_BYTES", "VIEWER_FILE", "write_viewer"]

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterator, Mapping
+from typing import Any, Callable, Collection, Iterator, Mapping
 
 from ..dynamics.debate import DebateFacts, answer_judge, debate_facts, turn_answers
 from ..dynamics.scoring import answer_scorer
@@ -72,13 +72,14 @@ def left_out(report: ReadReport, unreadable: list[str]) -> list[str]:
 
 
 def read_debates(records: Iterator[Mapping[str, Any]], questions: Questions,
-                 unreadable: list[str] | None = None) -> Iterator[ViewedDebate]:
+                 unreadable: list[str] | None = None, imported: Collection[str] = ()) -> Iterator[ViewedDebate]:
     """Each record as a :class:`ViewedDebate`, in the order read. A record whose transcript is
     not the shape madeval writes (a damaged or hand-edited file) is left out and its unit key
-    added to ``unreadable``, so one bad line does not cost the page."""
+    added to ``unreadable``, so one bad line does not cost the page. ``imported`` are the ids of
+    the configurations imported from another harness (their calls and tokens were not recorded)."""
     for record in records:
         try:
-            yield view_debate(record, questions.of(record))
+            yield view_debate(record, questions.of(record), recorded=str(record["unit"]["config"]) not in imported)
         except (AttributeError, KeyError, TypeError, ValueError):
             if unreadable is not None:
                 unreadable.append(str(record["unit"]["key"]))
@@ -121,8 +122,9 @@ def facts_of(record: Mapping[str, Any]) -> tuple[DebateFacts | None, str | None]
     return judged.facts, judged.why_not
 
 
-def view_debate(record: Mapping[str, Any], question: str | None) -> ViewedDebate:
-    """The row and the view of one record."""
+def view_debate(record: Mapping[str, Any], question: str | None, recorded: bool = True) -> ViewedDebate:
+    """The row and the view of one record. ``recorded`` False: an imported debate, whose calls,
+    tokens and parse failures madeval did not count (its zeros mean "not recorded")."""
     judged = judge(record)
     metric, facts, right = judged.metric, judged.facts, judged.right
     unit = record["unit"]
@@ -159,6 +161,7 @@ def view_debate(record: Mapping[str, Any], question: str | None) -> ViewedDebate
         "no_facts": judged.why_not,
         "tokens": record.get("tokens"),
         "calls": record.get("calls"),
+        "recorded": recorded,
     }
     return ViewedDebate(row, detail)
 

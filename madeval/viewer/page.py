@@ -36,6 +36,16 @@ from .debates import ViewedDebate, readable
 #: Rows of the list per page (the script's PAGE).
 PAGE_ROWS = 50
 
+#: The list's columns: the key the script sorts them by (viewer.js's SORT_KEYS) and the heading.
+COLUMNS = [("n", "#"), ("config", "configuration"), ("task", "task"), ("item", "item"), ("repeat", "repeat"),
+           ("answer", "decision"), ("score", "final"), ("first", "turn-1 vote"), ("drift", "drift"),
+           ("unparsed", "unparsed"), ("turns", "turns")]
+
+#: Each heading is a button (reached by Tab, pressed with Enter or Space) that sorts the list by its
+#: column; ``aria-sort`` says which column sorts it, and which way (the order read, at first).
+HEADER = "".join(f"<th data-sort='{key}' aria-sort='{'ascending' if key == 'n' else 'none'}'>"
+                 f"<button type='button'>{html.escape(name)}</button></th>" for key, name in COLUMNS)
+
 CONTROLS = """
 <div class='filters' role='search'>
 <label>configuration <select id='f-config'><option value=''>all</option></select></label>
@@ -48,13 +58,12 @@ CONTROLS = """
 <label>item <input type='search' id='f-item' placeholder='item id'></label>
 </div>
 <p id='count'></p>
-<div class='scroll'><table id='debates'><thead><tr><th>#</th><th>configuration</th><th>task</th><th>item</th>
-<th>repeat</th><th>decision</th><th>final</th><th>turn-1 vote</th><th>drift</th><th>unparsed</th><th>turns</th></tr></thead>
+<div class='scroll'><table id='debates'><thead><tr>{HEADER}</tr></thead>
 <tbody></tbody></table></div>
 <div class='pager'><button type='button' id='prev'>&lsaquo; previous</button><span id='page'></span>
 <button type='button' id='next'>next &rsaquo;</button></div>
 <section id='debate' hidden></section>
-"""
+""".replace("{HEADER}", HEADER)
 
 
 def asset(name: str) -> str:
@@ -80,11 +89,11 @@ def inert_json(data: Any) -> str:
 
 
 def write_page(output: Path, title: str, debates: Iterable[ViewedDebate],
-               notes: Callable[[], list[str]], empty: str | None = None) -> dict[str, Any]:
+               notes: Callable[[], list[str]], empty: Callable[[], str] | None = None) -> dict[str, Any]:
     """Write the page to ``output``; returns what went into it: ``debates`` (how many), ``bytes``
     (the file's size). ``notes`` is asked once every debate is read (what reading left out is known
     only then); the page shows them at the top. With ``empty``, a page without debates is not
-    kept: ``empty`` is the UsageError's message.
+    kept: ``empty()`` (asked once every debate is read) is the UsageError's message.
 
     The debates are packed into a scratch file first, while the index is gathered; the page then
     holds the index and the script *before* the debates, so the list works as soon as the browser
@@ -96,7 +105,7 @@ def write_page(output: Path, title: str, debates: Iterable[ViewedDebate],
         with open(scratch, "w+", encoding="utf-8") as packed:
             rows, configs, tasks = _pack_all(packed, debates)
             if empty is not None and not rows:
-                raise UsageError(empty)
+                raise UsageError(empty())
             packed.seek(0)
             with open(temporary, "w", encoding="utf-8") as handle:
                 _write(handle, title, {"configs": configs, "tasks": tasks, "notes": notes(), "debates": rows}, packed)

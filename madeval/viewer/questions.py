@@ -2,9 +2,12 @@
 
 A record names its item by id and does not carry the question (the task does). So the run's
 tasks are loaded again, by name, and each item the run used is looked up; a record that carries
-its own ``input`` (an importer's) is read as it is. A task that cannot be loaded any more (its
-data gone, a plugin uninstalled) is not an error: its debates are shown without their question,
-and :attr:`Questions.notes` says why.
+its own ``input`` (an importer's) is read as it is. A task is loaded only when the first record
+that needs its questions is read (a page of a slice, or records that carry their question, load
+none), and from a local mirror only the rows of the run's items are made into items
+(:meth:`madeval.task.Task.items_with_ids`). A task that cannot be loaded any more (its data gone, a
+plugin uninstalled) is not an error: its debates are shown without their question, and
+:attr:`Questions.notes` says why.
 """
 
 from __future__ import annotations
@@ -15,15 +18,21 @@ from typing import Any, Mapping
 from ..config import RunSettings
 from ..errors import MadevalError
 from ..plugins import registries
-from ..run import load_tasks
+from ..task import task_loader
+from ..taskfiles import task_index
 
 
 @dataclass
 class Questions:
-    """Item texts by (task, item id), and one note per task whose items could not be read."""
+    """Item texts by (task, item id), read from each task on first use, and one note per task
+    whose items could not be read. ``wanted`` is the run's item ids by task, ``include`` its
+    ``include_path``."""
 
+    wanted: dict[str, set[str]] = field(default_factory=dict)
+    include: list[str] = field(default_factory=list)
     texts: dict[tuple[str, str], str] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    loaded: set[str] = field(default_factory=set)
 
     def of(self, record: Mapping[str, Any]) -> str | None:
         """The question of ``record``'s debate (with its options, as the agents saw it), or None."""
@@ -31,22 +40,31 @@ class Questions:
         if isinstance(carried, str):
             return carried
         unit = record.get("unit") or {}
-        return self.texts.get((str(unit.get("task")), str(unit.get("item"))))
+        task, item = str(unit.get("task")), str(unit.get("item"))
+        if task not in self.loaded:
+            self.loaded.add(task)
+            if task in self.wanted:
+                self._load(task)
+        return self.texts.get((task, item))
+
+    def _load(self, name: str) -> None:
+        wanted = self.wanted[name]
+        try:
+            built = registries()
+            settings = RunSettings(tasks=[name], include_path=self.include)
+            task = task_loader(task_index(built, self.include), built.extractors, built.metrics, settings)(name)
+            items = task.items_with_ids(wanted)
+        except (MadevalError, OSError, KeyError, ValueError) as error:  # ValueError: a broken mirror line
+            self.notes.append(f"the questions of task {name} could not be read ({error})")
+            return
+        for item in items:
+            if item.id in wanted:
+                self.texts[(name, item.id)] = item.input if not item.context else f"{item.context}\n\n{item.input}"
 
 
 def load_questions(run: Mapping[str, Any]) -> Questions:
-    """The questions of the items that ``run`` (a ``run.json``) lists for each of its tasks."""
-    found = Questions()
-    include = list((run.get("settings") or {}).get("include_path") or [])
-    for name, described in (run.get("tasks") or {}).items():
-        wanted = {str(item) for item in (described or {}).get("items") or []}
-        try:
-            task = load_tasks(RunSettings(tasks=[name], include_path=include), registries())[name]
-            items = task.items
-        except (MadevalError, OSError, KeyError) as error:
-            found.notes.append(f"the questions of task {name} could not be read ({error})")
-            continue
-        for item in items:
-            if item.id in wanted:
-                found.texts[(name, item.id)] = item.input if not item.context else f"{item.context}\n\n{item.input}"
-    return found
+    """The questions of the items that ``run`` (a ``run.json``) lists for each of its tasks, each
+    task read when a record first asks for one of its questions (:meth:`Questions.of`)."""
+    wanted = {str(name): {str(item) for item in (described or {}).get("items") or []}
+              for name, described in (run.get("tasks") or {}).items()}
+    return Questions(wanted, list((run.get("settings") or {}).get("include_path") or []))

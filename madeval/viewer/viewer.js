@@ -58,6 +58,49 @@
     shown = [];
     for (var n = 0; n < rows.length; n++) if (keep(rows[n])) shown.push(n);
     page = 0;
+    order();
+    draw();
+  }
+
+  // ---- sorting by a column -------------------------------------------------------------------
+  // Each column's value to sort by; null (no score, no vote, no answer read) sorts last either way.
+  var SORT_KEYS = {
+    n: function (row, n) { return n; },
+    config: function (row) { return index.configs[row.c]; },
+    task: function (row) { return index.tasks[row.t]; },
+    item: function (row) { return str(row.item); },
+    repeat: function (row) { return typeof row.repeat === 'number' ? row.repeat : null; },
+    answer: function (row) { return row.answer === null || row.answer === undefined ? null : str(row.answer); },
+    score: function (row) { return typeof row.score === 'number' ? row.score : null; },
+    first: function (row) { return typeof row.first === 'boolean' ? Number(row.first) : null; },
+    drift: function (row) { return typeof row.drift === 'boolean' ? Number(row.drift) : null; },
+    unparsed: function (row) { return typeof row.unparsed === 'number' ? row.unparsed : null; },
+    turns: function (row) { return typeof row.turns === 'number' ? row.turns : null; }
+  };
+  var sorting = {key: 'n', descending: false};
+  var words = typeof Intl !== 'undefined' ? new Intl.Collator(undefined, {numeric: true}) : null;  // item 10 after item 9
+  function compare(a, b) {
+    if (typeof a === 'number' && typeof b === 'number') return a - b;
+    return words ? words.compare(String(a), String(b)) : (String(a) < String(b) ? -1 : String(a) > String(b) ? 1 : 0);
+  }
+  function order() {
+    var value = SORT_KEYS[sorting.key], sign = sorting.descending ? -1 : 1;
+    var keys = {};
+    shown.forEach(function (n) { keys[n] = value(rows[n], n); });
+    shown.sort(function (m, n) {
+      var a = keys[m], b = keys[n];
+      if (a === null || b === null) return a === b ? m - n : a === null ? 1 : -1;
+      return sign * compare(a, b) || m - n;  // ties keep the order read
+    });
+  }
+  function sortBy(key) {  // a column's first press sorts it ascending, the next descending, and so on
+    sorting = {key: key, descending: sorting.key === key && !sorting.descending};
+    Array.prototype.forEach.call(document.querySelectorAll('#debates th[data-sort]'), function (th) {
+      var mine = th.getAttribute('data-sort') === key;
+      th.setAttribute('aria-sort', mine ? (sorting.descending ? 'descending' : 'ascending') : 'none');
+    });
+    page = 0;
+    order();
     draw();
   }
   function draw() {
@@ -170,9 +213,22 @@
     }
     return box;
   }
+  // The start of a message, its whitespace collapsed, cut to PREVIEW characters. The text is read a
+  // chunk at a time only until the preview is known (a reply may be 16 MB: collapsing all of it to
+  // keep 160 characters would be slow and hold a second copy), and never more than PREVIEW_SCAN
+  // characters of it (a reply of megabytes of blanks ends its preview there, with an ellipsis).
+  var PREVIEW_CHUNK = 1024, PREVIEW_SCAN = 65536;
   function preview(text) {
-    text = str(text).replace(/\s+/g, ' ').trim();
-    return text.length > PREVIEW ? text.slice(0, PREVIEW - 1) + '\u2026' : text;
+    text = str(text);
+    var shown = '', read = 0;
+    // PREVIEW + 2 collapsed characters hold at most one trailing blank: the cut is then certain.
+    while (read < text.length && read < PREVIEW_SCAN && shown.length < PREVIEW + 2) {
+      shown = (shown + text.slice(read, read + PREVIEW_CHUNK)).replace(/\s+/g, ' ').replace(/^ /, '');
+      read += PREVIEW_CHUNK;
+    }
+    if (read >= text.length) shown = shown.trim();
+    else if (shown.length <= PREVIEW) return shown.replace(/ $/, '') + '\u2026';  // the scan's end, inside a long run of blanks
+    return shown.length > PREVIEW ? shown.slice(0, PREVIEW - 1) + '\u2026' : shown;
   }
   function eventText(event) {
     var copy = {};
@@ -203,6 +259,7 @@
     }
     if (debate.oracle) flags.appendChild(badge('oracle ordering (uses the gold answer)', false));
     view.appendChild(flags);
+    view.appendChild(costs(debate));
 
     var question = el('details', {'open': ''}, el('summary', {}, el('b', {text: 'Question'})),
       el('div', {'class': 'text', text: debate.question === null ? '(not available)' : str(debate.question)}));
@@ -225,6 +282,20 @@
     view.appendChild(box);
     view.appendChild(grid(debate, facts, decision));
     root.setAttribute('data-messages', String(debate.messages.length));
+  }
+  // What the debate cost and what could not be read: calls, tokens and parse failures as the record
+  // counts them. An imported debate's calls and tokens were never counted: "not recorded", not 0.
+  function costs(debate) {
+    function counted(value) { return typeof value === 'number' ? value.toLocaleString('en-US') : 'not recorded'; }
+    var tokens = debate.tokens && typeof debate.tokens === 'object' ? debate.tokens : null;
+    var used = debate.recorded === false || !tokens ? 'not recorded' : counted(tokens.total) +
+      ' (prompt ' + counted(tokens.prompt) + ', completion ' + counted(tokens.completion) + ')';
+    var failures = debate.parse_failures && typeof debate.parse_failures === 'object' ? debate.parse_failures : {};
+    var kinds = Object.keys(failures).map(function (kind) { return kind.replace(/_/g, ' ') + ' ' + str(failures[kind]); });
+    return el('p', {'class': 'costs muted'},
+      el('b', {text: 'calls '}), debate.recorded === false ? 'not recorded' : counted(debate.calls),
+      ' \u00b7 ', el('b', {text: 'tokens '}), used,
+      ' \u00b7 ', el('b', {text: 'parse failures '}), kinds.length ? isolated(kinds.join(', ')) : 'none recorded');
   }
   function button(text, action) {
     var b = el('button', {type: 'button', text: text});
@@ -297,6 +368,9 @@
     $(id).addEventListener('change', filter);
   });
   $('f-item').addEventListener('input', filter);
+  Array.prototype.forEach.call(document.querySelectorAll('#debates th[data-sort]'), function (th) {
+    th.querySelector('button').addEventListener('click', function () { sortBy(th.getAttribute('data-sort')); });
+  });
   $('prev').addEventListener('click', function () { page -= 1; draw(); });
   $('next').addEventListener('click', function () { page += 1; draw(); });
   window.addEventListener('hashchange', route);
