@@ -78,8 +78,8 @@ def pilot_shape(folder: str | Path) -> CallShape:
     if not data.records:
         raise UsageError(f"the run in {folder} has no records to measure calls and tokens from")
     paid = sum(int(r["calls"]) - int(r.get("cached_calls") or 0) for r in data.records)
-    prompt = sum(p for r in data.records for p, _ in record_usage(r).values())
-    completion = sum(c for r in data.records for _, c in record_usage(r).values())
+    prompt = sum(p for r in data.records for p, _, _ in record_usage(r).values())
+    completion = sum(c for r in data.records for _, c, _ in record_usage(r).values())
     if not paid:
         raise UsageError(f"the run in {folder} recorded no calls (an imported run?): nothing to measure")
     return CallShape(per_item(data.records, lambda r: r["calls"]), prompt / paid, completion / paid,
