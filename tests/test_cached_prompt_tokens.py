@@ -141,3 +141,30 @@ def test_each_transport_hands_the_cached_count_and_its_name_to_the_call(transpor
         first, second = asyncio.run(two_calls())
     assert (first.prompt_tokens, first.cached_prompt_tokens, first.transport) == (8, 0, transport)
     assert (second.prompt_tokens, second.cached_prompt_tokens, second.transport) == (8, 8, transport)
+
+
+def test_lying_cached_counts_from_a_hostile_endpoint_are_ignored_and_every_call_kept(generated_tasks, tmp_path):
+    """Every reply of a run says a cached count that is no count within its prompt (each lie of
+    LYING_DETAILS): the run records every debate, and no call holds a cached count."""
+    from madeval.config import DebateConfig, RunSettings
+    from madeval.simulator.agents import SyntheticAgents
+    from madeval.simulator.hostile import LYING_DETAILS, HostileServer
+    from madeval.simulator.truth import GoldIndex
+
+    from helpers import run_quietly
+
+    server = HostileServer(SyntheticAgents(GoldIndex.from_tasks(generated_tasks.values()), seed=0), ["lying-usage"],
+                           rate=1.0, seed=3)
+    assert all(read_reply(body({"prompt_tokens": 9, "prompt_tokens_details": lie(9)})).cached_prompt_tokens is None
+               for lie in LYING_DETAILS)
+    folder = tmp_path / "run"
+    with run_in_thread(server):
+        result, _ = run_quietly(RunSettings(
+            base_url=server.base_url, tasks=["arith_mc"], limit=4, cache="off", output_path=str(folder),
+            configurations=[DebateConfig(paradigm="memory", agents=3, max_turns=3, decider="simple_voting")]))
+    rows = [json.loads(line) for line in (folder / "records.jsonl").read_text().splitlines()]
+    assert result.outcome.failed == 0 and len(rows) == 4
+    calls = [call for row in rows for call in row["transcript"]["calls"]]
+    assert len(calls) == server.stats.sabotaged["lying-usage"]  # every reply lied, none was retried
+    assert {call["cached_prompt_tokens"] for call in calls} == {None}
+    assert all(call["prompt_tokens"] > 0 and call["attempts"] == 1 for call in calls)

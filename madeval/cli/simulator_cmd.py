@@ -35,7 +35,7 @@ from ..errors import UsageError
 @click.option("--hostile", help="Sabotage chat requests with these modes, comma separated (see "
               "madeval.simulator.hostile.MODES: trickle, endless-chunked, huge-length, smuggled, "
               "conflicting-length, invalid-json, wrong-shape, empty-choices, error-200, "
-              "endless-continue, reset-mid-body, 10mb-reply, nested-json, nested-400).")
+              "endless-continue, reset-mid-body, 10mb-reply, nested-json, nested-400, lying-usage).")
 @click.option("--hostile-rate", type=float, default=0.2, show_default=True,
               help="Share of chat requests sabotaged (chosen by a hash of --seed and the request).")
 @click.option("--hostile-interval", type=float, default=0.5, show_default=True,
