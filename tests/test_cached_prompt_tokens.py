@@ -168,3 +168,17 @@ def test_lying_cached_counts_from_a_hostile_endpoint_are_ignored_and_every_call_
     assert len(calls) == server.stats.sabotaged["lying-usage"]  # every reply lied, none was retried
     assert {call["cached_prompt_tokens"] for call in calls} == {None}
     assert all(call["prompt_tokens"] > 0 and call["attempts"] == 1 for call in calls)
+
+
+def test_the_file_exchange_stand_in_reports_the_prefix_cache_and_the_reader_keeps_it():
+    """The output file the simulator writes for the file-exchange mode (as ``vllm run-batch`` would),
+    read by the batch transport's own line reader."""
+    from madeval.llm.batch.lines import read_outcomes
+
+    server = SimulatorServer(words, prefix_cache_tokens=64, block_tokens=4)
+    lines = [{"custom_id": f"c{i}", "method": "POST", "url": "/v1/chat/completions", "body": chat_body(P1)}
+             for i in range(2)]
+    content = server.batches.answer_file("".join(json.dumps(x) + "\n" for x in lines).encode())
+    outcomes = read_outcomes(content, 1 << 20, "completed")
+    assert [(tuple(outcomes[c]), outcomes[c].cached_prompt_tokens) for c in ("c0", "c1")] == \
+        [(("ok", 8, 1), 0), (("ok", 8, 1), 8)]
