@@ -37,7 +37,8 @@ def write_run(folder: Path, records: int, message_chars: int) -> Path:
             item = str(index // 2)
             calls = [{"purpose": "draft", "agent": i % 3, "turn": 1 + i // 3, "model": "m-big" if i % 4 else "m-judge",
                       "endpoint": "default", "prompt_tokens": 1500 + i, "completion_tokens": 300 + i,
-                      "latency_s": 0.5, "attempts": 1, "cached": False, "errors": [], "depth": 1 + i // 3}
+                      "latency_s": 0.5, "attempts": 1, "cached": False, "errors": [], "depth": 1 + i // 3,
+                      "cached_prompt_tokens": 1024 if i % 3 else None, "transport": "aiohttp"}
                      for i in range(12)]
             messages = [{"id": i, "turn": 1 + i // 3, "agent": i % 3, "text": text, "answer": "A"} for i in range(12)]
             record = {"unit": {"key": json.dumps([config, item]), "config": config, "task": "t", "item": item,

@@ -90,6 +90,10 @@ class Call:
     ``depth`` is the call's position in the debate's dependency chain: 1 + the largest depth among
     the calls that had finished when it started. Calls started together (one simultaneous step,
     one round of votes) share a depth, so the transcript's largest depth is its critical path.
+
+    ``cached_prompt_tokens``: of ``prompt_tokens``, those the provider served from its prompt cache
+    (``None``: it did not say); ``transport``: what the call went through (``batch`` calls are
+    priced at batch prices; ``None`` in records made before it was recorded).
     """
 
     purpose: str
@@ -104,6 +108,8 @@ class Call:
     cached: bool = False
     errors: list[str] = field(default_factory=list)
     depth: int = 1
+    cached_prompt_tokens: int | None = None
+    transport: str | None = None
 
 
 @dataclass

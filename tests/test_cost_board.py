@@ -148,7 +148,9 @@ def test_lean_load_keeps_tokens_per_model(tmp_path):
     data = load_run(folder, transcripts=False, priced=True)
     first = data.records[0]
     assert "transcript" not in first
-    assert first["usage"] == {"m-big": (1_000_000, 100_000)}  # the cache hit is left out
+    # (model, batched) -> prompt, completion, cached prompt tokens; the cache hit is left out; calls
+    # recorded without their transport follow run.json's
+    assert first["usage"] == {("m-big", True): (1_000_000, 100_000, 0)}
     assert first["batch_priced"] is True
 
 
@@ -191,7 +193,7 @@ def test_merged_runs_are_priced_each_at_its_transport(tmp_path, prices):
     assert rows["debate"]["cost_total"] == pytest.approx(1.40 + 0.50 + 0.50)  # m-big at half price
     assert rows["single"]["cost_total"] == pytest.approx(0.60)  # list prices
     assert board["prices"]["at"] == "list and batch"
-    assert "batch prices for the runs that used --transport batch" in markdown(board)
+    assert "batch prices for the calls that went through --transport batch" in markdown(board)
 
 
 def test_run_with_a_bad_price_file_stops_before_any_debate(tmp_path, capsys):

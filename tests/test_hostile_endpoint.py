@@ -54,7 +54,7 @@ TIMEOUT_S = 0.5  # madeval --timeout: every request's deadline
 RUN_DEADLINE_S = 25.0  # a run still going after this is a hang
 RSS_LIMIT_MB = 500
 #: Modes whose sabotaged request gets no usable reply in time: its unit must fail, not be recorded.
-FAILING = set(MODES) - {"smuggled", "10mb-reply"}
+FAILING = set(MODES) - {"smuggled", "10mb-reply", "lying-usage"}
 TAG = re.compile(r"\[hostile reply ([\w-]+)\]\s*$")
 #: The note madeval puts after the kept prefix of a reply longer than max_tokens allows.
 CUT = re.compile(r"\n\[madeval: reply of (\d+) characters cut to its first (\d+): [^\]]*\]$")

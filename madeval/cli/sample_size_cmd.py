@@ -104,7 +104,9 @@ def _cost_of(prices: str, model: str | None, pilot: str | None, mallm: str | Non
         calls if calls is not None else measured.calls_per_item,
         prompt if prompt is not None else measured.prompt_tokens,
         completion if completion is not None else measured.completion_tokens,
-        measured.source + (f"; {', '.join(given)} given" if given else "") if measured else "given")
+        measured.source + (f"; {', '.join(given)} given" if given else "") if measured else "given",
+        # a pilot's cached share holds for its own prompts, not for prompt sizes given instead
+        measured.cached_prompt_tokens if measured and prompt is None else 0.0)
     return model, price, shape
 
 

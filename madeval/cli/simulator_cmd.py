@@ -35,7 +35,7 @@ from ..errors import UsageError
 @click.option("--hostile", help="Sabotage chat requests with these modes, comma separated (see "
               "madeval.simulator.hostile.MODES: trickle, endless-chunked, huge-length, smuggled, "
               "conflicting-length, invalid-json, wrong-shape, empty-choices, error-200, "
-              "endless-continue, reset-mid-body, 10mb-reply, nested-json, nested-400).")
+              "endless-continue, reset-mid-body, 10mb-reply, nested-json, nested-400, lying-usage).")
 @click.option("--hostile-rate", type=float, default=0.2, show_default=True,
               help="Share of chat requests sabotaged (chosen by a hash of --seed and the request).")
 @click.option("--hostile-interval", type=float, default=0.5, show_default=True,
@@ -43,7 +43,8 @@ from ..errors import UsageError
 @click.option("--max-concurrency", type=int, help="Answer at most this many chat requests at once; the "
               "others wait in a queue (a replica; default: no limit).")
 @click.option("--prefix-cache-tokens", type=int, help="Keep a prefix cache of this many prompt tokens, "
-              "least recently used blocks dropped first (default: none).")
+              "least recently used blocks dropped first, and report each reply's cached share as "
+              "usage.prompt_tokens_details.cached_tokens (default: none, and no cached count).")
 @click.option("--block-tokens", type=int, default=16, show_default=True,
               help="Tokens per prefix cache block (vLLM's block size).")
 @click.option("--prefill-ms-per-1k", type=float, default=0.0, show_default=True,

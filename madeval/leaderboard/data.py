@@ -61,15 +61,17 @@ def load_run(folder: str | Path, *, transcripts: bool = True, priced: bool = Fal
     With ``transcripts=False`` each record is kept without its transcript (its LLM time is
     taken first), so building a leaderboard needs memory for the scores, not the debates: the
     transcripts are about 97% of a record. ``priced`` (for a board with prices) also notes on each
-    record whether its run used the batch transport and, when its transcript is dropped, its tokens
-    per model (:mod:`madeval.pricing.usage`): a few hundred bytes a record, only when they are needed.
+    record whether its run used the batch transport (how its calls that recorded no transport of their
+    own are priced) and, when its transcript is dropped, its tokens per model and transport
+    (:mod:`madeval.pricing.usage`): a few hundred bytes a record, only when they are needed.
     """
     folder = Path(folder)
     run = read_run_description(folder)
     stored = run.get("configurations", {})
     order = _ordered(stored, run.get("order", {}).get("configurations"))
     configurations = {cid: {**stored[cid], "source": "run"} for cid in order}
-    batch = (run.get("settings") or {}).get("transport") == "batch"  # priced at batch prices
+    # how calls recorded without their own transport are priced (run.json keeps the first run's transport)
+    batch = (run.get("settings") or {}).get("transport") == "batch"
 
     def keep(record: dict[str, Any]) -> dict[str, Any]:
         if priced:

@@ -43,7 +43,7 @@ class MoneyMatch:
 def matched_cost(folder: str, match: str, prices: str, sample: str | None = None,
                  task: str | None = None) -> MoneyMatch:
     """The dollars per item of configuration ``match`` in the run in ``folder`` at the prices of the
-    file ``prices`` (batch prices if the run used the batch transport), and the dollars of one
+    file ``prices`` (batch prices for the calls that went through the batch transport), and the dollars of one
     Chain-of-Thought sample: the cost per call of configuration ``sample`` of the same run (default:
     its configuration of a sampling preset, :data:`SAMPLE_PRESETS`), on the same items of ``task``."""
     data = load_run(folder, transcripts=False, priced=True)

@@ -1,8 +1,9 @@
 """Cost in money on the board: each row's dollars per item and in all, from its records' tokens at the
 prices of the board's price file (``--prices``, :mod:`madeval.pricing`).
 
-A run that sent its calls through a provider's batch API (``--transport batch``, recorded in
-``run.json``) is priced at batch prices, any other at list prices. A row is "not priced" when one of its
+A call that went through a provider's batch API (``--transport batch``; each call records its
+transport, older records follow their ``run.json``) is priced at batch prices, any other at list
+prices; the prompt tokens the provider served from its prompt cache at the ``cached_input`` price. A row is "not priced" when one of its
 records used a model the file has no price for (the board names those models in one line), and "not
 recorded" when its configuration was imported from another harness (MALLM, lm-eval), whose output
 holds no calls or tokens: neither is ever shown as 0.
@@ -17,7 +18,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from ..errors import UsageError
-from ..pricing import BATCH_KEY, PriceTable, read_price_table, record_cost, record_usage, unpriced_models
+from ..pricing import PriceTable, read_price_table, record_cost, record_usage, unpriced_models
 
 NOT_PRICED = "not priced"
 NOT_RECORDED = "not recorded"
@@ -59,27 +60,38 @@ def row_money(records: list[dict[str, Any]], table: PriceTable | None, recorded:
 
 def prices_entry(path: str, table: PriceTable, records: Iterable[dict[str, Any]]) -> dict[str, Any]:
     """What the board says about its prices (``leaderboard.json``'s ``prices``): the file, the prices
-    of the models the records used, the models without a price, and whether list or batch prices applied."""
+    of the models the records used, the models without a price, whether list or batch prices applied,
+    and the models whose cached prompt tokens were priced at the input price (no ``cached_input``)."""
     unpriced: set[str] = set()
     used: set[str] = set()
     kinds: set[str] = set()
+    with_cached: set[str] = set()  # models some of whose prompt tokens the provider said it had cached
     for record in records:
         usage = record_usage(record)
-        used.update(usage)
+        for (model, batched), (_, _, cached) in usage.items():
+            used.add(model)
+            kinds.add("batch" if batched else "list")
+            if cached:
+                with_cached.add(model)
         unpriced |= unpriced_models(usage, table)
-        kinds.add("batch" if record.get(BATCH_KEY) else "list")
     # the prices of the models the runs used (a provider's whole table may list thousands)
     return {"file": path, "models": {name: asdict(price) for name, price in table.items() if name in used},
-            "unpriced": sorted(unpriced), "at": " and ".join(sorted(kinds, reverse=True)) or "list"}
+            "unpriced": sorted(unpriced), "at": " and ".join(sorted(kinds, reverse=True)) or "list",
+            "cached_at_input": sorted((with_cached & table.no_cached_price) - unpriced)}
 
 
 def prices_note(prices: dict[str, Any] | None) -> str:
     """One sentence under the board: which prices, and the models without one; ``""`` without prices."""
     if not prices:
         return ""
-    at = {"list": "list prices", "batch": "batch prices (the run used --transport batch)",
-          "list and batch": "list prices, and batch prices for the runs that used --transport batch"}[prices["at"]]
+    at = {"list": "list prices", "batch": "batch prices (the calls went through --transport batch)",
+          "list and batch": "list prices, and batch prices for the calls that went through --transport batch"
+          }[prices["at"]]
     text = f"Costs in dollars at {at}, from {prices['file']}; calls answered from the response cache cost nothing."
+    at_input = prices.get("cached_at_input") or []
+    if at_input:
+        text += (f" Cached input was not priced separately for {', '.join(at_input)}: the price file gives no "
+                 "cached_input, so the prompt tokens the provider served from its cache are at the input price.")
     if prices["unpriced"]:
         shown = ", ".join(prices["unpriced"])
         text += f" No price for {shown} in the price file: rows that used {'it' if len(prices['unpriced']) == 1 else 'them'} are not priced."

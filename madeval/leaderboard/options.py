@@ -45,7 +45,8 @@ class LeaderboardOptions:
                               "agree) instead of refusing it.", convert=flag)
     prices: str | None = option(None, help="Price file (YAML or JSON: per model, dollars per million input, output "
                                 "and cached input tokens, and the batch discount): adds cost per item and per "
-                                "configuration, at batch prices for a run that used --transport batch.", convert=text)
+                                "configuration, at batch prices for the calls that went through --transport batch.",
+                                convert=text)
     charts: bool = option(False, help="Draw the charts (charts/*.png and *.svg, also in the HTML page); off by "
                           "default because matplotlib takes 1.5 s or more to load and draw.", convert=flag)
 

@@ -119,7 +119,8 @@ LEGEND = {
                   "harness, whose output holds no calls or tokens)",
     "tokens/item": "mean prompt + completion tokens per item",
     "cost/item": "mean dollars per item at the prices of the price file (--prices): list prices, or batch "
-                 "prices for a run through --transport batch; calls answered from the response cache cost "
+                 "prices for the calls that went through --transport batch, and cached_input for the prompt "
+                 "tokens the provider served from its cache; calls answered from the response cache cost "
                  "nothing; \"not priced\" when a model of the row has no price",
     "cost (total)": "dollars spent on all the row's debates (every item and repeat)",
     TIME_COLUMN: "mean seconds per item the model spent on the debate's calls (their own latencies, not "

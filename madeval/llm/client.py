@@ -31,7 +31,7 @@ from .structured import JSON_SCHEMA, ReplySchema, refuses_response_format
 from .wire import Unanswered, read_model_entries
 from .transports import (
     DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_TRANSPORT, TRANSPORTS, ClientSideError, FatalError, RetryableError,  # noqa: F401
-    transport_class,
+    canonical_transport, transport_class,
 )
 
 #: Sampling defaults of the MALLM paper, Appendix E.
@@ -133,6 +133,11 @@ class Completion:
     errors: list[str]
     #: What the server said about the model that answered (the reply's ``system_fingerprint``).
     system_fingerprint: str | None = None
+    #: Prompt tokens the provider served from its prompt cache (None: it did not say).
+    cached_prompt_tokens: int | None = None
+    #: The transport the call went through (``aiohttp``, ``openai``, ``batch``): batch calls are
+    #: priced at batch prices, call by call, even in a run resumed under another transport.
+    transport: str | None = None
 
 
 @dataclass
@@ -231,6 +236,8 @@ class LLMClient:
         self.model_entries: dict[str, dict[str, dict[str, Any]]] = {}
         #: Endpoints that refused a ``response_format``: asked with the text prompts alone from then on.
         self.refuse_response_format: set[str] = set()
+        #: Each endpoint's transport by its canonical name (recorded with every call).
+        self._transport_names = {name: canonical_transport(e.transport) for name, e in endpoints.items()}
         self._transports = {
             name: transport_class(e.transport)(e.base_url, e.api_key, e.timeout_s,
                                                max_response_bytes=e.max_response_bytes)
@@ -292,7 +299,7 @@ class LLMClient:
                 self.stats.changed()
                 # The original call's cost, so that cost columns never see a free cached call.
                 return Completion(hit.text, hit.prompt_tokens, hit.completion_tokens, hit.latency_s, 0, True, [],
-                                  hit.system_fingerprint)
+                                  hit.system_fingerprint, transport=self._transport_names[endpoint])
         completion = await self._call_with_retries(endpoint, model, messages, params, headers)
         if key is not None and completion.text:  # an empty last reply is never reused
             self.cache.put(key, completion.text, completion.prompt_tokens, completion.completion_tokens,
@@ -358,7 +365,8 @@ class LLMClient:
                             if fingerprint:
                                 self.fingerprints[endpoint, model] = fingerprint
                             return Completion(
-                                text, prompt_tokens, completion_tokens, elapsed, attempt, False, errors, fingerprint
+                                text, prompt_tokens, completion_tokens, elapsed, attempt, False, errors, fingerprint,
+                                getattr(reply, "cached_prompt_tokens", None), self._transport_names[endpoint],
                             )
                         errors.append("empty reply" if text is not None else "malformed reply: no text")
                     finally:

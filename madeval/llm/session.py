@@ -100,6 +100,8 @@ class DebateSession:
                 cached=completion.cached,
                 errors=completion.errors,
                 depth=depth,
+                cached_prompt_tokens=completion.cached_prompt_tokens,
+                transport=completion.transport,
             )
         )
         return completion.text

@@ -26,14 +26,18 @@ Reply = tuple["str | None", int, int]  # (text or None when the body had none, p
 
 class ChatReply(tuple):
     """A :data:`Reply` (it unpacks as the three values) that also carries the reply's
-    ``system_fingerprint``, what the server says about the model that answered (or ``None``)."""
+    ``system_fingerprint``, what the server says about the model that answered (or ``None``), and
+    ``cached_prompt_tokens``, the prompt tokens the provider served from its prompt cache (``None``:
+    not reported, so unknown; see :func:`cached_prompt_tokens`)."""
 
     system_fingerprint: str | None
+    cached_prompt_tokens: int | None
 
     def __new__(cls, text: str | None, prompt_tokens: int, completion_tokens: int,
-                system_fingerprint: str | None = None):
+                system_fingerprint: str | None = None, cached_prompt_tokens: int | None = None):
         reply = super().__new__(cls, (text, prompt_tokens, completion_tokens))
         reply.system_fingerprint = system_fingerprint
+        reply.cached_prompt_tokens = cached_prompt_tokens
         return reply
 
 
@@ -112,12 +116,26 @@ def read_reply(raw: bytes) -> Reply:
         prompt_tokens = int(usage.get("prompt_tokens") or 0)
         completion_tokens = int(usage.get("completion_tokens") or 0)
         fingerprint = data.get("system_fingerprint")
+        cached = cached_prompt_tokens(usage, prompt_tokens)
     except (ValueError, KeyError, IndexError, TypeError, AttributeError) as error:
         raise RetryableError(f"malformed reply: {short(str(error))}") from None
     except RecursionError:  # JSON nested past the parser's depth ([[[...]]]): not a reply either
         raise RetryableError("malformed reply: JSON nested too deeply") from None
     return ChatReply(text, prompt_tokens, completion_tokens,
-                     short(fingerprint, 120) if isinstance(fingerprint, str) and fingerprint else None)
+                     short(fingerprint, 120) if isinstance(fingerprint, str) and fingerprint else None, cached)
+
+
+def cached_prompt_tokens(usage: Any, prompt_tokens: int) -> int | None:
+    """The prompt tokens a reply's ``usage`` says were served from the provider's prompt cache
+    (``usage.prompt_tokens_details.cached_tokens``: OpenAI, vLLM with
+    ``--enable-prompt-tokens-details``, SGLang), or ``None`` when it says nothing usable: absent means
+    unknown, not 0. The count is the server's word, so anything but an integer from 0 to
+    ``prompt_tokens`` (a float, a string, a negative or larger count) is ignored; the reply is kept."""
+    details = usage.get("prompt_tokens_details") if isinstance(usage, dict) else None
+    value = details.get("cached_tokens") if isinstance(details, dict) else None
+    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= prompt_tokens:
+        return value
+    return None
 
 
 def read_model_list(raw: bytes) -> list[str]:

@@ -1,7 +1,9 @@
 """Pricing what a run recorded: each model's tokens at its price, per record, item and configuration.
 
 A cost is never made up: a record that used a model the table does not price has no cost (None, shown
-"not priced"), never a smaller one; calls answered from the response cache cost nothing.
+"not priced"), never a smaller one; calls answered from the response cache cost nothing. Each call is
+priced at batch prices when it went through the batch API, and its cached prompt tokens at the
+model's ``cached_input`` price (the input price when the file gives none).
 """
 
 from __future__ import annotations
@@ -12,31 +14,33 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .table import PriceTable
-from .usage import Usage, record_usage
+from .usage import BATCH_KEY, Usage, record_usage, used_models
 
-#: the record key saying its run sent calls through a provider's batch API (batch prices apply)
-BATCH_KEY = "batch_priced"
+__all__ = ["BATCH_KEY", "CostSummary", "price_records", "record_cost", "unpriced_models", "usage_cost"]
 
 
 def usage_cost(usage: Usage, table: PriceTable, *, batch: bool = False) -> float | None:
-    """Dollars for ``usage`` (model -> prompt, completion tokens); None when a model has no price."""
+    """Dollars for ``usage`` ((model, batched) -> prompt, completion, cached prompt tokens), each
+    model's batched calls at its batch price; None when a model has no price. ``batch``: every call
+    at batch prices."""
     dollars = 0.0
-    for model, (prompt, completion) in usage.items():
+    for (model, batched), (prompt, completion, cached) in usage.items():
         price = table.price(model)
         if price is None:
             return None
-        dollars += price.cost(prompt, completion, batch=batch)
+        dollars += price.cost(prompt, completion, cached, batch=batch or batched)
     return dollars
 
 
 def unpriced_models(usage: Usage, table: PriceTable) -> set[str]:
     """The models of ``usage`` the table has no price for."""
-    return {model for model in usage if table.price(model) is None}
+    return {model for model in used_models(usage) if table.price(model) is None}
 
 
 def record_cost(record: Mapping[str, Any], table: PriceTable) -> float | None:
-    """One record's dollars, at batch prices when its run used the batch transport; None: not priced."""
-    return usage_cost(record_usage(record), table, batch=bool(record.get(BATCH_KEY)))
+    """One record's dollars, each call at batch prices when it went through the batch transport;
+    None: not priced."""
+    return usage_cost(record_usage(record), table)
 
 
 @dataclass
@@ -64,7 +68,7 @@ def price_records(records: Iterable[Mapping[str, Any]], table: PriceTable, *, ba
         unit = record["unit"]
         usage = record_usage(record)
         summary.unpriced |= unpriced_models(usage, table)
-        dollars = usage_cost(usage, table, batch=batch or bool(record.get(BATCH_KEY)))
+        dollars = usage_cost(usage, table, batch=batch)
         repeats.setdefault(unit["config"], {}).setdefault(f"{unit['task']}/{unit['item']}", []).append(dollars)
     for config, items in repeats.items():
         summary.per_item[config] = {item: None if None in values else statistics.fmean(values)

@@ -38,6 +38,9 @@ class CallShape:
     completion_tokens: float
     #: where the figures come from, said with the cost
     source: str = "given"
+    #: of ``prompt_tokens``, those the provider served from its prompt cache (measured on a pilot run
+    #: whose provider reported them; 0 otherwise: every prompt token at the input price)
+    cached_prompt_tokens: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -49,28 +52,34 @@ class StudyCost:
     completion_tokens: float
     list_dollars: float
     batch_dollars: float
+    cached_prompt_tokens: float = 0.0
 
     def lines(self, model: str, shape: CallShape) -> list[str]:
         """The cost said in a few lines, with its figures and their source."""
         return [
             f"calls: {self.calls:,.0f} ({shape.calls_per_item:.2f} per item; {shape.source})",
             f"tokens: {self.prompt_tokens / 1e6:,.1f} M prompt ({shape.prompt_tokens:,.0f} per call) and "
-            f"{self.completion_tokens / 1e6:,.1f} M completion ({shape.completion_tokens:,.0f} per call)",
+            f"{self.completion_tokens / 1e6:,.1f} M completion ({shape.completion_tokens:,.0f} per call)"
+            + (f"; {self.cached_prompt_tokens / 1e6:,.1f} M of the prompt tokens from the provider's prompt cache "
+               f"({shape.cached_prompt_tokens:,.0f} per call, at cached_input)" if self.cached_prompt_tokens else ""),
             f"cost on {model}: ${self.list_dollars:,.2f} at list prices, ${self.batch_dollars:,.2f} at batch prices",
         ]
 
 
 def study_cost(items: int, configurations: int, shape: CallShape, price: ModelPrice) -> StudyCost:
-    """The cost of ``configurations`` x ``items`` debates of ``shape`` at ``price`` (no prompt caching)."""
+    """The cost of ``configurations`` x ``items`` debates of ``shape`` at ``price`` (the shape's cached
+    prompt tokens at ``cached_input``)."""
     calls = items * configurations * shape.calls_per_item
     prompt, completion = calls * shape.prompt_tokens, calls * shape.completion_tokens
-    return StudyCost(calls, prompt, completion, price.cost(round(prompt), round(completion)),
-                     price.cost(round(prompt), round(completion), batch=True))
+    cached = calls * shape.cached_prompt_tokens
+    return StudyCost(calls, prompt, completion, price.cost(round(prompt), round(completion), round(cached)),
+                     price.cost(round(prompt), round(completion), round(cached), batch=True), cached)
 
 
 def pilot_shape(folder: str | Path) -> CallShape:
     """Calls per item and tokens per call measured on a finished run (all its configurations; calls
-    answered from the response cache count as calls but their tokens cost nothing, so they are left out)."""
+    answered from the response cache count as calls but their tokens cost nothing, so they are left out),
+    with the prompt tokens per call its provider said it served from its prompt cache."""
     from ..leaderboard.data import load_run
     from ..leaderboard.table import per_item
 
@@ -78,12 +87,13 @@ def pilot_shape(folder: str | Path) -> CallShape:
     if not data.records:
         raise UsageError(f"the run in {folder} has no records to measure calls and tokens from")
     paid = sum(int(r["calls"]) - int(r.get("cached_calls") or 0) for r in data.records)
-    prompt = sum(p for r in data.records for p, _ in record_usage(r).values())
-    completion = sum(c for r in data.records for _, c in record_usage(r).values())
+    prompt = sum(p for r in data.records for p, _, _ in record_usage(r).values())
+    completion = sum(c for r in data.records for _, c, _ in record_usage(r).values())
+    cached = sum(k for r in data.records for _, _, k in record_usage(r).values())
     if not paid:
         raise UsageError(f"the run in {folder} recorded no calls (an imported run?): nothing to measure")
     return CallShape(per_item(data.records, lambda r: r["calls"]), prompt / paid, completion / paid,
-                     f"measured on {len(data.records)} debates of {folder}")
+                     f"measured on {len(data.records)} debates of {folder}", cached / paid)
 
 
 def mallm_shape(path: str | Path, visible_turns: int = 1, max_turns: int | None = None) -> CallShape:

@@ -47,7 +47,12 @@ class ModelPrice:
 
 
 class PriceTable(dict):
-    """Model name -> :class:`ModelPrice`."""
+    """Model name -> :class:`ModelPrice`; :attr:`no_cached_price` names the models whose file entry
+    gives no ``cached_input`` (their cached prompt tokens are priced at ``input``)."""
+
+    def __init__(self, *args: Any, **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        self.no_cached_price: set[str] = set()
 
     def price(self, model: str) -> ModelPrice | None:
         """The price of ``model``, or None when the table has none."""
@@ -68,6 +73,8 @@ def read_price_table(path: str | Path) -> PriceTable:
     table = PriceTable()
     for model, prices in data.items():
         table[str(model)] = _model_price(prices, f"{where}: model '{model}'")
+        if "cached_input" not in prices:
+            table.no_cached_price.add(str(model))
     return table
 
 

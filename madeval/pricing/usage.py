@@ -1,11 +1,17 @@
 """What a record's calls used, per model: the tokens pricing needs, kept when the transcript is not.
 
 A board is built from records without their transcripts (:func:`madeval.leaderboard.data.load_run`
-drops them: they are about 97% of a record), but a call's price depends on its model and on its
-prompt and completion tokens apart. So each record's calls are summed per model as the record is
-read: ``{model: (prompt tokens, completion tokens)}``, a few numbers per model instead of the debate.
-Calls the response cache answered are left out: they cost nothing (their recorded tokens are the
-original call's).
+drops them: they are about 97% of a record), but a call's price depends on its model, on whether it
+went through a provider's batch API, and on its prompt, cached prompt and completion tokens apart. So
+each record's calls are summed per model and way as the record is read:
+``{(model, batched): (prompt tokens, completion tokens, cached prompt tokens)}``, a few numbers per
+model instead of the debate. Calls the response cache answered are left out: they cost nothing (their
+recorded tokens are the original call's).
+
+Whether a call was batched is what it recorded (its ``transport``), so a run resumed under another
+transport is priced call by call; a call recorded before calls said so follows its run's
+``run.json`` (:data:`BATCH_KEY`, noted on the record by the board's reader). Cached prompt tokens are
+those the provider said it served from its prompt cache; a call that did not say counts none.
 """
 
 from __future__ import annotations
@@ -13,22 +19,33 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-#: model -> (prompt tokens, completion tokens) of the calls that reached it
-Usage = dict[str, tuple[int, int]]
+#: (model, batched) -> (prompt tokens, completion tokens, cached prompt tokens) of the calls that reached it
+Usage = dict[tuple[str, bool], tuple[int, int, int]]
 
 #: the record key holding its usage once the transcript is dropped
 USAGE_KEY = "usage"
 
+#: the record key saying its run's ``run.json`` names the batch transport: how a call that did not
+#: record its own transport is priced
+BATCH_KEY = "batch_priced"
 
-def calls_usage(calls: Iterable[Mapping[str, Any]]) -> Usage:
-    """Prompt and completion tokens per model over ``calls`` (transcript calls), cache hits left out."""
-    usage: dict[str, tuple[int, int]] = {}
+#: the transport whose calls are priced at batch prices
+BATCH_TRANSPORT = "batch"
+
+
+def calls_usage(calls: Iterable[Mapping[str, Any]], batch: bool = False) -> Usage:
+    """Tokens per model and way over ``calls`` (transcript calls), cache hits left out; ``batch``:
+    whether a call that recorded no transport went through the batch API."""
+    usage: Usage = {}
     for call in calls:
         if call.get("cached"):
             continue
-        model = str(call.get("model") or "")
-        prompt, completion = usage.get(model, (0, 0))
-        usage[model] = (prompt + _tokens(call.get("prompt_tokens")), completion + _tokens(call.get("completion_tokens")))
+        transport = call.get("transport")
+        key = (str(call.get("model") or ""), transport == BATCH_TRANSPORT if transport is not None else batch)
+        prompt, completion, cached = usage.get(key, (0, 0, 0))
+        called = _tokens(call.get("prompt_tokens"))
+        usage[key] = (prompt + called, completion + _tokens(call.get("completion_tokens")),
+                      cached + min(_tokens(call.get("cached_prompt_tokens")), called))
     return usage
 
 
@@ -38,7 +55,13 @@ def record_usage(record: Mapping[str, Any]) -> Usage:
     if noted is not None:
         return noted
     transcript = record.get("transcript")
-    return calls_usage(transcript.get("calls") or []) if isinstance(transcript, dict) else {}
+    calls = transcript.get("calls") or [] if isinstance(transcript, dict) else []
+    return calls_usage(calls, batch=bool(record.get(BATCH_KEY)))
+
+
+def used_models(usage: Usage) -> set[str]:
+    """The models ``usage`` names."""
+    return {model for model, _ in usage}
 
 
 def _tokens(value: Any) -> int:

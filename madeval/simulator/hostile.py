@@ -53,6 +53,8 @@ MODES = {
     "10mb-reply": "a well-formed reply whose text is 10 MB long",
     "nested-json": "HTTP 200 with JSON lists nested 200,000 deep (400 KB of [[[...]]])",
     "nested-400": "HTTP 400 whose body is JSON lists nested 200,000 deep",
+    "lying-usage": "a well-formed reply whose usage.prompt_tokens_details.cached_tokens is no count within "
+                   "the prompt (more than it, negative, a float, a string, a boolean, huge, nested)",
 }
 
 HUGE_REPLY_BYTES = 10_000_000
@@ -63,6 +65,17 @@ STREAM_CHUNK = 64 * 1024
 MAX_STREAM_BYTES = 1 << 30  # an endless body stops (and the connection closes) after 1 GiB
 MAX_REQUEST_BYTES = 64 * 1024 * 1024
 FILLER = "This sentence repeats to make a very long reply. "
+#: Variants of ``lying-usage``: what a reply's usage says of its cached prompt tokens.
+LYING_DETAILS = (
+    lambda prompt: {"cached_tokens": prompt + 1},
+    lambda prompt: {"cached_tokens": -1},
+    lambda prompt: {"cached_tokens": 0.5},
+    lambda prompt: {"cached_tokens": str(prompt)},
+    lambda prompt: {"cached_tokens": True},
+    lambda prompt: {"cached_tokens": 10 ** 40},
+    lambda prompt: {"cached_tokens": {"cached_tokens": {"cached_tokens": 1}}},
+    lambda prompt: "cached_tokens",
+)
 #: Variants of ``wrong-shape``: a completions-API choice, a bare list, a string message, a number.
 WRONG_SHAPES = (
     lambda text: {"object": "text_completion", "choices": [{"index": 0, "text": text}]},
@@ -225,8 +238,11 @@ class HostileServer(LoopbackServer):
         if mode == "10mb-reply":
             text = FILLER * (HUGE_REPLY_BYTES // len(FILLER)) + "\n" + text
         text = f"{text}\n[hostile reply {fingerprint}]"
-        body = _completion(model, text, prompt_tokens, completion_tokens)
-        proper = mode in (None, "trickle", "smuggled", "10mb-reply")
+        details = None
+        if mode == "lying-usage":  # the same request always gets the same lie
+            details = LYING_DETAILS[int(fingerprint, 16) % len(LYING_DETAILS)](prompt_tokens)
+        body = _completion(model, text, prompt_tokens, completion_tokens, details)
+        proper = mode in (None, "trickle", "smuggled", "10mb-reply", "lying-usage")
         self._note(fingerprint, request.get("seed"), mode, text, proper)
         send = {None: self._normal, "trickle": self._trickle, "endless-chunked": self._endless_chunked,
                 "huge-length": self._huge_length, "smuggled": self._smuggled,
@@ -234,7 +250,8 @@ class HostileServer(LoopbackServer):
                 "wrong-shape": self._wrong_shape, "empty-choices": self._empty_choices,
                 "error-200": self._error_200, "endless-continue": self._endless_continue,
                 "reset-mid-body": self._reset_mid_body, "10mb-reply": self._normal,
-                "nested-json": self._nested_json, "nested-400": self._nested_400}[mode]
+                "nested-json": self._nested_json, "nested-400": self._nested_400,
+                "lying-usage": self._normal}[mode]
         return await send(writer, body, model, text)
 
     def _note(self, tag: str, seed: object, mode: str | None, text: str, proper: bool) -> None:
@@ -386,15 +403,18 @@ async def _respond(writer: asyncio.StreamWriter, status: int, body: bytes) -> No
     await writer.drain()
 
 
-def _completion(model: str, text: str, prompt_tokens: int, completion_tokens: int) -> bytes:
-    """A ``chat.completion`` JSON body."""
+def _completion(model: str, text: str, prompt_tokens: int, completion_tokens: int, details=None) -> bytes:
+    """A ``chat.completion`` JSON body (``details``: its usage's ``prompt_tokens_details``, when given)."""
+    usage = {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
+             "total_tokens": prompt_tokens + completion_tokens}
+    if details is not None:
+        usage["prompt_tokens_details"] = details
     return json.dumps({
         "id": "chatcmpl-hostile", "object": "chat.completion", "created": int(time.time()),
         "model": model,
         "choices": [{"index": 0, "message": {"role": "assistant", "content": text},
                      "logprobs": None, "finish_reason": "stop"}],
-        "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
-                  "total_tokens": prompt_tokens + completion_tokens},
+        "usage": usage,
     }).encode()
 
 

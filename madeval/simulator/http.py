@@ -28,6 +28,7 @@ import time
 from collections import Counter, deque
 from collections.abc import Callable, Coroutine, Iterable, Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 from .. import aio
 from ..errors import UsageError
@@ -257,7 +258,7 @@ class SimulatorServer(LoopbackServer):
                                 prefill_s_per_token=prefill_s_per_token) if wanted else None
         #: ``/v1/files`` and ``/v1/batches``: each line answered by :meth:`_chat`, as a chat request is
         #: (None: a server without the Batch API).
-        self.batches = BatchService(lambda body: self._chat(body)[0][:2], batch_options)
+        self.batches = BatchService(self._batch_line, batch_options)
         self.stats.batches = self.batches.counts
 
     async def start(self) -> None:
@@ -300,10 +301,11 @@ class SimulatorServer(LoopbackServer):
             response = _error(401, "Incorrect or missing API key.", "invalid_request_error",
                               "invalid_api_key")
         elif is_chat:
-            response, hang, messages = self._chat(body)
+            response, hang, served = self._chat(body)
             delay += self.faults.hang_s if hang else 0.0
-            if self._replica is not None and messages is not None:
-                connection.respond(response, 0.0, is_chat, wait=self._replica.serve(messages, delay))
+            if self._replica is not None and served is not None:
+                connection.respond(response, 0.0, is_chat, wait=self._replica.serve(served.messages, delay),
+                                   then=served.with_cached)
                 return
         elif method == "GET" and path == MODELS_PATH:
             response = self._model_list()
@@ -314,9 +316,17 @@ class SimulatorServer(LoopbackServer):
                               "unknown_url")
         connection.respond(response, delay, is_chat)
 
-    def _chat(self, body: bytes) -> tuple[tuple[int, bytes, str], bool, list | None]:
-        """The response to a chat completion request, whether to hang before sending it, and the
-        request's messages when the behaviour answered it (None for errors and faults)."""
+    def _batch_line(self, body: bytes) -> tuple[int, bytes]:
+        """The status and body answering one line of a batch: as a chat request is answered, its
+        prompt counted by the prefix cache (no slot or delay: the batch is worked through at once)."""
+        response, _, served = self._chat(body)
+        if self._replica is not None and served is not None:
+            return response[0], served.with_cached(self._replica.admit(served.messages))
+        return response[:2]
+
+    def _chat(self, body: bytes) -> tuple[tuple[int, bytes, str], bool, _Served | None]:
+        """The response to a chat completion request, whether to hang before sending it, and what
+        the behaviour answered (None for errors and faults), to report the prefix cache's share."""
         try:
             request = json.loads(body)
         except ValueError:
@@ -364,7 +374,8 @@ class SimulatorServer(LoopbackServer):
             message = f"The behaviour failed: {type(exc).__name__}: {exc}"
             return _error(500, message, "server_error", "behaviour_error"), hang, None
         # A hung answer is a fault: it skips the replica (no slot held for hang_s, no cache counted).
-        return (200, completion, ""), hang, None if hang else request.get("messages")
+        served = _Served(self, request.get("messages"), model, text, prompt_tokens, completion_tokens)
+        return (200, completion, ""), hang, None if hang else served
 
     def _draw_fault(self) -> str | None:
         """One uniform draw against the cumulative fault rates."""
@@ -374,9 +385,12 @@ class SimulatorServer(LoopbackServer):
                 return kind
         return None
 
-    def _completion(self, model: str, text: str, prompt_tokens: int, completion_tokens: int
-                    ) -> bytes:
-        """A ``chat.completion`` JSON body."""
+    def _completion(self, model: str, text: str, prompt_tokens: int, completion_tokens: int,
+                    cached_tokens: int | None = None) -> bytes:
+        """A ``chat.completion`` JSON body; with ``cached_tokens``, its usage says how many prompt
+        tokens the prefix cache served (``prompt_tokens_details.cached_tokens``, as vLLM with
+        ``--enable-prompt-tokens-details`` and OpenAI do; without a prefix cache it says nothing)."""
+        details = {} if cached_tokens is None else {"prompt_tokens_details": {"cached_tokens": cached_tokens}}
         return json.dumps({
             "id": f"chatcmpl-sim-{next(self._ids)}",
             "object": "chat.completion",
@@ -393,6 +407,7 @@ class SimulatorServer(LoopbackServer):
                 "prompt_tokens": prompt_tokens,
                 "completion_tokens": completion_tokens,
                 "total_tokens": prompt_tokens + completion_tokens,
+                **details,
             },
         }).encode()
 
@@ -400,6 +415,26 @@ class SimulatorServer(LoopbackServer):
         """The ``GET /v1/models`` response: "simulator", the names given as ``models`` and every
         model name seen so far."""
         return 200, json.dumps({"object": "list", "data": self.model_entries()}).encode(), ""
+
+
+class _Served:
+    """A chat request the behaviour answered, to answer again with the prefix cache's share."""
+
+    __slots__ = ("server", "messages", "model", "text", "prompt_tokens", "completion_tokens")
+
+    def __init__(self, server: SimulatorServer, messages: Any, model: str, text: str, prompt_tokens: int,
+                 completion_tokens: int):
+        self.server, self.messages, self.model, self.text = server, messages, model, text
+        self.prompt_tokens, self.completion_tokens = prompt_tokens, completion_tokens
+
+    def with_cached(self, cached: tuple[int, int]) -> bytes:
+        """The body reporting the cached share of the prompt: ``cached`` is (cached, all) tokens as the
+        prefix cache counts them (:func:`madeval.prefix_reuse.prompt_tokens`), scaled to the
+        behaviour's own prompt token count so that cached never exceeds prompt tokens."""
+        hits, total = cached
+        share = round(self.prompt_tokens * hits / total) if total else 0
+        return self.server._completion(self.model, self.text, self.prompt_tokens, self.completion_tokens,
+                                       min(share, self.prompt_tokens))
 
 
 class _Pending:
@@ -511,14 +546,14 @@ class _Connection(asyncio.Protocol):
         self.respond(_error(status, message, "invalid_request_error", "bad_request"), 0.0, False)
 
     def respond(self, response: tuple[int, bytes, str], delay: float, is_chat: bool,
-                wait: Coroutine | None = None) -> None:
-        """Send ``response`` after ``delay`` seconds, or once ``wait`` is done when given, and
-        after every earlier response."""
+                wait: Coroutine | None = None, then: Callable[[Any], bytes] | None = None) -> None:
+        """Send ``response`` after ``delay`` seconds, or once ``wait`` is done when given (its
+        body replaced by ``then(what wait returned)`` when given), and after every earlier response."""
         status, body, extra = response
         if wait is not None:
             pending = _Pending(status, body, extra, is_chat)
             self._queue.append(pending)
-            pending.timer = self._server._loop.create_task(self._after(wait, pending))
+            pending.timer = self._server._loop.create_task(self._after(wait, pending, then))
             return
         if delay <= 0 and not self._queue:
             self._write(status, body, extra, is_chat, close=not self._keep_alive)
@@ -530,11 +565,14 @@ class _Connection(asyncio.Protocol):
         else:
             pending.ready = True
 
-    async def _after(self, wait: Coroutine, pending: _Pending) -> None:
-        """Await ``wait``, then send ``pending``; sent even if ``wait`` failed, so that no client
-        waits forever (a dropped connection cancels this, and then nothing is sent)."""
+    async def _after(self, wait: Coroutine, pending: _Pending, then: Callable[[Any], bytes] | None) -> None:
+        """Await ``wait``, then send ``pending`` (its body from ``then``, when given); sent even if
+        ``wait`` failed, so that no client waits forever (a dropped connection cancels this, and then
+        nothing is sent)."""
         try:
-            await wait
+            result = await wait
+            if then is not None:
+                pending.body = then(result)
         finally:
             self._ready(pending)
 

@@ -82,9 +82,10 @@ class Replica:
         self.prefill_s_per_token = prefill_s_per_token
         self._slots = asyncio.Semaphore(max_concurrency) if max_concurrency else None  # FIFO waiters
 
-    async def serve(self, messages: list, delay_s: float) -> None:
+    async def serve(self, messages: list, delay_s: float) -> tuple[int, int] | None:
         """Wait for a slot, count the prompt's cached and computed tokens, then hold the slot for
-        ``delay_s`` plus the prefill of the computed tokens."""
+        ``delay_s`` plus the prefill of the computed tokens; the prompt's (cached, all) tokens, or
+        None without a prefix cache."""
         stats = self.stats
         if self._slots is not None:
             stats.queued += 1
@@ -95,22 +96,29 @@ class Replica:
         stats.running += 1
         stats.peak_running = max(stats.peak_running, stats.running)
         try:
-            computed = self._account(messages)
-            await asyncio.sleep(delay_s + computed * self.prefill_s_per_token)
+            cached, total = self._account(messages)
+            await asyncio.sleep(delay_s + (total - cached) * self.prefill_s_per_token)
+            return None if self.cache is None else (cached, total)
         finally:
             stats.running -= 1
             if self._slots is not None:
                 self._slots.release()
 
-    def _account(self, messages: list) -> int:
-        """Count the prompt's tokens as cached or computed; the computed ones."""
+    def admit(self, messages: list) -> tuple[int, int] | None:
+        """Count the prompt's tokens as cached or computed; its (cached, all) tokens, or None
+        without a prefix cache (the server then reports no cached tokens: unknown, as vLLM does)."""
+        counted = self._account(messages)
+        return None if self.cache is None else counted
+
+    def _account(self, messages: list) -> tuple[int, int]:
+        """Count the prompt's tokens as cached or computed; its (cached, all) tokens."""
         tokens = prompt_tokens(_plain_messages(messages))
         cached = self.cache.admit(tokens) if self.cache is not None else 0
         stats = self.stats
         stats.prompt_tokens_cached += cached
         stats.prompt_tokens_computed += len(tokens) - cached
         stats.cache_blocks = len(self.cache) if self.cache is not None else 0
-        return len(tokens) - cached
+        return cached, len(tokens)
 
 
 def _plain_messages(messages: list) -> list[dict[str, str]]:
