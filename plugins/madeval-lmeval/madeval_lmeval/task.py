@@ -12,15 +12,17 @@
 
 from __future__ import annotations
 
+import concurrent.futures
 import functools
 import math
+import threading
 from pathlib import Path
 from string import ascii_uppercase as LETTERS  # the option letters, as madeval's own tasks use
-from typing import Any
+from typing import Any, Callable
 
 from madeval import Item, Task, UsageError, read_yaml, task_code
 
-from . import lmeval_api
+from . import item_cache, lmeval_api
 from .mirrors import builtin_task_folder
 
 PREFIX = "lm_eval"
@@ -37,26 +39,71 @@ def _builtin_template(name: str) -> dict[str, Any]:
     return read_yaml(builtin_task_folder() / name)
 
 
-class LmEvalTask(Task):
-    """Items and prompts of one lm-eval task; subclasses say how a reply is scored."""
+class Later:
+    """A value built in a daemon thread started at once (lm-eval's task object, 2-3 s to build);
+    :meth:`get` waits for it and raises what building it raised."""
 
-    def __init__(self, lm_task: Any, name: str, spec: dict[str, Any], extractors, metrics):
-        path = Path(str(getattr(lm_task.config, "dataset_path", "") or "lm_eval"))
-        super().__init__({"task": f"{PREFIX}:{name}", **spec}, path, extractors, metrics)
-        self.lm_task = lm_task
+    def __init__(self, build: Callable[[], Any], name: str):
+        self._future: concurrent.futures.Future = concurrent.futures.Future()
+        threading.Thread(target=self._run, args=(build,), name=f"lm-eval build {name}", daemon=True).start()
+
+    def _run(self, build: Callable[[], Any]) -> None:
+        try:
+            self._future.set_result(build())
+        except BaseException as error:  # noqa: BLE001 - handed to whoever waits, raised there
+            self._future.set_exception(error)
+
+    def get(self) -> Any:
+        """The built value (waits for it)."""
+        return self._future.result()
+
+
+class LmEvalTask(Task):
+    """Items and prompts of one lm-eval task; subclasses say how a reply is scored.
+
+    Built either from lm-eval's task object, or from ``prepared`` items read from the disk cache
+    (:mod:`.item_cache`) with the task object still being built (a :class:`Later`): only scoring
+    waits for it. ``store``, when given, is called with the task once its items are built (the
+    plugin stores them in the cache).
+    """
+
+    def __init__(self, lm_task: Any, name: str, spec: dict[str, Any], extractors, metrics,
+                 prepared: item_cache.Prepared | None = None):
+        dataset_path = prepared.dataset_path if prepared else getattr(lm_task.config, "dataset_path", "")
+        super().__init__({"task": f"{PREFIX}:{name}", **spec}, Path(str(dataset_path or "lm_eval")),
+                         extractors, metrics)
+        self._lm_task = lm_task
         self.lm_name = name
         self.num_fewshot = 0  # lm-eval's prompt without examples unless the run asks for some
         self.fewshot_seed = 1234  # lm-eval's own default (simple_evaluate); a run sets its --seed
+        self.store: Callable[[LmEvalTask, list[Item]], None] | None = None
+        self.from_cache = prepared is not None
+        if prepared is not None:
+            self.answer_type, self.source = prepared.answer_type, prepared.source
+            self.__dict__["items"] = prepared.items  # the cached_property, already known
+
+    @property
+    def lm_task(self) -> Any:
+        """lm-eval's task object (waits for it when it is still being built)."""
+        return self._lm_task.get() if isinstance(self._lm_task, Later) else self._lm_task
 
     @functools.cached_property
     def docs(self) -> list[dict[str, Any]]:
         """The docs the task is scored on: lm-eval's ``eval_docs`` (test split, else validation)."""
+        if self.from_cache:
+            return [item.doc for item in self.items]
         with task_code(f"task {self.name}: lm-eval eval_docs"):
             return list(self.lm_task.eval_docs)
 
     @functools.cached_property
     def items(self) -> list[Item]:
-        """One item per doc, its input lm-eval's prompt."""
+        """One item per doc, its input lm-eval's prompt (then stored by :attr:`store`)."""
+        items = self._build_items()
+        if self.store is not None:
+            self.store(self, items)
+        return items
+
+    def _build_items(self) -> list[Item]:
         shots = f", {self.num_fewshot}-shot (lm-eval sampler seed {self.fewshot_seed})" if self.num_fewshot else ""
         self.source = f"lm-eval {self.lm_name}{shots}"
         if self.num_fewshot and not len(lmeval_api.fewshot_pool(self.lm_task)):
@@ -66,6 +113,11 @@ class LmEvalTask(Task):
         lmeval_api.seed_fewshot(self.lm_task, self.fewshot_seed)
         with task_code(f"task {self.name}: lm-eval prompt"):
             return [self._lm_item(index, doc) for index, doc in enumerate(self.docs)]
+
+    def prepared(self, items: list[Item], files: list[list[Any]], folders: list[str]) -> item_cache.Prepared:
+        """What :mod:`.item_cache` stores of this task and its built ``items``, with the files they came from."""
+        return item_cache.Prepared(self.lm_task.config.output_type, str(self.path), self.source, self.answer_type,
+                                   list(self.metric_names), list(items), files, folders)
 
     def prompt_text(self, doc: dict[str, Any]) -> str:
         """lm-eval's context for ``doc``; a task with one context per choice is refused."""
@@ -82,9 +134,12 @@ class LmEvalTask(Task):
 class GenerateUntilTask(LmEvalTask):
     """An lm-eval ``generate_until`` task, scored by lm-eval's filters and ``process_results``."""
 
-    def __init__(self, lm_task: Any, name: str, extractors, metrics):
-        super().__init__(lm_task, name, {"answer_type": "text"}, extractors, metrics)
-        self.filters = lmeval_api.filter_ensembles(lm_task)
+    def __init__(self, lm_task: Any, name: str, extractors, metrics, prepared: item_cache.Prepared | None = None):
+        super().__init__(lm_task, name, {"answer_type": "text"}, extractors, metrics, prepared)
+        self.metrics = []
+        if prepared is not None:
+            self.answer_type, self.metric_names = prepared.answer_type, list(prepared.metric_names)
+            return
         unsupported = sorted(
             metric for metric, aggregate in lm_task.aggregation().items()
             if getattr(aggregate, "__name__", "") != "mean"
@@ -92,13 +147,16 @@ class GenerateUntilTask(LmEvalTask):
         if unsupported:
             raise UsageError(f"task {self.name}: lm-eval metrics aggregated other than by mean "
                              f"are not supported: {', '.join(unsupported)}")
-        self.metrics = []
         self.metric_names = [f"{metric},{f.name}" for f in self.filters for metric in lm_task.aggregation()]
 
     @functools.cached_property
-    def items(self) -> list[Item]:
+    def filters(self) -> list[Any]:
+        """lm-eval's filter pipelines of the task (its ``filter_list``)."""
+        return lmeval_api.filter_ensembles(self.lm_task)
+
+    def _build_items(self) -> list[Item]:
         """One item per doc; the task's answers are numbers when every gold answer is one."""
-        items = super().items
+        items = super()._build_items()
         if items and all(_is_number(item.target) for item in items):
             self.answer_type = "number"
         return items
@@ -174,12 +232,15 @@ class MultipleChoiceTask(LmEvalTask):
 
     note = MC_NOTE
 
-    def __init__(self, lm_task: Any, name: str, extractors, metrics):
+    def __init__(self, lm_task: Any, name: str, extractors, metrics, prepared: item_cache.Prepared | None = None):
         template = _builtin_template("_multiple_choice.yaml")
-        super().__init__(lm_task, name, template, extractors, metrics)
+        super().__init__(lm_task, name, template, extractors, metrics, prepared)
 
     def _lm_item(self, index: int, doc: dict[str, Any]) -> Item:
         choices = tuple(str(c) for c in self.lm_task.doc_to_choice(doc))
+        if len(choices) > len(LETTERS):  # as madeval's own tasks: the choice extractor reads letters A-Z
+            raise UsageError(f"task {self.name}: row {index}: {len(choices)} choices, more than the "
+                             f"{len(LETTERS)} option letters A-Z")
         target = self._normalise_target(self.lm_task.doc_to_target(doc), choices, index)
         text = self.prompt_text(doc).rstrip()
         if choices != tuple(LETTERS[: len(choices)]):  # letters as choices: lm-eval's prompt lists the options
@@ -197,3 +258,29 @@ def adapt(lm_task: Any, name: str, extractors, metrics) -> LmEvalTask:
         return MultipleChoiceTask(lm_task, name, extractors, metrics)
     raise UsageError(f"task {PREFIX}:{name}: lm-eval output_type {output_type} has no debate "
                      "form (only generate_until and multiple_choice)")
+
+
+def adapt_prepared(prepared: item_cache.Prepared, build: Callable[[], Any], name: str, extractors,
+                   metrics) -> LmEvalTask:
+    """The madeval task for items read from the disk cache. A ``generate_until`` task's replies are
+    scored by lm-eval's task object, built by ``build`` in a thread started now; a multiple-choice
+    task is scored by madeval alone and builds it only if something asks for it."""
+    if prepared.output_type == "generate_until":
+        return GenerateUntilTask(Later(build, name), name, extractors, metrics, prepared)
+    return MultipleChoiceTask(_OnDemand(build), name, extractors, metrics, prepared)
+
+
+class _OnDemand(Later):
+    """A :class:`Later` that builds its value on the first :meth:`get`, in the caller's thread."""
+
+    def __init__(self, build: Callable[[], Any]):
+        self._build, self._lock, self._value = build, threading.Lock(), None
+
+    def get(self) -> Any:
+        """The built value (built now, once)."""
+        with self._lock:
+            if self._value is None:
+                self._value = self._build()
+            return self._value
+
+
