@@ -47,9 +47,11 @@ def code_files() -> list[Path]:
     ``Item`` and the built-in multiple-choice template (its ``choice_format``)."""
     import madeval
 
+    from .mirrors import builtin_task_folder
+
     root = Path(madeval.__file__).resolve().parent
     return [*sorted(_HERE.glob("*.py")), root / "task.py", root / "item.py", root / "datasources.py",
-            root / "builtins" / "tasks" / "_multiple_choice.yaml"]
+            builtin_task_folder() / "_multiple_choice.yaml"]
 
 
 def key_of(name: str, include_paths: tuple[str, ...], num_fewshot: int, seed: int) -> str:
