@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import Any
 
 from madeval import UsageError, load_docs_with_source, read_yaml, registries
-from madeval.datasources import mirror_file
 
 #: The madeval plugin whose task folder holds the built-in tasks (and so the mirror table).
 BUILTIN_TASKS = "madeval.builtins.tasks"
@@ -61,11 +60,12 @@ def dataset_of(path: str, name: str | None, split: str) -> dict[str, Any]:
 def rows(task_name: str, path: str, name: str | None, split: str) -> tuple[list[dict[str, Any]], Path | None]:
     """The rows of the hub split, from the hub or madeval's mirror (``load_docs_with_source``), and
     the mirror file they were read from (None: read from the hub)."""
-    dataset = dataset_of(path, name, split)
-    found, source = load_docs_with_source(task_name, dataset, Path(path))
-    return found, mirror_file(dataset) if source.startswith("mirror ") else None
+    found, source = load_docs_with_source(task_name, dataset_of(path, name, split), Path(path))
+    return found, Path(source.removeprefix(MIRROR)) if source.startswith(MIRROR) else None
 
 
+#: How ``load_docs_with_source`` names rows read from a mirror file: ``"mirror <path>"``.
+MIRROR = "mirror "
 #: ``datasets`` builders that read local files (``dataset_path: json`` with ``data_files``).
 FILE_BUILDERS = ("json", "csv", "parquet", "text", "arrow")
 

@@ -6,8 +6,7 @@ import difflib
 import threading
 from pathlib import Path
 
-from madeval import AggregateMetric, GroupSpec, UsageError, hookimpl
-from madeval.datasources import hub_reachable
+from madeval import AggregateMetric, GroupSpec, UsageError, hookimpl, hub_reachable
 
 from . import index_cache, item_cache, lmeval_api, mirrors
 from .task import PREFIX, LmEvalTask, adapt, adapt_prepared
