@@ -117,10 +117,11 @@ class LmEvalTasks:
         key = item_cache.key_of(name, self.include_path, fewshot, seed)
         stored = item_cache.read(key) if not hub_reachable() else None  # with the hub, rows come from it
         if stored is not None:
-            return adapt_prepared(stored, lambda: self.lm_task(name), name, extractors, metrics)
-        task = adapt(self.lm_task(name), name, extractors, metrics)
+            task = adapt_prepared(stored, lambda: self.lm_task(name), name, extractors, metrics)
+        else:
+            task = adapt(self.lm_task(name), name, extractors, metrics)
+            task.store = lambda built, items: self._store(key, name, built, items)
         task.num_fewshot, task.fewshot_seed = fewshot, seed
-        task.store = lambda built, items: self._store(key, name, built, items)
         return task
 
     def _store(self, key: str, name: str, task: LmEvalTask, items: list) -> None:
