@@ -4,7 +4,7 @@ imports ``datasets`` and pandas (1.5 s of CPU) before a single prompt can be bui
 
 The file is ``lmeval-items-<key>.json`` in madeval's cache folder (:func:`.index_cache.cache_folder`).
 Its key covers what the items are built from that is cheap to name: this format, lm-eval's
-version, the task's name, the ``--include-path`` folders, the few-shot count and seed, and the
+version (and the size and time of its prompt, sampler and filter modules), the task's name, the ``--include-path`` folders, the few-shot count and seed, and the
 text of madeval's code that builds items (:data:`CODE_FILES`). The file also lists, with size and
 modification time, every file the items were read from: each folder the task's YAML and its
 ``include`` chain live in (their ``!function`` modules live there too) and the mirror files its
@@ -34,7 +34,7 @@ import yaml
 
 from madeval import Item
 
-from .index_cache import cache_folder
+from .index_cache import cache_folder, lm_eval_task_folder
 
 FORMAT = "madeval-lmeval-items/1"
 #: Output types whose prepared items are kept.
@@ -54,12 +54,22 @@ def code_files() -> list[Path]:
             builtin_task_folder() / "_multiple_choice.yaml"]
 
 
+def lm_eval_code_files() -> list[Path]:
+    """lm-eval's modules that render prompts and read golds (templates, the few-shot sampler, the
+    filters): their sizes and times are in the key too, for an lm-eval edited in place (an
+    editable install) without a new version."""
+    root = lm_eval_task_folder().parent
+    return [root / "utils.py", root / "api" / "task.py", root / "api" / "samplers.py",
+            *sorted((root / "filters").glob("*.py"))]
+
+
 def key_of(name: str, include_paths: tuple[str, ...], num_fewshot: int, seed: int) -> str:
     """The cache key of task ``name``'s items (the seed counts only with few-shot examples)."""
     code = hashlib.sha256()
     for path in code_files():
         code.update(path.name.encode() + b"\0" + (path.read_bytes() if path.is_file() else b"") + b"\0")
-    described = {"format": FORMAT, "lm_eval": importlib.metadata.version("lm_eval"), "task": name,
+    described = {"format": FORMAT, "lm_eval": importlib.metadata.version("lm_eval"),
+                 "lm_eval_code": stats(lm_eval_code_files()), "task": name,
                  "include_paths": list(include_paths), "num_fewshot": num_fewshot,
                  "seed": seed if num_fewshot else None, "code": code.hexdigest()}
     return hashlib.sha256(json.dumps(described, sort_keys=True).encode()).hexdigest()

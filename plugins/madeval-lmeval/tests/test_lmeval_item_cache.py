@@ -186,6 +186,14 @@ def test_what_the_items_came_from_changed_rebuilds_them(mirrored, monkeypatch):
     assert not load(folder, "sums").from_cache  # another lm-eval
     monkeypatch.setattr(item_cache.importlib.metadata, "version", real)
 
+    edited = folder.parent / "lm_eval_utils.py"
+    edited.write_text("x = 1\n")
+    monkeypatch.setattr(item_cache, "lm_eval_code_files", lambda: [edited])
+    load(folder, "sums").items
+    assert load(folder, "sums").from_cache
+    change(edited, "x = 2\n")  # lm-eval edited in place, same version
+    assert not load(folder, "sums").from_cache
+
     code = folder.parent / "code.py"
     code.write_text("A = 1\n")
     monkeypatch.setattr(item_cache, "code_files", lambda: [code])
