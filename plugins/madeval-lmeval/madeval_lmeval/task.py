@@ -16,11 +16,12 @@ import concurrent.futures
 import functools
 import math
 import threading
+import time
 from pathlib import Path
 from string import ascii_uppercase as LETTERS  # the option letters, as madeval's own tasks use
 from typing import Any, Callable
 
-from madeval import Item, Task, UsageError, read_yaml, task_code
+from madeval import Item, Task, TaskPrompt, UsageError, read_yaml, task_code
 
 from . import item_cache, lmeval_api
 from .mirrors import builtin_task_folder
@@ -29,6 +30,10 @@ PREFIX = "lm_eval"
 #: The longest reply scored (characters): far beyond any lm-eval task's max_gen_toks (2,048 tokens
 #: in mmlu_pro, about 10,000 characters).
 MAX_SCORED_CHARS = 65_536
+#: Seconds between a cached task's first prompt and the start of building lm-eval's task object in
+#: a thread: the event loop sends the first calls meanwhile, not waiting for the interpreter lock
+#: that imports hold for long stretches.
+START_DELAY_S = 0.2
 #: The note the leaderboard shows for a multiple-choice lm-eval task.
 MC_NOTE = ("lm-eval multiple_choice task run as generation (lettered options, accuracy of the "
            "answered letter), not log-likelihood ranking: not comparable with lm-eval's acc")
@@ -40,21 +45,39 @@ def _builtin_template(name: str) -> dict[str, Any]:
 
 
 class Later:
-    """A value built in a daemon thread started at once (lm-eval's task object, 2-3 s to build);
-    :meth:`get` waits for it and raises what building it raised."""
+    """A value (lm-eval's task object, 2-3 CPU seconds to build) built in a daemon thread once
+    :meth:`start` is called, after :data:`START_DELAY_S`; :meth:`get` starts it if need be, waits
+    for it and raises what building it raised."""
 
     def __init__(self, build: Callable[[], Any], name: str):
+        self._build, self._name = build, name
         self._future: concurrent.futures.Future = concurrent.futures.Future()
-        threading.Thread(target=self._run, args=(build,), name=f"lm-eval build {name}", daemon=True).start()
+        self._started = threading.Event()
+        self._starting = threading.Lock()
 
-    def _run(self, build: Callable[[], Any]) -> None:
+    def start(self, delay_s: float = 0.0) -> None:
+        """Start building in a thread (once), after ``delay_s`` seconds."""
+        with self._starting:
+            if self._started.is_set():
+                return
+            self._started.set()
+        threading.Thread(target=self._run, args=(delay_s,), name=f"lm-eval build {self._name}", daemon=True).start()
+
+    def _run(self, delay_s: float) -> None:
+        time.sleep(delay_s)
         try:
-            self._future.set_result(build())
+            self._future.set_result(self._build())
         except BaseException as error:  # noqa: BLE001 - handed to whoever waits, raised there
             self._future.set_exception(error)
 
+    @property
+    def started(self) -> bool:
+        """Whether building has been started."""
+        return self._started.is_set()
+
     def get(self) -> Any:
-        """The built value (waits for it)."""
+        """The built value (started now if it was not, and waited for)."""
+        self.start()
         return self._future.result()
 
 
@@ -148,6 +171,15 @@ class GenerateUntilTask(LmEvalTask):
             raise UsageError(f"task {self.name}: lm-eval metrics aggregated other than by mean "
                              f"are not supported: {', '.join(unsupported)}")
         self.metric_names = [f"{metric},{f.name}" for f in self.filters for metric in lm_task.aggregation()]
+
+    def prompt(self, item: Item) -> TaskPrompt:
+        """What agents are told about ``item``. The first prompt of a task read from the item cache
+        starts building lm-eval's task object (needed to score replies): the run is then sending its
+        first calls, and the build overlaps the wait for the replies. Started any earlier, it held
+        the interpreter while the run started up and delayed the first call by 0.5 s or more."""
+        if isinstance(self._lm_task, Later):
+            self._lm_task.start(START_DELAY_S)
+        return super().prompt(item)
 
     @functools.cached_property
     def filters(self) -> list[Any]:
@@ -263,24 +295,10 @@ def adapt(lm_task: Any, name: str, extractors, metrics) -> LmEvalTask:
 def adapt_prepared(prepared: item_cache.Prepared, build: Callable[[], Any], name: str, extractors,
                    metrics) -> LmEvalTask:
     """The madeval task for items read from the disk cache. A ``generate_until`` task's replies are
-    scored by lm-eval's task object, built by ``build`` in a thread started now; a multiple-choice
-    task is scored by madeval alone and builds it only if something asks for it."""
-    if prepared.output_type == "generate_until":
-        return GenerateUntilTask(Later(build, name), name, extractors, metrics, prepared)
-    return MultipleChoiceTask(_OnDemand(build), name, extractors, metrics, prepared)
-
-
-class _OnDemand(Later):
-    """A :class:`Later` that builds its value on the first :meth:`get`, in the caller's thread."""
-
-    def __init__(self, build: Callable[[], Any]):
-        self._build, self._lock, self._value = build, threading.Lock(), None
-
-    def get(self) -> Any:
-        """The built value (built now, once)."""
-        with self._lock:
-            if self._value is None:
-                self._value = self._build()
-            return self._value
+    scored by lm-eval's task object, built by ``build`` in a thread its first prompt starts
+    (:meth:`GenerateUntilTask.prompt`); a multiple-choice task is scored by madeval alone and
+    builds it only if something asks for it."""
+    task_class = GenerateUntilTask if prepared.output_type == "generate_until" else MultipleChoiceTask
+    return task_class(Later(build, name), name, extractors, metrics, prepared)
 
 

@@ -106,6 +106,9 @@ def test_cached_items_and_scores_equal_the_built_ones(mirrored):
     assert len(stored_files()) == 1  # stored once the items were built
     cached = load(folder, "sums")
     assert cached.from_cache and rows_of(cached) == rows_of(built)
+    assert not cached._lm_task.started  # lm-eval's task object: built once the run asks for a prompt
+    assert cached.prompt(cached.items[0]) == built.prompt(built.items[0])
+    assert cached._lm_task.started
     assert (cached.answer_type, cached.metric_names, cached.source, cached.path) == \
         (built.answer_type, built.metric_names, built.source, built.path)
     replies = ["#### 9", "#### 4,000", "The answer is 9", "#### 10", "", "#### 9\x00<b>" * 1000]
