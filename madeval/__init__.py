@@ -70,6 +70,7 @@ _LAZY = {
     "task_code": "madeval.taskfiles",
     "read_yaml": "madeval.taskfiles",
     "load_docs_with_source": "madeval.datasources",
+    "hub_reachable": "madeval.datasources",
     "Importer": "madeval.importers.base",
     "ImportedDebate": "madeval.importers.base",
     "ImportedFile": "madeval.importers.base",
@@ -88,7 +89,7 @@ if TYPE_CHECKING:  # what the lazy names are, for type checkers and editors
     from .plugins import registries
     from .task import AMBIGUOUS, NoAnswer, Task, load_task
     from .taskfiles import AggregateMetric, GroupSpec, read_yaml, task_code
-    from .datasources import load_docs_with_source
+    from .datasources import hub_reachable, load_docs_with_source
     from .importers.base import FileReport, ImportedDebate, ImportedFile, Importer
 
 
@@ -151,6 +152,7 @@ __all__ = [
     "task_code",
     "read_yaml",
     "load_docs_with_source",
+    "hub_reachable",
     # importers (register_importers): other tools' output files read as debates
     "Importer",
     "ImportedDebate",

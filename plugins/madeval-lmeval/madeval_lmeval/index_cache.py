@@ -82,25 +82,62 @@ def load_index(include_paths: tuple[str, ...]) -> dict[str, Any]:
     return index
 
 
+def load_raw(include_paths: tuple[str, ...]) -> dict[str, tuple[str, str | None, list[str]]]:
+    """The index as plain values, name -> ``(kind, yaml file or None, tags)`` (kind as lm-eval's
+    ``Kind`` names it: ``TASK``, ``PY_TASK``, ``GROUP``, ``TAG``): read from the cache without
+    importing lm-eval (whose task package imports ``datasets`` and pandas, 1.5 s), else built by
+    lm-eval (:func:`load_index`) and stored."""
+    key = key_of(include_paths)
+    stored = read_raw(cache_file(key), key)
+    if stored is not None:
+        return stored
+    return {name: _plain(entry) for name, entry in load_index(include_paths).items()}
+
+
 def read(path: Path, key: str) -> dict[str, Any] | None:
     """The index stored in ``path`` as ``Entry`` objects (configs not read), or None when the file is
     missing, unreadable or for another key."""
     from lm_eval.tasks._index import Entry, Kind
 
+    stored = read_raw(path, key)
+    if stored is None:
+        return None
+    return {name: Entry(name=name, kind=Kind[kind], yaml_path=Path(file) if file else None, tags=set(tags))
+            for name, (kind, file, tags) in stored.items()}
+
+
+#: lm-eval's ``Kind`` names, the only kinds a stored index may hold.
+KINDS = ("TASK", "PY_TASK", "GROUP", "TAG")
+
+
+def read_raw(path: Path, key: str) -> dict[str, tuple[str, str | None, list[str]]] | None:
+    """The index stored in ``path`` as plain values (see :func:`load_raw`), or None when the file is
+    missing, unreadable, for another key or not of this format (every entry is checked)."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-        if data.get("format") != FORMAT or data.get("key") != key:
+        if not isinstance(data, dict) or data.get("format") != FORMAT or data.get("key") != key:
             return None
-        return {name: Entry(name=name, kind=Kind[kind], yaml_path=Path(file) if file else None, tags=set(tags))
-                for name, (kind, file, tags) in data["entries"].items()}
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        entries = data["entries"]
+        if not isinstance(entries, dict):
+            return None
+        found = {}
+        for name, (kind, file, tags) in entries.items():
+            if (kind not in KINDS or not (file is None or isinstance(file, str)) or not isinstance(tags, list)
+                    or not all(isinstance(tag, str) for tag in tags)):
+                return None
+            found[name] = (kind, file, tags)
+        return found
+    except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError):
         return None
+
+
+def _plain(entry: Any) -> tuple[str, str | None, list[str]]:
+    return entry.kind.name, str(entry.yaml_path) if entry.yaml_path else None, sorted(entry.tags)
 
 
 def write(path: Path, key: str, index: dict[str, Any]) -> None:
     """Store ``index`` for ``key`` in ``path``, atomically (a rename); skipped when it cannot be."""
-    entries = {name: [entry.kind.name, str(entry.yaml_path) if entry.yaml_path else None, sorted(entry.tags)]
-               for name, entry in index.items()}
+    entries = {name: list(_plain(entry)) for name, entry in index.items()}
     text = json.dumps({"format": FORMAT, "key": key, "entries": entries})
     try:
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -57,12 +57,15 @@ def dataset_of(path: str, name: str | None, split: str) -> dict[str, Any]:
     return {"path": path, "name": name, "split": split}
 
 
-def rows(task_name: str, path: str, name: str | None, split: str) -> list[dict[str, Any]]:
-    """The rows of the hub split, from the hub or madeval's mirror (``load_docs_with_source``)."""
-    found, _source = load_docs_with_source(task_name, dataset_of(path, name, split), Path(path))
-    return found
+def rows(task_name: str, path: str, name: str | None, split: str) -> tuple[list[dict[str, Any]], Path | None]:
+    """The rows of the hub split, from the hub or madeval's mirror (``load_docs_with_source``), and
+    the mirror file they were read from (None: read from the hub)."""
+    found, source = load_docs_with_source(task_name, dataset_of(path, name, split), Path(path))
+    return found, Path(source.removeprefix(MIRROR)) if source.startswith(MIRROR) else None
 
 
+#: How ``load_docs_with_source`` names rows read from a mirror file: ``"mirror <path>"``.
+MIRROR = "mirror "
 #: ``datasets`` builders that read local files (``dataset_path: json`` with ``data_files``).
 FILE_BUILDERS = ("json", "csv", "parquet", "text", "arrow")
 
@@ -91,18 +94,32 @@ def dataset_loader(task_name: str, config: dict[str, Any]):
         raise UsageError(f"task {task_name}: the lm-eval task has neither test_split nor validation_split")
     others = [config.get(key) for key in ("test_split", "validation_split", "training_split", "fewshot_split")]
     others.append((config.get("fewshot_config") or {}).get("split"))
-    loaded = {eval_split: rows(task_name, path, name, eval_split)}
-    for split in dict.fromkeys(s for s in others if s and s not in loaded):
-        loaded[split] = rows(task_name, path, name, split) if "mirror" in dataset_of(path, name, split) else []
+    loaded: dict[str, list[dict[str, Any]]] = {}
+    read_from: list[Path | None] = []
+    for split in dict.fromkeys(s for s in [eval_split, *others] if s):
+        if split == eval_split or "mirror" in dataset_of(path, name, split):
+            loaded[split], file = rows(task_name, path, name, split)
+            read_from.append(file)
+        else:
+            loaded[split] = []
+    return MirroredDataset(loaded, eval_split, read_from)
 
-    def load(**_ignored: Any):
+
+class MirroredDataset:
+    """lm-eval's ``custom_dataset``: the splits read from madeval's mirrors (or the hub) as a
+    ``DatasetDict``; ``files`` are the mirror files read, ``None`` when a split came from the hub."""
+
+    def __init__(self, loaded: dict[str, list[dict[str, Any]]], eval_split: str, files: list[Path | None]):
+        self.loaded, self.eval_split = loaded, eval_split
+        self.files = None if any(file is None for file in files) else [file for file in files if file]
+
+    def __call__(self, **_ignored: Any):
         import datasets
 
-        columns = list(loaded[eval_split][0]) if loaded[eval_split] else []
+        loaded = self.loaded
+        columns = list(loaded[self.eval_split][0]) if loaded[self.eval_split] else []
         return datasets.DatasetDict({
             split: datasets.Dataset.from_list(found) if found
             else datasets.Dataset.from_dict({column: [] for column in columns})
             for split, found in loaded.items()
         })
-
-    return load
