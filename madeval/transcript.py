@@ -193,9 +193,13 @@ class Transcript:
         * ``unreadable_agreements``: messages asked for a stance whose reply had no readable
           [AGREE]/[DISAGREE] (parse note :data:`NO_AGREEMENT_MARKER`), plus challenge replies with
           no readable AGREE/DISAGREE;
-        * ``unparseable_solutions``: messages proposing a solution of their own from which the
-          task's extractor got no answer (with a responder that shares reasoning only, every
-          message that proposes an argument);
+        * ``unparseable_solutions``: messages whose own solution the task's extractor read and got
+          no answer from: a message proposing a solution of its own (with a responder that shares
+          reasoning only, every message that proposes an argument), and an agreeing message that
+          wrote a solution of its own which was read and failed (its ``"no answer: ..."`` note: an
+          imported MALLM reply; a live agreeing message carries its draft's solution unread). So
+          every unreadable solution counts once, as the dynamics' ``unparsed`` counts the answers
+          agents held (the two agree when each voter speaks once a turn, as in MALLM's runs);
         * ``persona_fallbacks``: agents whose persona generation failed and fell back to
           "Participant N".
         """
@@ -207,7 +211,8 @@ class Transcript:
             "unreadable_agreements": sum(NO_AGREEMENT_MARKER in m.parse_notes for m in self.messages)
             + sum(r["agrees"] is None for e in events if e["kind"] == "challenge" for r in e["results"]),
             "unparseable_solutions": sum(
-                m.solution is not None and m.backs == m.id and m.answer is None for m in self.messages
+                m.solution is not None and m.answer is None and (m.backs == m.id or _read_and_failed(m))
+                for m in self.messages
             ),
             "persona_fallbacks": sum(bool((a.persona.traits or {}).get("fallback")) for a in self.agents),
         }
@@ -261,3 +266,8 @@ class Transcript:
             turns_used=data.get("turns_used", 0),
             oracle=data.get("oracle", False),
         )
+
+
+def _read_and_failed(message: Message) -> bool:
+    """True when ``message``'s own solution was read and gave no answer (its ``no answer`` note)."""
+    return any(note.startswith(f"{NO_ANSWER}:") for note in message.parse_notes)

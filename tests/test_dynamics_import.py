@@ -5,6 +5,7 @@ unanimity 63% to 83%; the reader of real replies reads more answers, so the figu
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 
 import pytest
@@ -15,6 +16,7 @@ from madeval.importers.writer import import_files
 from madeval.leaderboard import build_leaderboard
 from madeval.plugins import registries
 from madeval.run import load_tasks
+from madeval.viewer.debates import view_debate
 from test_import_mallm import CORPUS, MIRROR, mallm_record, mirror_rows, needs_corpus, write_json
 
 needs_mirror = pytest.mark.skipif(not MIRROR.is_file(), reason="the MMLU-Pro mirror is not here")
@@ -97,10 +99,17 @@ def reference_figures(records, extract):
             "unanimous_last": unanimous_last / n, "moves": dict(moves)}
 
 
+@pytest.fixture(scope="module")
+def corpus_folder(tmp_path_factory, mmlu_pro):
+    """The 372 real MALLM debates imported once for this module's tests."""
+    folder = tmp_path_factory.mktemp("corpus") / "out"
+    import_files(registries().importers.create("mallm"), [CORPUS], mmlu_pro, folder)
+    return folder
+
+
 @needs_corpus
-def test_the_372_mallm_debates_give_the_figures_of_a_direct_count(tmp_path, mmlu_pro):
-    import_files(registries().importers.create("mallm"), [CORPUS], mmlu_pro, tmp_path / "out")
-    entry = accuracy_entry(tmp_path / "out")
+def test_the_372_mallm_debates_give_the_figures_of_a_direct_count(corpus_folder, mmlu_pro):
+    entry = accuracy_entry(corpus_folder)
     expected = reference_figures(load_corpus(), mmlu_pro.extract)
     assert entry["items"] == 372 and entry["turns"] == 7
     assert entry["first_turn_vote"] == pytest.approx(expected["first_turn_vote"])
@@ -114,3 +123,26 @@ def test_the_372_mallm_debates_give_the_figures_of_a_direct_count(tmp_path, mmlu
     assert entry["agent_transitions"]["correct_to_wrong"] > entry["agent_transitions"]["wrong_to_correct"]
     versus = entry["final_vs_first_turn_vote"]
     assert versus["test"] == "mcnemar" and versus["delta"] == pytest.approx(entry["final"] - entry["first_turn_vote"])
+
+
+@needs_corpus
+def test_records_board_and_viewer_count_the_same_unread_replies(corpus_folder, mmlu_pro):
+    """Every MALLM reply writes a solution of its own, agreeing or not: one the extractor cannot
+    read is a parse failure of the record (it was one only when the reply disagreed, so a debate
+    the viewer listed with unparsed answers could show none in its parse failures), an unparsed
+    answer of the board's dynamics and of the viewer's row, counted directly on MALLM's JSON."""
+    unread, unread_agreeing = Counter(), Counter()
+    for record in load_corpus():
+        item = item_of(record)
+        for message in record["globalMemory"]:
+            if mmlu_pro.read(message["solution"], item).answer is None:
+                unread[str(record["datasetId"])] += 1
+                unread_agreeing[str(record["datasetId"])] += message["agreement"] is True
+    assert sum(unread_agreeing.values()) > 0  # the replies the records did not count
+    records = [json.loads(line) for line in (corpus_folder / "records.jsonl").read_text().splitlines()]
+    assert len(records) == 372
+    counted = {str(r["unit"]["item"]): r["parse_failures"]["unparseable_solutions"] for r in records}
+    viewed = {str(r["unit"]["item"]): view_debate(r, None, recorded=False).row["unparsed"] for r in records}
+    assert {item: n for item, n in counted.items() if n} == dict(unread)
+    assert viewed == counted
+    assert accuracy_entry(corpus_folder)["unparsed"] == sum(unread.values())

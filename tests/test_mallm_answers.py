@@ -186,3 +186,27 @@ def test_the_bench_prints_the_figures_these_tests_measure(corpus, labels):
 def test_a_q_and_a_transcript_line_is_not_option_a():
     assert MMLU_PRO.extract("Q: how long is the clock?\nA: 24 seconds, so E", SHOT_CLOCK) is None
     assert MMLU_PRO.extract("Q: how long is the clock?\nA: the answer is E", SHOT_CLOCK) == "E"
+
+
+@pytest.mark.parametrize(
+    ("reply", "expected"),
+    [
+        ("Final Solution: 24", "E"),  # option E's value after the marker, no letter
+        ("Final Solution: 24 seconds\nThe NBA adopted it in 1954.", "E"),  # the marker's line, not the last
+        ("The answer is 24 seconds.", "E"),
+        ("Answer: 24", "E"),
+        ("So the clock runs out. Answer: 24 seconds", "E"),
+        ("Answer: 23", None),  # a value that matches no option
+        ("Final Solution: 24 or 18", None),
+        ("The answer is approximately 24.", None),  # a word before the value: not the value alone
+    ],
+)
+def test_a_value_after_an_answer_marker_is_its_option(reply, expected):
+    assert MMLU_PRO.extract(reply, SHOT_CLOCK) == expected
+
+
+def test_a_value_after_a_marker_that_restates_two_options_is_no_answer():
+    both = Item("two", "q", "A", choices=("24 seconds", "24", "18 seconds"))
+    assert read("Final Solution: 24", both) == (None, "restates the values of several options (A, B)")
+    assert read("The answer is $14,000", MONEY) == ("G", None)
+    assert read("Answer: 23", SHOT_CLOCK) == (None, "states a value that matches no option")

@@ -87,3 +87,27 @@ def test_options_restated_names_every_option_whose_text_is_said():
     options = options_of(("12 m", "12 m", "13 m"))
     assert options_restated(Text("12 m, as computed"), options, "ABC") == ["A", "B"]
     assert options_restated(Text("12 m"), options, "A") == ["A"]  # only the item's letters
+
+
+@pytest.mark.parametrize(
+    ("text", "expected_key", "expected_numbers"),
+    [
+        ("1,2345", "1,2345", [1.0, 2345.0]),  # before: key "12345", numbers two; now both say two
+        ("1,234", "1234", [1234.0]),
+        ("1,234,5678", "1234,5678", [1234.0, 5678.0]),
+        ("1.5,000", "1.5,000", [1.5, 0.0]),  # a comma after a decimal point separates no thousands
+        ("1, 234", "1,234", [1.0, 234.0]),  # the comma is judged before white space is dropped
+        ("$45,000. 00", "45000.00", [45000.0, 0.0]),
+        ("(1,2)", "1,2", [1.0, 2.0]),
+    ],
+)
+def test_keys_keep_the_commas_numbers_read_as_separating_numbers(text, expected_key, expected_numbers):
+    said = Text(text)
+    assert (said.key, said.numbers) == (expected_key, expected_numbers)
+
+
+def test_a_number_cut_by_a_comma_restates_no_option_of_the_joined_number():
+    assert not restates_exactly(Text("1,2345"), Text("12345"))
+    assert restates_exactly(Text("12,345"), Text("12345"))
+    assert read_choice("1,2345", "AB", ("12345", "1.2345")).reason == "states a value that matches no option"
+    assert read_choice("12,345", "AB", ("12345", "1.2345")) == "A"

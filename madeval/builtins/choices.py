@@ -25,8 +25,13 @@ Written for real replies (the 7,812 agent solutions of 372 MALLM debates, hand-l
    then "J) horse") are a list, not a choice, and so is a stated choice followed by a line that
    starts with another option ("The answer is B." then "D) ..."). A letter outside the item's
    options ("K" of A-J) is no answer.
-3. Else a last line that restates exactly one option's text or value, whole or after its last
-   "=" or "≈" ("$14,000", "12.3 m", "... ≈ 980 Btu/hr-ft^2").
+3. Else a last line that restates exactly one option's text or value, whole, after its last
+   "=" or "≈" ("$14,000", "12.3 m", "... ≈ 980 Btu/hr-ft^2") or after its last answer marker
+   ("The answer is 24 seconds.", "Answer: 24"); or the value after the last "Final Solution:"
+   marker, on whichever line ("Final Solution: 23" where 23 is option B's text). A value that
+   restates several options is no answer: the reader never guesses between them. (On the 7,812
+   real MALLM solutions no value after a marker restates an option the other rules left unread;
+   the rule is for replies that state the value instead of the letter.)
 
 Replies that commit to nothing say why (:class:`madeval.task.NoAnswer`): an agreement marker
 only ("[DISAGREE]"), a refusal ("No solution provided"), a value that matches no option (or
@@ -101,6 +106,9 @@ REFUSAL = re.compile(
     re.IGNORECASE,
 )
 RESULT_SIGN = re.compile(r"[=≈]")
+# "Answer:", "the answer is", "Final Solution:" before a value; a letter after them is rule 2's
+ANSWER_MARKER = re.compile(
+    r"\b(?i:final[ \t]++(?:solution|answer)[ \t]*+[:：]|answer[ \t]*+[:：]|answer[ \t]++is\b)[ \t]*+")
 ENDS_AFTER = re.compile(r"[ \t]*+(?:[.,;:!?)\]]|$)")
 DIGIT = re.compile(r"\d")
 
@@ -304,11 +312,15 @@ def _restated_value(plain: str, letters: str, choices: Sequence[str] | None) -> 
     last = stripped.rsplit("\n", 1)[-1].strip()
     if choices and last:
         candidates = [last]
-        sign = None
-        for sign in RESULT_SIGN.finditer(last):
-            pass
-        if sign is not None:
-            candidates.append(last[sign.end():])
+        for after in (RESULT_SIGN, ANSWER_MARKER):
+            found_at = None
+            for found_at in after.finditer(last):
+                pass
+            if found_at is not None:
+                candidates.append(last[found_at.end():])
+        marked = final_segments(plain)
+        if marked and marked[0]:
+            candidates.append(marked[0])  # "Final Solution: 23" above a line of explanation
         options = options_of(choices)
         for candidate in map(Text, candidates):
             found = [letters[i] for i in range(min(len(options), len(letters))) if _whole(candidate, options[i])]

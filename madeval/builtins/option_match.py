@@ -4,8 +4,9 @@ Replies restate options loosely: ``E) 91.7 kJ mol^{-1}`` for the option ``91.7 $
 \\mathrm{~mol}^{-1}$``, ``J) 312`` for ``312.0 K``, ``A) $45,000.00`` for ``$45,000. 00``, ``J) By
 organizational size`` for ``By organizational size.``. Two comparisons decide:
 
-* a *key* of each text (case folded; white space, ``$``, thousands commas, LaTeX ``\\mathrm``,
-  braces, ``~`` and trailing punctuation dropped): the reply's key equals the option's or begins
+* a *key* of each text (case folded; white space, ``$``, thousands commas (those :func:`numbers`
+  reads as inside a number, so "1,2345" keeps its comma), LaTeX ``\\mathrm``, braces, ``~`` and
+  trailing punctuation dropped): the reply's key equals the option's or begins
   with it (the option, then more words), or, for an abbreviated option, is a prefix of it that
   does not cut a number;
 * when the reply's text begins with a number, its *numbers*: the reply's numbers agree with the
@@ -24,7 +25,7 @@ from typing import Sequence
 
 # LaTeX commands are alternatives inside the repetition, tried before the lone backslash at each
 # character: " $\mathrm" is dropped whole, where a class run would take " $\" and leave "mathrm".
-KEY_NOISE = re.compile(r"(?:\\mathrm|\\text|\\,|[\s$~{}\\*_`\"'“”‘’])++|(?<=\d),(?=\d{3})")
+KEY_NOISE = re.compile(r"(?:\\mathrm|\\text|\\,|[\s$~{}\\*_`\"'“”‘’])++")
 TRAILING = re.compile(r"[.,;:!?)\]]+$")
 LEADING = re.compile(r"^[(\[]+")
 # A comma inside a number only before a group of exactly three digits (a thousands separator):
@@ -41,8 +42,15 @@ def key(text: str) -> str:
 
     Not cached: reply text rarely repeats, and a cache of it would push out the option keys
     (:func:`options_of`), which every reply about an item is compared with."""
-    text = KEY_NOISE.sub("", text[:MAX_COMPARED].casefold())
+    text = text[:MAX_COMPARED].casefold()
+    if "," in text:  # the separators numbers() drops, found as it finds them, before spaces go
+        text = NUMBER.sub(_without_commas, text)
+    text = KEY_NOISE.sub("", text)
     return LEADING.sub("", TRAILING.sub("", text))
+
+
+def _without_commas(number: re.Match) -> str:
+    return number.group().replace(",", "")
 
 
 def numbers(text: str) -> list[float]:

@@ -123,8 +123,9 @@ def facts_of(record: Mapping[str, Any]) -> tuple[DebateFacts | None, str | None]
 
 
 def view_debate(record: Mapping[str, Any], question: str | None, recorded: bool = True) -> ViewedDebate:
-    """The row and the view of one record. ``recorded`` False: an imported debate, whose calls,
-    tokens and parse failures madeval did not count (its zeros mean "not recorded")."""
+    """The row and the view of one record. ``recorded`` False: an imported debate, whose calls and
+    tokens madeval did not count (its zeros mean "not recorded"; its parse failures the importer
+    counted, reading each reply with the task's extractor)."""
     judged = judge(record)
     metric, facts, right = judged.metric, judged.facts, judged.right
     unit = record["unit"]
