@@ -32,15 +32,15 @@ def sim(generated_tasks):
 
 
 def settings(server, folder, **options) -> RunSettings:
-    return RunSettings(base_url=server.base_url, configurations=[MEMORY], output_path=str(folder),
-                       tasks=["arith_mc"], limit=2, cache="off", **options)
+    return RunSettings(**{"base_url": server.base_url, "configurations": [MEMORY], "output_path": str(folder),
+                          "tasks": ["arith_mc"], "limit": 2, "cache": "off", **options})
 
 
 def run_file(folder) -> dict:
     return json.loads((folder / "run.json").read_text())
 
 
-def test_each_session_is_listed_with_its_transport_and_readers_take_the_last(sim, tmp_path, monkeypatch):
+def test_each_session_is_listed_with_its_transport_and_readers_take_the_last(sim, tmp_path, monkeypatch, capfd):
     wandb = pytest.importorskip("wandb")
     given = []
     real_init = wandb.init
@@ -64,6 +64,7 @@ def test_each_session_is_listed_with_its_transport_and_readers_take_the_last(sim
     run_quietly(settings(sim, folder, concurrency=8, transport="batch", batch_options={"flush_s": 0.05, "poll_s": 0.02},
                          wandb_args={"mode": "offline", "dir": str(wandb_dir)}))
     assert (folder / "records.jsonl").read_bytes() == records  # a resume: nothing ran again
+    assert "this batch run" not in capfd.readouterr().err  # nothing left: no batch (before: 10 round trips)
     described = run_file(folder)
     sessions = described["sessions"]
     assert [(s["settings"]["transport"], s["settings"]["concurrency"]) for s in sessions] == [("aiohttp", 4),
@@ -98,3 +99,28 @@ def test_latest_settings_read_a_hostile_run_json_without_failing():
     assert latest_settings({**base, "sessions": [{"settings": {"transport": "batch", "tasks": ["other"]}}]}) \
         == {"transport": "batch", "tasks": ["t"]}  # a session never changes a setting that changes results
     assert latest_settings({**base, "sessions": [{"settings": {"transport": "batch"}}, 7]}) == base["settings"]
+
+
+CR = DebateConfig(paradigm="collective_refinement", agents=3, max_turns=3, decider="simple_voting")
+
+
+def test_a_run_resumed_under_batch_is_told_of_the_units_it_has_left(sim, tmp_path, capfd):
+    """Two configurations, 2 items each; the Memory debates are done, the Collective Refinement ones
+    are not (their records taken out, as after a kill). The batch line counts what is left, by hand:
+    at least 2 debates x 3 agents = 6 calls, up to 2 x (3 x (3 + 1) + 1) = 26, in at least CR's 4 round
+    trips (1 step x 3 turns + the ballots), not Memory's 10. Before: 12 to 52 calls in 10 round trips."""
+    folder = tmp_path / "run"
+    run_quietly(settings(sim, folder, configurations=[MEMORY, CR]))
+    described = run_file(folder)
+    memory = next(cid for cid, c in described["configurations"].items() if c["paradigm"] == "memory")
+    lines = (folder / "records.jsonl").read_text().splitlines(keepends=True)
+    kept = [line for line in lines if json.loads(line)["unit"]["config"] == memory]
+    assert len(kept) == 2 and len(lines) == 4
+    (folder / "records.jsonl").write_text("".join(kept))
+    capfd.readouterr()
+    run_quietly(settings(sim, folder, configurations=[MEMORY, CR], transport="batch",
+                         batch_options={"flush_s": 0.05, "poll_s": 0.02}))
+    (line,) = [line for line in capfd.readouterr().err.splitlines() if line.startswith("madeval: this batch run")]
+    assert "makes at least 6 calls (up to 26) for the 2 of its 4 units not done yet in at least 4 batch round" \
+        in line, line
+    assert len((folder / "records.jsonl").read_text().splitlines()) == 4
