@@ -30,7 +30,7 @@ from .plan import build_plan
 from .plugins import Registries, plugin_info
 from .plugins import registries as loaded_registries
 from .records import RUN_FILE, RecordSink, read_run_file, write_json_atomically, writing
-from .resume import different_run, matches_older_folder, served_models
+from .resume import SESSIONS_KEY, different_run, matches_older_folder, served_models, session_entry, with_session
 from .leaderboard import LeaderboardOptions, build_leaderboard, write_outputs
 from .leaderboard.groups import declared_in, recordable
 from .leaderboard.render import markdown
@@ -200,6 +200,7 @@ async def _run(settings, registries, tasks, endpoints, default_model, show_progr
             "cache": cache_record,
         }
         fingerprint = plan.fingerprint(models)
+        started = session_entry(description["settings"])["started"]  # this process, as run.json lists it
 
         def open_sink(described: dict[str, Any]) -> RecordSink:  # holds the folder's lock until closed
             return RecordSink(folder, described, fingerprint, refusal=different_run,
@@ -211,10 +212,14 @@ async def _run(settings, registries, tasks, endpoints, default_model, show_progr
         try:
             estimate = await confirm_long_run(plan, client, endpoints, settings, done=sink.finished if sink else (),
                                               registries=registries)
+            session = session_entry(description["settings"], estimate, started)
             if sink is None:
-                sink = open_sink({**description, **({"estimate": estimate} if estimate else {})})
-            elif estimate:
-                note_in_run_file(folder, "estimate", estimate)
+                sink = open_sink({**description, **({"estimate": estimate} if estimate else {}),
+                                  SESSIONS_KEY: [session]})
+            else:  # a resume: what this process ran with (its transport, limits, ...) beside the first run's
+                note_in_run_file(folder, SESSIONS_KEY, with_session(read_run_file(folder / RUN_FILE), session))
+                if estimate:
+                    note_in_run_file(folder, "estimate", estimate)
             attach_run_folder(client.transports, folder, settings.batch_options)  # before any call
             outcome = await execute(plan, registries, client, sink, show_progress=show_progress)
             board = finish(folder, settings)
@@ -258,7 +263,8 @@ def finish(folder: Path, settings: RunSettings) -> dict[str, Any]:
 def note_in_run_file(folder: Path, key: str, value: Any) -> None:
     """Keep ``value`` under ``key`` in the folder's run.json (rewritten atomically, only when it
     changes): ``cached_calls`` (``{"cached": n, "calls": m}``, how many of the recorded calls the
-    response cache answered, as the board shows it) and a resumed run's ``estimate``."""
+    response cache answered, as the board shows it), a resumed run's ``estimate`` and its ``sessions``
+    (:mod:`madeval.resume`)."""
     path = folder / RUN_FILE
     described = read_run_file(path)
     if described.get(key) != value:

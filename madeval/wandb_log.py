@@ -33,11 +33,17 @@ def log_run(folder: Path, board: dict[str, Any], args: dict[str, str]) -> None:
     ``run.json`` is read by the leaderboard's checked reader, before W&B is started: one that is
     missing, not JSON or not a run description is a one-line UsageError naming the file."""
     from .leaderboard.data import read_run_description  # not at import: config imports this module
+    from .resume import SESSIONS_KEY, latest_settings
 
     described = read_run_description(folder)
+    # the settings the run was last run with (a resume may change its transport, limits, ...), and
+    # each session's, rather than run.json's settings, which stay the first run's
+    config = latest_settings(described)
+    if isinstance(described.get(SESSIONS_KEY), list):
+        config[SESSIONS_KEY] = described[SESSIONS_KEY]
     import wandb
 
-    run = wandb.init(**{"job_type": "madeval", **args}, config=described.get("settings") or {})
+    run = wandb.init(**{"job_type": "madeval", **args}, config=config)
     try:
         columns = list(board["rows"][0]) if board["rows"] else []
         rows = [[json.dumps(row.get(c)) if isinstance(row.get(c), (dict, list)) else row.get(c) for c in columns]

@@ -490,6 +490,38 @@ def test_a_bug_in_one_batch_fails_only_that_batchs_calls(batch_sim):
     assert all(text for text, _, _ in second)
 
 
+def test_a_bug_while_gathering_a_batch_fails_its_pending_calls_instead_of_leaving_them_waiting(batch_sim):
+    """A bug inside the quiet-time flusher (injected by a test-only subclass whose flush breaks) fails
+    the calls it was gathering with one FatalError. Before, they waited forever (here: past 5 s)."""
+    import asyncio
+
+    from madeval.llm.batch.settings import BatchSettings
+    from madeval.llm.batch.transport import BatchTransport
+    from madeval.llm.wire import FatalError
+
+    class FlushBreaks(BatchTransport):
+        def _flush(self):
+            raise KeyError("injected bug")
+
+    async def main(base_url):
+        transport = FlushBreaks(base_url, "-", 30.0)
+        transport.configure_batches(BatchSettings(flush_s=0.02, poll_s=0.02), None)
+        try:
+            calls = (transport.chat("simulator", [{"role": "user", "content": f"Call {c}: A or B?"}], {})
+                     for c in range(3))
+            outcomes = await asyncio.wait_for(asyncio.gather(*calls, return_exceptions=True), 5.0)
+            return outcomes, transport._pending, transport._flusher, transport.batches_created
+        finally:
+            await transport.close()
+
+    with batch_sim() as server:
+        outcomes, pending, flusher, created = asyncio.run(main(server.base_url))
+    assert len(outcomes) == 3
+    assert all(isinstance(outcome, FatalError) and "KeyError: 'injected bug'" in str(outcome)
+               for outcome in outcomes), outcomes
+    assert pending == [] and flusher is None and created == 0
+
+
 CR = DebateConfig(paradigm="collective_refinement", agents=3, max_turns=3, decider="simple_voting")
 DEBATE = DebateConfig(paradigm="debate", agents=3, max_turns=3, decider="judge", decider_args={"after_turns": 2})
 

@@ -149,8 +149,8 @@ def test_lean_load_keeps_tokens_per_model(tmp_path):
     first = data.records[0]
     assert "transcript" not in first
     # (model, batched) -> prompt, completion, cached prompt tokens; the cache hit is left out; calls
-    # recorded without their transport follow run.json's
-    assert first["usage"] == {("m-big", True): (1_000_000, 100_000, 0)}
+    # recorded without their transport follow run.json's; no call said its cached tokens: None, not 0
+    assert first["usage"] == {("m-big", True): (1_000_000, 100_000, None)}
     assert first["batch_priced"] is True
 
 

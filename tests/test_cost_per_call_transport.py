@@ -95,6 +95,7 @@ def test_a_run_resumed_under_the_batch_transport_prices_each_call_at_its_own(slo
     assert sum(by_hand({**call, "transport": "batch"}) for call in calls) < total
     assert sum(by_hand({**call, "transport": "aiohttp"}) for call in calls) > total
     assert board["prices"]["at"] == "list and batch" and board["prices"]["cached_at_input"] == []
+    assert board["prices"]["cached_unreported"] == []  # the prefix cache said, in both transports
     assert "batch prices for the calls that went through --transport batch" in markdown(board)
 
 
@@ -114,3 +115,27 @@ def test_without_a_cached_input_price_cached_tokens_are_at_input_and_the_note_sa
         sum(call["prompt_tokens"] * INPUT + call["completion_tokens"] * OUTPUT for call in calls) / 1e6, rel=1e-12)
     assert board["prices"]["cached_at_input"] == ["simulator"]
     assert "Cached input was not priced separately for simulator" in markdown(board)
+
+
+def test_a_provider_that_never_says_its_cached_tokens_is_named_once_under_the_board(generated_tasks, tmp_path):
+    """A simulator without a prefix cache sends no prompt_tokens_details (as vLLM without
+    --enable-prompt-tokens-details): every call records None, the model is priced with a cached_input,
+    so the board's note names it once and every prompt token is at the input price."""
+    agents = SyntheticAgents(GoldIndex.from_tasks(generated_tasks.values()), default=AgentProfile(0.6, 0.3, 0.0, 0.0),
+                             seed=0)
+    folder = tmp_path / "run"
+    with run_in_thread(SimulatorServer(agents)) as server:
+        run_quietly(RunSettings(base_url=server.base_url, configurations=[MEMORY], output_path=str(folder),
+                                tasks=["arith_mc"], limit=2, cache="off", concurrency=256))
+    calls = [call for line in (folder / "records.jsonl").read_text().splitlines()
+             for call in json.loads(line)["transcript"]["calls"]]
+    assert calls and all(call["cached_prompt_tokens"] is None for call in calls)
+    prices = tmp_path / "prices.yaml"
+    prices.write_text(PRICES)
+    board = build_leaderboard(folder, LeaderboardOptions(prices=str(prices)))
+    (row,) = board["rows"]
+    assert row["cost_total"] == pytest.approx(
+        sum(call["prompt_tokens"] * INPUT + call["completion_tokens"] * OUTPUT for call in calls) / 1e6, rel=1e-12)
+    assert board["prices"]["cached_unreported"] == ["simulator"] and board["prices"]["cached_at_input"] == []
+    assert markdown(board).count("The provider never said how many prompt tokens it served from its cache "
+                                 "for simulator") == 1

@@ -149,3 +149,67 @@ def test_the_export_and_the_viewer_say_the_same_of_what_they_left_out(exported, 
             "4 records with a transcript of another shape left out (odd0, odd1, odd2, ...)"]
     assert export_inspect(copy, tmp_path / "odd.eval")["notes"] == said
     assert write_viewer(copy, tmp_path / "odd.html")["notes"] == said
+
+
+def usage_by_hand(record) -> dict[str, tuple[int, int, int, int | None]]:
+    """Model -> (input, output, total, cache read) summed over the record's calls, response-cache hits
+    left out; cache read None when no call of the model said."""
+    found: dict[str, list] = {}
+    for call in record["transcript"]["calls"]:
+        if call.get("cached"):
+            continue
+        row = found.setdefault(call["model"], [0, 0, 0, None])
+        row[0] += call["prompt_tokens"]
+        row[1] += call["completion_tokens"]
+        row[2] += call["prompt_tokens"] + call["completion_tokens"]
+        if call.get("cached_prompt_tokens") is not None:
+            row[3] = (row[3] or 0) + call["cached_prompt_tokens"]
+    return {model: tuple(row) for model, row in found.items()}
+
+
+def shown_usage(sample) -> dict[str, tuple]:
+    return {model: (u.input_tokens, u.output_tokens, u.total_tokens, u.input_tokens_cache_read)
+            for model, u in sample.model_usage.items()}
+
+
+def test_each_sample_s_model_usage_is_its_calls_tokens(exported, tmp_path):
+    """Read back with inspect-ai's reader: each sample's model_usage is its debate's calls summed per
+    model (the simulator says nothing of its prompt cache: cache read None); with calls that said
+    their cached prompt tokens (0 included), input_tokens_cache_read is their sum; the log's stats
+    are the samples' sum. Before, model_usage was empty."""
+    import shutil
+
+    from madeval.export.inspect_log import export_inspect
+
+    folder, output, _ = exported
+    records = {(sample_id(r), r["unit"]["repeat"] + 1): r for r in read_records(folder)}
+    samples = read_eval_log(str(output)).samples
+    with_calls = [s for s in samples if records[(s.id, s.epoch)]["transcript"]["calls"]]
+    assert len(with_calls) == 2 * 2 * 4  # the hand-made debates recorded no calls
+    for sample in samples:
+        assert shown_usage(sample) == usage_by_hand(records[(sample.id, sample.epoch)])
+    assert all(u.input_tokens > 0 and u.input_tokens_cache_read is None
+               for s in with_calls for u in s.model_usage.values())
+
+    copy = tmp_path / "run"
+    shutil.copytree(folder, copy, ignore=shutil.ignore_patterns("run.lock"))
+    told = []
+    for record in read_records(folder):
+        for n, call in enumerate(record["transcript"]["calls"]):
+            call["cached_prompt_tokens"] = None if n % 3 == 2 else (n % 3) * (call["prompt_tokens"] // 2)
+        told.append(record)
+    (copy / "records.jsonl").write_bytes(b"".join(encode_line(r) for r in told))
+    export_inspect(copy, tmp_path / "told.eval")
+    log = read_eval_log(str(tmp_path / "told.eval"))
+    records = {(sample_id(r), r["unit"]["repeat"] + 1): r for r in told}
+    for sample in log.samples:
+        assert shown_usage(sample) == usage_by_hand(records[(sample.id, sample.epoch)])
+    assert any(u.input_tokens_cache_read for s in log.samples for u in s.model_usage.values())
+    total = {}
+    for record in told:
+        for model, row in usage_by_hand(record).items():
+            old = total.get(model, (0, 0, 0, None))
+            total[model] = (*(a + b for a, b in zip(old[:3], row[:3])),
+                            None if old[3] is None and row[3] is None else (old[3] or 0) + (row[3] or 0))
+    assert {m: (u.input_tokens, u.output_tokens, u.total_tokens, u.input_tokens_cache_read)
+            for m, u in log.stats.model_usage.items()} == total

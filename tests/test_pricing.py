@@ -63,3 +63,38 @@ def test_bad_price_files_are_one_line(tmp_path, text, problem):
     with pytest.raises(UsageError, match=problem) as refused:
         read_price_table(path)
     assert "\n" not in str(refused.value) and "prices.yaml" in str(refused.value)
+
+
+def test_usage_tells_not_said_from_none_cached_and_the_board_says_so_once(tmp_path):
+    """A call that did not report cached tokens (None) counts none but leaves the model's cached count
+    None while no call of it said; a report of 0 is a 0. The board's price note names, once, the model
+    priced with a cached_input of its own whose provider never said (gpt-4o-mini), not the one whose
+    provider said 0 (other-model), nor the one without a cached_input (judge-model)."""
+    from madeval.leaderboard.money import prices_entry, prices_note
+    from madeval.pricing import cached_said, calls_usage
+
+    def told(model, prompt, cached_tokens):
+        return {**call(model, prompt, 10), "cached_prompt_tokens": cached_tokens}
+
+    usage = calls_usage([told("gpt-4o-mini", 100, None), told("gpt-4o-mini", 50, None),
+                         told("other-model", 100, 0), told("judge-model", 70, None),
+                         told("mixed", 100, None), told("mixed", 100, 40), told("mixed", 100, 500)])
+    assert usage == {("gpt-4o-mini", False): (150, 20, None), ("other-model", False): (100, 10, 0),
+                     ("judge-model", False): (70, 10, None), ("mixed", False): (300, 30, 140)}  # capped at 100
+    assert cached_said(usage) == {"gpt-4o-mini": False, "other-model": True, "judge-model": False, "mixed": True}
+    path = tmp_path / "prices.yaml"
+    path.write_text(TABLE + "other-model: {input: 1, output: 1, cached_input: 0.5}\n"
+                    "mixed: {input: 1, output: 1, cached_input: 0.5}\n")
+    table = read_price_table(path)
+    records = [record("a", "1", [told("gpt-4o-mini", 100, None), told("other-model", 100, 0)]),
+               record("a", "2", [told("gpt-4o-mini", 100, None), told("judge-model", 100, None)]),
+               record("b", "1", [told("mixed", 100, None)]), record("b", "2", [told("mixed", 100, 30)])]
+    # not said is priced as none cached: 100 * 0.15e-6 + 10 * 0.6e-6 + 100 * 1e-6 + 10 * 1e-6
+    assert price_records(records, table).per_item["a"]["t/1"] == pytest.approx(0.000015 + 0.000006 + 0.00011)
+    entry = prices_entry(str(path), table, records)
+    assert entry["cached_unreported"] == ["gpt-4o-mini"]
+    note = prices_note(entry)
+    assert note.count("never said how many prompt tokens") == 1 and "for gpt-4o-mini:" in note
+    assert "--enable-prompt-tokens-details" in note
+    said = prices_entry(str(path), table, [records[0] | {"transcript": {"calls": [told("gpt-4o-mini", 9, 0)]}}])
+    assert said["cached_unreported"] == [] and "never said" not in prices_note(said)

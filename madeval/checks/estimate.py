@@ -98,15 +98,18 @@ def estimate_record(size: RunSize, per_call: float) -> dict[str, Any]:
             "units": size.units, "units_done_before": size.done}
 
 
-def least_round_trips(plan: Any, registries: Any) -> int:
+def least_round_trips(plan: Any, registries: Any, configs: Collection[str] | None = None) -> int:
     """The fewest batch round trips ``plan``'s run needs: the longest of its configurations' least
     chains of calls one after another (the paradigm's :meth:`~madeval.components.Paradigm.least_steps`
     a turn, the decider's :meth:`~madeval.components.Decider.least_chain`); each call of a chain
-    waits for the batch holding the call before it."""
+    waits for the batch holding the call before it. ``configs``: only those configurations (the ones
+    a resumed run has units left of); all when None."""
     from ..plan import debate_setup
 
     longest = 0
-    for planned in plan.configs.values():
+    for config_id, planned in plan.configs.items():
+        if configs is not None and config_id not in configs:
+            continue
         setup = debate_setup(planned.config, registries)
         turn = setup.paradigm.least_steps(setup.agents)
         first = 1 if setup.all_agents_draft_first else turn  # turn 1: one step of independent drafts
@@ -117,9 +120,10 @@ def least_round_trips(plan: Any, registries: Any) -> int:
 def batch_text(size: RunSize, round_trips: int, window: str) -> str:
     """What a batch run is told instead of an estimate of its time (see the module)."""
     most = duration(round_trips * window_seconds(window))
-    return (f"this batch run makes at least {size.low:,} calls (up to {size.high:,}) in at least {round_trips:,} "
-            f"batch round trips one after another (its longest chain of dependent calls), each answered within "
-            f"the provider's window of {window} (--batch-options window): {most} for these alone if each takes "
+    resumed = f" for the {size.units - size.done:,} of its {size.units:,} units not done yet" if size.done else ""
+    return (f"this batch run makes at least {size.low:,} calls (up to {size.high:,}){resumed} in at least "
+            f"{round_trips:,} batch round trips one after another (its longest chain of dependent calls), each "
+            f"answered within the provider's window of {window} (--batch-options window): {most} for these alone if each takes "
             "its whole window")
 
 
@@ -141,7 +145,13 @@ async def confirm_long_run(plan: Any, client: Any, endpoints: dict[str, Any], se
     if getattr(settings, "transport", None) == "batch":
         from ..plugins import registries as loaded_registries
 
-        round_trips = least_round_trips(plan, registries or loaded_registries())
+        # a resume under the batch transport is told of the units it has left, as an estimate is
+        left = {unit.config for unit in plan.units() if unit.key() not in done} if done else None
+        if left is not None:
+            if not left:
+                return None  # nothing left to send: no batch at all
+            size = run_size(plan, endpoints, settings.calls_in_flight(), done)
+        round_trips = least_round_trips(plan, registries or loaded_registries(), left)
         window = BatchSettings(**settings.batch_options).window
         print(f"madeval: {batch_text(size, round_trips, window)}", file=sys.stderr)
         return None

@@ -12,7 +12,9 @@ then every message of the debate in order, each an assistant message whose metad
 agent, persona, turn, step, stage, parsed answer and agreement; ``output`` the decided text;
 ``scores`` every metric of the record with the extracted answer and the decider's reason; sample
 metadata holds the configuration, the decision and the dynamics of the debate
-(:func:`madeval.dynamics.debate.debate_facts`, when the metric can score an answer alone).
+(:func:`madeval.dynamics.debate.debate_facts`, when the metric can score an answer alone);
+``model_usage`` holds the tokens of the debate's calls per model (:func:`model_usage`), and the
+log's stats their sum over the samples.
 The log's results hold each (configuration, task)'s score as the leaderboard computes it: the
 mean over items of the mean over an item's repeats.
 
@@ -33,6 +35,7 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from ..errors import StorageError, UsageError
+from ..pricing.usage import calls_usage
 from ..records import ReadReport
 from ..leaderboard.data import read_run_description
 from ..viewer.debates import facts_of, left_out, readable, run_records
@@ -109,8 +112,26 @@ def eval_sample(record: Mapping[str, Any], question: str | None):
                   "turns": record.get("turns"), "tokens": record.get("tokens"),
                   "dynamics": facts.to_dict() if facts else None,
                   **({"no_dynamics": why_not} if why_not else {})},
-        total_time=record.get("wall_s"),
+        total_time=record.get("wall_s"), model_usage=model_usage(record),
     )
+
+
+def model_usage(record: Mapping[str, Any]) -> dict[str, Any]:
+    """The debate's calls as inspect-ai's ``model_usage``: model -> ``ModelUsage`` (input, output and
+    total tokens, and ``input_tokens_cache_read``, the prompt tokens the provider said it served from
+    its prompt cache: None when no call of that model said). Calls the response cache answered are
+    left out, as pricing leaves them out: no model was asked (their tokens are the original call's)."""
+    from inspect_ai.model import ModelUsage  # the optional extra, imported when used
+
+    transcript = record.get("transcript")
+    calls = transcript.get("calls") if isinstance(transcript, dict) else None
+    calls = calls if isinstance(calls, list) else []  # a record from elsewhere may hold anything
+    usage: dict[str, Any] = {}
+    for (model, _), (prompt, completion, cached) in calls_usage(c for c in calls if isinstance(c, dict)).items():
+        used = ModelUsage(input_tokens=prompt, output_tokens=completion, total_tokens=prompt + completion,
+                          input_tokens_cache_read=cached)
+        usage[model] = usage[model] + used if model in usage else used  # its batched and other calls
+    return usage
 
 
 def _target(target: Any) -> str | list[str]:
@@ -124,7 +145,7 @@ def eval_log(run_name: str, described: Mapping[str, Any], samples: list[Any],
     """The ``EvalLog`` of a run: ``samples`` and, in its results, each (configuration, task)'s score
     per metric (the mean over items of the mean over an item's repeats, as the leaderboard)."""
     from inspect_ai.log import (  # the optional extra, imported when used
-        EvalConfig, EvalDataset, EvalLog, EvalMetric, EvalResults, EvalScore, EvalSpec,
+        EvalConfig, EvalDataset, EvalLog, EvalMetric, EvalResults, EvalScore, EvalSpec, EvalStats,
     )
 
     settings = described.get("settings") or {}
@@ -144,8 +165,17 @@ def eval_log(run_name: str, described: Mapping[str, Any], samples: list[Any],
             metadata={"madeval_run": run_name, "configurations": configurations, "tasks": tasks},
         ),
         results=EvalResults(total_samples=len(samples), completed_samples=len(samples), scores=scores),
-        samples=samples,
+        samples=samples, stats=EvalStats(model_usage=_summed(sample.model_usage for sample in samples)),
     )
+
+
+def _summed(usages: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
+    """Model -> the sum of its ``ModelUsage`` over ``usages``."""
+    total: dict[str, Any] = {}
+    for usage in usages:
+        for model, used in usage.items():
+            total[model] = total[model] + used if model in total else used
+    return total
 
 
 def board_scores(records: Iterable[Mapping[str, Any]]) -> dict[tuple[str, str], dict[str, float]]:

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from ..errors import UsageError
-from ..pricing import PriceTable, read_price_table, record_cost, record_usage, unpriced_models
+from ..pricing import PriceTable, cached_said, read_price_table, record_cost, record_usage, unpriced_models
 
 NOT_PRICED = "not priced"
 NOT_RECORDED = "not recorded"
@@ -61,11 +61,15 @@ def row_money(records: list[dict[str, Any]], table: PriceTable | None, recorded:
 def prices_entry(path: str, table: PriceTable, records: Iterable[dict[str, Any]]) -> dict[str, Any]:
     """What the board says about its prices (``leaderboard.json``'s ``prices``): the file, the prices
     of the models the records used, the models without a price, whether list or batch prices applied,
-    and the models whose cached prompt tokens were priced at the input price (no ``cached_input``)."""
+    the models whose cached prompt tokens were priced at the input price (no ``cached_input``), and
+    the models priced with a ``cached_input`` of their own whose provider never said how many prompt
+    tokens it had cached (``cached_unreported``: every prompt token was priced at ``input``, which may
+    be more than was paid)."""
     unpriced: set[str] = set()
     used: set[str] = set()
     kinds: set[str] = set()
     with_cached: set[str] = set()  # models some of whose prompt tokens the provider said it had cached
+    said: set[str] = set()  # models some of whose calls said how many prompt tokens were cached (0 too)
     for record in records:
         usage = record_usage(record)
         for (model, batched), (_, _, cached) in usage.items():
@@ -73,11 +77,15 @@ def prices_entry(path: str, table: PriceTable, records: Iterable[dict[str, Any]]
             kinds.add("batch" if batched else "list")
             if cached:
                 with_cached.add(model)
+        said |= {model for model, told in cached_said(usage).items() if told}
         unpriced |= unpriced_models(usage, table)
+    own_cached_price = {name for name, price in table.items()
+                        if name not in table.no_cached_price and price.cached_input != price.input}
     # the prices of the models the runs used (a provider's whole table may list thousands)
     return {"file": path, "models": {name: asdict(price) for name, price in table.items() if name in used},
             "unpriced": sorted(unpriced), "at": " and ".join(sorted(kinds, reverse=True)) or "list",
-            "cached_at_input": sorted((with_cached & table.no_cached_price) - unpriced)}
+            "cached_at_input": sorted((with_cached & table.no_cached_price) - unpriced),
+            "cached_unreported": sorted((used & own_cached_price) - said - unpriced)}
 
 
 def prices_note(prices: dict[str, Any] | None) -> str:
@@ -92,6 +100,11 @@ def prices_note(prices: dict[str, Any] | None) -> str:
     if at_input:
         text += (f" Cached input was not priced separately for {', '.join(at_input)}: the price file gives no "
                  "cached_input, so the prompt tokens the provider served from its cache are at the input price.")
+    unreported = prices.get("cached_unreported") or []
+    if unreported:
+        text += (f" The provider never said how many prompt tokens it served from its cache for "
+                 f"{', '.join(unreported)}: every prompt token is at the input price, not cached_input "
+                 "(vLLM says so only with --enable-prompt-tokens-details).")
     if prices["unpriced"]:
         shown = ", ".join(prices["unpriced"])
         text += f" No price for {shown} in the price file: rows that used {'it' if len(prices['unpriced']) == 1 else 'them'} are not priced."

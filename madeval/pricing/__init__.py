@@ -8,8 +8,8 @@ configuration and draws its Pareto front against money when the board is given `
 
 from .cost import BATCH_KEY, CostSummary, price_records, record_cost, unpriced_models, usage_cost
 from .table import ModelPrice, PriceTable, read_price_table
-from .usage import USAGE_KEY, Usage, calls_usage, record_usage, used_models
+from .usage import USAGE_KEY, Usage, cached_said, calls_usage, record_usage, used_models
 
-__all__ = ["BATCH_KEY", "USAGE_KEY", "CostSummary", "ModelPrice", "PriceTable", "Usage", "calls_usage",
+__all__ = ["BATCH_KEY", "USAGE_KEY", "CostSummary", "ModelPrice", "PriceTable", "Usage", "cached_said", "calls_usage",
            "price_records", "read_price_table", "record_cost", "record_usage", "unpriced_models", "usage_cost",
            "used_models"]

@@ -28,7 +28,7 @@ def usage_cost(usage: Usage, table: PriceTable, *, batch: bool = False) -> float
         price = table.price(model)
         if price is None:
             return None
-        dollars += price.cost(prompt, completion, cached, batch=batch or batched)
+        dollars += price.cost(prompt, completion, cached or 0, batch=batch or batched)  # None: not said
     return dollars
 
 

@@ -89,7 +89,7 @@ def pilot_shape(folder: str | Path) -> CallShape:
     paid = sum(int(r["calls"]) - int(r.get("cached_calls") or 0) for r in data.records)
     prompt = sum(p for r in data.records for p, _, _ in record_usage(r).values())
     completion = sum(c for r in data.records for _, c, _ in record_usage(r).values())
-    cached = sum(k for r in data.records for _, _, k in record_usage(r).values())
+    cached = sum(k or 0 for r in data.records for _, _, k in record_usage(r).values())  # None: not said
     if not paid:
         raise UsageError(f"the run in {folder} recorded no calls (an imported run?): nothing to measure")
     return CallShape(per_item(data.records, lambda r: r["calls"]), prompt / paid, completion / paid,

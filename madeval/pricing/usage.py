@@ -11,7 +11,10 @@ recorded tokens are the original call's).
 Whether a call was batched is what it recorded (its ``transport``), so a run resumed under another
 transport is priced call by call; a call recorded before calls said so follows its run's
 ``run.json`` (:data:`BATCH_KEY`, noted on the record by the board's reader). Cached prompt tokens are
-those the provider said it served from its prompt cache; a call that did not say counts none.
+those the provider said it served from its prompt cache; a call that did not say counts none, and
+when no call of a (model, way) said, its cached count is None rather than 0: "the provider did not
+say" (vLLM without ``--enable-prompt-tokens-details``), which the board tells apart from "none cached"
+(:func:`madeval.leaderboard.money.prices_entry`).
 """
 
 from __future__ import annotations
@@ -19,8 +22,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-#: (model, batched) -> (prompt tokens, completion tokens, cached prompt tokens) of the calls that reached it
-Usage = dict[tuple[str, bool], tuple[int, int, int]]
+#: (model, batched) -> (prompt tokens, completion tokens, cached prompt tokens) of the calls that reached
+#: it; cached is None when none of those calls said how many of its prompt tokens were cached
+Usage = dict[tuple[str, bool], tuple[int, int, int | None]]
 
 #: the record key holding its usage once the transcript is dropped
 USAGE_KEY = "usage"
@@ -42,11 +46,21 @@ def calls_usage(calls: Iterable[Mapping[str, Any]], batch: bool = False) -> Usag
             continue
         transport = call.get("transport")
         key = (str(call.get("model") or ""), transport == BATCH_TRANSPORT if transport is not None else batch)
-        prompt, completion, cached = usage.get(key, (0, 0, 0))
+        prompt, completion, cached = usage.get(key, (0, 0, None))
         called = _tokens(call.get("prompt_tokens"))
-        usage[key] = (prompt + called, completion + _tokens(call.get("completion_tokens")),
-                      cached + min(_tokens(call.get("cached_prompt_tokens")), called))
+        said = call.get("cached_prompt_tokens")
+        if said is not None:
+            cached = (cached or 0) + min(_tokens(said), called)
+        usage[key] = (prompt + called, completion + _tokens(call.get("completion_tokens")), cached)
     return usage
+
+
+def cached_said(usage: Usage) -> dict[str, bool]:
+    """Model -> whether any of its calls in ``usage`` said how many prompt tokens were cached."""
+    said: dict[str, bool] = {}
+    for (model, _), (_, _, cached) in usage.items():
+        said[model] = said.get(model, False) or cached is not None
+    return said
 
 
 def record_usage(record: Mapping[str, Any]) -> Usage:

@@ -116,7 +116,10 @@ class BatchTransport:
             self._flusher = asyncio.get_running_loop().create_task(self._flush_when_quiet())
 
     async def _flush_when_quiet(self) -> None:
-        """Send the pending lines once no call arrived for ``flush_s`` (``20 * flush_s`` at most)."""
+        """Send the pending lines once no call arrived for ``flush_s`` (``20 * flush_s`` at most).
+
+        A bug in here fails the pending calls with one clear error (as :meth:`_guarded` does for a
+        batch's work) instead of leaving them waiting forever for a flush that never comes."""
         try:
             while self._pending:
                 due = min(self._last + self.settings.flush_s, self._first + 20 * self.settings.flush_s)
@@ -124,9 +127,15 @@ class BatchTransport:
                 if now >= due:
                     break
                 await asyncio.sleep(due - now)
+            self._flusher = None
+            self._flush()
+        except asyncio.CancelledError:
+            raise
+        except Exception as error:  # noqa: BLE001 - reported on the calls it would have sent
+            pending, self._pending, self._pending_bytes = self._pending, [], 0
+            self._deliver([custom_id for custom_id, _ in pending], {}, _failure(error))
         finally:
             self._flusher = None
-        self._flush()
 
     def _flush(self) -> None:
         """Send the pending lines as one batch (in the background)."""
@@ -261,8 +270,7 @@ class BatchTransport:
         except asyncio.CancelledError:
             raise
         except Exception as error:  # noqa: BLE001 - reported on the calls of this work
-            failure = FatalError(f"batch transport failed: {type(error).__name__}: {short(str(error))}")
-            self._deliver(custom_ids, {}, failure)
+            self._deliver(custom_ids, {}, _failure(error))
 
     async def models(self) -> list[str]:
         """The model ids the endpoint lists, once it proved it can take batches (the run's preflight
@@ -279,6 +287,11 @@ class BatchTransport:
         for task in [*self._tasks, *self._earlier.values(), *([self._flusher] if self._flusher else [])]:
             task.cancel()
         await self._service.close()
+
+
+def _failure(error: Exception) -> FatalError:
+    """The one error the calls get when a bug in the transport's own work stops them."""
+    return FatalError(f"batch transport failed: {type(error).__name__}: {short(str(error))}")
 
 
 def _retrieved(future: asyncio.Future) -> None:

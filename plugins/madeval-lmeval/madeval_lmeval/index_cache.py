@@ -8,8 +8,9 @@ modification time of every YAML file in it; a change to any of them gives anothe
 index is built again by lm-eval's own ``TaskIndex.build``. Only names, kinds, files and tags are
 stored: lm-eval's task factory reads a task's YAML file itself when it builds the task, and
 :func:`madeval_lmeval.lmeval_api.config_of` reads a config madeval needs (a group's members, a
-task's dataset) on first use. A cache that cannot be read or written is rebuilt or skipped
-silently: it only saves time.
+task's dataset) on first use. A missing file, or one kept for another key, is built again silently;
+a corrupt or foreign file is rebuilt with one warning line (as the item cache does); a cache that
+cannot be written is skipped silently: it only saves time.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import importlib.metadata
 import importlib.util
 import json
 import os
+import sys
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -112,23 +114,45 @@ KINDS = ("TASK", "PY_TASK", "GROUP", "TAG")
 
 def read_raw(path: Path, key: str) -> dict[str, tuple[str, str | None, list[str]]] | None:
     """The index stored in ``path`` as plain values (see :func:`load_raw`), or None when the file is
-    missing, unreadable, for another key or not of this format (every entry is checked)."""
+    missing or for another key (silently), or unreadable or not of this format (every entry is
+    checked; one warning line per file and process)."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-        if not isinstance(data, dict) or data.get("format") != FORMAT or data.get("key") != key:
-            return None
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+    except (OSError, UnicodeDecodeError) as error:
+        _warn(path, type(error).__name__)
+        return None
+    try:
+        data = json.loads(text)
+        if data["format"] != FORMAT:
+            raise ValueError("another format")
+        if data["key"] != key:
+            return None  # another key with the same prefix: built again, and stored over it
         entries = data["entries"]
         if not isinstance(entries, dict):
-            return None
+            raise TypeError("entries not a mapping")
         found = {}
         for name, (kind, file, tags) in entries.items():
             if (kind not in KINDS or not (file is None or isinstance(file, str)) or not isinstance(tags, list)
                     or not all(isinstance(tag, str) for tag in tags)):
-                return None
+                raise ValueError("bad entry")
             found[name] = (kind, file, tags)
         return found
-    except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError):
+    except (ValueError, KeyError, TypeError, AttributeError, RecursionError) as error:
+        _warn(path, f"not an index cache file of this madeval: {type(error).__name__}")
         return None
+
+
+_WARNED: set[str] = set()
+
+
+def _warn(path: Path, why: str) -> None:
+    """Say once per file and process that ``path`` was ignored (a later read in the process is silent)."""
+    if str(path) not in _WARNED:
+        _WARNED.add(str(path))
+        print(f"madeval: warning: ignored the lm-eval index cache {path} ({why}); building the index again",
+              file=sys.stderr)
 
 
 def _plain(entry: Any) -> tuple[str, str | None, list[str]]:

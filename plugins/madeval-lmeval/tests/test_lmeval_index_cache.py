@@ -73,12 +73,30 @@ def test_a_changed_include_path_or_lm_eval_version_rebuilds_it(lm_eval_folder, t
     assert len(calls) == 4
 
 
-def test_a_broken_cache_file_is_rebuilt_without_a_word(lm_eval_folder, tmp_path, capsys):
+def test_a_broken_cache_file_is_rebuilt_with_one_warning(lm_eval_folder, tmp_path, capsys):
+    """A truncated file is rebuilt and said once, naming the file (before: silently); reading it again
+    in the same process, while broken, says nothing more."""
     _, calls = lm_eval_folder
     include, _ = write_folder(tmp_path)
     index_cache.load_index((str(include),))
     (stored,) = Path(os.environ["MADEVAL_CACHE_DIR"]).glob("lmeval-index-*.json")
-    stored.write_text('{"format": "madeval-lmeval-index/1", "key": "' + index_cache.key_of((str(include),)) + '", ')
+    broken = '{"format": "madeval-lmeval-index/1", "key": "' + index_cache.key_of((str(include),)) + '", '
+    stored.write_text(broken)
+    index_cache._WARNED.discard(str(stored))
+    assert "tiny_sums" in index_cache.load_index((str(include),)) and len(calls) == 2
+    err = capsys.readouterr().err
+    assert err.count("warning: ignored the lm-eval index cache") == 1 and str(stored) in err, err
+    stored.write_text(broken)
+    assert index_cache.load_raw((str(include),))["tiny_sums"][0] == "TASK" and len(calls) == 3
+    assert capsys.readouterr().err == ""
+
+
+def test_a_cache_file_of_another_key_is_rebuilt_without_a_word(lm_eval_folder, tmp_path, capsys):
+    _, calls = lm_eval_folder
+    include, _ = write_folder(tmp_path)
+    index_cache.load_index((str(include),))
+    (stored,) = Path(os.environ["MADEVAL_CACHE_DIR"]).glob("lmeval-index-*.json")
+    stored.write_text('{"format": "madeval-lmeval-index/1", "key": "another", "entries": {}}')
     assert "tiny_sums" in index_cache.load_index((str(include),)) and len(calls) == 2
     assert capsys.readouterr().err == ""
 
