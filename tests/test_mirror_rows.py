@@ -110,3 +110,17 @@ def test_a_line_that_is_not_json_is_one_clear_error_naming_the_line(tmp_path, te
     path.write_bytes(text.encode("latin-1"))
     with pytest.raises(UsageError, match=r"rows.jsonl, line 2: not JSON" if "\xff" not in text else "line 1: not JSON"):
         _load_json(path)  # not handed to datasets, which fails on it with a traceback
+
+
+@pytest.mark.parametrize("depth", [200_000, 900, 65])
+def test_hostile_nesting_is_refused_not_a_crash(tmp_path, depth):
+    """Too deep for json.loads (200,000), or past the reader's bound under a deep caller."""
+    path = write(tmp_path, '{"a": ' + "[" * depth + "]" * depth + "}\n")
+
+    def at_depth(levels):  # call read_mirror under ``levels`` extra frames, as a deep caller would
+        return read_mirror(path) if levels == 0 else at_depth(levels - 1)
+
+    with pytest.raises(MirrorNotPlain):
+        at_depth(900)
+    shallow = write(tmp_path, '{"a": ' + "[" * 20 + "1" + "]" * 20 + "}\n", "shallow.jsonl")
+    assert exact(read_mirror(shallow)) == exact(_load_json_with_datasets(shallow))

@@ -36,6 +36,9 @@ DATASETS_CHUNK_BYTES = 10 << 20
 # A line longer than this is not a dataset row we can vouch for: datasets reads it instead.
 MAX_LINE_BYTES = 64 << 20
 INT64 = (-(1 << 63), (1 << 63) - 1)
+# Deeper values are refused (datasets reads them): the recursive walks below stay far from
+# Python's recursion limit whatever the caller's stack. No dataset row nests anywhere near this.
+MAX_DEPTH = 64
 # pyarrow's JSON reader turns ISO 8601 dates and times into timestamps: leave those to datasets.
 _TIMESTAMP_LIKE = re.compile(r"\d{4}-\d{2}-\d{2}")
 
@@ -94,6 +97,8 @@ def _offsets_and_docs(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
                 doc = json.loads(line, parse_constant=_refuse_constant)
             except (json.JSONDecodeError, UnicodeDecodeError) as error:
                 raise MirrorBroken(f"mirror {path}, line {number}: not JSON ({error})") from None
+            except RecursionError:
+                raise MirrorNotPlain(f"{path}:{number}: nested too deep for the json module") from None
             if not isinstance(doc, dict):
                 raise MirrorNotPlain(f"{path}:{number}: a line is not a JSON object")
             yield start, doc
@@ -123,7 +128,9 @@ def _parse(path: Path, keep: bool) -> tuple[list[dict[str, Any]], dict[str, Kind
     return docs, columns
 
 
-def _kind(value: Any) -> Kind:
+def _kind(value: Any, depth: int = 0) -> Kind:
+    if depth > MAX_DEPTH:
+        raise MirrorNotPlain(f"values nested more than {MAX_DEPTH} deep")
     if value is None:
         return NULL
     if isinstance(value, bool):
@@ -143,11 +150,11 @@ def _kind(value: Any) -> Kind:
     if isinstance(value, list):
         element: Kind = NULL
         for item in value:
-            element = _merge(element, _kind(item), "[]")
+            element = _merge(element, _kind(item, depth + 1), "[]")
         return ("list", element)
     if not value:
         raise MirrorNotPlain("an empty object (datasets stores it as JSON text)")
-    return ("struct", {field: _kind(item) for field, item in value.items()})
+    return ("struct", {field: _kind(item, depth + 1) for field, item in value.items()})
 
 
 def _merge(old: Kind, new: Kind, where: str) -> Kind:
