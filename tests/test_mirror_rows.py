@@ -67,6 +67,7 @@ REFUSED = {
     "timestamp": '{"when": "2021-01-01 10:00:00"}\n',
     "big_int": '{"n": 123456789012345678901}\n',
     "array_file": '[{"a": 1}, {"a": 2}]\n',
+    "agent_trace_like": '{"id": "1", "source": "s", "model": "m", "system_prompt": "p", "messages": ["hi"]}\n',
 }
 
 
@@ -77,7 +78,16 @@ def test_what_the_reader_cannot_vouch_for_goes_to_datasets(tmp_path, name):
         read_mirror(path)
     with pytest.raises(MirrorNotPlain):
         mirror_rows(path)  # refused before the first row, so a caller can still fall back
-    assert exact(_load_json(path)) == exact(_load_json_with_datasets(path))
+    assert outcome(_load_json, path) == outcome(_load_json_with_datasets, path)
+
+
+def outcome(load, path: Path):
+    """The rows ``load`` gives, or the type of its error (datasets refuses agent-trace-like files
+    without the ``teich`` package, for instance)."""
+    try:
+        return exact(load(path))
+    except Exception as error:  # the reference's own failure is the expected outcome
+        return type(error)
 
 
 @pytest.mark.parametrize("text", ['{"a": 1}\n[1, 2]\n', '{"a": NaN}\n'])

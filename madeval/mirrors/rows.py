@@ -42,6 +42,11 @@ MAX_DEPTH = 64
 # pyarrow's JSON reader turns ISO 8601 dates and times into timestamps: leave those to datasets.
 _TIMESTAMP_LIKE = re.compile(r"\d{4}-\d{2}-\d{2}")
 
+# datasets (4.x) reads a file whose columns look like an agent trace (Claude Code, Codex, Hermes,
+# Droid) as traces, not rows: such files go to datasets (the kinds of the columns are not checked).
+AGENT_TRACE_COLUMNS = ({"type", "message"}, {"type", "payload"}, {"type", "id", "version", "cwd"},
+                       {"id", "source", "model", "system_prompt", "messages"})
+
 # Kinds of a value: "null", "bool", "int", "float", "str", ("list", element kind),
 # ("struct", {field: kind}) with fields in first-appearance order.
 Kind = Any
@@ -123,6 +128,8 @@ def _parse(path: Path, keep: bool) -> tuple[list[dict[str, Any]], dict[str, Kind
             columns[column] = _merge(columns.get(column, NULL), _kind(value), column)
         if keep:
             docs.append(doc)
+    if any(marker <= columns.keys() for marker in AGENT_TRACE_COLUMNS):
+        raise MirrorNotPlain(f"{path}: columns of an agent trace, which datasets reads its own way")
     if first_chunk is not None and first_chunk != columns:
         raise MirrorNotPlain(f"{path}: columns change after the first {DATASETS_CHUNK_BYTES} bytes")
     return docs, columns
