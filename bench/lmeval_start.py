@@ -8,6 +8,9 @@ files and stores the index (madeval_lmeval.index_cache), builds gsm8k's items th
 stores them (madeval_lmeval.item_cache); the others read both without importing lm_eval.tasks. The target for a
 warm run is under 1.5 s; each run's CPU time to the first call (read from ``/proc``, all threads)
 and from start to exit is printed too, since a loaded machine stretches wall times several-fold. Needs lm-eval installed and the gsm8k mirror under ``MADEVAL_DATA_DIR``.
+
+``--task gsm8k`` measures a built-in task the same way (its rows read from the local mirror), to
+compare madeval's own path to a first call with lm-eval's.
 """
 
 from __future__ import annotations
@@ -39,10 +42,10 @@ def requests_seen(base_url: str) -> int:
         return int(json.loads(response.read())["requests"])
 
 
-def first_call(base_url: str, folder: Path, cache: Path) -> dict[str, float]:
-    """Start one run; seconds until the simulator sees its first request, and until the run ends."""
+def first_call(base_url: str, folder: Path, cache: Path, task: str = TASK) -> dict[str, float]:
+    """Start one run of ``task``; seconds until the simulator sees its first request, and until the run ends."""
     before = requests_seen(base_url)
-    command = [sys.executable, "-m", "madeval", "--tasks", TASK, "--limit", "1", "--base-url", base_url,
+    command = [sys.executable, "-m", "madeval", "--tasks", task, "--limit", "1", "--base-url", base_url,
                "--cache", "off", "--no-progress", "--output-path", str(folder)]
     env = {**os.environ, "MADEVAL_CACHE_DIR": str(cache), "HF_HUB_OFFLINE": "1"}
     before_cpu = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -57,7 +60,7 @@ def first_call(base_url: str, folder: Path, cache: Path) -> dict[str, float]:
             time.sleep(0.01)
     _, errors = process.communicate(timeout=600)
     if process.returncode != 0:
-        raise SystemExit(f"madeval --tasks {TASK} failed:\n{errors[-2000:]}")
+        raise SystemExit(f"madeval --tasks {task} failed:\n{errors[-2000:]}")
     if seen is None:  # the run ended between two polls
         seen = time.perf_counter() - start
     after_cpu = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -75,15 +78,15 @@ def process_cpu(pid: int) -> float | None:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime, stime: fields 14, 15
 
 
-def measure(runs: int) -> dict:
-    """A cold run, then ``runs`` warm ones; the median warm time to the first call."""
+def measure(runs: int, task: str = TASK) -> dict:
+    """A cold run, then ``runs`` warm ones of ``task``; the median warm time to the first call."""
     work = Path(tempfile.mkdtemp(prefix="madeval-bench-lmeval-"))
     load_before = os.getloadavg()[0]
     try:
-        with simulator_process(latency=0.0, tasks=TASK) as url:
+        with simulator_process(latency=0.0, tasks=task) as url:
             cache = work / "cache"
-            cold = first_call(url, work / "cold", cache)
-            warm = [first_call(url, work / f"warm-{index}", cache) for index in range(runs)]
+            cold = first_call(url, work / "cold", cache, task)
+            warm = [first_call(url, work / f"warm-{index}", cache, task) for index in range(runs)]
     finally:
         shutil.rmtree(work, ignore_errors=True)
     times = [w["first_call_s"] for w in warm]
@@ -94,13 +97,14 @@ def measure(runs: int) -> dict:
 
 
 def main(argv: list[str] | None = None) -> None:
-    """``python -m bench lmeval-start [--runs N] [--json FILE]``."""
+    """``python -m bench lmeval-start [--runs N] [--task NAME] [--json FILE]``."""
     parser = argparse.ArgumentParser(prog="python -m bench lmeval-start", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=int, default=3, help="warm runs; the median is reported")
+    parser.add_argument("--task", default=TASK, help=f"the task run (default {TASK}; gsm8k: the built-in one)")
     parser.add_argument("--json", type=Path, help="also write the numbers here")
     args = parser.parse_args(sys.argv[1:] if argv is None else argv)
-    report = measure(max(args.runs, 1))
+    report = measure(max(args.runs, 1), args.task)
     if args.json:
         args.json.write_text(json.dumps(report, indent=2), encoding="utf-8")
     warm = ", ".join(f"{w['first_call_s']:.2f}" for w in report["warm"])

@@ -5,7 +5,9 @@
 * ``generator: !function module.fn`` with ``size`` and ``seed``: rows made by ``fn(size=, seed=)``.
 * ``path`` / ``name`` / ``split``: a hub dataset (id, config, split). It is read from the hub when
   the hub is reachable; otherwise from the task's ``mirror``, a JSONL copy with the hub's columns
-  under the folder ``MADEVAL_DATA_DIR`` names, read with ``datasets.load_dataset("json", ...)``.
+  under the folder ``MADEVAL_DATA_DIR`` names, read with the standard library into the rows
+  ``datasets.load_dataset("json", ...)`` gives (:mod:`madeval.mirrors`; ``datasets`` itself for
+  a file that reader refuses).
   If neither works, :class:`DataUnavailable` says what is missing: the variable (when it is not
   set) or the file (when the folder it names has no such file). ``HF_HUB_OFFLINE=1`` skips the hub.
 * ``gated: true``: the hub dataset needs its terms accepted; when it cannot be read, the error
@@ -27,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import UsageError
+from .mirrors import MirrorNotPlain, read_mirror
 from .taskfiles import FunctionRef, task_code
 
 DATA_DIR_VARIABLE = "MADEVAL_DATA_DIR"
@@ -148,6 +151,18 @@ def _hub_name(dataset: dict[str, Any]) -> str:
 
 
 def _load_json(path: Path) -> list[dict[str, Any]]:
+    """The rows of the local JSON-lines mirror ``path``, as ``datasets`` gives them.
+
+    Plain JSON lines (every mirror madeval ships for) are read with the standard library
+    (:mod:`madeval.mirrors`: the same rows, without the second of ``datasets`` imports); what that
+    reader cannot vouch for (a JSON array, mixed kinds in a column, ...) goes to ``datasets``."""
+    try:
+        return read_mirror(path)
+    except MirrorNotPlain:
+        return _load_json_with_datasets(path)
+
+
+def _load_json_with_datasets(path: Path) -> list[dict[str, Any]]:
     import datasets  # pyarrow and pandas behind it take seconds: only when a dataset is read
 
     datasets.disable_progress_bars()

@@ -18,7 +18,6 @@ import ast
 import dataclasses
 import difflib
 import functools
-import json
 import re
 from pathlib import Path
 from typing import Any, Callable, Collection, Iterable, Sequence
@@ -32,6 +31,7 @@ from .options import shown
 from .item import Item, content_id
 from .metrics.base import DebateMetric, Metric
 from .metrics.view import DebateView
+from .mirrors import MirrorNotPlain, mirror_rows
 from .taskfiles import (
     CONTENT, DATASET_KEYS, TASK_KEYS, FunctionRef, check_keys, closest, read_yaml, task_code, task_index,
 )
@@ -132,8 +132,9 @@ class Task:
         """The items whose id is in ``wanted``, in dataset order (the viewer's questions of a run).
 
         When the rows come from a local mirror (the hub is not used) and each row names its id
-        (``doc_to_id``), the mirror is read a line at a time and only the wanted rows become items:
-        no ``datasets`` import (seconds) and no item for each of MMLU-Pro's 12,032 rows. Otherwise
+        (``doc_to_id``), the mirror is read a row at a time (:func:`madeval.mirrors.mirror_rows`, the
+        rows :attr:`items` gets) and only the wanted rows become items: no item for each of
+        MMLU-Pro's 12,032 rows. Otherwise
         (a generator, the hub, ``process_docs``, ids by content, items already read, a provider's
         task) they are the wanted ones of :attr:`items`."""
         dataset = self.spec.get("dataset") or {}
@@ -143,20 +144,20 @@ class Task:
                       and "generator" not in dataset and not hub_reachable())
         if not streamable:
             return [item for item in self.items if item.id in wanted]
+        try:
+            docs = mirror_rows(mirror)  # the rows :attr:`items` reads, one at a time
+        except MirrorNotPlain:
+            return [item for item in self.items if item.id in wanted]
         found, index = [], 0
-        with open(mirror, encoding="utf-8") as rows:
-            for line in rows:
-                if not line.strip():
-                    continue
-                doc = json.loads(line)
-                if not keep_matching([doc], dataset.get("filter"), self.name):
-                    continue
-                raw_id = self._field("doc_to_id", doc)
-                if raw_id is not None and str(raw_id) in wanted:
-                    found.append(self._item(index, doc))
-                elif raw_id is None and f"{self.name}-{index}" in wanted:  # as _item names a row without an id
-                    found.append(self._item(index, doc))
-                index += 1
+        for doc in docs:
+            if not keep_matching([doc], dataset.get("filter"), self.name):
+                continue
+            raw_id = self._field("doc_to_id", doc)
+            if raw_id is not None and str(raw_id) in wanted:
+                found.append(self._item(index, doc))
+            elif raw_id is None and f"{self.name}-{index}" in wanted:  # as _item names a row without an id
+                found.append(self._item(index, doc))
+            index += 1
         return found
 
     def _field(self, key: str, doc: dict[str, Any]) -> Any:

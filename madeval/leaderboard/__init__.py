@@ -21,10 +21,11 @@ from typing import Any
 
 from ..folder_files import write_text_atomically
 from ..records import write_json_atomically
-from .data import load_run
-from .html import page
 from .options import LeaderboardOptions
-from .render import comparisons_csv, csv_text, markdown
+
+# The board's machinery (.data, .table, .html, .render: numpy and the statistics, ~0.3 s) is
+# imported by the functions below, not here: madeval.config and madeval.run import this package
+# for LeaderboardOptions, and a run must not pay for the board before its first call.
 
 OUTPUT_FILES = ("leaderboard.md", "leaderboard.csv", "comparisons.csv", "leaderboard.json", "leaderboard.html")
 #: The debate viewer's page in a run folder (``madeval view``, :mod:`madeval.viewer`): the
@@ -34,6 +35,7 @@ VIEWER_FILE = "debates.html"
 
 def build_leaderboard(folder: str | Path, options: LeaderboardOptions | None = None) -> dict[str, Any]:
     """The leaderboard of the run in ``folder``."""
+    from .data import load_run
     from .table import build  # scipy, behind it, takes seconds to import: only when a board is built
 
     options = options or LeaderboardOptions()
@@ -54,6 +56,9 @@ def write_outputs(board: dict[str, Any], folder: str | Path,
     """Write the board into ``folder``: Markdown, CSV (rows; comparisons), JSON and HTML, and
     ``charts/`` when the board's options ask for charts (``charts: true``, ``--charts``);
     ``history`` (entries of :mod:`.history`) adds the history chart and table to the page."""
+    from .html import page
+    from .render import comparisons_csv, csv_text, markdown
+
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)  # a merged board's own folder (--output) may be new
     # Each through a temporary file and a rename: a link named like an output is replaced, never

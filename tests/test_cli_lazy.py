@@ -1,0 +1,53 @@
+"""The command line imports a command's module only when that command is asked for.
+
+A run's way to its first call must not pay for the leaderboard's machinery (numpy, the board's
+statistics) or the other commands; ``madeval --help`` still lists every command."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import click
+import pytest
+from click.testing import CliRunner
+
+from madeval.cli.main import LAZY_COMMANDS, cli
+
+
+@pytest.mark.parametrize("name", sorted(LAZY_COMMANDS))
+def test_each_lazy_entry_names_its_command(name):
+    command = cli.get_command(click.Context(cli), name)
+    assert isinstance(command, click.Command) and command.name == name
+
+
+def test_help_lists_every_command():
+    shown = CliRunner().invoke(cli, ["--help"]).output
+    section = shown.split("Commands:\n")[1].split("\n\n")[0]  # up to the environment epilog
+    listed = [line.split()[0] for line in section.splitlines() if line.startswith("  ") and line[2] != " "]
+    assert listed == sorted(LAZY_COMMANDS)
+
+
+def modules_after(code: str) -> dict:
+    probe = (f"import sys, json\n{code}\n"
+             "print(json.dumps(sorted(m for m in sys.modules if m.startswith(('madeval.cli.', 'madeval.leaderboard', 'numpy', 'scipy')))))")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return set(json.loads(done.stdout.splitlines()[-1]))
+
+
+def test_a_run_loads_neither_other_commands_nor_the_board_before_it_starts():
+    """Everything ``madeval --tasks ...`` imports up to running: the group, the run command and
+    the run machinery (madeval.run imports the leaderboard package for its options)."""
+    loaded = modules_after("from madeval.cli.main import cli\nimport click\n"
+                           "cli.get_command(click.Context(cli), 'run')\nimport madeval.run, madeval.evaluation")
+    assert "madeval.cli.run_cmd" in loaded and "madeval.leaderboard" in loaded  # the probe did import
+    assert not {m for m in loaded if m.startswith("madeval.cli.") and m.endswith("_cmd")} - {"madeval.cli.run_cmd"}
+    assert not {"numpy", "scipy", "madeval.leaderboard.data", "madeval.leaderboard.table",
+                "madeval.leaderboard.html"} & loaded
+
+
+def test_an_unknown_first_word_is_still_a_run_option():
+    result = CliRunner().invoke(cli, ["--tasks", "no_such_task_here"], standalone_mode=False)
+    assert "no_such_task_here" in str(result.exception)
