@@ -20,10 +20,10 @@ import importlib.metadata
 import importlib.util
 import json
 import os
-import sys
-import tempfile
 from pathlib import Path
 from typing import Any
+
+from .cache_files import warn_ignored, write_atomically
 
 FORMAT = "madeval-lmeval-index/1"
 
@@ -144,15 +144,8 @@ def read_raw(path: Path, key: str) -> dict[str, tuple[str, str | None, list[str]
         return None
 
 
-_WARNED: set[str] = set()
-
-
 def _warn(path: Path, why: str) -> None:
-    """Say once per file and process that ``path`` was ignored (a later read in the process is silent)."""
-    if str(path) not in _WARNED:
-        _WARNED.add(str(path))
-        print(f"madeval: warning: ignored the lm-eval index cache {path} ({why}); building the index again",
-              file=sys.stderr)
+    warn_ignored(path, "index cache", why, "building the index again")
 
 
 def _plain(entry: Any) -> tuple[str, str | None, list[str]]:
@@ -163,14 +156,4 @@ def write(path: Path, key: str, index: dict[str, Any]) -> None:
     """Store ``index`` for ``key`` in ``path``, atomically (a rename); skipped when it cannot be."""
     entries = {name: list(_plain(entry)) for name, entry in index.items()}
     text = json.dumps({"format": FORMAT, "key": key, "entries": entries})
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with tempfile.NamedTemporaryFile("w", encoding="utf-8", dir=path.parent, prefix=path.name,
-                                         suffix=".tmp", delete=False) as handle:
-            handle.write(text)
-        os.replace(handle.name, path)
-    except OSError:
-        try:
-            os.unlink(handle.name)
-        except (OSError, UnboundLocalError):
-            pass
+    write_atomically(path, text)

@@ -23,9 +23,6 @@ from __future__ import annotations
 import hashlib
 import importlib.metadata
 import json
-import os
-import sys
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -34,6 +31,7 @@ import yaml
 
 from madeval import Item
 
+from .cache_files import warn_ignored, write_atomically
 from .index_cache import cache_folder, lm_eval_task_folder
 
 FORMAT = "madeval-lmeval-items/1"
@@ -180,14 +178,8 @@ def unchanged(files: list[list[Any]], folders: list[str]) -> bool:
     return True
 
 
-_WARNED: set[str] = set()
-
-
 def _warn(path: Path, why: str) -> None:
-    if str(path) not in _WARNED:
-        _WARNED.add(str(path))
-        print(f"madeval: warning: ignored the lm-eval item cache {path} ({why}); building the items again",
-              file=sys.stderr)
+    warn_ignored(path, "item cache", why, "building the items again")
 
 
 def read(key: str) -> Prepared | None:
@@ -250,17 +242,4 @@ def write(key: str, prepared: Prepared) -> bool:
         return False  # a source file vanished while the items were built
     if back != [_row(item) for item in prepared.items]:  # a tuple in a doc, an int key...
         return False
-    path = cache_file(key)
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with tempfile.NamedTemporaryFile("w", encoding="utf-8", dir=path.parent, prefix=path.name,
-                                         suffix=".tmp", delete=False) as handle:
-            handle.write(text)
-        os.replace(handle.name, path)
-    except OSError:
-        try:
-            os.unlink(handle.name)
-        except (OSError, UnboundLocalError):
-            pass
-        return False
-    return True
+    return write_atomically(cache_file(key), text)

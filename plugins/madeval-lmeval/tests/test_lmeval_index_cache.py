@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from madeval_lmeval import index_cache, lmeval_api
+from madeval_lmeval import cache_files, index_cache, lmeval_api
 from test_lmeval_include_path import write_folder
 
 
@@ -82,7 +82,7 @@ def test_a_broken_cache_file_is_rebuilt_with_one_warning(lm_eval_folder, tmp_pat
     (stored,) = Path(os.environ["MADEVAL_CACHE_DIR"]).glob("lmeval-index-*.json")
     broken = '{"format": "madeval-lmeval-index/1", "key": "' + index_cache.key_of((str(include),)) + '", '
     stored.write_text(broken)
-    index_cache._WARNED.discard(str(stored))
+    cache_files._WARNED.discard(str(stored))
     assert "tiny_sums" in index_cache.load_index((str(include),)) and len(calls) == 2
     err = capsys.readouterr().err
     assert err.count("warning: ignored the lm-eval index cache") == 1 and str(stored) in err, err

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from madeval import UsageError
-from madeval_lmeval import index_cache, item_cache, lmeval_api, plugin
+from madeval_lmeval import cache_files, index_cache, item_cache, lmeval_api, plugin
 from madeval_lmeval.plugin import LmEvalTasks
 from test_lmeval_index_cache import lm_eval_folder  # noqa: F401 - a small stand-in for lm-eval's task folder
 
@@ -77,7 +77,7 @@ def mirrored(lm_eval_folder, tmp_path, monkeypatch):  # noqa: F811
     (folder / "sums.yaml").write_text(SUMS_YAML)
     (folder / "utils.py").write_text(UTILS)
     (folder / "letters.yaml").write_text(LETTERS_YAML)
-    item_cache._WARNED.clear()
+    cache_files._WARNED.clear()
     return folder, data
 
 
