@@ -463,7 +463,7 @@ def check_settings(settings: RunSettings) -> None:
     """
     _check_fields(settings, RUN_OPTIONS)
     if settings.wandb_args:
-        from .wandb_log import check_wandb_args
+        from .checks.wandb_args import check_wandb_args
 
         check_wandb_args(settings.wandb_args)
     if not settings.tasks:

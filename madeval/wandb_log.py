@@ -7,25 +7,9 @@ everything on disk (``wandb sync`` uploads it later).
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 from typing import Any
-
-from .errors import UsageError
-
-#: ``wandb.init`` arguments ``--wandb-args`` may set.
-INIT_KEYS = ("project", "entity", "name", "group", "job_type", "mode", "dir", "notes", "id", "resume")
-
-
-def check_wandb_args(args: dict[str, str]) -> None:
-    """Refuse unknown keys and a missing ``wandb`` before the run starts (one line)."""
-    unknown = sorted(set(args) - set(INIT_KEYS))
-    if unknown:
-        raise UsageError(f"wandb_args has no key '{unknown[0]}' (keys: {', '.join(INIT_KEYS)})")
-    if importlib.util.find_spec("wandb") is None:
-        raise UsageError("--wandb-args needs the wandb package: pip install 'madeval[wandb]'")
-
 
 def log_run(folder: Path, board: dict[str, Any], args: dict[str, str]) -> None:
     """Log the leaderboard rows as a table, every chart as an image and ``run.json`` as an artifact.
