@@ -22,6 +22,47 @@ def test_each_lazy_entry_names_its_command(name):
     assert isinstance(command, click.Command) and command.name == name
 
 
+@pytest.mark.parametrize("name", sorted(LAZY_COMMANDS))
+def test_each_summary_is_its_commands_first_docstring_paragraph(name):
+    """``--help`` shows the table's summaries without importing the commands: they must say what
+    the commands' own docstrings say, or the two would drift apart."""
+    command = cli.get_command(click.Context(cli), name)
+    assert LAZY_COMMANDS[name].summary == " ".join(command.help.partition("\n\n")[0].split())
+
+
+HELP_PROBE = """
+import json, sys, click
+from madeval.cli.main import LAZY_COMMANDS, cli
+
+def commands_section(format_commands, width):
+    formatter = click.HelpFormatter(width=width)
+    format_commands(cli, click.Context(cli, info_name="madeval"), formatter)
+    return formatter.getvalue()
+
+lazy = {width: commands_section(type(cli).format_commands, width) for width in (50, 80, 200)}
+imported = sorted(m for m in sys.modules if m.startswith("madeval.cli.") and m.endswith("_cmd"))
+for name in LAZY_COMMANDS:
+    cli.get_command(click.Context(cli), name)
+eager = {width: commands_section(click.Group.format_commands, width) for width in (50, 80, 200)}
+print(json.dumps({"imported": imported, "lazy": lazy, "eager": eager}))
+"""
+
+
+def test_help_imports_no_command_and_lists_them_as_click_would():
+    """The Commands section written from the summaries equals click's own, written from the
+    imported commands, at narrow and wide terminals; and writing it imports no command module."""
+    done = subprocess.run([sys.executable, "-c", HELP_PROBE], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    shown = json.loads(done.stdout.splitlines()[-1])
+    assert shown["imported"] == []
+    assert shown["lazy"] == shown["eager"]
+    assert "Run debates on tasks and print the leaderboard table." in shown["lazy"]["80"]
+    done = subprocess.run([sys.executable, "-c", "import sys\nfrom madeval.cli.main import main\ntry:\n main(['--help'])\n"
+                           "except SystemExit:\n pass\nprint([m for m in sys.modules if m.endswith('_cmd')])"],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and done.stdout.splitlines()[-1] == "[]", done.stderr[-2000:]
+
+
 def test_help_lists_every_command():
     shown = CliRunner().invoke(cli, ["--help"]).output
     section = shown.split("Commands:\n")[1].split("\n\n")[0]  # up to the environment epilog

@@ -6,8 +6,10 @@ types (``1`` and ``1.0`` differ, as do ``None`` and a missing column) and key or
 
 from __future__ import annotations
 
+import io
 import json
 import os
+import random
 from pathlib import Path
 
 import pytest
@@ -15,6 +17,7 @@ import pytest
 from madeval.datasources import _load_json, _load_json_with_datasets
 from madeval.errors import UsageError
 from madeval.mirrors import MirrorNotPlain, mirror_rows, read_mirror
+from madeval.mirrors.rows import _reads_as_timestamp
 
 DATA = Path(os.environ.get("MADEVAL_DATA_DIR", "/work/shared/data"))
 MIRRORS = sorted(p for p in DATA.rglob("*.jsonl") if "mallm" not in p.parts) if DATA.is_dir() else []
@@ -51,6 +54,11 @@ AWKWARD = {
                       '{"l": [], "e": [null], "b": false, "t": "\\u202e\\n"}\n   \n',
     # deep nesting
     "deep": '{"d": [[[[{"x": [1.5]}]]]]}\n{"d": [[[[{"x": [2]}]]]]}\n',
+    # text opening with a date that pyarrow keeps as text: a question, an impossible date, fractional
+    # seconds, two spaces, hour 24, an offset past 23 hours, a zone after a date alone
+    "date_like_text": '{"q": "2021-01-01 is the day the law took effect. Why?", "l": ["2021-02-30"]}\n'
+                      '{"q": "2021-01-01T10:00:00.123Z", "l": ["2021-01-01  10:00", "2021-01-01T24:00"]}\n'
+                      '{"q": "2021-01-01T10:00:00+24:00", "l": ["2021-01-01+01:00", "1900-02-29"]}\n',
 }
 
 
@@ -65,6 +73,13 @@ REFUSED = {
     "structs_differ": '{"s": {"x": 1}}\n{"s": {"y": 2}}\n',
     "empty_object": '{"s": {}}\n',
     "timestamp": '{"when": "2021-01-01 10:00:00"}\n',
+    "timestamp_date_alone": '{"q": "a question"}\n{"q": "2020-02-29"}\n',
+    "timestamp_zoned_in_a_list": '{"l": ["text", "2021-01-01T10+0130"]}\n',
+    "timestamp_in_a_nested_field": '{"s": {"when": "0000-01-01T23:59Z"}}\n',
+    # pyarrow refuses a row naming a column twice (datasets fails); nested, datasets gives odd rows
+    "duplicate_key": '{"a": 1, "b": "x"}\n{"a": 2, "a": 3, "b": "y"}\n',
+    "duplicate_nested_key": '{"s": {"x": 1, "x": 2}}\n',
+    "duplicate_key_in_a_list": '{"l": [{"x": "p", "x": "q"}]}\n',
     "big_int": '{"n": 123456789012345678901}\n',
     "array_file": '[{"a": 1}, {"a": 2}]\n',
     "agent_trace_like": '{"id": "1", "source": "s", "model": "m", "system_prompt": "p", "messages": ["hi"]}\n',
@@ -134,3 +149,55 @@ def test_hostile_nesting_is_refused_not_a_crash(tmp_path, depth):
         at_depth(900)
     shallow = write(tmp_path, '{"a": ' + "[" * 20 + "1" + "]" * 20 + "}\n", "shallow.jsonl")
     assert exact(read_mirror(shallow)) == exact(_load_json_with_datasets(shallow))
+
+
+# Forms around pyarrow's ISO 8601 timestamps: dates alone, T or space, hours/minutes/seconds,
+# fractions, zones and offsets, impossible dates and times, leap years, stray characters.
+TIMESTAMP_FORMS = [
+    "2021-01-01", "2021-01-01 10:00:00", "2021-01-01T10:00:00", "2021-01-01T10:00", "2021-01-01 10",
+    "2021-01-01T10:00:00Z", "2021-01-01T10:00:00+01:00", "2021-01-01T10:00:00+0100", "2021-01-01T10-05",
+    "2021-01-01 10:00:00+01:00", "2021-01-01T10:00:00-00:00", "2021-01-01T10+23:59", "2021-01-01T10:00Z",
+    "0000-01-01", "9999-12-31", "2020-02-29", "2000-02-29", "2400-02-29", "0004-02-29",
+    "2021-01-01T10:00:00.123", "2021-01-01T10:00:00.000", "2021-01-01T10:00:00,5", "2021-01-01T10:00:00.",
+    "2021-02-29", "1900-02-29", "2100-02-29", "2021-02-30", "2021-04-31", "2021-13-01", "2021-00-10",
+    "2021-01-00", "2021-01-32", "2021-01-01T24:00:00", "2021-01-01T23:59:60", "2021-01-01T10:60",
+    "2021-01-01T10:00:00+24:00", "2021-01-01T10:00:00+0160", "2021-01-01T10:00:00+1", "2021-01-01Z",
+    "2021-01-01+01:00", "2021-01-01T1000", "2021-01-01T1", "2021-01-01t10:00:00", "2021-01-01T10:00:00z",
+    "2021-01-01 ", " 2021-01-01", "2021-01-01\n", "2021-01-01  10:00", "2021-01-01\t10:00", "2021-1-1",
+    "20210101", "+2021-01-01", "10000-01-01", "2021-W01-1", "\u0662\u0660\u0662\u0661-\u0660\u0661-\u0660\u0661",
+    "2021-01-01T10:00:00 +01:00", "2021-01-01T10:00:00+01:00Z", "2021-01-01 is a date",
+]
+
+
+def random_forms(count: int, seed: int) -> list[str]:
+    """Timestamp-shaped strings with random fields (some out of range) and random edits."""
+    rng = random.Random(seed)
+    forms = []
+    for _ in range(count):
+        year, day = rng.choice([rng.randrange(10000), 1900, 2000, 2100]), rng.choice([rng.randrange(33), 29])
+        text = f"{year:04d}-{rng.randrange(14):02d}-{day:02d}"
+        for part in (f"{rng.choice('T ')}{rng.randrange(26):02d}", f":{rng.randrange(62):02d}", f":{rng.randrange(62):02d}"):
+            if rng.random() < 0.3:
+                break
+            text += part
+        if rng.random() < 0.5:
+            text += rng.choice(["Z", f"+{rng.randrange(26):02d}", f"-{rng.randrange(26):02d}:{rng.randrange(62):02d}",
+                                f"+{rng.randrange(26):02d}{rng.randrange(62):02d}", ".5"])
+        for _ in range(rng.choice([0, 0, 1, 2])):
+            at = rng.randrange(len(text) + 1)
+            text = text[:at] + rng.choice("0123456789-:TZ+ .") + text[at + rng.randrange(2):]
+        forms.append(text)
+    return forms
+
+
+def test_exactly_the_strings_pyarrow_reads_as_timestamps_are_refused():
+    """datasets reads JSON lines with pyarrow's JSON reader: a string it types as a timestamp must
+    never take the fast path, and any other string (a question opening with a date) keeps it."""
+    import pyarrow as pa
+    import pyarrow.json as paj
+
+    forms = TIMESTAMP_FORMS + random_forms(20_000, seed=2026)
+    table = paj.read_json(io.BytesIO(json.dumps({f"c{i}": form for i, form in enumerate(forms)}).encode()))
+    arrow = [pa.types.is_timestamp(field.type) for field in table.schema]
+    assert 2_000 < sum(arrow) < len(forms) - 2_000  # the search hits both sides
+    assert [form for form, is_time in zip(forms, arrow) if is_time != _reads_as_timestamp(form)] == []

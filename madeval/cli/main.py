@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import importlib
 import sys
+from typing import NamedTuple
 
 import click
 
@@ -24,38 +25,71 @@ from .environment import ENVIRONMENT
 
 COMMANDS_WITHOUT_RUN = ("--help", "-h", "--version")
 
-# Command name -> (module of madeval.cli, click command in it). A command's module is imported
-# when that command is asked for (click's lazy subcommands pattern), so a run does not import the
-# leaderboard command's machinery (numpy, the board's statistics: ~0.25 s) before its first call.
-# tests/test_cli_lazy.py checks that each entry names its command; the import graph of
-# tests/test_imports.py does not see these imports (they are strings), which is safe here: this
-# module is imported by none of them, so no cycle can pass through it.
+class LazyCommand(NamedTuple):
+    """Where a command lives and what ``madeval --help`` says of it without importing it."""
+
+    module: str  # module of madeval.cli
+    attribute: str  # the click command in it
+    summary: str  # the command's docstring's first paragraph on one line (tests/test_cli_lazy.py checks)
+
+
+# Command name -> where it lives and its summary. A command's module is imported when that command
+# is asked for (click's lazy subcommands pattern), so a run does not import the leaderboard
+# command's machinery (numpy, the board's statistics: ~0.25 s) before its first call, and
+# ``madeval --help`` imports none of them. tests/test_cli_lazy.py checks that each entry names its
+# command and repeats its summary; the import graph of tests/test_imports.py does not see these
+# imports (they are strings), which is safe here: this module is imported by none of them, so no
+# cycle can pass through it.
 LAZY_COMMANDS = {
-    "run": ("run_cmd", "run"),
-    "tasks": ("tasks_cmd", "tasks"),
-    "plugins": ("plugins_cmd", "plugins"),
-    "simulator": ("simulator_cmd", "simulator"),
-    "sample-size": ("sample_size_cmd", "sample_size"),
-    "leaderboard": ("leaderboard_cmd", "leaderboard"),
-    "rescore": ("rescore_cmd", "rescore"),
-    "import": ("import_cmd", "import_"),
-    "view": ("view_cmd", "view"),
-    "export": ("export_cmd", "export"),
+    "run": LazyCommand("run_cmd", "run", "Run debates on tasks and print the leaderboard table."),
+    "tasks": LazyCommand("tasks_cmd", "tasks", "List tasks with their answer type and row count (when known)."),
+    "plugins": LazyCommand("plugins_cmd", "plugins",
+                           "List the components of every loaded plugin: kind, name, package, what it does and "
+                           "its options (type = default). With NAME, one component in full. Tasks are listed "
+                           "by 'madeval tasks'."),
+    "simulator": LazyCommand("simulator_cmd", "simulator", "Serve synthetic agents with known accuracy, "
+                             "conformity, persuasion, self-doubt, latency and faults."),
+    "sample-size": LazyCommand("sample_size_cmd", "sample_size", "Print how many of POPULATION items "
+                               "'--sample fpc' draws (Voting or Consensus, App. B.1)."),
+    "leaderboard": LazyCommand("leaderboard_cmd", "leaderboard", "Leaderboards of finished runs: show them "
+                               "again (or several merged), check them against a baseline, and draw the "
+                               "history of checks."),
+    "rescore": LazyCommand("rescore_cmd", "rescore",
+                           "Apply transcript-only deciders to RUN's debates without new discussion calls."),
+    "import": LazyCommand("import_cmd", "import_", "Read FILES of FORMAT (mallm, lm-eval, or a plugin's; see "
+                          "'madeval plugins') as a run folder that 'leaderboard show', 'rescore' and every "
+                          "other command read like madeval's own. Each file is one configuration; a second "
+                          "import of the same file adds nothing."),
+    "view": LazyCommand("view_cmd", "view", "Write one self-contained HTML page to read every debate of RUN "
+                        "(opens from disk, no network)."),
+    "export": LazyCommand("export_cmd", "export", "Export RUN's debates: one sample per (item, configuration, "
+                          "repeat) with every message."),
 }
 
 
 class DefaultToRun(click.Group):
     """A group that runs ``run`` when the first argument is not a command name, and imports a
-    command's module only when that command is asked for (``--help`` lists them all, so imports all)."""
+    command's module only when that command is asked for (``--help`` lists them from their summaries)."""
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted({*LAZY_COMMANDS, *self.commands})
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         if cmd_name not in self.commands and cmd_name in LAZY_COMMANDS:
-            module, attribute = LAZY_COMMANDS[cmd_name]
+            module, attribute, _ = LAZY_COMMANDS[cmd_name]
             self.add_command(getattr(importlib.import_module(f"{__package__}.{module}"), attribute), cmd_name)
         return self.commands.get(cmd_name)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """The Commands section of ``--help``, as click writes it, from the summaries of commands not
+        imported yet: a stand-in command with the summary as its help is shortened the same way."""
+        commands = [(name, self.commands.get(name) or click.Command(name, help=LAZY_COMMANDS[name].summary))
+                    for name in self.list_commands(ctx)]
+        commands = [(name, command) for name, command in commands if not command.hidden]
+        if commands:
+            limit = formatter.width - 6 - max(len(name) for name, _ in commands)  # as click.Group does
+            with formatter.section("Commands"):
+                formatter.write_dl([(name, command.get_short_help_str(limit)) for name, command in commands])
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         if args and args[0] not in self.list_commands(ctx) and args[0] not in COMMANDS_WITHOUT_RUN:

@@ -14,7 +14,8 @@ to plain JSON lines:
 What it does not reproduce, it refuses with :class:`MirrorNotPlain`, and the caller falls back to
 ``datasets``: a file that is a JSON array, a line that is not an object, values of conflicting
 kinds in one column (``datasets`` then stores them as JSON text), nested objects whose keys differ
-from row to row or that are empty (likewise), strings pyarrow would read as timestamps, integers
+from row to row or that are empty (likewise), a key named twice in one object, strings pyarrow
+would read as timestamps (exactly those: other text opening with a date keeps this reader), integers
 beyond 64 bits or non-finite numbers, and a later part of a file over ``datasets``' 10 MiB chunk
 changing the columns inferred from the first chunk. ``tests/test_mirror_rows.py`` checks every
 mirror in the shared data folder against ``datasets`` itself.
@@ -39,8 +40,17 @@ INT64 = (-(1 << 63), (1 << 63) - 1)
 # Deeper values are refused (datasets reads them): the recursive walks below stay far from
 # Python's recursion limit whatever the caller's stack. No dataset row nests anywhere near this.
 MAX_DEPTH = 64
-# pyarrow's JSON reader turns ISO 8601 dates and times into timestamps: leave those to datasets.
-_TIMESTAMP_LIKE = re.compile(r"\d{4}-\d{2}-\d{2}")
+# pyarrow's JSON reader (26.x) turns a string into a timestamp[s] when its ISO 8601 parser reads
+# the whole string: a real date YYYY-MM-DD (years 0000-9999, Gregorian leap years), optionally
+# followed by T or one space and HH, HH:MM or HH:MM:SS (no fractions, no leap second), optionally
+# followed by Z or an offset +HH, +HHMM or +HH:MM (hours < 24, minutes < 60). Measured against
+# pyarrow by tests/test_mirror_rows.py (a list of forms and a seeded random search); other
+# strings, such as a question opening with a date, stay text and keep the fast path.
+_TIMESTAMP_FORM = re.compile(
+    r"([0-9]{4})-([0-9]{2})-([0-9]{2})"
+    r"(?:[T ]([0-9]{2})(?::([0-9]{2})(?::([0-9]{2}))?)?(?:Z|[+-]([0-9]{2})(?::?([0-9]{2}))?)?)?"
+)
+_DAYS_IN_MONTH = (31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
 
 # datasets (4.x) reads a file whose columns look like an agent trace (Claude Code, Codex, Hermes,
 # Droid) as traces, not rows: such files go to datasets (the kinds of the columns are not checked).
@@ -99,7 +109,7 @@ def _offsets_and_docs(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
             if not line.strip():
                 continue
             try:
-                doc = json.loads(line, parse_constant=_refuse_constant)
+                doc = _DECODER.decode(line.decode(json.detect_encoding(line), "surrogatepass"))  # as json.loads
             except (json.JSONDecodeError, UnicodeDecodeError) as error:
                 raise MirrorBroken(f"mirror {path}, line {number}: not JSON ({error})") from None
             except RecursionError:
@@ -109,8 +119,32 @@ def _offsets_and_docs(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
             yield start, doc
 
 
+def _object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A parsed JSON object; one naming a key twice is refused. The json module would keep the
+    last value, while pyarrow refuses a row that names a column twice (datasets then fails on the
+    file) and, inside a nested object, datasets gives neither value as such: datasets decides."""
+    obj = dict(pairs)
+    if len(obj) != len(pairs):
+        raise MirrorNotPlain(f"a key named twice in one object ({_twice(pairs)!r})")
+    return obj
+
+
+def _twice(pairs: list[tuple[str, Any]]) -> str:
+    """The first key of ``pairs`` that appears again (for the refusal's message)."""
+    seen: set[str] = set()
+    for key, _ in pairs:
+        if key in seen:
+            return key[:40]
+        seen.add(key)
+    return ""
+
+
 def _refuse_constant(name: str) -> float:
     raise MirrorNotPlain(f"non-finite number {name}")
+
+
+# One decoder for every line (json.loads with options would build a new one per line).
+_DECODER = json.JSONDecoder(parse_constant=_refuse_constant, object_pairs_hook=_object)
 
 
 def _parse(path: Path, keep: bool) -> tuple[list[dict[str, Any]], dict[str, Kind]]:
@@ -151,7 +185,7 @@ def _kind(value: Any, depth: int = 0) -> Kind:
             raise MirrorNotPlain("non-finite number")
         return "float"
     if isinstance(value, str):
-        if _TIMESTAMP_LIKE.match(value):
+        if _reads_as_timestamp(value):
             raise MirrorNotPlain(f"string {value[:40]!r} reads as a timestamp in pyarrow")
         return "str"
     if isinstance(value, list):
@@ -162,6 +196,18 @@ def _kind(value: Any, depth: int = 0) -> Kind:
     if not value:
         raise MirrorNotPlain("an empty object (datasets stores it as JSON text)")
     return ("struct", {field: _kind(item, depth + 1) for field, item in value.items()})
+
+
+def _reads_as_timestamp(text: str) -> bool:
+    """True when pyarrow's JSON reader would turn ``text`` into a timestamp (see ``_TIMESTAMP_FORM``)."""
+    form = _TIMESTAMP_FORM.fullmatch(text) if text[:1].isdigit() else None
+    if form is None:
+        return False
+    year, month, day, hour, minute, second, zone_hours, zone_minutes = (
+        int(part) if part else 0 for part in form.groups())
+    leap = year % 4 == 0 and (year % 100 != 0 or year % 400 == 0)
+    return (1 <= month <= 12 and 1 <= day <= _DAYS_IN_MONTH[month - 1] + (leap and month == 2)
+            and hour < 24 and minute < 60 and second < 60 and zone_hours < 24 and zone_minutes < 60)
 
 
 def _merge(old: Kind, new: Kind, where: str) -> Kind:
