@@ -4,6 +4,7 @@ upload a request file and create a batch over it; wait for it and read its outpu
 from __future__ import annotations
 
 import asyncio
+import json
 from typing import Any
 
 from ..openai_transport import OpenAITransport
@@ -19,6 +20,13 @@ MAX_FILE_BYTES = 1 << 30
 FINISHED = frozenset({"completed", "expired", "cancelled", "failed"})
 #: Tries to download a finished batch's output or error file.
 MAX_DOWNLOADS = 8
+#: The error code of a batch failed for an organisation's enqueued token limit (OpenAI's batch guide).
+TOKEN_LIMIT_CODE = "token_limit_exceeded"
+
+
+class OverTokenLimit(RetryableError):
+    """A batch failed as a whole for the provider's enqueued token limit: its lines are sent again
+    by the transport once this run's earlier batches finished (or, alone over it, in halves)."""
 
 
 class _FilesAPI(OpenAITransport):
@@ -90,6 +98,14 @@ class ProviderBatches:
         """The batch created over ``file_id`` among the endpoint's batches, newest first (None: none)."""
         return await self._api.find(file_id)
 
+    async def request_lines(self, file_id: str, custom_ids: list[str]) -> list[tuple[str, bytes]]:
+        """The lines of the uploaded request file ``file_id`` that carry ``custom_ids``, in their
+        order (to split a batch over the enqueued token limit without keeping every request file in
+        memory while its batch is out); a line the file lacks is left out."""
+        wanted = set(custom_ids)
+        content = await self._content(file_id)
+        return await asyncio.to_thread(_request_lines, content, wanted)
+
     async def collect(self, batch_id: str) -> dict[str, Reply | Exception] | RetryableError:
         """Wait until the batch is finished; the outcome of each line its output and error files hold.
 
@@ -98,7 +114,9 @@ class ProviderBatches:
         lines the batch may still answer. A batch that failed as a whole prints one line and is a
         :class:`RetryableError` for all its lines, retried after ``poll_s`` (at once, a failure
         such as too many enqueued tokens would use up every attempt in seconds); one the endpoint
-        does not know (404) prints one line and answers nothing (its lines are sent again)."""
+        does not know (404) prints one line and answers nothing (its lines are sent again). One that
+        failed for the enqueued token limit (error code ``token_limit_exceeded``) is an
+        :class:`OverTokenLimit`, printing nothing: the transport says it once and handles it."""
         pause, failing = min(self.settings.poll_s, 1.0), False
         while True:
             try:
@@ -118,6 +136,11 @@ class ProviderBatches:
             await asyncio.sleep(pause)
             pause = min(pause * 2, self.settings.poll_s)
         if batch.status == "failed":
+            codes = [error.code for error in (batch.errors.data or [])] if batch.errors else []
+            if TOKEN_LIMIT_CODE in codes:
+                message = batch.errors.data[codes.index(TOKEN_LIMIT_CODE)].message
+                return OverTokenLimit(short(message or "enqueued token limit reached", 300),
+                                      retry_after=self.settings.poll_s)
             reasons = [error.message for error in (batch.errors.data or [])] if batch.errors else []
             reason = short(reasons[0] if reasons else "no reason given")
             warn(f"batch {batch_id} failed: {reason}")
@@ -179,3 +202,18 @@ class ProviderBatches:
     async def close(self) -> None:
         """Close the connections."""
         await self._api.close()
+
+
+def _request_lines(content: bytes, wanted: set[str]) -> list[tuple[str, bytes]]:
+    """``(custom_id, line)`` of each line of a request file whose ``custom_id`` is in ``wanted``
+    (each once; the transport wrote the file, but it comes back from the endpoint)."""
+    found: list[tuple[str, bytes]] = []
+    for raw in content.splitlines():
+        try:
+            custom_id = json.loads(raw)["custom_id"]
+        except (ValueError, KeyError, TypeError, RecursionError):
+            continue
+        if isinstance(custom_id, str) and custom_id in wanted:
+            wanted.discard(custom_id)
+            found.append((custom_id, raw + b"\n"))
+    return found

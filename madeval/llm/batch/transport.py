@@ -24,7 +24,7 @@ from ..wire import DEFAULT_MAX_RESPONSE_BYTES, FatalError, Reply, RetryableError
 from .exchange import FileExchange, exchange_folder
 from .journal import BatchJournal, Earlier
 from .lines import CHAT_URL, warn
-from .provider import ProviderBatches
+from .provider import OverTokenLimit, ProviderBatches
 from .settings import BatchSettings, window_seconds
 
 Outcomes = dict[str, Reply | Exception]
@@ -66,6 +66,9 @@ class BatchTransport:
         self._tasks: set[asyncio.Task] = set()
         self._given_up: str | None = None  # why the run stopped waiting (a batch past its window)
         self._stop = asyncio.Event()  # set with _given_up: every wait ends
+        self._out = 0  # batches being waited for (the provider counts their tokens as enqueued)
+        self._batch_finished = asyncio.Event()  # set (and replaced) each time a wait for a batch ends
+        self._token_limit_said = False
         #: Batches created by this process (what a test compares with the dependency chain).
         self.batches_created = 0
 
@@ -144,7 +147,8 @@ class BatchTransport:
             self._spawn(self._submit(lines), [custom_id for custom_id, _ in lines])
 
     async def _submit(self, lines: list[tuple[str, bytes]]) -> None:
-        """Upload, create, journal, wait, deliver: one batch round trip."""
+        """Upload, create, journal, wait, deliver: one batch round trip (more when the batch meets
+        the provider's enqueued token limit: see :meth:`_over_token_limit`)."""
         custom_ids = [custom_id for custom_id, _ in lines]
         if self._given_up is not None:
             self._deliver(custom_ids, {}, Unanswered(self._given_up))
@@ -155,18 +159,69 @@ class BatchTransport:
             file_id = await self._submitting("upload", lambda: self._service.upload(content, custom_ids))
             if self.journal is not None:
                 self.journal.uploaded(file_id, custom_ids)
-            batch_id = await self._submitting("creation", lambda: self._service.create(file_id))
-            self.batches_created += 1
-            if self.journal is not None:
-                self.journal.submitted(batch_id, file_id, window)
-        except FatalError as error:
-            self._deliver(custom_ids, {}, FatalError(f"batch not submitted: {error}", error.status))
-            return
-        except RetryableError as error:  # no status: a refused upload must not shrink the slots (AIMD)
-            self._deliver(custom_ids, {}, RetryableError(f"batch not submitted: {error.reason}", error.retry_after))
+            batch_id = await self._create(file_id, window)
+        except (FatalError, RetryableError) as error:
+            self._deliver(custom_ids, {}, _not_submitted(error))
             return
         del content, lines  # the request file (up to max_bytes) is not held for the hours of the wait
-        self._hand_out(custom_ids, await self._wait(batch_id, window), "line missing from its batch")
+        outcomes = await self._wait(batch_id, window)
+        while isinstance(outcomes, OverTokenLimit):
+            outcomes = await self._over_token_limit(outcomes, file_id, custom_ids, window)
+        if outcomes is not None:
+            self._hand_out(custom_ids, outcomes, "line missing from its batch")
+
+    async def _create(self, file_id: str, window: str) -> str:
+        """Create a batch over the uploaded ``file_id`` (refusals retried) and journal it; its id."""
+        batch_id = await self._submitting("creation", lambda: self._service.create(file_id))
+        self.batches_created += 1
+        if self.journal is not None:
+            self.journal.submitted(batch_id, file_id, window)
+        return batch_id
+
+    async def _over_token_limit(self, refusal: OverTokenLimit, file_id: str, custom_ids: list[str],
+                                window: str) -> Outcomes | Exception | None:
+        """What to do with a batch the provider failed for its enqueued token limit (said once).
+
+        While other batches of this run are out, the same request file is sent again as a new batch
+        once one of them finished (nothing uploaded twice): their tokens made the difference. With
+        none out, the batch is over the limit alone (or with other processes' batches): its lines
+        go out in two halves, each a batch of its own (None: the halves deliver; a half over the
+        limit waits for the other, or is split again, so at most ``log2(max_lines)`` levels). A
+        single line over the limit alone fails with one :class:`FatalError`, not sent again."""
+        if not self._token_limit_said:
+            self._token_limit_said = True
+            warn(f"the provider's enqueued token limit was reached ({short(refusal.reason, 300)}); a batch over "
+                 "it is sent again once this run's earlier batches finished, and one over it alone in halves")
+        if self._out:
+            finished = asyncio.ensure_future(self._batch_finished.wait())
+            stopped = asyncio.ensure_future(self._stop.wait())
+            try:
+                await asyncio.wait({finished, stopped}, return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                finished.cancel()
+                stopped.cancel()
+            if self._given_up is not None:
+                return Unanswered(self._given_up)
+            try:
+                batch_id = await self._create(file_id, window)
+            except (FatalError, RetryableError) as error:
+                return _not_submitted(error)
+            return await self._wait(batch_id, window)
+        if len(custom_ids) == 1:
+            return FatalError(f"the request alone is over the provider's enqueued token limit "
+                              f"({short(refusal.reason, 300)}); it is not sent again")
+        try:
+            lines = await self._service.request_lines(file_id, custom_ids)
+        except (FatalError, RetryableError) as error:
+            return RetryableError(f"batch over the enqueued token limit not split: its request file cannot be "
+                                  f"read ({short(str(error), 80)})")
+        found = {custom_id for custom_id, _ in lines}
+        self._deliver([c for c in custom_ids if c not in found], {}, RetryableError("line missing from its request file"))
+        half = (len(lines) + 1) // 2
+        for part in (lines[:half], lines[half:]):
+            if part:
+                self._spawn(self._submit(part), [custom_id for custom_id, _ in part])
+        return None
 
     async def _submitting(self, step: str, send):
         """``send()``'s answer, a refusal retried here (the round's lines stay together) up to
@@ -214,12 +269,16 @@ class BatchTransport:
             return Unanswered(self._given_up)
         collect = asyncio.ensure_future(self._service.collect(batch_id))
         stopped = asyncio.ensure_future(self._stop.wait())
+        self._out += 1
         try:
             await asyncio.wait({collect, stopped}, timeout=window_seconds(window) + self._service.grace_s,
                                return_when=asyncio.FIRST_COMPLETED)
         finally:
             for task in (collect, stopped):
                 task.cancel()
+            self._out -= 1
+            self._batch_finished.set()  # wakes the batches waiting to be sent again under the token limit
+            self._batch_finished = asyncio.Event()
         if collect.done() and not collect.cancelled():
             return collect.result()
         if self._given_up is None:
@@ -287,6 +346,14 @@ class BatchTransport:
         for task in [*self._tasks, *self._earlier.values(), *([self._flusher] if self._flusher else [])]:
             task.cancel()
         await self._service.close()
+
+
+def _not_submitted(error: FatalError | RetryableError) -> Exception:
+    """The error the lines of a batch that could not be uploaded or created get. A retryable one
+    carries no status: a refused upload must not shrink the client's slots (AIMD)."""
+    if isinstance(error, FatalError):
+        return FatalError(f"batch not submitted: {error}", error.status)
+    return RetryableError(f"batch not submitted: {error.reason}", error.retry_after)
 
 
 def _failure(error: Exception) -> FatalError:

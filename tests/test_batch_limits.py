@@ -1,0 +1,91 @@
+"""The batch transport against two provider limits, on the simulator's Batches API (loopback only):
+OpenAI's enqueued token limit, and output files too large to hold in memory."""
+
+from __future__ import annotations
+
+import json
+
+from test_batch_transport import FAST, MEMORY, batch_sim, calls_of, records, settings  # noqa: F401 (a fixture)
+
+from helpers import run_quietly
+
+LIMIT_WARNING = "the provider's enqueued token limit was reached"
+
+
+def answers(folder) -> list[tuple]:
+    return sorted((row["unit"]["key"], row["prediction"], json.dumps(row["transcript"]["messages"]))
+                  for row in records(folder))
+
+
+def biggest_round(batch_sim, folder) -> int:
+    """The prompt tokens of the largest batch of a run without a limit (its first round's, or later)."""
+    with batch_sim() as server:
+        run_quietly(settings(server.base_url, folder, [MEMORY], transport="batch", batch_options=FAST, limit=8))
+        return server.stats.batches["most_tokens_enqueued"]
+
+
+def test_batches_over_the_enqueued_token_limit_wait_for_this_runs_batches_and_all_finish(batch_sim, tmp_path,
+                                                                                        capfd):
+    """Batches of at most 2 lines, all ready at once, and a limit of about two of them: the others
+    fail for the limit, wait for this run's batches to finish and are created again over the same
+    request file (not uploaded again). The run ends with every debate as without the limit, no line
+    answered twice, the limit never passed, and one warning line."""
+    unlimited = biggest_round(batch_sim, tmp_path / "free")
+    capfd.readouterr()
+    options = {**FAST, "max_lines": 2}
+    with batch_sim(completion_delay_s=0.1) as server:
+        run_quietly(settings(server.base_url, tmp_path / "free2", [MEMORY], transport="batch",
+                             batch_options=options, limit=8))
+        pairs = server.stats.batches["most_tokens_enqueued"]  # 4 batches of 2 first drafts out at once
+    limit = pairs // 2
+    with batch_sim(completion_delay_s=0.1, enqueued_token_limit=limit) as server:
+        result, _ = run_quietly(settings(server.base_url, tmp_path / "run", [MEMORY], transport="batch",
+                                         batch_options=options, limit=8))
+        counts = server.stats.batches
+    rows = records(tmp_path / "run")
+    print(f"unlimited round {unlimited} tokens, 4 pairs {pairs}, limit {limit}: {counts}")
+    assert result.outcome.failed == 0 and len(rows) == 8
+    assert counts["batches_over_token_limit"] > 0 and counts["most_tokens_enqueued"] <= limit
+    assert counts["lines_submitted"] == counts["lines"] == calls_of(rows)  # nothing answered twice
+    assert counts["files"] - counts["batches_completed"] == 0  # a refused batch is created again, not uploaded
+    assert counts["batches_created"] == counts["batches_completed"] + counts["batches_over_token_limit"]
+    assert answers(tmp_path / "run") == answers(tmp_path / "free")
+    err = capfd.readouterr().err
+    assert err.count(LIMIT_WARNING) == 1 and "Limit: " in err and " failed: " not in err
+
+
+def test_a_batch_over_the_limit_alone_is_split_until_it_fits(batch_sim, tmp_path, capfd):
+    """A limit of a third of the largest round: each such batch fails alone (nothing else out), is
+    split in halves, and the halves fit (or wait for each other, or split again)."""
+    unlimited = biggest_round(batch_sim, tmp_path / "free")
+    capfd.readouterr()
+    limit = unlimited // 3
+    with batch_sim(enqueued_token_limit=limit) as server:
+        result, _ = run_quietly(settings(server.base_url, tmp_path / "run", [MEMORY], transport="batch",
+                                         batch_options=FAST, limit=8))
+        counts = server.stats.batches
+    rows = records(tmp_path / "run")
+    assert result.outcome.failed == 0 and counts["batches_over_token_limit"] > 0
+    assert counts["most_tokens_enqueued"] <= limit
+    assert counts["lines_submitted"] == counts["lines"] == calls_of(rows)
+    assert counts["files"] > max(row["chain"] for row in rows)  # halves are request files of their own
+    assert answers(tmp_path / "run") == answers(tmp_path / "free")
+    assert capfd.readouterr().err.count(LIMIT_WARNING) == 1
+
+
+def test_a_single_request_over_the_limit_is_one_clear_error_not_retried(batch_sim, tmp_path, capfd):
+    """A limit of 5 tokens (20 characters), below any prompt: the first round's batch is split down to
+    single lines (log2 of its lines levels), each fails once for good with one error line."""
+    with batch_sim(enqueued_token_limit=5) as server:
+        result, _ = run_quietly(settings(server.base_url, tmp_path / "run", [MEMORY], transport="batch",
+                                         batch_options=FAST, limit=2, max_attempts=3, retry_delay=0.0))
+        counts = server.stats.batches
+    assert result.outcome.failed == 2 and counts["lines_submitted"] == 0
+    # 2 first drafts: the pair, then each alone; the second half, refused while the first was still
+    # out, waits for it and is tried once more alone
+    assert counts["batches_over_token_limit"] == counts["batches_created"] in (3, 4)
+    errors = [json.loads(line)["error"] for line in (tmp_path / "run" / "errors.jsonl").read_text().splitlines()]
+    assert len(errors) == 2
+    assert all("the request alone is over the provider's enqueued token limit (Enqueued token limit reached"
+               in error and "Limit: 5 enqueued tokens" in error for error in errors), errors
+    assert capfd.readouterr().err.count(LIMIT_WARNING) == 1
