@@ -89,3 +89,75 @@ def test_a_single_request_over_the_limit_is_one_clear_error_not_retried(batch_si
     assert all("the request alone is over the provider's enqueued token limit (Enqueued token limit reached"
                in error and "Limit: 5 enqueued tokens" in error for error in errors), errors
     assert capfd.readouterr().err.count(LIMIT_WARNING) == 1
+
+
+def test_output_files_are_streamed_to_the_run_folder_and_deleted_once_read(batch_sim, tmp_path, monkeypatch):
+    """Every output file goes to a temporary file in the run folder (seen there while it is read),
+    which is gone once its lines are handed out; the run equals one without the disk path."""
+    from madeval.llm.batch import lines, provider
+
+    seen = []
+    read = lines.read_file_outcomes
+
+    def spy(path, *args):
+        seen.append((path.parent, path.name, path.stat().st_size))
+        return read(path, *args)
+
+    monkeypatch.setattr(provider, "read_file_outcomes", spy)
+    with batch_sim() as server:
+        run_quietly(settings(server.base_url, tmp_path / "run", [MEMORY], transport="batch", batch_options=FAST,
+                             limit=4))
+        counts = server.stats.batches
+        sizes = sorted(len(f.content) for f in server.batches.files.values() if f.purpose == "batch_output")
+    rows = records(tmp_path / "run")
+    assert counts["lines_submitted"] == calls_of(rows) and len(seen) == counts["batches_completed"]
+    assert {folder for folder, _, _ in seen} == {tmp_path / "run"}
+    assert all(name.startswith(".batch-download-") for _, name, _ in seen)
+    assert sorted(size for _, _, size in seen) == sizes  # each file whole, byte for byte
+    assert not list((tmp_path / "run").glob(".batch-download-*"))
+
+
+def test_an_output_file_over_the_disk_bound_is_one_line_and_nothing_is_paid_twice(batch_sim, tmp_path,
+                                                                                monkeypatch, capfd):
+    """With the file bound lowered to 1,000 bytes the first round's output (4 replies) is over it:
+    one warning line, the batch's calls fail without a retry (sending them again would pay for the
+    lines twice, and bring back as large a file), and no download is left in the run folder."""
+    from madeval.llm.batch import provider
+
+    monkeypatch.setattr(provider, "MAX_FILE_BYTES", 1000)
+    with batch_sim() as server:
+        result, _ = run_quietly(settings(server.base_url, tmp_path / "run", [MEMORY], transport="batch",
+                                         batch_options=FAST, limit=4, max_attempts=3, retry_delay=0.0))
+        counts = server.stats.batches
+    assert result.outcome.failed == 4 and counts["batches_created"] == 1 and counts["lines_submitted"] == 4
+    warnings = [line for line in capfd.readouterr().err.splitlines() if "over the bound of 1,000" in line]
+    assert len(warnings) == 1 and "not sent (and paid) again" in warnings[0]
+    errors = [json.loads(line)["error"] for line in (tmp_path / "run" / "errors.jsonl").read_text().splitlines()]
+    assert len(errors) == 4 and all("over the bound of 1,000" in error for error in errors)
+    assert not list((tmp_path / "run").glob(".batch-download-*"))
+
+
+def test_a_download_that_runs_past_its_bound_stops_there(batch_sim, tmp_path):
+    """The bound also holds while streaming (an endpoint may give no size, or a false one): the
+    download stops at it, whatever the file's length."""
+    import asyncio
+
+    import pytest
+
+    from madeval.llm.batch.provider import FileTooLarge, ProviderBatches
+
+    async def main(base_url):
+        service = ProviderBatches(base_url, "-", 30.0, 1 << 20)
+        try:
+            file_id = await service.upload(b'{"custom_id": "a"}\n' * 1000, ["a"])
+            target = tmp_path / "download.jsonl"
+            await service._files.download(file_id, target, 100_000, 30.0)
+            whole = target.stat().st_size
+            with pytest.raises(FileTooLarge, match="is over 5,000 bytes"):
+                await service._files.download(file_id, target, 5_000, 30.0)
+            return whole
+        finally:
+            await service.close()
+
+    with batch_sim() as server:
+        assert asyncio.run(main(server.base_url)) == 19_000

@@ -73,9 +73,12 @@ class BatchTransport:
         self.batches_created = 0
 
     def configure_batches(self, settings: BatchSettings, folder: Path | None) -> None:
-        """Use ``settings``; journal submitted batches in ``folder`` and resume the ones found there."""
+        """Use ``settings``; journal submitted batches in ``folder`` and resume the ones found there;
+        download output files into it."""
         self.settings = self._service.settings = settings
         self.journal = None if folder is None else BatchJournal(folder)
+        if isinstance(self._service, ProviderBatches):
+            self._service.folder = folder  # where output files are streamed before they are read
 
     async def chat(self, model: str, messages: list[dict[str, str]], params: dict[str, Any],
                    headers: dict[str, str] | None = None) -> Reply:
