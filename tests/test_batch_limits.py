@@ -64,9 +64,11 @@ def test_a_batch_over_the_limit_alone_is_split_until_it_fits(batch_sim, tmp_path
         result, _ = run_quietly(settings(server.base_url, tmp_path / "run", [MEMORY], transport="batch",
                                          batch_options=FAST, limit=8))
         counts = server.stats.batches
+        uploads = [f.content for f in server.batches.files.values() if f.purpose == "batch"]
     rows = records(tmp_path / "run")
     assert result.outcome.failed == 0 and counts["batches_over_token_limit"] > 0
     assert counts["most_tokens_enqueued"] <= limit
+    assert all(content.endswith(b"\n") and b"\n\n" not in content for content in uploads)  # halves: one line each
     assert counts["lines_submitted"] == counts["lines"] == calls_of(rows)
     assert counts["files"] > max(row["chain"] for row in rows)  # halves are request files of their own
     assert answers(tmp_path / "run") == answers(tmp_path / "free")

@@ -234,7 +234,10 @@ class ProviderBatches:
 
         Its size (as the endpoint gives it) is checked first against :data:`MAX_FILE_BYTES` and the
         disk's free space (a :class:`FileTooLarge`), and sets the deadline, at ``DOWNLOAD_RATE``."""
-        size = await self._files_call(lambda: self._api.size(file_id))
+        try:
+            size = await self._files_call(lambda: self._api.size(file_id))
+        except FatalError:  # an endpoint that serves a file's content but not its metadata
+            size = None
         free = shutil.disk_usage(path.parent).free - DISK_RESERVE_BYTES
         if size is not None and size > MAX_FILE_BYTES:
             raise FileTooLarge(f"file {file_id} is {size:,} bytes, over the bound of {MAX_FILE_BYTES:,}")
@@ -299,5 +302,5 @@ def _request_lines(path: Path, wanted: set[str], max_line: int) -> list[tuple[st
             continue
         if isinstance(custom_id, str) and custom_id in wanted:
             wanted.discard(custom_id)
-            found.append((custom_id, raw + b"\n"))
+            found.append((custom_id, raw.rstrip(b"\r\n") + b"\n"))
     return found

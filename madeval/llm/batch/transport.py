@@ -24,7 +24,7 @@ from ..wire import DEFAULT_MAX_RESPONSE_BYTES, FatalError, Reply, RetryableError
 from .exchange import FileExchange, exchange_folder
 from .journal import BatchJournal, Earlier
 from .lines import CHAT_URL, warn
-from .provider import OverTokenLimit, ProviderBatches
+from .provider import FileTooLarge, OverTokenLimit, ProviderBatches
 from .settings import BatchSettings, window_seconds
 
 Outcomes = dict[str, Reply | Exception]
@@ -215,7 +215,7 @@ class BatchTransport:
                               f"({short(refusal.reason, 300)}); it is not sent again")
         try:
             lines = await self._service.request_lines(file_id, custom_ids)
-        except (FatalError, RetryableError) as error:
+        except (FatalError, RetryableError, FileTooLarge) as error:
             return RetryableError(f"batch over the enqueued token limit not split: its request file cannot be "
                                   f"read ({short(str(error), 80)})")
         found = {custom_id for custom_id, _ in lines}
