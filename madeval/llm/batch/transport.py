@@ -14,11 +14,12 @@ for them again."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import json
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 from ..wire import DEFAULT_MAX_RESPONSE_BYTES, FatalError, Reply, RetryableError, Unanswered, short
 from .exchange import FileExchange, exchange_folder
@@ -66,8 +67,8 @@ class BatchTransport:
         self._tasks: set[asyncio.Task] = set()
         self._given_up: str | None = None  # why the run stopped waiting (a batch past its window)
         self._stop = asyncio.Event()  # set with _given_up: every wait ends
-        self._out = 0  # batches being waited for (the provider counts their tokens as enqueued)
-        self._batch_finished = asyncio.Event()  # set (and replaced) each time a wait for a batch ends
+        self._out = 0  # batches created (from the request on) and not yet finished: the provider's enqueued
+        self._batch_finished = asyncio.Event()  # set (and replaced) each time one of them finishes
         self._token_limit_said = False
         #: Batches created by this process (what a test compares with the dependency chain).
         self.batches_created = 0
@@ -162,16 +163,37 @@ class BatchTransport:
             file_id = await self._submitting("upload", lambda: self._service.upload(content, custom_ids))
             if self.journal is not None:
                 self.journal.uploaded(file_id, custom_ids)
-            batch_id = await self._create(file_id, window)
         except (FatalError, RetryableError) as error:
             self._deliver(custom_ids, {}, _not_submitted(error))
             return
         del content, lines  # the request file (up to max_bytes) is not held for the hours of the wait
-        outcomes = await self._wait(batch_id, window)
+        outcomes = await self._send(file_id, window)
         while isinstance(outcomes, OverTokenLimit):
             outcomes = await self._over_token_limit(outcomes, file_id, custom_ids, window)
         if outcomes is not None:
             self._hand_out(custom_ids, outcomes, "line missing from its batch")
+
+    async def _send(self, file_id: str, window: str) -> Outcomes | Exception:
+        """Create a batch over the uploaded ``file_id`` and wait for it: its outcomes, or the error
+        all its lines get. It counts as out (its tokens enqueued) from its creation request on."""
+        with self._counted_out():
+            try:
+                batch_id = await self._create(file_id, window)
+            except (FatalError, RetryableError) as error:
+                return _not_submitted(error)
+            return await self._wait(batch_id, window)
+
+    @contextlib.contextmanager
+    def _counted_out(self) -> Iterator[None]:
+        """Count a batch as out (see :meth:`_over_token_limit`) for the block; wake the batches
+        waiting for one to finish at its end."""
+        self._out += 1
+        try:
+            yield
+        finally:
+            self._out -= 1
+            self._batch_finished.set()
+            self._batch_finished = asyncio.Event()
 
     async def _create(self, file_id: str, window: str) -> str:
         """Create a batch over the uploaded ``file_id`` (refusals retried) and journal it; its id."""
@@ -205,11 +227,7 @@ class BatchTransport:
                 stopped.cancel()
             if self._given_up is not None:
                 return Unanswered(self._given_up)
-            try:
-                batch_id = await self._create(file_id, window)
-            except (FatalError, RetryableError) as error:
-                return _not_submitted(error)
-            return await self._wait(batch_id, window)
+            return await self._send(file_id, window)
         if len(custom_ids) == 1:
             return FatalError(f"the request alone is over the provider's enqueued token limit "
                               f"({short(refusal.reason, 300)}); it is not sent again")
@@ -272,16 +290,12 @@ class BatchTransport:
             return Unanswered(self._given_up)
         collect = asyncio.ensure_future(self._service.collect(batch_id))
         stopped = asyncio.ensure_future(self._stop.wait())
-        self._out += 1
         try:
             await asyncio.wait({collect, stopped}, timeout=window_seconds(window) + self._service.grace_s,
                                return_when=asyncio.FIRST_COMPLETED)
         finally:
             for task in (collect, stopped):
                 task.cancel()
-            self._out -= 1
-            self._batch_finished.set()  # wakes the batches waiting to be sent again under the token limit
-            self._batch_finished = asyncio.Event()
         if collect.done() and not collect.cancelled():
             return collect.result()
         if self._given_up is None:
@@ -304,7 +318,8 @@ class BatchTransport:
                 batch_id = None
             if batch_id is None:
                 return {}  # never submitted: its lines are sent now, for the first time
-        return await self._wait(batch_id, earlier.window or self.settings.window)
+        with self._counted_out():
+            return await self._wait(batch_id, earlier.window or self.settings.window)
 
     def _deliver(self, custom_ids: list[str], outcomes: dict[str, Reply | Exception], missing: Exception) -> None:
         """Resolve the waiting calls of ``custom_ids`` with their outcomes (``missing`` when absent)."""
