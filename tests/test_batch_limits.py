@@ -163,3 +163,39 @@ def test_a_download_that_runs_past_its_bound_stops_there(batch_sim, tmp_path):
 
     with batch_sim() as server:
         assert asyncio.run(main(server.base_url)) == 19_000
+
+
+def test_a_batch_that_meets_other_processes_batches_waits_for_room_instead_of_splitting(batch_sim):
+    """Another process's batch of 990 tokens holds a limit of 1,000 for 1 s. This run's batch of 3
+    short calls (its bytes, halved, well below 1,000 tokens) is refused with nothing of its own out:
+    it is sent again every poll_s until the other batch finished, whole (no split, no upload again)."""
+    import asyncio
+    import time
+
+    import openai
+
+    from madeval.llm.batch.settings import BatchSettings
+    from madeval.llm.batch.transport import BatchTransport
+    from test_batch_simulator import request_file
+
+    async def main(base_url):
+        transport = BatchTransport(base_url, "-", 30.0)
+        transport.configure_batches(BatchSettings(flush_s=0.02, poll_s=0.05), None)
+        try:
+            return await asyncio.gather(*(transport.chat("simulator", [
+                {"role": "user", "content": f"Call {c}: A, B, C or D?"}], {}) for c in range(3)))
+        finally:
+            await transport.close()
+
+    with batch_sim(completion_delay_s=1.0, enqueued_token_limit=1000) as server:
+        server.behaviour.unknown = "answer"
+        client = openai.OpenAI(base_url=server.base_url, api_key="-", max_retries=0)
+        other = client.files.create(file=("other.jsonl", request_file(["x" * 3960])), purpose="batch")
+        client.batches.create(input_file_id=other.id, endpoint="/v1/chat/completions", completion_window="24h")
+        started = time.monotonic()
+        replies = asyncio.run(main(server.base_url))
+        took = time.monotonic() - started
+        counts = server.stats.batches
+    assert len(replies) == 3 and all(text for text, _, _ in replies)
+    assert counts["batches_over_token_limit"] >= 2 and counts["files"] == 2  # the other's file and this run's one
+    assert counts["lines_submitted"] == 1 + 3 and took >= 1.0

@@ -17,6 +17,7 @@ import asyncio
 import contextlib
 import hashlib
 import json
+import re
 import time
 from pathlib import Path
 from typing import Any, Iterator
@@ -29,6 +30,11 @@ from .provider import FileTooLarge, OverTokenLimit, ProviderBatches
 from .settings import BatchSettings, window_seconds
 
 Outcomes = dict[str, Reply | Exception]
+#: Bytes of a request file per prompt token at least, for telling a batch over the enqueued token
+#: limit alone from one that meets the organisation's other batches: English text is about 4 bytes
+#: a token, CJK text 3 bytes a character and up to 1.5 tokens each, and each line adds its JSON.
+BYTES_PER_TOKEN_AT_LEAST = 2
+_STATED_LIMIT = re.compile(r"Limit: ([\d,]{1,20}) enqueued tokens")
 #: Tries of a batch's upload, and of its creation, before its lines fail (and go to the client's retry).
 SUBMIT_ATTEMPTS = 4
 
@@ -166,10 +172,11 @@ class BatchTransport:
         except (FatalError, RetryableError) as error:
             self._deliver(custom_ids, {}, _not_submitted(error))
             return
+        size = len(content)
         del content, lines  # the request file (up to max_bytes) is not held for the hours of the wait
-        outcomes = await self._send(file_id, window)
+        outcomes, refused_at = await self._send(file_id, window), time.monotonic()
         while isinstance(outcomes, OverTokenLimit):
-            outcomes = await self._over_token_limit(outcomes, file_id, custom_ids, window)
+            outcomes = await self._over_token_limit(outcomes, file_id, custom_ids, window, size, refused_at)
         if outcomes is not None:
             self._hand_out(custom_ids, outcomes, "line missing from its batch")
 
@@ -204,19 +211,23 @@ class BatchTransport:
         return batch_id
 
     async def _over_token_limit(self, refusal: OverTokenLimit, file_id: str, custom_ids: list[str],
-                                window: str) -> Outcomes | Exception | None:
+                                window: str, size: int, refused_at: float) -> Outcomes | Exception | None:
         """What to do with a batch the provider failed for its enqueued token limit (said once).
 
         While other batches of this run are out, the same request file is sent again as a new batch
         once one of them finished (nothing uploaded twice): their tokens made the difference. With
-        none out, the batch is over the limit alone (or with other processes' batches): its lines
-        go out in two halves, each a batch of its own (None: the halves deliver; a half over the
-        limit waits for the other, or is split again, so at most ``log2(max_lines)`` levels). A
-        single line over the limit alone fails with one :class:`FatalError`, not sent again."""
+        none out, a batch whose ``size`` bytes surely hold fewer tokens than the limit the provider
+        states (:data:`BYTES_PER_TOKEN_AT_LEAST`) meets the organisation's other batches: it is sent
+        again every ``poll_s`` until they make room, for its window at most. Else it is over the
+        limit alone: its lines go out in two halves, each a batch of its own (None: the halves
+        deliver; a half over the limit waits for the other, or is split again, so at most
+        ``log2(max_lines)`` levels). A single line over the limit alone fails with one
+        :class:`FatalError`, not sent again."""
         if not self._token_limit_said:
             self._token_limit_said = True
             warn(f"the provider's enqueued token limit was reached ({short(refusal.reason, 300)}); a batch over "
-                 "it is sent again once this run's earlier batches finished, and one over it alone in halves")
+                 "it is sent again once this run's earlier batches finished (or, none out, other batches made room), "
+                 "and one over it alone in halves")
         if self._out:
             finished = asyncio.ensure_future(self._batch_finished.wait())
             stopped = asyncio.ensure_future(self._stop.wait())
@@ -228,6 +239,16 @@ class BatchTransport:
             if self._given_up is not None:
                 return Unanswered(self._given_up)
             return await self._send(file_id, window)
+        limit = _stated_limit(refusal.reason)
+        if limit is not None and size // BYTES_PER_TOKEN_AT_LEAST <= limit:
+            if time.monotonic() - refused_at > window_seconds(window):
+                return FatalError(f"the provider's enqueued token limit stayed full for the batch's window of {window} "
+                                  f"({short(refusal.reason, 300)}): other batches of the organisation hold it")
+            try:
+                await asyncio.wait_for(self._stop.wait(), self.settings.poll_s)
+                return Unanswered(self._given_up or "stopped")
+            except TimeoutError:
+                return await self._send(file_id, window)
         if len(custom_ids) == 1:
             return FatalError(f"the request alone is over the provider's enqueued token limit "
                               f"({short(refusal.reason, 300)}); it is not sent again")
@@ -364,6 +385,13 @@ class BatchTransport:
         for task in [*self._tasks, *self._earlier.values(), *([self._flusher] if self._flusher else [])]:
             task.cancel()
         await self._service.close()
+
+
+def _stated_limit(reason: str) -> int | None:
+    """The limit an enqueued-token-limit message states ("... Limit: 2,000,000 enqueued tokens ..."),
+    None when it states none."""
+    found = _STATED_LIMIT.search(reason)
+    return int(found.group(1).replace(",", "")) if found and found.group(1).strip(",") else None
 
 
 def _not_submitted(error: FatalError | RetryableError) -> Exception:
