@@ -95,7 +95,7 @@ def test_a_single_request_over_the_limit_is_one_clear_error_not_retried(batch_si
 
 def test_output_files_are_streamed_to_the_run_folder_and_deleted_once_read(batch_sim, tmp_path, monkeypatch):
     """Every output file goes to a temporary file in the run folder (seen there while it is read),
-    which is gone once its lines are handed out; the run equals one without the disk path."""
+    which is gone once its lines are handed out; one a killed process left is deleted at the start."""
     from madeval.llm.batch import lines, provider
 
     seen = []
@@ -106,6 +106,8 @@ def test_output_files_are_streamed_to_the_run_folder_and_deleted_once_read(batch
         return read(path, *args)
 
     monkeypatch.setattr(provider, "read_file_outcomes", spy)
+    (tmp_path / "run").mkdir()
+    (tmp_path / "run" / ".batch-download-killed.jsonl").write_bytes(b"x" * 100)  # a killed process's
     with batch_sim() as server:
         run_quietly(settings(server.base_url, tmp_path / "run", [MEMORY], transport="batch", batch_options=FAST,
                              limit=4))

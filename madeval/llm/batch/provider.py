@@ -23,6 +23,8 @@ from .settings import PROVIDER_GRACE_S, BatchSettings
 #: read line by line): 50,000 replies of over a megabyte each fit; past it, one warning line, and the
 #: batch's lines fail without being sent (and paid) again. Tests set a smaller bound.
 MAX_FILE_BYTES = 64 << 30
+#: The name a download starts with in the run folder (deleted once read, or by the next process).
+DOWNLOAD_PREFIX = ".batch-download-"
 #: Free disk space a download leaves beside the run folder's other files.
 DISK_RESERVE_BYTES = 1 << 30
 #: The slowest download rate awaited: a file of N bytes gets ``timeout_s + N / DOWNLOAD_RATE`` seconds.
@@ -221,7 +223,7 @@ class ProviderBatches:
     @contextlib.contextmanager
     def _downloaded(self, file_id: str) -> Iterator[Path]:
         """A temporary file for ``file_id``'s download in the run folder, deleted afterwards."""
-        handle, name = tempfile.mkstemp(prefix=".batch-download-", suffix=".jsonl", dir=self.folder)
+        handle, name = tempfile.mkstemp(prefix=DOWNLOAD_PREFIX, suffix=".jsonl", dir=self.folder)
         os.close(handle)
         try:
             yield Path(name)

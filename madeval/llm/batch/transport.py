@@ -26,7 +26,7 @@ from ..wire import DEFAULT_MAX_RESPONSE_BYTES, FatalError, Reply, RetryableError
 from .exchange import FileExchange, exchange_folder
 from .journal import BatchJournal, Earlier
 from .lines import CHAT_URL, warn
-from .provider import FileTooLarge, OverTokenLimit, ProviderBatches
+from .provider import DOWNLOAD_PREFIX, FileTooLarge, OverTokenLimit, ProviderBatches
 from .settings import BatchSettings, window_seconds
 
 Outcomes = dict[str, Reply | Exception]
@@ -86,6 +86,8 @@ class BatchTransport:
         self.journal = None if folder is None else BatchJournal(folder)
         if isinstance(self._service, ProviderBatches):
             self._service.folder = folder  # where output files are streamed before they are read
+            for stale in () if folder is None else Path(folder).glob(DOWNLOAD_PREFIX + "*"):
+                stale.unlink(missing_ok=True)  # a killed process's downloads (run.lock keeps one process)
 
     async def chat(self, model: str, messages: list[dict[str, str]], params: dict[str, Any],
                    headers: dict[str, str] | None = None) -> Reply:
