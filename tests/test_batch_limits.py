@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import json
 
-from test_batch_transport import FAST, MEMORY, batch_sim, calls_of, records, settings  # noqa: F401 (a fixture)
+import test_batch_transport as shared
+from test_batch_transport import FAST, MEMORY, calls_of, records, settings
 
 from helpers import run_quietly
+
+batch_sim = shared.batch_sim  # the simulator fixture of the batch transport's tests
 
 LIMIT_WARNING = "the provider's enqueued token limit was reached"
 
