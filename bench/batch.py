@@ -12,6 +12,12 @@ the longest dependency chain.
 resumed run does (each call answered from the first one's batches), and prints the memory Python
 has allocated (tracemalloc) after every tenth of the rounds: flat when nothing of an earlier batch is
 kept once its replies are handed out.
+
+``python -m bench.batch --output-file --lines 200000`` measures reading a batch output file of that
+many replies (OpenAI's line format, written to a temporary folder): the peak memory Python allocates
+(tracemalloc) reading it line by line from disk, as the transport does since output files are
+streamed to the run folder, against reading the file's bytes whole (the file held, and split into
+lines), as it did before. The outcomes themselves are in both.
 """
 
 from __future__ import annotations
@@ -93,13 +99,53 @@ def memory(rounds: int, lines: int) -> None:
         tracemalloc.stop()
 
 
+def output_file(lines: int) -> None:
+    """The ``--output-file`` measurement (see the module's note)."""
+    import tracemalloc
+
+    from madeval.llm.batch.lines import read_file_outcomes, read_outcomes
+
+    folder = Path(tempfile.mkdtemp(prefix="madeval-bench-batch-output-"))
+    path = folder / "output.jsonl"
+    with path.open("w", encoding="utf-8") as out:
+        for number in range(lines):
+            body = {"id": f"chatcmpl-{number}", "object": "chat.completion", "model": "m",
+                    "choices": [{"index": 0, "finish_reason": "stop", "message": {
+                        "role": "assistant", "content": f"Reasoning for line {number}. " * 8 + "Final Solution: B"}}],
+                    "usage": {"prompt_tokens": 120, "completion_tokens": 60, "total_tokens": 180}}
+            out.write(json.dumps({"id": f"batch_req_{number}", "custom_id": f"{number:032x}", "error": None,
+                                  "response": {"status_code": 200, "request_id": f"r{number}", "body": body}}) + "\n")
+    size = path.stat().st_size
+    for how in ("line by line from the file", "whole bytes (before)"):
+        gc.collect()
+        tracemalloc.start()
+        if how.startswith("line"):
+            outcomes = read_file_outcomes(path, 16 << 20, "completed")
+        else:
+            outcomes = read_outcomes(path.read_bytes(), 16 << 20, "completed")
+        current, peak = tracemalloc.get_traced_memory()
+        tracemalloc.stop()
+        assert len(outcomes) == lines
+        print(json.dumps({"read": how, "lines": lines, "file_mb": round(size / 1e6, 1),
+                          "outcomes_mb": round(current / 1e6, 1), "peak_mb": round(peak / 1e6, 1)}), flush=True)
+        del outcomes
+    path.unlink()
+    folder.rmdir()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--items", type=int, default=300)
     parser.add_argument("--memory", action="store_true", help="measure what the transport keeps between batches")
     parser.add_argument("--rounds", type=int, default=40, help="with --memory: rounds (batches) per phase")
-    parser.add_argument("--lines", type=int, default=1000, help="with --memory: calls per round")
+    parser.add_argument("--lines", type=int, default=1000, help="with --memory: calls per round; with "
+                        "--output-file: replies in the file")
+    parser.add_argument("--output-file", action="store_true", help="measure reading an output file of --lines "
+                        "replies, from disk line by line against whole")
     args = parser.parse_args()
+    if args.output_file:
+        output_file(args.lines)
+        return
     if args.memory:
         memory(args.rounds, args.lines)
         return

@@ -141,3 +141,32 @@ def test_a_concurrency_below_a_batch_is_named_in_the_warning():
         "--endpoint-concurrency 20 caps each batch at 20 lines")
     assert concurrency_note(30, 10, {}).startswith("--endpoint-concurrency 10 caps")
     assert concurrency_note(200, None, {"max_lines": 100}) is None
+
+
+def test_a_file_is_read_line_by_line_with_each_line_bounded(tmp_path):
+    """An output file read from disk: a line over the bound is never held whole (each yielded piece is
+    at most the bound), its call fails as too large when its head names its custom_id, and a cut line
+    naming none is counted; the lines around it are read as usual, the last one without a newline."""
+    from collections import Counter
+
+    from madeval.llm.batch.lines import CUT_HEAD, LINE_ENVELOPE, CutLine, file_lines, read_file_outcomes
+
+    huge = b"x" * (3 << 20)
+    path = tmp_path / "output.jsonl"
+    path.write_bytes(b"\n".join([
+        line("a", chat("Final Solution: A")),
+        b'{"id": "r", "custom_id": "big", "response": {"status_code": 200, "body": "' + huge + b'"}}',
+        b'{"id": "r", "response": {"status_code": 200, "body": "' + huge + b'"}, "custom_id": "late"}',
+        b"\x00\x1b[2J" + b"[" * 100_000,
+        line("b", chat("Final Solution: B")),
+    ]))
+    pieces = list(file_lines(path, 1 << 20))
+    assert len(pieces) == 5 and max(map(len, pieces)) <= (1 << 20) + 1
+    assert [isinstance(piece, CutLine) for piece in pieces] == [False, True, True, False, False]
+    assert len(pieces[1]) == CUT_HEAD
+    problems = Counter()
+    max_reply = (1 << 20) - LINE_ENVELOPE  # the bound is the reply limit plus the envelope
+    outcomes = read_file_outcomes(path, max_reply, "completed", problems)
+    assert sorted(outcomes) == ["a", "b", "big"] and problems["cut"] == 1
+    assert outcomes["a"][0] == "Final Solution: A" and outcomes["b"][0] == "Final Solution: B"
+    assert isinstance(outcomes["big"], FatalError) and "reply over" in str(outcomes["big"])

@@ -194,7 +194,7 @@ def test_the_simulator_cli_cancels_or_fails_batches(simulator_cli, flags, status
 
 @pytest.mark.parametrize("args", [["--batch-fail-rate", "1.5"], ["--batch-delay", "-1"],
                                   ["--batch-expire-after", "-2"], ["--batch-refuse-uploads", "-1"],
-                                  ["--batch-refuse-looks", "-3"],
+                                  ["--batch-refuse-looks", "-3"], ["--batch-enqueued-token-limit", "0"],
                                   ["--batch-fail", "--hostile", "trickle"]])
 def test_the_simulator_cli_refuses_a_bad_batch_flag_in_one_line(args, capsys):
     from madeval.cli.main import main
@@ -203,3 +203,37 @@ def test_the_simulator_cli_refuses_a_bad_batch_flag_in_one_line(args, capsys):
         main(["simulator", "--port", "0", *args])
     error = capsys.readouterr().err
     assert exit_.value.code == 2 and error.count("\n") == 1 and (args[0] in error or "--hostile" in error), error
+
+
+def submit(client: openai.OpenAI, contents: list[str]) -> openai.types.Batch:
+    upload = client.files.create(file=("in.jsonl", request_file(contents)), purpose="batch")
+    return client.batches.create(input_file_id=upload.id, endpoint="/v1/chat/completions", completion_window="24h")
+
+
+def test_a_batch_over_the_enqueued_token_limit_fails_with_openais_error_shape():
+    """Limit 10 tokens, a token per 4 characters: a batch of 8 (two 16-character lines) is enqueued;
+    a second of 4 tokens would make 12 and fails as a whole, read through the client's own types
+    (``openai.types.Batch``: errors.data[0].code and message); once the first finished, it fits."""
+    with serve(completion_delay_s=0.3, enqueued_token_limit=10) as server:
+        client = openai.OpenAI(base_url=server.base_url, api_key="-", max_retries=0)
+        first = submit(client, ["x" * 16, "y" * 16])
+        assert first.status == "in_progress"
+        refused = submit(client, ["z" * 16])
+        assert refused.status == "failed" and refused.output_file_id is None and refused.error_file_id is None
+        error = refused.errors.data[0]
+        assert error.code == "token_limit_exceeded"
+        assert error.message.startswith("Enqueued token limit reached for m in organization ")
+        assert "Limit: 10 enqueued tokens" in error.message
+        assert finished(client, first.id).status == "completed"
+        assert finished(client, submit(client, ["z" * 16]).id).status == "completed"
+        # a batch alone over the limit fails even with nothing enqueued
+        assert submit(client, ["w" * 44]).errors.data[0].code == "token_limit_exceeded"
+        counts = server.stats.batches
+    assert counts["batches_over_token_limit"] == 2 and counts["most_tokens_enqueued"] == 8
+
+
+def test_the_simulator_cli_sets_the_enqueued_token_limit(simulator_cli):
+    client = openai.OpenAI(base_url=simulator_cli("--batch-delay", "5", "--batch-enqueued-token-limit", "5"),
+                           api_key="-", max_retries=0)
+    assert submit(client, ["a" * 20]).status == "in_progress"  # 5 tokens: at the limit, not over
+    assert submit(client, ["b" * 4]).errors.data[0].code == "token_limit_exceeded"

@@ -71,12 +71,15 @@ from ..errors import UsageError
               help="Batch API: the first this many file uploads get HTTP 429 with Retry-After: 1.")
 @click.option("--batch-refuse-looks", type=int, default=0, show_default=True,
               help="Batch API: the first this many looks at a batch's status get HTTP 503.")
+@click.option("--batch-enqueued-token-limit", type=int, help="Batch API: a batch that would bring the prompt "
+              "tokens of the unfinished batches over this many fails as a whole with OpenAI's "
+              "token_limit_exceeded (default: no limit).")
 @click.option("--seed", type=int, default=0, show_default=True)
 def simulator(tasks, gold, include_path, port, accuracy, conformity, persuasion, self_doubt, latency, rate_limit,
               quota, retry_after_date, server_error, timeout_rate, empty, malformed, hostile, hostile_rate, hostile_interval,
               max_concurrency, prefix_cache_tokens, block_tokens, prefill_ms_per_1k, refuse_response_format,
               unknown, served, batch_delay, batch_fail_rate, batch_expire_after, batch_cancel_after, batch_fail,
-              batch_refuse_uploads, batch_refuse_looks, seed) -> None:
+              batch_refuse_uploads, batch_refuse_looks, batch_enqueued_token_limit, seed) -> None:
     """Serve synthetic agents with known accuracy, conformity, persuasion, self-doubt, latency and faults.
 
     \b
@@ -110,7 +113,7 @@ def simulator(tasks, gold, include_path, port, accuracy, conformity, persuasion,
     \b
     The Files and Batches API (/v1/files, /v1/batches) answers each batch's lines with the same
     agents: --batch-delay, --batch-fail-rate, --batch-expire-after, --batch-cancel-after,
-    --batch-fail, --batch-refuse-uploads and --batch-refuse-looks shape how (for --transport batch; GET /stats counts
+    --batch-fail, --batch-refuse-uploads, --batch-refuse-looks and --batch-enqueued-token-limit shape how (for --transport batch; GET /stats counts
     files, batches and lines under "batches").
     """
     from ..config import RunSettings
@@ -128,7 +131,7 @@ def simulator(tasks, gold, include_path, port, accuracy, conformity, persuasion,
     _check_replica(max_concurrency, prefix_cache_tokens, block_tokens, prefill_ms_per_1k)
     replica_wanted = max_concurrency is not None or prefix_cache_tokens is not None or prefill_ms_per_1k
     batch_options = _batch_options(batch_delay, batch_fail_rate, batch_expire_after, batch_cancel_after, batch_fail,
-                                   batch_refuse_uploads, batch_refuse_looks, seed)
+                                   batch_refuse_uploads, batch_refuse_looks, seed, batch_enqueued_token_limit)
     modes = _hostile_modes(hostile, hostile_rate, hostile_interval,
                            latency or rate_limit or quota or server_error or timeout_rate or empty or malformed
                            or replica_wanted or batch_options != BatchOptions(seed=seed))
@@ -178,18 +181,20 @@ def _hostile_modes(hostile: str | None, rate: float, interval: float, other_faul
 #: The --batch-* flag of each BatchOptions field, for the one-line error.
 BATCH_FLAGS = {"completion_delay_s": "--batch-delay", "fail_rate": "--batch-fail-rate",
                "expire_after_lines": "--batch-expire-after", "cancel_after_lines": "--batch-cancel-after",
-               "refuse_uploads": "--batch-refuse-uploads", "refuse_looks": "--batch-refuse-looks"}
+               "refuse_uploads": "--batch-refuse-uploads", "refuse_looks": "--batch-refuse-looks",
+               "enqueued_token_limit": "--batch-enqueued-token-limit"}
 
 
 def _batch_options(delay: float, fail_rate: float, expire_after: int | None, cancel_after: int | None,
-                   fail: bool, refuse_uploads: int, refuse_looks: int, seed: int):
+                   fail: bool, refuse_uploads: int, refuse_looks: int, seed: int,
+                   enqueued_token_limit: int | None = None):
     """The Batch API's behaviour from the --batch-* flags (one line and exit 2 for a bad value)."""
     from ..simulator.batches import BatchOptions
 
     try:
         return BatchOptions(completion_delay_s=delay, fail_rate=fail_rate, expire_after_lines=expire_after,
                             cancel_after_lines=cancel_after, fail_batches=fail, refuse_uploads=refuse_uploads,
-                            refuse_looks=refuse_looks, seed=seed)
+                            refuse_looks=refuse_looks, seed=seed, enqueued_token_limit=enqueued_token_limit)
     except ValueError as error:
         field, _, rest = str(error).partition(" ")
         raise UsageError(f"{BATCH_FLAGS.get(field, field)} {rest}") from None

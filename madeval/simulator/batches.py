@@ -24,8 +24,13 @@ error file with code ``batch_expired`` (what OpenAI does with a batch its window
 ``cancelled``, the answered lines in the output file, the others absent); with ``fail_batches`` every
 batch ``failed`` as a whole when it is created; ``refuse_uploads`` answers the first that many file
 uploads with HTTP 429 and a ``Retry-After`` of ``retry_after_s``, ``refuse_looks`` the first that
-many looks at a batch (``GET /v1/batches/{id}``) with HTTP 503. A batch cancelled by the client
-answers nothing. ``stats()`` counts files, batches and lines for ``GET /stats``.
+many looks at a batch (``GET /v1/batches/{id}``) with HTTP 503. With ``enqueued_token_limit`` a
+batch whose prompt tokens (each line's messages, a token per 4 characters as the chat logic counts
+them), added to those of the batches not yet finished (younger than ``completion_delay_s``), would
+pass the limit ``failed`` at its creation, as OpenAI fails one over an organisation's enqueued token
+limit: ``errors.data[0]`` is ``{"code": "token_limit_exceeded", "message": "Enqueued token limit
+reached for MODEL in organization org-simulator. Limit: N enqueued tokens. ..."}``. A batch cancelled
+by the client answers nothing. ``stats()`` counts files, batches and lines for ``GET /stats``.
 """
 
 from __future__ import annotations
@@ -59,6 +64,7 @@ class BatchOptions:
     refuse_uploads: int = 0  # the first this many file uploads get HTTP 429
     refuse_looks: int = 0  # the first this many looks at a batch get HTTP 503
     retry_after_s: float = 1.0  # the Retry-After of a refused upload
+    enqueued_token_limit: int | None = None  # prompt tokens of unfinished batches at most (None: no limit)
 
     def __post_init__(self) -> None:
         if not 0.0 <= self.fail_rate <= 1.0:
@@ -71,6 +77,8 @@ class BatchOptions:
         for name in ("refuse_uploads", "refuse_looks"):
             if getattr(self, name) < 0:
                 raise ValueError(f"{name} must be >= 0: {getattr(self, name)}")
+        if self.enqueued_token_limit is not None and self.enqueued_token_limit < 1:
+            raise ValueError(f"enqueued_token_limit must be >= 1: {self.enqueued_token_limit}")
         if not 0 <= self.retry_after_s <= 3600:
             raise ValueError(f"retry_after_s must be in [0, 3600]: {self.retry_after_s}")
 
@@ -99,6 +107,7 @@ class BatchService:
     def __init__(self, chat: Callable[[bytes], tuple[int, bytes]], options: BatchOptions | None = None):
         self._chat = chat
         self._due: dict[str, tuple[float, list[dict[str, Any]]]] = {}  # batch id -> (created, its lines)
+        self._tokens: dict[str, int] = {}  # batch id -> the prompt tokens of its lines, while it is due
         self.options = options or BatchOptions()
         self._rng = random.Random(self.options.seed)
         self._ids = itertools.count(1)
@@ -106,7 +115,8 @@ class BatchService:
         self.batches: dict[str, dict[str, Any]] = {}
         self.counts = {"files": 0, "batches_created": 0, "batches_completed": 0, "batches_expired": 0,
                        "batches_cancelled": 0, "batches_failed": 0, "lines_submitted": 0, "lines": 0,
-                       "lines_failed": 0, "uploads_refused": 0, "looks_refused": 0}
+                       "lines_failed": 0, "uploads_refused": 0, "looks_refused": 0,
+                       "batches_over_token_limit": 0, "most_tokens_enqueued": 0}
 
     def stats(self) -> dict[str, int]:
         """The counters ``GET /stats`` shows under ``batches``."""
@@ -142,6 +152,7 @@ class BatchService:
             due = self._due.get(batch["id"])
             if due is not None and time.monotonic() - due[0] >= self.options.completion_delay_s:
                 del self._due[batch["id"]]
+                self._tokens.pop(batch["id"], None)
                 self._finish(batch, due[1])
             if method == "GET" and len(rest) == 1:
                 return _ok(batch)
@@ -206,16 +217,35 @@ class BatchService:
         lines, problem = _read_lines(self.files[input_id].content)
         if problem is None and self.options.fail_batches:
             problem = "The batch failed (simulated)."
+        code = "invalid_request"
+        tokens = sum(_prompt_tokens(line["body"]) for line in lines)
+        limit = self.options.enqueued_token_limit
+        if problem is None and limit is not None and self._enqueued() + tokens > limit:
+            code, problem = "token_limit_exceeded", (
+                f"Enqueued token limit reached for {str(lines[0]['body'].get('model'))[:100]} in organization "
+                f"org-simulator. Limit: {limit:,} enqueued tokens. Please try again once some in_progress "
+                "batches have been completed.")
+            self.counts["batches_over_token_limit"] += 1
         if problem is not None:
             batch.update(status="failed", failed_at=now,
-                         errors={"object": "list", "data": [{"code": "invalid_request", "message": problem,
+                         errors={"object": "list", "data": [{"code": code, "message": problem,
                                                              "line": None, "param": None}]})
             self.counts["batches_failed"] += 1
             return _ok(batch)
         batch["request_counts"]["total"] = len(lines)
         self.counts["lines_submitted"] += len(lines)
         self._due[batch["id"]] = (time.monotonic(), lines)
+        self._tokens[batch["id"]] = tokens
+        self.counts["most_tokens_enqueued"] = max(self.counts["most_tokens_enqueued"], self._enqueued())
         return _ok(batch)
+
+    def _enqueued(self) -> int:
+        """The prompt tokens of the batches not finished yet: in progress and younger than
+        ``completion_delay_s`` (an older one is done, and answers at its next look)."""
+        now = time.monotonic()
+        return sum(self._tokens[batch_id] for batch_id, (created, _) in self._due.items()
+                   if batch_id in self._tokens and self.batches[batch_id]["status"] == "in_progress"
+                   and now - created < self.options.completion_delay_s)
 
     def _finish(self, batch: dict[str, Any], lines: list[dict[str, Any]]) -> None:
         """Answer every line of ``batch`` (unless it was cancelled) and write its output files."""
@@ -309,6 +339,14 @@ def _read_lines(content: bytes) -> tuple[list[dict[str, Any]], str | None]:
     if not lines or len(lines) > MAX_LINES:
         return [], f"a batch holds 1 to {MAX_LINES} lines, this file has {len(lines)}"
     return lines, None
+
+
+def _prompt_tokens(body: dict[str, Any]) -> int:
+    """A request's prompt tokens as the simulator's chat logic counts them (a token per 4 characters
+    of its messages' contents, at least 1)."""
+    messages = body.get("messages")
+    contents = [str(m.get("content") or "") for m in messages if isinstance(m, dict)] if isinstance(messages, list) else []
+    return max(1, len("\n".join(contents)) // 4)
 
 
 def _ok(payload: dict[str, Any]) -> Response:

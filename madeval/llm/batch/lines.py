@@ -4,18 +4,54 @@ also writes): each line's reply, or the error its call raises."""
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
-from typing import Any
+from pathlib import Path
+from typing import Any, Iterable, Iterator
 
 from ..wire import FatalError, Reply, RetryableError, read_reply, short, status_error
 
 #: Where a request line sends its body.
 CHAT_URL = "/v1/chat/completions"
+#: A line of an output file may hold this much besides its reply's body (ids, status, error).
+LINE_ENVELOPE = 64 << 10
+#: What is kept of a line over its bound: enough to find its ``custom_id``.
+CUT_HEAD = 4096
+_CUSTOM_ID = re.compile(rb'"custom_id"\s*:\s*"([^"\\]{1,256})"')
 
 
-def read_outcomes(content: bytes, max_reply: int, status: str,
+class CutLine(bytes):
+    """The first :data:`CUT_HEAD` bytes of a file's line over its bound (the rest was not read)."""
+
+
+def file_lines(path: Path, limit: int) -> Iterator[bytes]:
+    """Each line of the file at ``path``, read with at most ``limit`` bytes of it in memory: a line
+    over ``limit`` is a :class:`CutLine` (its head), the rest of it skipped."""
+    with Path(path).open("rb") as lines:
+        while line := lines.readline(limit + 1):
+            if len(line) <= limit or line.endswith(b"\n"):
+                yield line
+                continue
+            head = CutLine(line[:CUT_HEAD])
+            del line
+            while (rest := lines.readline(1 << 20)) and not rest.endswith(b"\n"):
+                pass
+            yield head
+
+
+def read_file_outcomes(path: Path, max_reply: int, status: str,
+                       problems: Counter | None = None) -> dict[str, Reply | Exception]:
+    """:func:`read_outcomes` of the output or error file at ``path``, read line by line: a line
+    over ``max_reply`` plus :data:`LINE_ENVELOPE` bytes is never held whole (its call fails as a
+    reply over ``max_reply`` when its head names its ``custom_id``; else it is counted in
+    ``problems["cut"]`` and its call, missing, is retried)."""
+    return read_outcomes(file_lines(path, max_reply + LINE_ENVELOPE), max_reply, status, problems)
+
+
+def read_outcomes(content: bytes | Iterable[bytes], max_reply: int, status: str,
                   problems: Counter | None = None) -> dict[str, Reply | Exception]:
-    """Each line's outcome in an output or error file: its reply, or the error to raise.
+    """Each line's outcome in an output or error file (its bytes, or its lines): its reply, or the
+    error to raise.
 
     Lines are untrusted: one that is not a JSON object with a ``custom_id`` is skipped (its call is
     then missing, and retried); a body over ``max_reply`` bytes fails its call without retry; a
@@ -23,7 +59,15 @@ def read_outcomes(content: bytes, max_reply: int, status: str,
     which of two answers to one request is right cannot be told, and the first is what a reader of
     the file sees first)."""
     outcomes: dict[str, Reply | Exception] = {}
-    for raw in content.splitlines():
+    for raw in content.splitlines() if isinstance(content, bytes) else content:
+        if isinstance(raw, CutLine):
+            found = _CUSTOM_ID.search(raw)
+            if found is None:
+                if problems is not None:
+                    problems["cut"] += 1
+                continue
+            outcomes.setdefault(found.group(1).decode("utf-8", "replace"), _too_large(max_reply))
+            continue
         try:
             entry = json.loads(raw)
             custom_id = entry["custom_id"]
@@ -45,7 +89,7 @@ def _outcome(response: Any, error: Any, max_reply: int, status: str) -> Reply | 
         body = response.get("body")
         raw = body.encode() if isinstance(body, str) else json.dumps(body).encode()
         if len(raw) > max_reply:
-            return FatalError(f"reply over {max_reply / (1 << 20):g} MiB (--max-response-mb)")
+            return _too_large(max_reply)
         if response["status_code"] == 200:
             try:
                 return read_reply(raw)
@@ -56,11 +100,17 @@ def _outcome(response: Any, error: Any, max_reply: int, status: str) -> Reply | 
     return RetryableError(f"batch line {short(str(code or status), 60)}")
 
 
+def _too_large(max_reply: int) -> FatalError:
+    return FatalError(f"reply over {max_reply / (1 << 20):g} MiB (--max-response-mb)")
+
+
 def note_odd_lines(where: str, problems: Counter) -> None:
     """One warning line for a batch whose output repeats a ``custom_id`` or names one it was not sent."""
     parts = []
     if problems["repeated"]:
         parts.append(f"{problems['repeated']} repeat a custom_id (the first line of each kept)")
+    if problems["cut"]:
+        parts.append(f"{problems['cut']} are over the line bound and name no custom_id (skipped)")
     if problems["unknown"]:
         parts.append(f"{problems['unknown']} name a custom_id it was not sent (ignored)")
     if parts:

@@ -4,21 +4,48 @@ upload a request file and create a batch over it; wait for it and read its outpu
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+import contextlib
+import json
+import os
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any, Iterator
 
 from ..openai_transport import OpenAITransport
 from ..wire import ClientSideError, FatalError, Reply, RetryableError, read_model_list, short
 from collections import Counter
 
-from .lines import CHAT_URL, note_odd_lines, read_outcomes, warn
+from .lines import CHAT_URL, CutLine, file_lines, note_odd_lines, read_file_outcomes, warn
 from .settings import PROVIDER_GRACE_S, BatchSettings
 
-#: The largest output or error file read (a batch of 50,000 replies of a few kilobytes each fits).
-MAX_FILE_BYTES = 1 << 30
+#: The largest output or error file downloaded (streamed to a temporary file in the run folder, then
+#: read line by line): 50,000 replies of over a megabyte each fit; past it, one warning line, and the
+#: batch's lines fail without being sent (and paid) again. Tests set a smaller bound.
+MAX_FILE_BYTES = 64 << 30
+#: The name a download starts with in the run folder (deleted once read, or by the next process).
+DOWNLOAD_PREFIX = ".batch-download-"
+#: Free disk space a download leaves beside the run folder's other files.
+DISK_RESERVE_BYTES = 1 << 30
+#: The slowest download rate awaited: a file of N bytes gets ``timeout_s + N / DOWNLOAD_RATE`` seconds.
+DOWNLOAD_RATE = 1 << 20
+#: The largest body of a status, list or creation call (a page of 100 batch objects is kilobytes).
+MAX_JSON_BYTES = 64 << 20
 #: Statuses after which a batch changes no more.
 FINISHED = frozenset({"completed", "expired", "cancelled", "failed"})
 #: Tries to download a finished batch's output or error file.
 MAX_DOWNLOADS = 8
+#: The error code of a batch failed for an organisation's enqueued token limit (OpenAI's batch guide).
+TOKEN_LIMIT_CODE = "token_limit_exceeded"
+
+
+class OverTokenLimit(RetryableError):
+    """A batch failed as a whole for the provider's enqueued token limit: its lines are sent again
+    by the transport once this run's earlier batches finished (or, alone over it, in halves)."""
+
+
+class FileTooLarge(Exception):
+    """An output or error file over :data:`MAX_FILE_BYTES`, or over the run folder disk's free space."""
 
 
 class _FilesAPI(OpenAITransport):
@@ -60,10 +87,31 @@ class _FilesAPI(OpenAITransport):
         """The batch object (``openai.types.Batch``)."""
         return await self._call(lambda: self._client.batches.retrieve(batch_id), self._timeout_s)
 
-    async def content(self, file_id: str) -> bytes:
-        """The bytes of a file (an output or error file)."""
-        answer = await self._call(lambda: self._client.files.content(file_id), self._timeout_s)
-        return answer.content
+    async def size(self, file_id: str) -> int | None:
+        """The size in bytes the endpoint gives for a file (None: none given)."""
+        found = await self._call(lambda: self._client.files.retrieve(file_id), self._timeout_s)
+        size = getattr(found, "bytes", None)
+        return size if isinstance(size, int) and not isinstance(size, bool) and size >= 0 else None
+
+    async def download(self, file_id: str, path: Path, limit: int, deadline_s: float) -> None:
+        """Stream a file's bytes into ``path`` (emptied first), a MiB at a time written off the event
+        loop, within ``deadline_s``; a :class:`FileTooLarge` past ``limit`` bytes."""
+
+        async def stream() -> None:
+            written = 0
+            with path.open("wb") as out:  # "wb" again on the client's one retry of a stale connection
+                async with self._client.files.with_streaming_response.content(file_id) as response:
+                    async for chunk in response.iter_bytes(1 << 20):
+                        written += len(chunk)
+                        if written > limit:
+                            raise FileTooLarge(f"file {file_id} is over {limit:,} bytes")
+                        try:
+                            await asyncio.to_thread(out.write, chunk)
+                        except OSError as error:  # a full disk: no connection fault, and not retried
+                            raise FileTooLarge(f"file {file_id} cannot be written in {path.parent} "
+                                               f"({error.strerror or error})") from None
+
+        await self._call(stream, deadline_s)
 
 
 class ProviderBatches:
@@ -73,10 +121,15 @@ class ProviderBatches:
     grace_s = PROVIDER_GRACE_S
 
     def __init__(self, base_url: str, api_key: str, timeout_s: float, max_reply: int):
-        self._api = _FilesAPI(base_url, api_key, timeout_s, max_response_bytes=MAX_FILE_BYTES)
+        self._api = _FilesAPI(base_url, api_key, timeout_s, max_response_bytes=MAX_JSON_BYTES)
+        # files are streamed to disk through a client of their own, whose cap is the file bound
+        self._files = _FilesAPI(base_url, api_key, timeout_s, max_response_bytes=MAX_FILE_BYTES)
+        self._timeout_s = timeout_s
         self._max_reply = max_reply
         self._probed = False
         self.settings = BatchSettings()
+        #: Where downloads are streamed (the run folder; None: the system's temporary folder).
+        self.folder: Path | None = None
 
     async def upload(self, content: bytes, custom_ids: list[str]) -> str:
         """Upload a request file (of the lines ``custom_ids``); its file id."""
@@ -90,7 +143,16 @@ class ProviderBatches:
         """The batch created over ``file_id`` among the endpoint's batches, newest first (None: none)."""
         return await self._api.find(file_id)
 
-    async def collect(self, batch_id: str) -> dict[str, Reply | Exception] | RetryableError:
+    async def request_lines(self, file_id: str, custom_ids: list[str]) -> list[tuple[str, bytes]]:
+        """The lines of the uploaded request file ``file_id`` that carry ``custom_ids``, in their
+        order (to split a batch over the enqueued token limit without keeping every request file in
+        memory while its batch is out); a line the file lacks is left out."""
+        wanted = set(custom_ids)
+        with self._downloaded(file_id) as path:
+            await self._download(file_id, path)
+            return await asyncio.to_thread(_request_lines, path, wanted, self.settings.max_bytes)
+
+    async def collect(self, batch_id: str) -> dict[str, Reply | Exception] | RetryableError | FatalError:
         """Wait until the batch is finished; the outcome of each line its output and error files hold.
 
         A status that cannot be read (a 5xx, a timeout) is looked at again, one warning line per
@@ -98,7 +160,14 @@ class ProviderBatches:
         lines the batch may still answer. A batch that failed as a whole prints one line and is a
         :class:`RetryableError` for all its lines, retried after ``poll_s`` (at once, a failure
         such as too many enqueued tokens would use up every attempt in seconds); one the endpoint
-        does not know (404) prints one line and answers nothing (its lines are sent again)."""
+        does not know (404) prints one line and answers nothing (its lines are sent again). One that
+        failed for the enqueued token limit (error code ``token_limit_exceeded``) is an
+        :class:`OverTokenLimit`, printing nothing: the transport says it once and handles it.
+
+        Each file is streamed to a temporary file in the run folder and read line by line (memory:
+        one line, bounded by the reply limit, and the outcomes), then deleted; one over
+        :data:`MAX_FILE_BYTES`, or over the disk's free space less :data:`DISK_RESERVE_BYTES`, is
+        one warning line and a :class:`FatalError` for all the batch's lines."""
         pause, failing = min(self.settings.poll_s, 1.0), False
         while True:
             try:
@@ -118,6 +187,11 @@ class ProviderBatches:
             await asyncio.sleep(pause)
             pause = min(pause * 2, self.settings.poll_s)
         if batch.status == "failed":
+            codes = [error.code for error in (batch.errors.data or [])] if batch.errors else []
+            if TOKEN_LIMIT_CODE in codes:
+                message = batch.errors.data[codes.index(TOKEN_LIMIT_CODE)].message
+                return OverTokenLimit(short(message or "enqueued token limit reached", 300),
+                                      retry_after=self.settings.poll_s)
             reasons = [error.message for error in (batch.errors.data or [])] if batch.errors else []
             reason = short(reasons[0] if reasons else "no reason given")
             warn(f"batch {batch_id} failed: {reason}")
@@ -126,13 +200,18 @@ class ProviderBatches:
         problems: Counter = Counter()  # repeats within a file (a line in both: the output line wins)
         for file_id in (batch.error_file_id, batch.output_file_id):  # an output line wins over an error line
             if file_id:
-                try:
-                    content = await self._content(file_id)
-                except (RetryableError, FatalError) as error:
-                    warn(f"batch {batch_id}: file {file_id} cannot be read ({error}); its lines are sent again")
-                    continue
-                outcomes.update(await asyncio.to_thread(read_outcomes, content, self._max_reply, batch.status,
-                                                        problems))
+                with self._downloaded(file_id) as path:
+                    try:
+                        await self._download(file_id, path)
+                    except FileTooLarge as error:
+                        reason = f"batch {batch_id}: {error}; its lines fail, not sent (and paid) again"
+                        warn(reason)
+                        return FatalError(reason)
+                    except (RetryableError, FatalError) as error:
+                        warn(f"batch {batch_id}: file {file_id} cannot be read ({error}); its lines are sent again")
+                        continue
+                    outcomes.update(await asyncio.to_thread(read_file_outcomes, path, self._max_reply, batch.status,
+                                                            problems))
         note_odd_lines(f"batch {batch_id}", problems)
         return outcomes
 
@@ -141,13 +220,42 @@ class ProviderBatches:
         """What is missing when ``batch_id`` is given up (one clause of the warning line)."""
         return f"batch {batch_id} did not finish"
 
-    async def _content(self, file_id: str) -> bytes:
-        """A finished batch's file, its download tried ``MAX_DOWNLOADS`` times (1, 2, 4... s apart, at
-        most ``poll_s``): a file not read sends its lines, paid for already, again."""
+    @contextlib.contextmanager
+    def _downloaded(self, file_id: str) -> Iterator[Path]:
+        """A temporary file for ``file_id``'s download in the run folder, deleted afterwards."""
+        handle, name = tempfile.mkstemp(prefix=DOWNLOAD_PREFIX, suffix=".jsonl", dir=self.folder)
+        os.close(handle)
+        try:
+            yield Path(name)
+        finally:
+            Path(name).unlink(missing_ok=True)
+
+    async def _download(self, file_id: str, path: Path) -> None:
+        """A finished batch's file streamed into ``path``, tried ``MAX_DOWNLOADS`` times (1, 2, 4...
+        s apart, at most ``poll_s``): a file not read sends its lines, paid for already, again.
+
+        Its size (as the endpoint gives it) is checked first against :data:`MAX_FILE_BYTES` and the
+        disk's free space (a :class:`FileTooLarge`), and sets the deadline, at ``DOWNLOAD_RATE``."""
+        try:
+            size = await self._files_call(lambda: self._api.size(file_id))
+        except FatalError:  # an endpoint that serves a file's content but not its metadata
+            size = None
+        free = shutil.disk_usage(path.parent).free - DISK_RESERVE_BYTES
+        if size is not None and size > MAX_FILE_BYTES:
+            raise FileTooLarge(f"file {file_id} is {size:,} bytes, over the bound of {MAX_FILE_BYTES:,}")
+        if size is not None and size > free:
+            raise FileTooLarge(f"file {file_id} is {size:,} bytes, over the {max(free, 0):,} bytes free (keeping "
+                               f"{DISK_RESERVE_BYTES:,}) on the disk of {path.parent}")
+        deadline = self._timeout_s + (size if size is not None else MAX_FILE_BYTES) / DOWNLOAD_RATE
+        limit = min(MAX_FILE_BYTES, max(free, 0))
+        await self._files_call(lambda: self._files.download(file_id, path, limit, deadline))
+
+    async def _files_call(self, send):
+        """``send()``'s answer, a retryable failure tried ``MAX_DOWNLOADS`` times in all."""
         pause = min(self.settings.poll_s, 1.0)
         for attempt in range(1, MAX_DOWNLOADS + 1):
             try:
-                return await self._api.content(file_id)
+                return await send()
             except RetryableError:
                 if attempt == MAX_DOWNLOADS:
                     raise
@@ -179,3 +287,22 @@ class ProviderBatches:
     async def close(self) -> None:
         """Close the connections."""
         await self._api.close()
+        await self._files.close()
+
+
+def _request_lines(path: Path, wanted: set[str], max_line: int) -> list[tuple[str, bytes]]:
+    """``(custom_id, line)`` of each line of a request file whose ``custom_id`` is in ``wanted``
+    (each once; the transport wrote the file, but it comes back from the endpoint: a line over
+    ``max_line`` bytes is none of the transport's)."""
+    found: list[tuple[str, bytes]] = []
+    for raw in file_lines(path, max_line):
+        if isinstance(raw, CutLine):
+            continue
+        try:
+            custom_id = json.loads(raw)["custom_id"]
+        except (ValueError, KeyError, TypeError, RecursionError):
+            continue
+        if isinstance(custom_id, str) and custom_id in wanted:
+            wanted.discard(custom_id)
+            found.append((custom_id, raw.rstrip(b"\r\n") + b"\n"))
+    return found

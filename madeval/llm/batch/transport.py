@@ -14,20 +14,27 @@ for them again."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import json
+import re
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 from ..wire import DEFAULT_MAX_RESPONSE_BYTES, FatalError, Reply, RetryableError, Unanswered, short
 from .exchange import FileExchange, exchange_folder
 from .journal import BatchJournal, Earlier
 from .lines import CHAT_URL, warn
-from .provider import ProviderBatches
+from .provider import DOWNLOAD_PREFIX, FileTooLarge, OverTokenLimit, ProviderBatches
 from .settings import BatchSettings, window_seconds
 
 Outcomes = dict[str, Reply | Exception]
+#: Bytes of a request file per prompt token at least, for telling a batch over the enqueued token
+#: limit alone from one that meets the organisation's other batches: English text is about 4 bytes
+#: a token, CJK text 3 bytes a character and up to 1.5 tokens each, and each line adds its JSON.
+BYTES_PER_TOKEN_AT_LEAST = 2
+_STATED_LIMIT = re.compile(r"Limit: ([\d,]{1,20}) enqueued tokens")
 #: Tries of a batch's upload, and of its creation, before its lines fail (and go to the client's retry).
 SUBMIT_ATTEMPTS = 4
 
@@ -66,13 +73,21 @@ class BatchTransport:
         self._tasks: set[asyncio.Task] = set()
         self._given_up: str | None = None  # why the run stopped waiting (a batch past its window)
         self._stop = asyncio.Event()  # set with _given_up: every wait ends
+        self._out = 0  # batches created (from the request on) and not yet finished: the provider's enqueued
+        self._batch_finished = asyncio.Event()  # set (and replaced) each time one of them finishes
+        self._token_limit_said = False
         #: Batches created by this process (what a test compares with the dependency chain).
         self.batches_created = 0
 
     def configure_batches(self, settings: BatchSettings, folder: Path | None) -> None:
-        """Use ``settings``; journal submitted batches in ``folder`` and resume the ones found there."""
+        """Use ``settings``; journal submitted batches in ``folder`` and resume the ones found there;
+        download output files into it."""
         self.settings = self._service.settings = settings
         self.journal = None if folder is None else BatchJournal(folder)
+        if isinstance(self._service, ProviderBatches):
+            self._service.folder = folder  # where output files are streamed before they are read
+            for stale in () if folder is None else Path(folder).glob(DOWNLOAD_PREFIX + "*"):
+                stale.unlink(missing_ok=True)  # a killed process's downloads (run.lock keeps one process)
 
     async def chat(self, model: str, messages: list[dict[str, str]], params: dict[str, Any],
                    headers: dict[str, str] | None = None) -> Reply:
@@ -144,7 +159,8 @@ class BatchTransport:
             self._spawn(self._submit(lines), [custom_id for custom_id, _ in lines])
 
     async def _submit(self, lines: list[tuple[str, bytes]]) -> None:
-        """Upload, create, journal, wait, deliver: one batch round trip."""
+        """Upload, create, journal, wait, deliver: one batch round trip (more when the batch meets
+        the provider's enqueued token limit: see :meth:`_over_token_limit`)."""
         custom_ids = [custom_id for custom_id, _ in lines]
         if self._given_up is not None:
             self._deliver(custom_ids, {}, Unanswered(self._given_up))
@@ -155,18 +171,101 @@ class BatchTransport:
             file_id = await self._submitting("upload", lambda: self._service.upload(content, custom_ids))
             if self.journal is not None:
                 self.journal.uploaded(file_id, custom_ids)
-            batch_id = await self._submitting("creation", lambda: self._service.create(file_id))
-            self.batches_created += 1
-            if self.journal is not None:
-                self.journal.submitted(batch_id, file_id, window)
-        except FatalError as error:
-            self._deliver(custom_ids, {}, FatalError(f"batch not submitted: {error}", error.status))
+        except (FatalError, RetryableError) as error:
+            self._deliver(custom_ids, {}, _not_submitted(error))
             return
-        except RetryableError as error:  # no status: a refused upload must not shrink the slots (AIMD)
-            self._deliver(custom_ids, {}, RetryableError(f"batch not submitted: {error.reason}", error.retry_after))
-            return
+        size = len(content)
         del content, lines  # the request file (up to max_bytes) is not held for the hours of the wait
-        self._hand_out(custom_ids, await self._wait(batch_id, window), "line missing from its batch")
+        outcomes, refused_at = await self._send(file_id, window), time.monotonic()
+        while isinstance(outcomes, OverTokenLimit):
+            outcomes = await self._over_token_limit(outcomes, file_id, custom_ids, window, size, refused_at)
+        if outcomes is not None:
+            self._hand_out(custom_ids, outcomes, "line missing from its batch")
+
+    async def _send(self, file_id: str, window: str) -> Outcomes | Exception:
+        """Create a batch over the uploaded ``file_id`` and wait for it: its outcomes, or the error
+        all its lines get. It counts as out (its tokens enqueued) from its creation request on."""
+        with self._counted_out():
+            try:
+                batch_id = await self._create(file_id, window)
+            except (FatalError, RetryableError) as error:
+                return _not_submitted(error)
+            return await self._wait(batch_id, window)
+
+    @contextlib.contextmanager
+    def _counted_out(self) -> Iterator[None]:
+        """Count a batch as out (see :meth:`_over_token_limit`) for the block; wake the batches
+        waiting for one to finish at its end."""
+        self._out += 1
+        try:
+            yield
+        finally:
+            self._out -= 1
+            self._batch_finished.set()
+            self._batch_finished = asyncio.Event()
+
+    async def _create(self, file_id: str, window: str) -> str:
+        """Create a batch over the uploaded ``file_id`` (refusals retried) and journal it; its id."""
+        batch_id = await self._submitting("creation", lambda: self._service.create(file_id))
+        self.batches_created += 1
+        if self.journal is not None:
+            self.journal.submitted(batch_id, file_id, window)
+        return batch_id
+
+    async def _over_token_limit(self, refusal: OverTokenLimit, file_id: str, custom_ids: list[str],
+                                window: str, size: int, refused_at: float) -> Outcomes | Exception | None:
+        """What to do with a batch the provider failed for its enqueued token limit (said once).
+
+        While other batches of this run are out, the same request file is sent again as a new batch
+        once one of them finished (nothing uploaded twice): their tokens made the difference. With
+        none out, a batch whose ``size`` bytes surely hold fewer tokens than the limit the provider
+        states (:data:`BYTES_PER_TOKEN_AT_LEAST`) meets the organisation's other batches: it is sent
+        again every ``poll_s`` until they make room, for its window at most. Else it is over the
+        limit alone: its lines go out in two halves, each a batch of its own (None: the halves
+        deliver; a half over the limit waits for the other, or is split again, so at most
+        ``log2(max_lines)`` levels). A single line over the limit alone fails with one
+        :class:`FatalError`, not sent again."""
+        if not self._token_limit_said:
+            self._token_limit_said = True
+            warn(f"the provider's enqueued token limit was reached ({short(refusal.reason, 300)}); a batch over "
+                 "it is sent again once this run's earlier batches finished (or, none out, other batches made room), "
+                 "and one over it alone in halves")
+        if self._out:
+            finished = asyncio.ensure_future(self._batch_finished.wait())
+            stopped = asyncio.ensure_future(self._stop.wait())
+            try:
+                await asyncio.wait({finished, stopped}, return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                finished.cancel()
+                stopped.cancel()
+            if self._given_up is not None:
+                return Unanswered(self._given_up)
+            return await self._send(file_id, window)
+        limit = _stated_limit(refusal.reason)
+        if limit is not None and size // BYTES_PER_TOKEN_AT_LEAST <= limit:
+            if time.monotonic() - refused_at > window_seconds(window):
+                return FatalError(f"the provider's enqueued token limit stayed full for the batch's window of {window} "
+                                  f"({short(refusal.reason, 300)}): other batches of the organisation hold it")
+            try:
+                await asyncio.wait_for(self._stop.wait(), self.settings.poll_s)
+                return Unanswered(self._given_up or "stopped")
+            except TimeoutError:
+                return await self._send(file_id, window)
+        if len(custom_ids) == 1:
+            return FatalError(f"the request alone is over the provider's enqueued token limit "
+                              f"({short(refusal.reason, 300)}); it is not sent again")
+        try:
+            lines = await self._service.request_lines(file_id, custom_ids)
+        except (FatalError, RetryableError, FileTooLarge) as error:
+            return RetryableError(f"batch over the enqueued token limit not split: its request file cannot be "
+                                  f"read ({short(str(error), 80)})")
+        found = {custom_id for custom_id, _ in lines}
+        self._deliver([c for c in custom_ids if c not in found], {}, RetryableError("line missing from its request file"))
+        half = (len(lines) + 1) // 2
+        for part in (lines[:half], lines[half:]):
+            if part:
+                self._spawn(self._submit(part), [custom_id for custom_id, _ in part])
+        return None
 
     async def _submitting(self, step: str, send):
         """``send()``'s answer, a refusal retried here (the round's lines stay together) up to
@@ -242,7 +341,8 @@ class BatchTransport:
                 batch_id = None
             if batch_id is None:
                 return {}  # never submitted: its lines are sent now, for the first time
-        return await self._wait(batch_id, earlier.window or self.settings.window)
+        with self._counted_out():
+            return await self._wait(batch_id, earlier.window or self.settings.window)
 
     def _deliver(self, custom_ids: list[str], outcomes: dict[str, Reply | Exception], missing: Exception) -> None:
         """Resolve the waiting calls of ``custom_ids`` with their outcomes (``missing`` when absent)."""
@@ -287,6 +387,21 @@ class BatchTransport:
         for task in [*self._tasks, *self._earlier.values(), *([self._flusher] if self._flusher else [])]:
             task.cancel()
         await self._service.close()
+
+
+def _stated_limit(reason: str) -> int | None:
+    """The limit an enqueued-token-limit message states ("... Limit: 2,000,000 enqueued tokens ..."),
+    None when it states none."""
+    found = _STATED_LIMIT.search(reason)
+    return int(found.group(1).replace(",", "")) if found and found.group(1).strip(",") else None
+
+
+def _not_submitted(error: FatalError | RetryableError) -> Exception:
+    """The error the lines of a batch that could not be uploaded or created get. A retryable one
+    carries no status: a refused upload must not shrink the client's slots (AIMD)."""
+    if isinstance(error, FatalError):
+        return FatalError(f"batch not submitted: {error}", error.status)
+    return RetryableError(f"batch not submitted: {error.reason}", error.retry_after)
 
 
 def _failure(error: Exception) -> FatalError:
