@@ -40,8 +40,14 @@ def run_file(folder) -> dict:
     return json.loads((folder / "run.json").read_text())
 
 
-def test_each_session_is_listed_with_its_transport_and_readers_take_the_last(sim, tmp_path, monkeypatch, capfd):
+def test_each_session_is_listed_with_its_transport_and_readers_take_the_last(sim, tmp_path, monkeypatch, capfd,
+                                                                            request):
     wandb = pytest.importorskip("wandb")
+    # W&B keeps process-wide settings from its first init: end them with the test, so a later test's
+    # WANDB_MODE=offline is not read over by this one's mode=offline (it then asked for an API key)
+    monkeypatch.setenv("WANDB_MODE", "offline")
+    monkeypatch.setenv("WANDB_SILENT", "true")
+    request.addfinalizer(wandb.teardown)
     given = []
     real_init = wandb.init
 
