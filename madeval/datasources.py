@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import UsageError
-from .mirrors import MirrorNotPlain, read_mirror
+from .mirrors import MirrorBroken, MirrorNotPlain, read_mirror
 from .taskfiles import FunctionRef, task_code
 
 DATA_DIR_VARIABLE = "MADEVAL_DATA_DIR"
@@ -166,7 +166,17 @@ def _load_json_with_datasets(path: Path) -> list[dict[str, Any]]:
     import datasets  # pyarrow and pandas behind it take seconds: only when a dataset is read
 
     datasets.disable_progress_bars()
-    rows = datasets.load_dataset("json", data_files=str(path), split="train")
+    verbosity = datasets.logging.get_verbosity()
+    datasets.logging.set_verbosity(datasets.logging.CRITICAL)  # its own log line would repeat the error
+    try:
+        rows = datasets.load_dataset("json", data_files=str(path), split="train")
+    except datasets.exceptions.DatasetGenerationError as error:
+        # a local file the user can mend (a key given twice, mixed kinds in a column): one line
+        # with pyarrow's reason, not datasets' traceback
+        reason = " ".join(str(error.__cause__ or error).split())[:200]
+        raise MirrorBroken(f"mirror {path}: datasets cannot read it ({reason})") from None
+    finally:
+        datasets.logging.set_verbosity(verbosity)
     return rows.to_list()
 
 

@@ -201,3 +201,24 @@ def test_exactly_the_strings_pyarrow_reads_as_timestamps_are_refused():
     arrow = [pa.types.is_timestamp(field.type) for field in table.schema]
     assert 2_000 < sum(arrow) < len(forms) - 2_000  # the search hits both sides
     assert [form for form, is_time in zip(forms, arrow) if is_time != _reads_as_timestamp(form)] == []
+
+
+def test_a_mirror_datasets_cannot_read_either_is_one_line_exit_2_and_nothing_written(tmp_path):
+    """A key given twice goes to datasets, which refuses it (pyarrow: 'specified twice') with a
+    traceback; the run says so in one line naming the file and exits 2 before any folder is made."""
+    import subprocess
+    import sys
+
+    data = tmp_path / "data" / "gsm8k"
+    data.mkdir(parents=True)
+    (data / "test.jsonl").write_text('{"question": "q", "answer": "#### 1"}\n'
+                                     '{"question": "q", "question": "r", "answer": "#### 2"}\n')
+    out = tmp_path / "out"
+    done = subprocess.run([sys.executable, "-m", "madeval", "--tasks", "gsm8k", "--limit", "1", "--no-progress",
+                           "--base-url", "http://127.0.0.1:9/v1", "-o", str(out)], capture_output=True, text=True,
+                          env={**os.environ, "MADEVAL_DATA_DIR": str(tmp_path / "data"), "HF_HUB_OFFLINE": "1"},
+                          timeout=120)
+    assert done.returncode == 2, done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and "test.jsonl: datasets cannot read it" in lines[0] and "twice" in lines[0], lines
+    assert not out.exists()
