@@ -3,10 +3,15 @@ cache file whole or not at all, and saying once per file and process that one wa
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any, Callable
+
+#: What reading a hostile or foreign cache file may raise; each means "not a file of this madeval".
+NOT_OURS = (ValueError, KeyError, TypeError, AttributeError, RecursionError)
 
 _WARNED: set[str] = set()
 
@@ -35,3 +40,26 @@ def write_atomically(path: Path, text: str) -> bool:
             pass
         return False
     return True
+
+
+def read_stored(path: Path, fmt: Any, key: str, warn: Callable[[Path, str], None], what: str) -> Any | None:
+    """The JSON stored in ``path`` when it is of format ``fmt`` and for ``key``; None when the file is
+    missing or for another key (silently), or unreadable, not JSON or of another format (``warn``ed,
+    ``what`` naming the kind of file). The caller checks the fields it reads."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+    except (OSError, UnicodeDecodeError) as error:
+        warn(path, type(error).__name__)
+        return None
+    try:
+        data = json.loads(text)
+        if data["format"] != fmt:
+            raise ValueError("another format")
+        if data["key"] != key:
+            return None  # another key with the same prefix: built again, and stored over it
+    except NOT_OURS as error:
+        warn(path, f"not {what} of this madeval: {type(error).__name__}")
+        return None
+    return data

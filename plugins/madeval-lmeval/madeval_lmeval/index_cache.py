@@ -23,7 +23,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from .cache_files import warn_ignored, write_atomically
+from .cache_files import NOT_OURS, read_stored, warn_ignored, write_atomically
 
 FORMAT = "madeval-lmeval-index/1"
 
@@ -116,19 +116,10 @@ def read_raw(path: Path, key: str) -> dict[str, tuple[str, str | None, list[str]
     """The index stored in ``path`` as plain values (see :func:`load_raw`), or None when the file is
     missing or for another key (silently), or unreadable or not of this format (every entry is
     checked; one warning line per file and process)."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return None
-    except (OSError, UnicodeDecodeError) as error:
-        _warn(path, type(error).__name__)
+    data = read_stored(path, FORMAT, key, _warn, "an index cache file")
+    if data is None:
         return None
     try:
-        data = json.loads(text)
-        if data["format"] != FORMAT:
-            raise ValueError("another format")
-        if data["key"] != key:
-            return None  # another key with the same prefix: built again, and stored over it
         entries = data["entries"]
         if not isinstance(entries, dict):
             raise TypeError("entries not a mapping")
@@ -139,7 +130,7 @@ def read_raw(path: Path, key: str) -> dict[str, tuple[str, str | None, list[str]
                 raise ValueError("bad entry")
             found[name] = (kind, file, tags)
         return found
-    except (ValueError, KeyError, TypeError, AttributeError, RecursionError) as error:
+    except NOT_OURS as error:
         _warn(path, f"not an index cache file of this madeval: {type(error).__name__}")
         return None
 

@@ -31,7 +31,7 @@ import yaml
 
 from madeval import Item
 
-from .cache_files import warn_ignored, write_atomically
+from .cache_files import NOT_OURS, read_stored, warn_ignored, write_atomically
 from .index_cache import cache_folder, lm_eval_task_folder
 
 FORMAT = "madeval-lmeval-items/1"
@@ -186,19 +186,10 @@ def read(key: str) -> Prepared | None:
     """The items stored for ``key``, or None: no file, another key, a listed file changed, or a
     file that is not what :func:`write` writes (one warning)."""
     path = cache_file(key)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return None
-    except (OSError, UnicodeDecodeError) as error:
-        _warn(path, type(error).__name__)
+    data = read_stored(path, FORMAT, key, _warn, "a cache file")
+    if data is None:
         return None
     try:
-        data = json.loads(text)
-        if data["format"] != FORMAT:
-            raise ValueError("another format")
-        if data["key"] != key:
-            return None  # another key with the same prefix: rebuilt, and stored over it
         files = [[str(p), s, m] for p, s, m in data["files"]]
         if not all(isinstance(s, int) and isinstance(m, int) for _, s, m in files):
             raise TypeError("bad file list")
@@ -208,7 +199,7 @@ def read(key: str) -> Prepared | None:
             source=_text(data["source"]), answer_type=_text(data["answer_type"]),
             metric_names=[_text(name) for name in data["metric_names"]],
             items=[_item(row) for row in data["items"]], files=files, folders=folders)
-    except (ValueError, KeyError, TypeError, AttributeError, RecursionError) as error:
+    except NOT_OURS as error:
         _warn(path, f"not a cache file of this madeval: {type(error).__name__}")
         return None
     return prepared if unchanged(prepared.files, prepared.folders) else None
