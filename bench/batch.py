@@ -31,9 +31,9 @@ import tempfile
 import urllib.request
 from pathlib import Path
 
-from madeval.config import DebateConfig, RunSettings
-from madeval.records import read_records
-from madeval.run import run
+from madeval.settings.config import DebateConfig, RunSettings
+from madeval.records.folder import read_records
+from madeval.evaluation import run
 
 from .__main__ import task_folder
 from .simulator import simulator_process

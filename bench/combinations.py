@@ -19,10 +19,11 @@ import sys
 import tempfile
 from collections import defaultdict
 
-from madeval.config import DebateConfig, RunSettings
-from madeval.plan import split_valid
-from madeval.plugins import registries
-from madeval.run import load_tasks, run
+from madeval.settings.config import DebateConfig, RunSettings
+from madeval.run.plan import split_valid
+from madeval.core.plugins import registries
+from madeval.task.definition import load_tasks
+from madeval.evaluation import run
 from madeval.simulator import simulate
 
 BUILTIN = "madeval.builtins."

@@ -24,7 +24,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from madeval.embedded import NO_PROXY_OPENER
+from madeval.llm.embedded import NO_PROXY_OPENER
 
 from .simulator import simulator_process
 

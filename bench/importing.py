@@ -27,10 +27,10 @@ CORPUS = Path(os.environ.get("MADEVAL_DATA_DIR", "")) / "mallm" / "mmlu_pro_memo
 
 def worker(spec: dict) -> dict:
     """In this process: import ``spec['file']`` (or only load the task when it is None)."""
-    from madeval.config import RunSettings
+    from madeval.settings.config import RunSettings
     from madeval.importers.writer import import_files
-    from madeval.plugins import registries
-    from madeval.run import load_tasks
+    from madeval.core.plugins import registries
+    from madeval.task.definition import load_tasks
 
     started = time.perf_counter()
     task = load_tasks(RunSettings(tasks=[spec["task"]]), registries())[spec["task"]]

@@ -36,7 +36,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def requests_seen(base_url: str) -> int:
     """The simulator's count of chat requests."""
-    from madeval.embedded import NO_PROXY_OPENER
+    from madeval.llm.embedded import NO_PROXY_OPENER
 
     with NO_PROXY_OPENER.open(base_url.removesuffix("/v1") + "/stats", timeout=2) as response:
         return int(json.loads(response.read())["requests"])

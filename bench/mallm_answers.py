@@ -68,7 +68,7 @@ def options_of(question: str) -> tuple[str, ...]:
 
 def item_of(record: dict[str, Any]):
     """The madeval item of one MALLM record: its question with options, gold letter and choices."""
-    from madeval.item import Item
+    from madeval.core.item import Item
 
     question = record["input"][0]
     return Item(str(record["exampleId"]), question, record["references"][0], choices=options_of(question))
@@ -96,9 +96,9 @@ def reader(task_name: str = "mmlu_pro"):
     run does); an older madeval, for a before/after comparison, is asked twice (``extract``, then
     ``no_answer_reason``), and one from before parse notes gives no note.
     """
-    from madeval.plugins import registries
-    from madeval.task import task_loader
-    from madeval.taskfiles import task_index
+    from madeval.core.plugins import registries
+    from madeval.task.definition import task_loader
+    from madeval.task.files import task_index
 
     found = registries()
     task = task_loader(task_index(found, []), found.extractors, found.metrics)(task_name)

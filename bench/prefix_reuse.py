@@ -5,7 +5,7 @@ every debate run all its turns) and every plugin preset (in its authors' setting
 decision as the preset gives them) on ``--items`` items of ``arith_mc`` against an in-process
 simulator, captures the exact messages of every call, and prints per configuration: calls,
 prompt tokens, the tokens that are a prefix of an earlier call's prompt in the same debate
-(:mod:`madeval.prefix_reuse`), and their fraction, weighted by prompt tokens over all calls; and
+(:mod:`madeval.llm.prefix_reuse`), and their fraction, weighted by prompt tokens over all calls; and
 the fraction left when only the same agent's earlier calls count (each agent routed to its own
 replica, the routing key's per-agent grain). ``--visible-turns N`` runs the built-in paradigms with
 ``visible_turns_in_memory`` N instead of their defaults (an option that changes what agents see:
@@ -24,11 +24,12 @@ from pathlib import Path
 from typing import Iterator
 from unittest import mock
 
-from madeval.config import DebateConfig, RunSettings, debate_config
+from madeval.settings.config import DebateConfig, RunSettings, debate_config
 from madeval.llm.client import LLMClient
-from madeval.plugins import registries
-from madeval.prefix_reuse import PrefixReuse, prefix_reuse, prompt_tokens
-from madeval.run import load_tasks, run
+from madeval.core.plugins import registries
+from madeval.llm.prefix_reuse import PrefixReuse, prefix_reuse, prompt_tokens
+from madeval.task.definition import load_tasks
+from madeval.evaluation import run
 from madeval.simulator import simulate
 
 PARADIGMS = ("memory", "relay", "report", "debate", "collective_refinement", "collective_improvement")

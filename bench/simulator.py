@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 from typing import Iterator
 
-from madeval.embedded import NO_PROXY_OPENER, free_loopback_port
+from madeval.llm.embedded import NO_PROXY_OPENER, free_loopback_port
 
 
 @contextlib.contextmanager

@@ -3,7 +3,7 @@
     PYTHONPATH=. python bench/task_load.py [--repeats 7] [TASK ...]   (default: mmlu_pro mmlu)
 
 Prints, per task, the best CPU seconds of ``task.items`` (the rows read from the data folder's
-mirror and every item built) and of the item building alone (:meth:`madeval.task.Task._item`
+mirror and every item built) and of the item building alone (:meth:`madeval.task.definition.Task._item`
 over the rows already read): each row is rendered, its options and target checked and its
 prompt text written, so a per-row cost shows here (mmlu_pro has 12,032 rows, mmlu 14,042).
 """

@@ -105,7 +105,7 @@ def with_huge_reply(run: Path, megabytes: float, folder: Path) -> Path:
 
 def view_time(run: Path, rounds: int = 3) -> float:
     """Seconds to make every record of ``run`` into its row and view (best of ``rounds``)."""
-    from madeval.records import ReadReport
+    from madeval.records.folder import ReadReport
     from madeval.viewer.debates import run_records, view_debate
 
     best = float("inf")

@@ -28,8 +28,8 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from ._version import __version__
-from .components import (
+from madeval._version import __version__
+from madeval.core.components import (
     AnswerDecider,
     Component,
     Contribution,
@@ -44,33 +44,33 @@ from .components import (
     Speaker,
     TaskPrompt,
 )
-from .errors import MadevalError, UsageError
-from .hookspecs import hookimpl
-from .item import Item
-from .metrics.base import DebateMetric, Metric
-from .transcript import Agent, Call, Decision, Message, Persona, Transcript
+from madeval.errors import MadevalError, UsageError
+from madeval.core.hookspecs import hookimpl
+from madeval.core.item import Item
+from madeval.metrics.base import DebateMetric, Metric
+from madeval.core.transcript import Agent, Call, Decision, Message, Persona, Transcript
 
 #: Public names loaded on first use, by the module that defines them.
 _LAZY = {
     "evaluate": "madeval.evaluation",
-    "RunResult": "madeval.run",
-    "run_debate": "madeval.debate",
-    "registries": "madeval.plugins",
-    "AMBIGUOUS": "madeval.task",
-    "NoAnswer": "madeval.task",
+    "RunResult": "madeval.evaluation",
+    "run_debate": "madeval.debate.loop",
+    "registries": "madeval.core.plugins",
+    "AMBIGUOUS": "madeval.task.definition",
+    "NoAnswer": "madeval.task.definition",
     "note_scoring_error": "madeval.metrics.notes",
     "plurality": "madeval.builtins.counting",
     "same_answer": "madeval.builtins.metrics",
     "parse_json_object": "madeval.builtins.personas",
     "CollectiveRefinement": "madeval.builtins.paradigms",
-    "Task": "madeval.task",
-    "load_task": "madeval.task",
-    "GroupSpec": "madeval.taskfiles",
-    "AggregateMetric": "madeval.taskfiles",
-    "task_code": "madeval.taskfiles",
-    "read_yaml": "madeval.taskfiles",
-    "load_docs_with_source": "madeval.datasources",
-    "hub_reachable": "madeval.datasources",
+    "Task": "madeval.task.definition",
+    "load_task": "madeval.task.definition",
+    "GroupSpec": "madeval.task.files",
+    "AggregateMetric": "madeval.task.files",
+    "task_code": "madeval.task.files",
+    "read_yaml": "madeval.task.files",
+    "load_docs_with_source": "madeval.task.sources",
+    "hub_reachable": "madeval.task.sources",
     "Importer": "madeval.importers.base",
     "ImportedDebate": "madeval.importers.base",
     "ImportedFile": "madeval.importers.base",
@@ -78,19 +78,19 @@ _LAZY = {
 }
 
 if TYPE_CHECKING:  # what the lazy names are, for type checkers and editors
-    from .builtins.counting import plurality
-    from .builtins.metrics import same_answer
-    from .builtins.paradigms import CollectiveRefinement
-    from .builtins.personas import parse_json_object
-    from .debate import run_debate
-    from .evaluation import evaluate
-    from .run import RunResult
-    from .metrics.notes import note_scoring_error
-    from .plugins import registries
-    from .task import AMBIGUOUS, NoAnswer, Task, load_task
-    from .taskfiles import AggregateMetric, GroupSpec, read_yaml, task_code
-    from .datasources import hub_reachable, load_docs_with_source
-    from .importers.base import FileReport, ImportedDebate, ImportedFile, Importer
+    from madeval.builtins.counting import plurality
+    from madeval.builtins.metrics import same_answer
+    from madeval.builtins.paradigms import CollectiveRefinement
+    from madeval.builtins.personas import parse_json_object
+    from madeval.debate.loop import run_debate
+    from madeval.evaluation import evaluate
+    from madeval.evaluation import RunResult
+    from madeval.metrics.notes import note_scoring_error
+    from madeval.core.plugins import registries
+    from madeval.task.definition import AMBIGUOUS, NoAnswer, Task, load_task
+    from madeval.task.files import AggregateMetric, GroupSpec, read_yaml, task_code
+    from madeval.task.sources import hub_reachable, load_docs_with_source
+    from madeval.importers.base import FileReport, ImportedDebate, ImportedFile, Importer
 
 
 def __getattr__(name: str) -> Any:
@@ -105,7 +105,7 @@ def __getattr__(name: str) -> Any:
 
 __all__ = [
     "__version__",
-    # plugins: the hook marker (the hooks are documented in madeval.hookspecs)
+    # plugins: the hook marker (the hooks are documented in madeval.core.hookspecs)
     "hookimpl",
     # component base classes and what the debate loop hands them
     "Component",

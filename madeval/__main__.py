@@ -1,5 +1,5 @@
 """``python -m madeval`` runs the command line."""
 
-from .cli.main import main
+from madeval.cli.main import main
 
 main()

@@ -1,21 +1,37 @@
-"""Running an evaluation from Python: :func:`evaluate`, the function ``madeval run`` calls.
+"""The pipeline end to end: the run writes its records, the board is built from them, written
+into the run folder and printed (:func:`run`).
 
-For notebooks and scripts, as lm-evaluation-harness has ``simple_evaluate`` and inspect-ai
-``eval()``. It takes the options of the command line and of a ``--config`` file, by the same
-snake_case names, and returns the run's result instead of printing it.
+:func:`evaluate` is the function ``madeval run`` calls, for notebooks and scripts too, as
+lm-evaluation-harness has ``simple_evaluate`` and inspect-ai ``eval()``. It takes the options of
+the command line and of a ``--config`` file, by the same snake_case names, and returns the run's
+result instead of printing it.
 """
 
 from __future__ import annotations
 
 import io
+import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from .config import build_settings, read_config_file
-from .options import given_options
+from madeval.core.options import given_options
+from madeval.settings.config import build_settings, read_config_file
 
 if TYPE_CHECKING:
-    from .run import RunResult
+    from madeval.run.engine import RunRecords
+    from madeval.run.scheduler import RunOutcome
+    from madeval.settings.config import RunSettings
+
+
+@dataclass
+class RunResult:
+    """What a finished run produced: its folder, how its units went and its leaderboard."""
+
+    folder: Path
+    outcome: RunOutcome
+    rows: list[dict[str, Any]]
+    board: dict[str, Any]
 
 
 def evaluate(
@@ -59,6 +75,50 @@ def evaluate(
     if merged.get("output_path") is not None:
         merged["output_path"] = str(merged["output_path"])
     settings = build_settings(merged)
-    from .run import run  # the engine (endpoints, scheduler, leaderboard) loads only for a run
-
     return run(settings, show_progress=show_progress, out=out if out is not None else io.StringIO())
+
+
+def run(settings: RunSettings, *, show_progress: bool = True, out: TextIO = sys.stdout) -> RunResult:
+    """Run ``settings`` into its folder (:func:`madeval.run.engine.run_records`), then build the
+    board from the records, write it into the folder and print it with the run's summary line."""
+    from madeval.leaderboard.render import markdown  # the engine and the board load only for a run
+    from madeval.run.engine import run_records
+    from madeval.util.shown_text import terminal_text
+
+    records = run_records(settings, show_progress=show_progress)
+    board = finish(records.folder, settings)
+    out.write(terminal_text(markdown(board)))  # labels may hold escape sequences (OSC 52 ...)
+    out.write(summary_line(records, board))
+    return RunResult(records.folder, records.outcome, board["rows"], board)
+
+
+def finish(folder: Path, settings: RunSettings) -> dict[str, Any]:
+    """Build the run's leaderboard and write it (Markdown, CSV, JSON, charts, HTML) into ``folder``;
+    note in run.json how many calls the response cache answered; log it to W&B when asked."""
+    from madeval.leaderboard import LeaderboardOptions, publish_board
+    from madeval.records.run_file import note_in_run_file
+
+    board = publish_board(folder, LeaderboardOptions.from_dict(settings.leaderboard),
+                          f"every record is kept: run 'madeval leaderboard show {folder}' when there is room")
+    if settings.wandb_args:
+        from madeval.export.wandb_log import log_run
+
+        log_run(folder, board, settings.wandb_args)
+    note_in_run_file(folder, "cached_calls", board["cached_calls"])
+    return board
+
+
+def summary_line(records: RunRecords, board: dict[str, Any]) -> str:
+    """The run's last line: units run, already done and failed; calls the response cache answered;
+    records skipped on reading; replies cut; where the results are."""
+    outcome = records.outcome
+    skipped = board["records_read"]["summary"]  # broken lines and duplicates, each unit counted once
+    cached = ""
+    if records.cache_used:
+        asked = outcome.calls + outcome.cached_calls
+        cached = f"{outcome.cached_calls} of {asked} calls answered from the response cache; "
+    cut = records.cut_replies
+    cut_note = (f"{cut} {'reply' if cut == 1 else 'replies'} longer than max_tokens allows cut (an endpoint "
+                "fault: see the calls' errors); " if cut else "")
+    return (f"\n{outcome.finished} units run, {outcome.skipped} already done, {outcome.failed} failed; "
+            f"{cached}{skipped + '; ' if skipped else ''}{cut_note}results in {records.folder}\n")

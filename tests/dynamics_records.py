@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from madeval.records import encode_line
+from madeval.records.folder import encode_line
 
 
 def debate_record(turns, *, target="A", final=0.0, agents=3, neutral=(), config="c", task="t", item="i",

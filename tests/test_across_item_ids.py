@@ -8,11 +8,11 @@ import json
 import random
 import textwrap
 
-from madeval.config import RunSettings
+from madeval.settings.config import RunSettings
 from madeval.leaderboard import build_merged_leaderboard
-from madeval.plugins import registries
-from madeval.records import read_records
-from madeval.run import load_tasks
+from madeval.core.plugins import registries
+from madeval.records.folder import read_records
+from madeval.task.definition import load_tasks
 from madeval.simulator import simulate
 
 from helpers import run_quietly, settings_for

@@ -15,9 +15,9 @@ import sys
 
 import pytest
 
-from madeval.config import DebateConfig, RunSettings
+from madeval.settings.config import DebateConfig, RunSettings
 from madeval.leaderboard import LeaderboardOptions, build_leaderboard, build_merged_leaderboard
-from madeval.records import read_records
+from madeval.records.folder import read_records
 
 from helpers import run_quietly
 

@@ -10,7 +10,7 @@ from click.testing import CliRunner
 from browser import run_chromium, screenshots
 from helpers import run_quietly
 from madeval.cli.main import cli
-from madeval.config import DebateConfig, RunSettings
+from madeval.settings.config import DebateConfig, RunSettings
 from madeval.leaderboard import build_leaderboard, build_merged_leaderboard, write_outputs
 from madeval.leaderboard.history import read
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from helpers import debate
-from madeval.agreement import parse_agreement, strip_markers
-from madeval.transcript import NO_AGREEMENT_MARKER
+from madeval.debate.agreement import parse_agreement, strip_markers
+from madeval.core.transcript import NO_AGREEMENT_MARKER
 
 
 @pytest.mark.parametrize(

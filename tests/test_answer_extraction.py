@@ -7,10 +7,10 @@ import signal
 
 import pytest
 
-from madeval.item import Item
+from madeval.core.item import Item
 from madeval.testing import core_registries
-from madeval.task import Reading, task_loader
-from madeval.taskfiles import task_index
+from madeval.task.definition import Reading, task_loader
+from madeval.task.files import task_index
 
 BUILT = core_registries()
 LOAD = task_loader(task_index(BUILT, []), BUILT.extractors, BUILT.metrics)

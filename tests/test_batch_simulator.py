@@ -135,7 +135,7 @@ def simulator_cli():
     import sys
     import urllib.request
 
-    from madeval.embedded import free_loopback_port
+    from madeval.llm.embedded import free_loopback_port
 
     started = []
 

@@ -15,7 +15,7 @@ import time
 
 import pytest
 
-from madeval.config import DebateConfig, RunSettings
+from madeval.settings.config import DebateConfig, RunSettings
 from madeval.simulator.agents import AgentProfile, SyntheticAgents
 from madeval.simulator.batches import BatchOptions
 from madeval.simulator.http import SimulatorServer, run_in_thread

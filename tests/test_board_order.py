@@ -10,7 +10,7 @@ from __future__ import annotations
 import random
 
 from helpers import run_quietly
-from madeval.config import DebateConfig, RunSettings
+from madeval.settings.config import DebateConfig, RunSettings
 from madeval.leaderboard import build_leaderboard
 
 

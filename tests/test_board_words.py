@@ -16,12 +16,12 @@ from pathlib import Path
 
 import pytest
 
-from madeval.config import build_settings
+from madeval.settings.config import build_settings
 from madeval.leaderboard import LeaderboardOptions, build_leaderboard, build_merged_leaderboard, write_outputs
-from madeval.leaderboard.options import INTERVALS
+from madeval.settings.board_options import INTERVALS
 from madeval.leaderboard.render import LEGEND, markdown
 from madeval.leaderboard.sentences import sentence
-from madeval.leaderboard.stats import difference_interval
+from madeval.analysis.stats import difference_interval
 from madeval.simulator import simulate
 from helpers import run_quietly
 

@@ -18,7 +18,7 @@ from helpers import run_quietly, settings_for
 
 from madeval.llm.cache import ResponseCache
 from madeval.llm.client import Endpoint, LLMClient
-from madeval.llm.session import ModelRef
+from madeval.debate.session import ModelRef
 from madeval.simulator import AgentProfile, GoldIndex, SyntheticAgents, simulate
 from madeval.simulator.http import SimulatorServer, run_in_thread
 
@@ -101,7 +101,7 @@ def served(server_class, tasks, accuracy, port):
 
 
 def test_a_cache_that_cannot_tell_says_so(generated_tasks, tmp_path, capsys):
-    from madeval.checks.cache_key import key_cache
+    from madeval.run.cache_key import key_cache
 
     with served(Silent, generated_tasks.values(), 0.6, 0) as server:
         async def keyed():

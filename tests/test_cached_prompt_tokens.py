@@ -12,7 +12,7 @@ import pytest
 
 from madeval.llm.client import Endpoint, LLMClient
 from madeval.llm.wire import cached_prompt_tokens, read_reply
-from madeval.prefix_reuse import prompt_tokens
+from madeval.llm.prefix_reuse import prompt_tokens
 from madeval.simulator.batches import BatchOptions
 from madeval.simulator.http import SimulatorServer, run_in_thread
 
@@ -146,7 +146,7 @@ def test_each_transport_hands_the_cached_count_and_its_name_to_the_call(transpor
 def test_lying_cached_counts_from_a_hostile_endpoint_are_ignored_and_every_call_kept(generated_tasks, tmp_path):
     """Every reply of a run says a cached count that is no count within its prompt (each lie of
     LYING_DETAILS): the run records every debate, and no call holds a cached count."""
-    from madeval.config import DebateConfig, RunSettings
+    from madeval.settings.config import DebateConfig, RunSettings
     from madeval.simulator.agents import SyntheticAgents
     from madeval.simulator.hostile import LYING_DETAILS, HostileServer
     from madeval.simulator.truth import GoldIndex

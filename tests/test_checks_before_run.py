@@ -49,7 +49,7 @@ def test_a_base_url_without_v1_is_named_and_never_advised_a_rerun(sim, tmp_path,
 
 def test_retries_that_ran_out_are_still_advised_a_rerun():
     from madeval.cli.run_cmd import failure_advice
-    from madeval.scheduler import RunOutcome
+    from madeval.run.scheduler import RunOutcome
 
     assert failure_advice(RunOutcome(3, 0, 2, 1.0)).endswith("run the same command again to retry them")
     mixed = failure_advice(RunOutcome(3, 0, 2, 1.0, unfixable=1, first_unfixable="default: HTTP 400: no"))

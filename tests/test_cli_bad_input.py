@@ -140,7 +140,7 @@ def test_component_option_types_from_a_config_file(tmp_path):
 
 
 def test_config_values_are_read_like_the_command_line(tmp_path):
-    from madeval.config import build_settings, read_config_file
+    from madeval.settings.config import build_settings, read_config_file
 
     (tmp_path / "ok.yaml").write_text(
         'tasks: "arith_mc, arith_yesno"\nlimit: "2"\nagents: 4\nsample: 100\npersona: none,none,none,none\n'
@@ -155,10 +155,10 @@ def test_config_values_are_read_like_the_command_line(tmp_path):
 
 def test_offline_errors_never_start_the_embedded_model(monkeypatch, tmp_path):
     """With no endpoint given, bad options fail before the embedded server would start."""
-    from madeval import embedded
-    from madeval.config import DebateConfig, RunSettings
+    from madeval.llm import embedded
+    from madeval.settings.config import DebateConfig, RunSettings
     from madeval.errors import UsageError
-    from madeval.run import run
+    from madeval.evaluation import run
 
     class NoServer:
         def __init__(self, *args, **kwargs):
@@ -199,7 +199,7 @@ def test_unknown_agent_or_judge_model_is_refused_before_anything_is_written(sim,
 def test_an_endpoint_of_several_models_needs_model_only_when_an_agent_uses_the_default(generated_tasks, tmp_path):
     from helpers import run_quietly, settings_for
     from madeval.errors import UsageError
-    from madeval.run import run
+    from madeval.evaluation import run
     from madeval.simulator import AgentProfile, simulate
 
     profiles = {"oracle": AgentProfile(accuracy=1.0), "fool": AgentProfile(accuracy=0.0)}
@@ -220,8 +220,8 @@ def test_a_listed_model_passes_and_an_endpoint_without_a_list_gets_the_benefit_o
     import asyncio
 
     from madeval.errors import UsageError
-    from madeval.llm.session import ModelRef
-    from madeval.run import check_models
+    from madeval.debate.session import ModelRef
+    from madeval.run.engine import check_models
 
     class Listing:
         def __init__(self, names):

@@ -50,8 +50,8 @@ def test_a_slow_endpoint_does_not_starve_a_fast_one():
 
 
 def test_per_endpoint_limits_from_settings():
-    from madeval.config import RunSettings
-    from madeval.run import endpoints_for
+    from madeval.settings.config import RunSettings
+    from madeval.run.engine import endpoints_for
 
     settings = RunSettings(base_url="http://127.0.0.1:9/v1", endpoints={"b": "http://127.0.0.1:9/v1"},
                            concurrency=10, endpoint_concurrency={"b": 2})

@@ -8,9 +8,9 @@ import statistics
 import pytest
 
 from madeval.builtins.baselines import baseline_cot, baseline_direct, self_consistency
-from madeval.config import DebateConfig, RunSettings
-from madeval.plan import split_valid
-from madeval.plugins import registries
+from madeval.settings.config import DebateConfig, RunSettings
+from madeval.run.plan import split_valid
+from madeval.core.plugins import registries
 from madeval.simulator import simulate
 from helpers import run_quietly
 

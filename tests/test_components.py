@@ -6,10 +6,10 @@ import json
 
 import pytest
 
-from madeval.config import build_settings
+from madeval.settings.config import build_settings
 from madeval.errors import UsageError
-from madeval.prompts import madeval as own
-from madeval.prompts import mallm
+from madeval.debate.prompts import madeval as own
+from madeval.debate.prompts import mallm
 from helpers import debate
 
 
@@ -286,11 +286,11 @@ def test_reasoning_agents_in_collective_refinement_are_never_asked_for_a_solutio
 def test_a_decider_declares_how_many_voting_agents_it_needs():
     """min_voters is the decider's own: a plugin decider that needs three voters is refused with two
     agents and accepted with three; built-in counting accepts even a lone agent."""
-    from madeval.components import Decider
-    from madeval.config import DebateConfig
-    from madeval.plan import debate_setup
-    from madeval.plugins import registries
-    from madeval.registry import Registry
+    from madeval.core.components import Decider
+    from madeval.settings.config import DebateConfig
+    from madeval.run.plan import debate_setup
+    from madeval.core.plugins import registries
+    from madeval.core.registry import Registry
 
     class ThreeWay(Decider):
         min_voters = 3

@@ -1,5 +1,5 @@
 """Two writers on one run folder: the second process is refused with one line, and readers count
-every unit once whatever is on disk (the folder lock, madeval/folder_lock.py; madeval/records.py)."""
+every unit once whatever is on disk (the folder lock, madeval/records/lock.py; madeval/records/folder.py)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from collections import Counter
 import pytest
 
 from madeval.errors import UsageError
-from madeval.records import read_records
+from madeval.records.folder import read_records
 from madeval.simulator import simulate
 from helpers import run_quietly, settings_for
 

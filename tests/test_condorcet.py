@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from madeval.records import read_records
+from madeval.records.folder import read_records
 from helpers import run_quietly, settings_for
 
 ITEMS = 3000

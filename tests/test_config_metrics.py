@@ -8,10 +8,10 @@ from collections import Counter
 
 import pytest
 
-from madeval.config import DebateConfig, RunSettings, build_settings
+from madeval.settings.config import DebateConfig, RunSettings, build_settings
 from madeval.errors import UsageError
-from madeval.records import read_records
-from madeval.transcript import Transcript
+from madeval.records.folder import read_records
+from madeval.core.transcript import Transcript
 from helpers import run_quietly
 
 # Entropy in bits of the last turn's three answers, by hand: all equal 0; two and one

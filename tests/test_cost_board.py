@@ -13,7 +13,7 @@ import sys
 import pytest
 
 from madeval.leaderboard import LeaderboardOptions, build_leaderboard, write_outputs
-from madeval.leaderboard.data import load_run
+from madeval.analysis.run_data import load_run
 from madeval.leaderboard.render import markdown
 
 PRICES = "m-big: {input: 2.0, output: 8.0, batch_discount: 0.5}\nm-small: {input: 0.5, output: 1.0}\n"

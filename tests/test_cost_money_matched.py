@@ -10,7 +10,7 @@ from collections import defaultdict
 
 import pytest
 
-from madeval.config import build_settings
+from madeval.settings.config import build_settings
 from madeval.leaderboard.cost import pareto_front
 from madeval.simulator import simulate
 from helpers import run_quietly

@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from madeval.config import DebateConfig, RunSettings
+from madeval.settings.config import DebateConfig, RunSettings
 from madeval.leaderboard import LeaderboardOptions, build_leaderboard
 from madeval.leaderboard.render import markdown
 from madeval.simulator.agents import AgentProfile, SyntheticAgents

@@ -11,8 +11,8 @@ import sys
 import pytest
 
 from madeval.pricing import ModelPrice
-from madeval.pricing.study import CallShape, mallm_shape, pilot_shape, study_cost
-from madeval.prompts.mallm import DEBATE_SYSTEM, DISCUSSION_LINES, SIMPLE_IMPROVE
+from madeval.leaderboard.study_cost import CallShape, mallm_shape, pilot_shape, study_cost
+from madeval.debate.prompts.mallm import DEBATE_SYSTEM, DISCUSSION_LINES, SIMPLE_IMPROVE
 
 PRICE = ModelPrice(input=0.15, output=0.60, cached_input=0.075, batch_discount=0.5)
 

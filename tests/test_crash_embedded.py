@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from madeval.embedded import NO_PROXY_OPENER
+from madeval.llm.embedded import NO_PROXY_OPENER
 from test_embedded import needs_embedded
 from test_embedded_run import alive, llama_servers
 

@@ -14,7 +14,7 @@ from collections import Counter
 
 import pytest
 
-from madeval.records import RecordSink, read_records
+from madeval.records.folder import RecordSink, read_records
 from madeval.simulator import simulate
 from helpers import run_quietly, settings_for
 from test_concurrent_runs import command, keys_on_disk, wait_for_records
@@ -195,7 +195,7 @@ def test_crash_full_then_read_only_tmpfs_one_line_each_and_nothing_lost(generate
 
 
 def test_crash_lines_that_are_not_records_are_skipped_and_counted_and_a_torn_tail_is_left(tmp_path):
-    from madeval.records import ReadReport
+    from madeval.records.folder import ReadReport
 
     record = {"unit": {"key": "k1"}, "metrics": {}}
     lines = [json.dumps(record), "[1, 2]", '{"unit": 3}', '{"unit": {"key": 7}}', "[" * 200_000 + "]" * 200_000,

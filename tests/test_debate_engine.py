@@ -183,11 +183,11 @@ def test_a_replay_with_the_live_decider_goes_through_the_same_decide_loop(how, s
     import asyncio
     import random
 
-    from madeval.components import TaskPrompt
-    from madeval.config import DebateConfig
-    from madeval.plan import debate_setup
-    from madeval.plugins import registries
-    from madeval.replay import replay
+    from madeval.core.components import TaskPrompt
+    from madeval.settings.config import DebateConfig
+    from madeval.run.plan import debate_setup
+    from madeval.core.plugins import registries
+    from madeval.debate.replay import replay
     from helpers import ScriptedLLM
 
     config = DebateConfig(max_turns=3, **options)
@@ -209,11 +209,11 @@ def test_a_replay_refuses_recorded_steps_that_the_paradigm_does_not_yield():
     import asyncio
     import random
 
-    from madeval.components import Paradigm, Speaker, TaskPrompt
-    from madeval.config import DebateConfig
-    from madeval.plan import debate_setup
-    from madeval.plugins import registries
-    from madeval.replay import ReplayMismatch, replay
+    from madeval.core.components import Paradigm, Speaker, TaskPrompt
+    from madeval.settings.config import DebateConfig
+    from madeval.run.plan import debate_setup
+    from madeval.core.plugins import registries
+    from madeval.debate.replay import ReplayMismatch, replay
 
     class FirstTwoOnly(Paradigm):
         """Agents 1 and 2 speak in turn; agent 3 never does."""

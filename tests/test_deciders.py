@@ -7,7 +7,7 @@ import pytest
 from helpers import debate
 from madeval.builtins.voting import ZERO_BASED, RankedVoting
 from madeval.errors import UsageError
-from madeval.transcript import Transcript
+from madeval.core.transcript import Transcript
 
 # Turn-1 positions in every voting test: agent 1 says A, agents 2 and 3 say B.
 POSITIONS = {0: "I think A. Final Solution: A", 1: "[DISAGREE] Final Solution: B", 2: "[DISAGREE] It is B. Final Solution: B"}

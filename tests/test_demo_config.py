@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from madeval.config import build_settings, read_config_file
-from madeval.llm.session import ModelRef
-from madeval.plan import build_plan
-from madeval.plugins import registries
+from madeval.settings.config import build_settings, read_config_file
+from madeval.debate.session import ModelRef
+from madeval.run.plan import build_plan
+from madeval.core.plugins import registries
 
 DEMO = Path(__file__).resolve().parent.parent / "examples" / "demo.yaml"
 

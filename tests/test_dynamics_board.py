@@ -11,7 +11,7 @@ import pytest
 from madeval.dynamics.board import NO_TRANSCRIPTS, NOT_BINARY, SINGLE_AGENT
 from madeval.dynamics.render import html_section as dynamics_html, markdown as dynamics_markdown
 from madeval.leaderboard import LeaderboardOptions, build_leaderboard, build_merged_leaderboard, write_outputs
-from madeval.leaderboard.stats import mcnemar_exact
+from madeval.analysis.stats import mcnemar_exact
 from dynamics_records import debate_record, write_run
 
 A, B, C = "A", "B", "C"

@@ -1,4 +1,4 @@
-"""Per-debate dynamics (madeval.dynamics.debate) on debates written by hand, one per branch of the
+"""Per-debate dynamics (madeval.analysis.debate_facts) on debates written by hand, one per branch of the
 definitions: votes and ties, unparsed answers, agents that did not speak, moderators, one agent."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ import json
 import pytest
 
 from madeval.dynamics import debate_facts, turn_answers
-from madeval.dynamics.debate import MAX_TURNS, TurnAnswers
-from madeval.dynamics.scoring import answer_scorer, why_no_scorer
+from madeval.analysis.debate_facts import MAX_TURNS, TurnAnswers
+from madeval.analysis.answer_scoring import answer_scorer, why_no_scorer
 from madeval.errors import UsageError
 from dynamics_records import debate_record
 
@@ -202,7 +202,7 @@ def test_a_huge_stored_turn_count_is_bounded():
 def test_a_plugins_metric_scores_answers_while_it_is_registered():
     import types
 
-    from madeval.hookspecs import hookimpl
+    from madeval.core.hookspecs import hookimpl
     from madeval.metrics.base import Metric
     from madeval.testing import registered
 

@@ -11,11 +11,11 @@ from collections import Counter
 import pytest
 
 from bench.mallm_answers import item_of, load_corpus
-from madeval.config import RunSettings
+from madeval.settings.config import RunSettings
 from madeval.importers.writer import import_files
 from madeval.leaderboard import build_leaderboard
-from madeval.plugins import registries
-from madeval.run import load_tasks
+from madeval.core.plugins import registries
+from madeval.task.definition import load_tasks
 from madeval.viewer.debates import view_debate
 from test_import_mallm import CORPUS, MIRROR, mallm_record, mirror_rows, needs_corpus, write_json
 

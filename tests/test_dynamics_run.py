@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 
 from madeval.builtins.counting import plurality
-from madeval.config import DebateConfig, RunSettings
+from madeval.settings.config import DebateConfig, RunSettings
 from madeval.simulator import simulate
-from madeval.transcript import Transcript
+from madeval.core.transcript import Transcript
 from helpers import run_quietly
 
 CONFIGS = [
@@ -35,7 +35,7 @@ def entry_of(board, name):
 
 def test_the_vote_of_each_turn_is_the_deciders_own_plurality(conformity_run):
     result, _ = conformity_run
-    from madeval.records import read_records
+    from madeval.records.folder import read_records
 
     records = list(read_records(result.folder))
     board = result.board

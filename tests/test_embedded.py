@@ -1,4 +1,4 @@
-"""Tests for :mod:`madeval.embedded`: the llama.cpp server for SmolLM2, on loopback only."""
+"""Tests for :mod:`madeval.llm.embedded`: the llama.cpp server for SmolLM2, on loopback only."""
 
 from __future__ import annotations
 
@@ -17,8 +17,8 @@ from urllib.parse import urlsplit
 import openai
 import pytest
 
-from madeval import embedded
-from madeval.embedded import MODEL_NAME, EmbeddedModelUnavailable, EmbeddedServer, gguf_path
+from madeval.llm import embedded
+from madeval.llm.embedded import MODEL_NAME, EmbeddedModelUnavailable, EmbeddedServer, gguf_path
 from madeval.errors import MadevalError
 
 REPO = Path(__file__).resolve().parents[1]
@@ -180,7 +180,7 @@ def test_server_dies_when_its_parent_is_killed():
     parent = textwrap.dedent(
         """
         import os, signal
-        from madeval.embedded import EmbeddedServer
+        from madeval.llm.embedded import EmbeddedServer
 
         server = EmbeddedServer()
         server.start()

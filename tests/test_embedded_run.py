@@ -9,7 +9,7 @@ import sys
 import time
 from pathlib import Path
 
-from madeval.records import read_records
+from madeval.records.folder import read_records
 
 
 def llama_servers(parent: int) -> list[int]:
@@ -80,7 +80,7 @@ def test_ctrl_c_stops_the_embedded_model(tmp_path):
 
 
 def test_one_configuration_per_paradigm_on_the_embedded_model(tmp_path):
-    from madeval.config import DebateConfig, RunSettings
+    from madeval.settings.config import DebateConfig, RunSettings
     from helpers import run_quietly
 
     configs = [

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from madeval.prompts import mallm
+from madeval.debate.prompts import mallm
 from madeval.testing import debate
 
 

@@ -12,11 +12,11 @@ import sys
 
 import pytest
 
-from madeval.config import build_settings
-from madeval.dynamics.debate import debate_facts
+from madeval.settings.config import build_settings
+from madeval.analysis.debate_facts import debate_facts
 from madeval.export.inspect_log import sample_id
 from madeval.leaderboard import build_leaderboard
-from madeval.records import encode_line, read_records
+from madeval.records.folder import encode_line, read_records
 from madeval.simulator import simulate
 from debates_by_hand import HOSTILE, HOSTILE_LABEL, HOSTILE_RECORD, LOST
 from helpers import run_quietly

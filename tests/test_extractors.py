@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from madeval.item import Item
+from madeval.core.item import Item
 
 FOUR = Item("x", "q", "B", choices=("1", "2", "3", "4"))
 TEN = Item("y", "q", "B", choices=tuple(str(i) for i in range(10)))

@@ -6,7 +6,7 @@ from collections import Counter
 
 import pytest
 
-from madeval.records import read_records
+from madeval.records.folder import read_records
 from madeval.simulator import Faults, simulate
 from helpers import run_quietly, settings_for
 

@@ -74,7 +74,7 @@ def test_fleet_routing_key_beats_round_robin(tmp_path):
             tokens[policy] = computed_and_cached(fleet)
         sent[policy] = sum(call["prompt_tokens"] for r in records(folder) for call in r["transcript"]["calls"])
     # Both runs sent the same prompts (the same workload), and the replicas counted the same tokens
-    # (the simulator's own tokens, madeval.prefix_reuse.prompt_tokens, not the usage counts).
+    # (the simulator's own tokens, madeval.llm.prefix_reuse.prompt_tokens, not the usage counts).
     assert sent["consistent_hash"] == sent["round_robin"]
     assert sum(tokens["consistent_hash"]) == sum(tokens["round_robin"])
     key_computed, key_cached = tokens["consistent_hash"]

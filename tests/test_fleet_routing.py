@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from madeval.config import checked
+from madeval.settings.config import checked
 from madeval.errors import UsageError
 from madeval.simulator import AgentProfile, GoldIndex, SyntheticAgents
 from madeval.simulator.http import SimulatorServer, run_in_thread

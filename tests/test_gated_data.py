@@ -13,10 +13,10 @@ import sys
 
 from datasets.exceptions import DatasetNotFoundError
 
-from madeval.config import RunSettings
-from madeval.datasources import refused_as_gated
-from madeval.plugins import registries
-from madeval.run import load_tasks
+from madeval.settings.config import RunSettings
+from madeval.task.sources import refused_as_gated
+from madeval.core.plugins import registries
+from madeval.task.definition import load_tasks
 
 
 def offline_env(data_dir) -> dict[str, str]:

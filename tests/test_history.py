@@ -18,7 +18,7 @@ from click.testing import CliRunner
 from matplotlib.collections import PathCollection
 
 from madeval.cli.main import cli, main
-from madeval.config import DebateConfig, RunSettings
+from madeval.settings.config import DebateConfig, RunSettings
 from madeval.leaderboard import build_leaderboard
 from madeval.leaderboard.history import current_commit, drops, read
 from madeval.leaderboard.history_chart import DROP_COLOUR, figure

@@ -37,7 +37,7 @@ def test_hostile_dollar_label_and_task_name_draw_charts(sim, tmp_path, dollar_ta
         assert (folder / "charts" / f"{chart}.png").stat().st_size > 0
         svg = (folder / "charts" / f"{chart}.svg").read_text()
         assert "<svg" in svg
-    from madeval.shown_text import markdown_cell
+    from madeval.util.shown_text import markdown_cell
 
     assert markdown_cell(LABEL) in printed  # the Markdown table escapes its backslash: shown as written
 

@@ -35,7 +35,7 @@ from pathlib import Path
 import pytest
 
 import madeval
-from madeval.llm.session import derive_seed
+from madeval.debate.session import derive_seed
 from madeval.simulator.agents import SyntheticAgents
 from madeval.simulator.hostile import FILLER, MODES, HostileServer
 from madeval.simulator.http import run_in_thread

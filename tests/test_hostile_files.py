@@ -11,7 +11,7 @@ import textwrap
 
 import pytest
 
-from madeval.options import shown
+from madeval.core.options import shown
 
 
 def madeval(*args: str, cwd, timeout: float = 120) -> subprocess.CompletedProcess:
@@ -62,9 +62,9 @@ def test_hostile_integer_choice_target_out_of_range_is_refused(tmp_path, gold):
 
 
 def test_hostile_integer_choice_targets_in_range_still_read(tmp_path):
-    from madeval.plugins import registries
-    from madeval.task import task_loader
-    from madeval.taskfiles import task_index
+    from madeval.core.plugins import registries
+    from madeval.task.definition import task_loader
+    from madeval.task.files import task_index
 
     task_with_rows(tmp_path / "tasks", [{"q": f"Q{i}", "opts": FOUR, "gold": gold} for i, gold in enumerate([0, 3, "1"])])
     built = registries()
@@ -160,7 +160,7 @@ def test_hostile_yaml_alias_bomb_in_config_fails_fast(tmp_path):
 
 
 def test_hostile_yaml_aliases_that_stay_small_are_read(tmp_path):
-    from madeval.config import read_config_file
+    from madeval.settings.config import read_config_file
 
     (tmp_path / "ok.yaml").write_text(textwrap.dedent("""
         common: &base {agents: 2, max_turns: 2}
@@ -173,7 +173,7 @@ def test_hostile_yaml_aliases_that_stay_small_are_read(tmp_path):
 
 
 def test_hostile_recursive_yaml_alias_is_refused(tmp_path):
-    from madeval.config import read_config_file
+    from madeval.settings.config import read_config_file
     from madeval.errors import UsageError
 
     (tmp_path / "loop.yaml").write_text("decider_args: &loop {again: *loop}\n")
@@ -192,7 +192,7 @@ class Leaf:
 
 
 def test_hostile_error_messages_render_only_the_start_of_a_huge_value():
-    from madeval.options import component_options
+    from madeval.core.options import component_options
 
     huge = [[Leaf()] * 1000] * 1000  # a million leaves, as an alias bomb shares them
     Leaf.rendered = 0

@@ -13,14 +13,14 @@ import time
 
 import pytest
 
-from madeval.config import RunSettings
+from madeval.settings.config import RunSettings
 from madeval.metrics import checker
 from madeval.metrics.notes import collecting_scoring_errors
-from madeval.plugins import registries
-from madeval.run import load_tasks
+from madeval.core.plugins import registries
+from madeval.task.definition import load_tasks
 from madeval.simulator import GoldIndex, SyntheticAgents
 from madeval.simulator.http import SimulatorServer, run_in_thread
-from madeval.item import Item
+from madeval.core.item import Item
 from helpers import run_quietly, settings_for
 
 DEADLINE_S = 1.0
@@ -97,7 +97,7 @@ def test_hostile_math_reply_does_not_block_the_run(short_deadline, tmp_path, mon
     agents = SyntheticAgents(GoldIndex.from_tasks(tasks.values()), seed=0)
     gaps: list[float] = []
 
-    import madeval.run as run_module
+    import madeval.run.engine as run_module
 
     real_execute = run_module.execute
 

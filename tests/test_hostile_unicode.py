@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import pytest
 
-from madeval.item import Item
+from madeval.core.item import Item
 from madeval.metrics.answers import answers_match
 from madeval.metrics.math import integer_value, math_equal
 from madeval.metrics.normal import normal_text
-from madeval.task import task_loader
-from madeval.taskfiles import task_index
+from madeval.task.definition import task_loader
+from madeval.task.files import task_index
 from madeval.testing import core_registries
 
 BUILT = core_registries()

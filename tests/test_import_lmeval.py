@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from madeval.importers.matching import doc_hash
-from madeval.records import read_records
+from madeval.records.folder import read_records
 
 FIXTURES = Path(__file__).parent / "fixtures" / "lmeval"
 HIGH = next((FIXTURES / "sim-acc80").glob("samples_gsm8k_*.jsonl.gz"))
@@ -110,9 +110,9 @@ def test_samples_pair_with_madeval_s_own_task_by_content(tmp_path):
     stored = samples(HIGH, "strict-match")
     records = list(read_records(tmp_path / "out"))
     assert len(records) == 100
-    from madeval.config import RunSettings
-    from madeval.plugins import registries
-    from madeval.run import load_tasks
+    from madeval.settings.config import RunSettings
+    from madeval.core.plugins import registries
+    from madeval.task.definition import load_tasks
 
     task = load_tasks(RunSettings(tasks=["gsm8k"]), registries())["gsm8k"]
     items = {item.id: item for item in task.items}
@@ -126,9 +126,9 @@ def test_samples_pair_with_madeval_s_own_task_by_content(tmp_path):
 
 def test_a_madeval_run_and_an_lm_eval_file_share_one_board(tmp_path):
     """A single agent run by madeval on the same 100 gsm8k items pairs with the imported lm-eval run."""
-    from madeval.config import RunSettings, debate_config
-    from madeval.plugins import registries
-    from madeval.run import load_tasks
+    from madeval.settings.config import RunSettings, debate_config
+    from madeval.core.plugins import registries
+    from madeval.task.definition import load_tasks
     from madeval.simulator import simulate
     from helpers import run_quietly
 

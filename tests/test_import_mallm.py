@@ -17,11 +17,11 @@ import pytest
 
 from madeval.importers.mallm import MallmImporter, vote_events
 from madeval.importers.writer import import_files
-from madeval.plugins import registries
-from madeval.records import read_records
-from madeval.run import load_tasks
-from madeval.config import RunSettings
-from madeval.transcript import Transcript
+from madeval.core.plugins import registries
+from madeval.records.folder import read_records
+from madeval.task.definition import load_tasks
+from madeval.settings.config import RunSettings
+from madeval.core.transcript import Transcript
 
 CORPUS = Path(os.environ.get("MADEVAL_DATA_DIR", "")) / "mallm" / "mmlu_pro_memory_llama31_70b.json.gz"
 MIRROR = Path(os.environ.get("MADEVAL_DATA_DIR", "")) / "mmlu_pro" / "test.jsonl"
@@ -410,7 +410,7 @@ def test_the_importers_are_plugins(tmp_path):
 
 
 def test_a_second_plugin_with_the_same_importer_name_is_refused():
-    from madeval.hookspecs import hookimpl
+    from madeval.core.hookspecs import hookimpl
     from madeval.testing import registered
     from madeval.errors import UsageError
 

@@ -6,11 +6,11 @@ import types
 
 from madeval import (Agent, Decision, FileReport, ImportedDebate, ImportedFile, Importer, Message, Persona,
                      Transcript, hookimpl)
-from madeval.config import RunSettings
+from madeval.settings.config import RunSettings
 from madeval.importers.writer import import_files
-from madeval.plugins import plugin_info, registries
-from madeval.records import read_records
-from madeval.run import load_tasks
+from madeval.core.plugins import plugin_info, registries
+from madeval.records.folder import read_records
+from madeval.task.definition import load_tasks
 from madeval.testing import registered
 
 

@@ -11,7 +11,7 @@ import time
 from collections import Counter
 
 from madeval.leaderboard.table import TIMING_KEYS
-from madeval.records import read_records
+from madeval.records.folder import read_records
 from madeval.simulator import simulate
 
 TIMING = set(TIMING_KEYS)  # elapsed and LLM time differ between runs

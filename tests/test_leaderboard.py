@@ -14,12 +14,12 @@ from pathlib import Path
 
 import pytest
 
-from madeval.config import build_settings, read_config_file
+from madeval.settings.config import build_settings, read_config_file
 from madeval.leaderboard import LeaderboardOptions, build_leaderboard
-from madeval.leaderboard.stats import mcnemar_exact, paired_permutation, holm
+from madeval.analysis.stats import mcnemar_exact, paired_permutation, holm
 from madeval.leaderboard.charts import chart_rows, scaling_data, scaling_series, turn_counts
 from madeval.leaderboard.render import test_name as shown_test
-from madeval.records import read_records
+from madeval.records.folder import read_records
 from madeval.simulator import simulate
 from browser import layout, run_chromium, screenshots
 from helpers import run_quietly
@@ -225,8 +225,8 @@ def _record(config, task, item, score, repeat=0, llm_s=0.5, wall_s=2.0):
 
 def _group_run(weight_by_size: bool | None):
     """Task A has 2 items, task B 4. X scores A: 1 1, B: 1 0 0 0; the reference Y scores A: 0 0, B: 0 0 0 1."""
-    from madeval.leaderboard.data import RunData
-    from madeval.taskfiles import AggregateMetric
+    from madeval.analysis.run_data import RunData
+    from madeval.task.files import AggregateMetric
 
     scores = {"X": {"A": [1, 1], "B": [1, 0, 0, 0]}, "Y": {"A": [0, 0], "B": [0, 0, 0, 1]}}
     records = [_record(c, t, f"i{n}", float(v)) for c, tasks in scores.items() for t, values in tasks.items()
@@ -267,7 +267,7 @@ def test_micro_group_row_pools_items_and_uses_the_item_paired_test():
 
 
 def test_group_declarations_come_from_the_task_files(tmp_path):
-    from madeval.leaderboard.data import load_run
+    from madeval.analysis.run_data import load_run
 
     groups = {"bbh": ["bbh_geometric_shapes"], "knowledge": ["mmlu"], "generated": ["arith_mc", "arith_yesno"]}
     (tmp_path / "run.json").write_text(json.dumps({"configurations": {}, "tasks": {}, "groups": groups}))
@@ -287,10 +287,10 @@ def test_a_group_row_without_a_recorded_aggregation_is_labelled_macro_the_defaul
 
 def test_run_json_records_group_aggregation_and_the_board_reads_it(tmp_path):
     """What the run recorded wins over today's task files (they may have changed since)."""
-    from madeval.config import RunSettings
-    from madeval.leaderboard.data import load_run
-    from madeval.plugins import registries
-    from madeval.run import task_groups
+    from madeval.settings.config import RunSettings
+    from madeval.analysis.run_data import load_run
+    from madeval.core.plugins import registries
+    from madeval.run.engine import task_groups
 
     described = task_groups(RunSettings(tasks=["bbh", "knowledge", "generated"]), registries())
     assert described["group_aggregation"]["bbh"] == {"accuracy": {"aggregation": "mean", "weight_by_size": True}}

@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 
 from bench.mallm_answers import item_of, label_agreement, load_corpus, load_labels, mallm_letter, solutions
-from madeval.item import Item
-from madeval.task import task_loader
-from madeval.taskfiles import task_index
+from madeval.core.item import Item
+from madeval.task.definition import task_loader
+from madeval.task.files import task_index
 from madeval.testing import core_registries
 
 BUILT = core_registries()

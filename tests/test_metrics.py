@@ -17,10 +17,10 @@ from madeval.metrics.debate import entropy_bits, mean_pairwise_cosine
 from madeval.metrics.view import DebateView
 from madeval.metrics.math import integer_value, last_boxed, math_equal
 from madeval.metrics.squad import exact_match, normalize_answer, squad_v2_scores, token_f1
-from madeval.plugins import registries
+from madeval.core.plugins import registries
 from madeval.testing import core_registries
-from madeval.item import Item
-from madeval.transcript import Agent, Message, Persona, Transcript
+from madeval.core.item import Item
+from madeval.core.transcript import Agent, Message, Persona, Transcript
 
 METRICS = core_registries().metrics
 
@@ -374,9 +374,9 @@ def test_metric_plugin_from_a_third_party(tmp_path, monkeypatch):
     """A plugin adds a metric through the register_metrics hook and a task YAML names it."""
     from madeval import hookimpl
     from madeval.metrics.base import Metric
-    from madeval.config import RunSettings
-    from madeval.plugins import pm
-    from madeval.run import load_tasks
+    from madeval.settings.config import RunSettings
+    from madeval.core.plugins import pm
+    from madeval.task.definition import load_tasks
 
     class Length(Metric):
         """Number of characters of the answer."""

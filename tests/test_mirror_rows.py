@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from madeval.datasources import _load_json, _load_json_with_datasets
+from madeval.task.sources import _load_json, _load_json_with_datasets
 from madeval.errors import UsageError
-from madeval.mirrors import MirrorNotPlain, mirror_rows, read_mirror
-from madeval.mirrors.rows import _reads_as_timestamp
+from madeval.task.mirrors import MirrorNotPlain, mirror_rows, read_mirror
+from madeval.task.mirrors import _reads_as_timestamp
 
 DATA = Path(os.environ.get("MADEVAL_DATA_DIR", "/work/shared/data"))
 MIRRORS = sorted(p for p in DATA.rglob("*.jsonl") if "mallm" not in p.parts) if DATA.is_dir() else []
@@ -112,7 +112,7 @@ def test_lines_that_are_not_objects_are_refused(tmp_path, text):
 
 
 def test_a_line_over_the_bound_is_refused_without_reading_it_whole(tmp_path, monkeypatch):
-    monkeypatch.setattr("madeval.mirrors.rows.MAX_LINE_BYTES", 100)
+    monkeypatch.setattr("madeval.task.mirrors.MAX_LINE_BYTES", 100)
     path = write(tmp_path, '{"a": "' + "x" * 1000 + '"}\n')
     with pytest.raises(MirrorNotPlain, match="longer than 100 bytes"):
         read_mirror(path)
@@ -121,7 +121,7 @@ def test_a_line_over_the_bound_is_refused_without_reading_it_whole(tmp_path, mon
 def test_columns_changing_after_datasets_first_chunk_are_refused(tmp_path, monkeypatch):
     """datasets infers the columns from its first chunk and casts the rest to them: a later
     float in an int column would be cast, not widened, so that file goes to datasets."""
-    monkeypatch.setattr("madeval.mirrors.rows.DATASETS_CHUNK_BYTES", 20)
+    monkeypatch.setattr("madeval.task.mirrors.DATASETS_CHUNK_BYTES", 20)
     path = write(tmp_path, '{"n": 1, "pad": "xxxxxxxxxx"}\n{"n": 2.5, "pad": "y"}\n')
     with pytest.raises(MirrorNotPlain, match="columns change"):
         read_mirror(path)

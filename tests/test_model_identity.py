@@ -23,8 +23,8 @@ from madeval.errors import UsageError
 from madeval.llm.cache import ResponseCache
 from madeval.llm.client import Endpoint, LLMClient
 from madeval.llm.model_identity import served_identity
-from madeval.llm.session import ModelRef
-from madeval.records import read_records
+from madeval.debate.session import ModelRef
+from madeval.records.folder import read_records
 from madeval.simulator import AgentProfile, GoldIndex, SyntheticAgents, simulate
 from madeval.simulator.http import SimulatorServer, run_in_thread
 
@@ -102,7 +102,7 @@ def test_a_vllm_model_is_reused_from_the_cache_and_another_parent_is_not(generat
 
 def test_a_model_reported_only_by_its_parent_is_told_apart(generated_tasks, tmp_path, capsys):
     """Before, ``parent`` counted as saying nothing: the run warned that the cache could not tell."""
-    from madeval.checks.cache_key import key_cache
+    from madeval.run.cache_key import key_cache
 
     class ParentOnly(VLLMLike):
         def model_entries(self):

@@ -8,7 +8,8 @@ import json
 from madeval.importers.base import short
 from madeval.importers.matching import collapse
 from madeval.llm.cache import ResponseCache, storable
-from madeval.records import encode_json, encode_line
+from madeval.records.folder import encode_line
+from madeval.util.json_text import encode_json
 
 BROKEN_EMOJI = "\ud83d"  # a lone surrogate: half of an emoji cut by a gateway; UTF-8 cannot encode it
 

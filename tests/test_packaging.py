@@ -71,7 +71,7 @@ def test_madeval_wheel_builds_without_warnings_and_holds_every_task_and_module(t
     assert {f"madeval/tasks/{t}" for t in tasks} - in_wheel == set()
     # Every module of madeval (prompt files included) ships, so no sub-package is left unlisted.
     modules = {m for m in tree_files(ROOT / "madeval", "*.py") if not m.startswith("tasks/")}
-    assert "prompts/madeval.py" in modules and "prompts/mallm.py" in modules
+    assert "debate/prompts/madeval.py" in modules and "debate/prompts/mallm.py" in modules
     assert {f"madeval/{m}" for m in modules} - in_wheel == set()
     assert {"madeval/viewer/viewer.js", "madeval/viewer/viewer.css"} <= in_wheel  # the viewer page's package data
     assert "madeval-0.1.0.dist-info/licenses/LICENSE" in in_wheel

@@ -5,13 +5,12 @@ from __future__ import annotations
 
 import asyncio
 
-from madeval.item import Item
-from madeval.plan import Unit
-from madeval.scheduler import unit_record
-from madeval.task import task_loader
-from madeval.taskfiles import task_index
+from madeval.core.item import Item
+from madeval.records.unit import Unit, unit_record
+from madeval.task.definition import task_loader
+from madeval.task.files import task_index
 from madeval.testing import core_registries, debate
-from madeval.transcript import NO_ANSWER, Decision, Transcript
+from madeval.core.transcript import NO_ANSWER, Decision, Transcript
 
 BUILT = core_registries()
 MMLU_PRO = task_loader(task_index(BUILT, []), BUILT.extractors, BUILT.metrics)("mmlu_pro")

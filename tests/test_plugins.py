@@ -12,10 +12,10 @@ import textwrap
 
 import pytest
 
-from madeval import hookspecs
+from madeval.core import hookspecs
 from madeval.errors import UsageError
-from madeval.plugins import KINDS, registries, plugin_info, pm
-from madeval.records import read_records
+from madeval.core.plugins import KINDS, registries, plugin_info, pm
+from madeval.records.folder import read_records
 
 
 def test_every_hook_is_documented_and_registered_by_kind():
@@ -81,8 +81,8 @@ def test_a_name_registered_twice_names_both_plugins():
 PLUGIN_SOURCE = '''
 """A throwaway third-party plugin: agent 1 decides alone after the first turn."""
 from madeval import hookimpl
-from madeval.components import Decider
-from madeval.transcript import Decision
+from madeval.core.components import Decider
+from madeval.core.transcript import Decision
 
 
 class Dictator(Decider):

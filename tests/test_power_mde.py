@@ -1,4 +1,4 @@
-"""Minimum detectable effects and paired sample sizes (:mod:`madeval.leaderboard.power`), checked
+"""Minimum detectable effects and paired sample sizes (:mod:`madeval.analysis.power`), checked
 against statsmodels' power functions, Connor's formula by hand and seeded simulations of the tests
 the leaderboard runs; the leaderboard and ``madeval sample-size --paired`` carry them."""
 
@@ -12,15 +12,15 @@ import pytest
 from statsmodels.stats.power import NormalIndPower, TTestPower
 
 from madeval.cli.main import main
-from madeval.config import build_settings
+from madeval.settings.config import build_settings
 from madeval.leaderboard import LeaderboardOptions
-from madeval.leaderboard.compare import compare_family
-from madeval.leaderboard.power import (
+from madeval.analysis.compare import compare_family
+from madeval.analysis.power import (
     connor_sample_size, detectable, mcnemar_items, mcnemar_mde, mcnemar_power, t_mde,
 )
 from madeval.leaderboard.pilot import pilot_spread
-from madeval.leaderboard.stats import mcnemar_exact, paired_permutation
-from madeval.sampling import paired_sample_size
+from madeval.analysis.stats import mcnemar_exact, paired_permutation
+from madeval.analysis.power import paired_sample_size
 from madeval.simulator import simulate
 from helpers import run_quietly
 

@@ -1,10 +1,10 @@
-"""The prefix-reuse computation (madeval.prefix_reuse) on hand-made prompts, fractions worked out by hand."""
+"""The prefix-reuse computation (madeval.llm.prefix_reuse) on hand-made prompts, fractions worked out by hand."""
 
 from __future__ import annotations
 
 import pytest
 
-from madeval.prefix_reuse import PrefixReuse, common_prefix_length, prefix_reuse, prompt_tokens
+from madeval.llm.prefix_reuse import PrefixReuse, common_prefix_length, prefix_reuse, prompt_tokens
 
 
 def test_prompt_tokens_render_role_then_words_and_punctuation_in_order():

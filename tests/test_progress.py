@@ -5,7 +5,7 @@ from __future__ import annotations
 import io
 
 from madeval.llm.client import ClientStats
-from madeval.progress import Progress
+from madeval.run.progress import Progress
 
 
 def one_call(stats: ClientStats) -> None:

@@ -9,8 +9,8 @@ and no turn drops out of the window an agent's next system prompt extends its pr
 
 from __future__ import annotations
 
-from madeval.prefix_reuse import prefix_reuse, prompt_tokens
-from madeval.prompts import mallm
+from madeval.llm.prefix_reuse import prefix_reuse, prompt_tokens
+from madeval.debate.prompts import mallm
 from madeval.testing import debate
 
 FIRST_DRAFT = "First draft. Final Solution: B"

@@ -13,7 +13,7 @@ import pytest
 
 import madeval
 from madeval import UsageError, evaluate
-from madeval.records import read_records
+from madeval.records.folder import read_records
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -23,7 +23,7 @@ def test_every_public_name_imports_and_the_engine_loads_only_when_asked():
     ``madeval --help`` pays) loads neither the engine nor the built-in components."""
     code = (
         "import sys, madeval\n"
-        "heavy = [m for m in ('madeval.run', 'madeval.debate', 'madeval.builtins.paradigms', 'madeval.task')"
+        "heavy = [m for m in ('madeval.run.engine', 'madeval.debate.loop', 'madeval.builtins.paradigms', 'madeval.task.definition')"
         " if m in sys.modules]\n"
         "names = {}\n"
         "exec('from madeval import *', names)\n"
@@ -32,7 +32,7 @@ def test_every_public_name_imports_and_the_engine_loads_only_when_asked():
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["[]", "[]", "registries"]
-    from madeval.components import Decider
+    from madeval.core.components import Decider
 
     assert madeval.Decider is Decider
     with pytest.raises(AttributeError, match="no attribute 'Decidr'"):

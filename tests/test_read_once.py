@@ -12,16 +12,15 @@ from types import ModuleType
 
 import pytest
 
-from madeval.hookspecs import hookimpl
+from madeval.core.hookspecs import hookimpl
 from madeval.importers.base import read_answer
-from madeval.item import Item
-from madeval.plan import Unit
-from madeval.plugins import registries
-from madeval.scheduler import unit_record
-from madeval.task import EMPTY_REPLY, NOTHING_FOUND, NoAnswer, Reading, Task, task_loader
-from madeval.taskfiles import task_index
+from madeval.core.item import Item
+from madeval.core.plugins import registries
+from madeval.records.unit import Unit, unit_record
+from madeval.task.definition import EMPTY_REPLY, NOTHING_FOUND, NoAnswer, Reading, Task, task_loader
+from madeval.task.files import task_index
 from madeval.testing import core_registries, debate, registered
-from madeval.transcript import NO_ANSWER, Decision, Transcript
+from madeval.core.transcript import NO_ANSWER, Decision, Transcript
 
 LABELS = Path(__file__).parent / "fixtures" / "mallm_answers" / "labels.jsonl"
 ITEM = Item("q1", "What is 2 + 2?", "B", choices=("3", "4"))

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from madeval.config import build_settings, read_config_file
+from madeval.settings.config import build_settings, read_config_file
 from madeval.leaderboard import LeaderboardOptions, build_leaderboard
 from madeval.leaderboard.regression import check as check_boards, items_needed
 from madeval.simulator import simulate

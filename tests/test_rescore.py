@@ -10,11 +10,11 @@ import sys
 
 import pytest
 
-from madeval.components import DebateSetup, Decider, TaskPrompt
-from madeval.plugins import registries
-from madeval.records import read_records
-from madeval.replay import ReplayIncomplete, replay
-from madeval.transcript import Decision
+from madeval.core.components import DebateSetup, Decider, TaskPrompt
+from madeval.core.plugins import registries
+from madeval.records.folder import read_records
+from madeval.debate.replay import ReplayIncomplete, replay
+from madeval.core.transcript import Decision
 from helpers import ScriptedLLM, debate, run_quietly, settings_for
 
 
@@ -73,8 +73,8 @@ def test_rescored_records_are_scored_with_the_configurations_extra_metrics(sim, 
     the replayed decision's turn (entropy in bits by hand: 3 alike 0, 2+1 0.918296, 1+1+1 log2 3)."""
     from collections import Counter
 
-    from madeval.config import DebateConfig, RunSettings
-    from madeval.transcript import Transcript
+    from madeval.settings.config import DebateConfig, RunSettings
+    from madeval.core.transcript import Transcript
 
     entropy = {(3,): 0.0, (1, 2): 0.9182958340544896, (1, 1, 1): 1.584962500721156}
     folder = tmp_path / "scored"
@@ -178,8 +178,8 @@ def test_replaying_each_debate_with_its_own_decider_gives_the_live_decision(sim,
     turn, the max-turns fallback)."""
     from dataclasses import replace
 
-    from madeval.config import DebateConfig, RunSettings
-    from madeval.plan import Unit
+    from madeval.settings.config import DebateConfig, RunSettings
+    from madeval.records.unit import Unit
 
     folder = tmp_path / "run"
     configs = [DebateConfig(max_turns=3, **options) for options in SELF_REPLAYED]

@@ -1,5 +1,5 @@
 """``madeval rescore`` keys the response cache as a run does: on what the endpoint reports about each
-model (its /models entry and system_fingerprint, madeval.checks.cache_key), not only on the URL,
+model (its /models entry and system_fingerprint, madeval.run.cache_key), not only on the URL,
 the model's name and the request. Before, a rescore against a restarted server with other agents
 under the same name was answered with the old server's stored votes."""
 

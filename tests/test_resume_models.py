@@ -12,7 +12,7 @@ import pytest
 
 from helpers import run_quietly, settings_for
 from madeval.errors import UsageError
-from madeval.records import read_records
+from madeval.records.folder import read_records
 from madeval.simulator import simulate
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -85,9 +85,9 @@ def test_resume_refusal_names_another_url(generated_tasks, sim, tmp_path):
 def test_resume_refuses_other_weights_under_the_same_name(tmp_path):
     """What /models says of a model (vLLM's root) is part of the run: the same name over other
     weights is another run."""
-    from madeval.records import RecordSink
-    from madeval.resume import different_run, served_models
-    from madeval.llm.session import ModelRef
+    from madeval.records.folder import RecordSink
+    from madeval.run.resume import different_run, served_models
+    from madeval.debate.session import ModelRef
 
     ref = ModelRef("served", "default")
     then = served_models([ref], {"default": {"served": {"id": "served", "root": "/models/a", "created": 1}}})
@@ -102,12 +102,12 @@ def test_resume_a_folder_written_before_models_were_recorded(generated_tasks, tm
     """``tests/fixtures/run-ce2f287`` was written by madeval at ce2f287 (``--tasks arith_mc --limit 2
     --base-url http://127.0.0.1:18765/v1``, no --model, the simulator's only model ``simulator``):
     it resumes, without and with ``--model simulator``, and not with another model."""
-    from madeval.config import RunSettings, DebateConfig
-    from madeval.llm.session import ModelRef
-    from madeval.plan import build_plan
-    from madeval.plugins import registries
-    from madeval.records import RecordSink
-    from madeval.resume import different_run, matches_older_folder, served_models
+    from madeval.settings.config import RunSettings, DebateConfig
+    from madeval.debate.session import ModelRef
+    from madeval.run.plan import build_plan
+    from madeval.core.plugins import registries
+    from madeval.records.folder import RecordSink
+    from madeval.run.resume import different_run, matches_older_folder, served_models
 
     folder = shutil.copytree(FIXTURES / "run-ce2f287", tmp_path / "old")
     stored = json.loads((folder / "run.json").read_text())

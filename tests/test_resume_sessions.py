@@ -10,9 +10,9 @@ import json
 
 import pytest
 
-from madeval.config import DebateConfig, RunSettings
-from madeval.records import encode_line
-from madeval.resume import latest_settings
+from madeval.settings.config import DebateConfig, RunSettings
+from madeval.records.folder import encode_line
+from madeval.records.run_file import latest_settings
 from madeval.simulator.agents import AgentProfile, SyntheticAgents
 from madeval.simulator.batches import BatchOptions
 from madeval.simulator.http import SimulatorServer, run_in_thread

@@ -7,7 +7,7 @@ import subprocess
 import sys
 
 from madeval.leaderboard.table import TIMING_KEYS
-from madeval.records import read_records
+from madeval.records.folder import read_records
 from madeval.simulator import AgentProfile, simulate
 from helpers import run_quietly, settings_for
 

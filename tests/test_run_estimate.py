@@ -11,10 +11,10 @@ from types import SimpleNamespace
 import pytest
 
 from madeval import UsageError
-from madeval.config import build_settings
+from madeval.settings.config import build_settings
 from madeval.llm.client import Endpoint, LLMClient
-from madeval.llm.session import ModelRef
-from madeval.plan import Unit
+from madeval.debate.session import ModelRef
+from madeval.records.unit import Unit
 from madeval.simulator import simulate
 
 
@@ -52,7 +52,7 @@ def plan_of(items: int, repeats: int, agents: int = 3, max_turns: int = 10, endp
 
 
 def estimate(sim, plan, concurrency=1, yes=False, ask=None, done=()):
-    from madeval.checks.estimate import confirm_long_run
+    from madeval.run.estimate import confirm_long_run
 
     async def main():
         client = LLMClient({"e": Endpoint("e", sim.base_url, concurrency=concurrency)})
@@ -66,7 +66,7 @@ def estimate(sim, plan, concurrency=1, yes=False, ask=None, done=()):
 
 
 def test_yes_or_a_yes_answer_starts_it_and_a_short_run_is_never_probed(generated_tasks, capsys):
-    from madeval.checks.estimate import LONG_RUN_S, run_size
+    from madeval.run.estimate import LONG_RUN_S, run_size
 
     long_plan = plan_of(items=10, repeats=300)
     # Computed by hand: low 10*300*3 = 9,000 calls; high 10*300*(3*(10+1)+1) = 102,000.
@@ -101,7 +101,7 @@ def test_yes_is_a_config_key():
 
 def test_yes_in_a_config_file_is_the_yes_option(tmp_path):
     """YAML 1.1 reads a bare ``yes:`` key as the boolean true; the README's ``yes: true`` still works."""
-    from madeval.config import read_config_file
+    from madeval.settings.config import read_config_file
 
     path = tmp_path / "run.yaml"
     path.write_text("tasks: arith_mc\nyes: true\n", encoding="utf-8")
@@ -133,7 +133,7 @@ def test_the_estimate_is_kept_in_run_json_and_a_resume_asks_only_about_what_is_l
 
     from helpers import run_quietly, settings_for
 
-    monkeypatch.setattr("madeval.checks.estimate.LONG_RUN_S", 1.0)
+    monkeypatch.setattr("madeval.run.estimate.LONG_RUN_S", 1.0)
     with simulate(tasks=generated_tasks.values(), latency_s=0.1) as sim:
         settings = settings_for(sim.base_url, tmp_path, limit=10, concurrency=2, cache="off", yes=True)
         first, _ = run_quietly(settings)

@@ -8,11 +8,11 @@ import sys
 
 import pytest
 
-from madeval.config import DebateConfig
+from madeval.settings.config import DebateConfig
 from madeval.errors import UsageError
-from madeval.records import read_records
-from madeval.sampling import cochran_n0, cochran_sample_size, draw, parse_sample
-from madeval.item import Item
+from madeval.records.folder import read_records
+from madeval.settings.sampling import cochran_n0, cochran_sample_size, draw, parse_sample
+from madeval.core.item import Item
 from helpers import run_quietly, settings_for
 
 # "Voting or Consensus?" (seed 001), Table 3: dataset size N and the paper's sample size.

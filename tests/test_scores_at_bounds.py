@@ -15,9 +15,9 @@ import pytest
 from statsmodels.stats.proportion import proportion_confint
 
 from madeval.leaderboard import charts
-from madeval.leaderboard import stats as S
-from madeval.leaderboard.data import RunData
-from madeval.leaderboard.options import LeaderboardOptions
+from madeval.analysis import stats as S
+from madeval.analysis.run_data import RunData
+from madeval.settings.board_options import LeaderboardOptions
 from madeval.leaderboard.table import build
 
 ITEM_COUNTS = range(1, 501)

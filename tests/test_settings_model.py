@@ -14,10 +14,10 @@ from madeval.cli.main import cli
 from madeval.cli.rescore_cmd import rescore
 from madeval.cli.run_cmd import run
 from madeval.cli.settings_options import given_options
-from madeval.config import DebateConfig, RunSettings, build_settings, read_config_file
+from madeval.settings.config import DebateConfig, RunSettings, build_settings, read_config_file
 from madeval.errors import UsageError
-from madeval.leaderboard.options import LeaderboardOptions
-from madeval.options import convert_component_option
+from madeval.settings.board_options import LeaderboardOptions
+from madeval.core.options import convert_component_option
 
 NOT_SETTINGS = {"--config", "--no-progress", "--help"}  # plain click options of ``madeval run``
 
@@ -177,8 +177,8 @@ def test_decider_args_error_on_the_command_line_is_one_line(tmp_path):
 
 
 def test_rescore_decider_options_use_the_same_converter():
-    from madeval.plugins import registries
-    from madeval.rescore import parse_deciders
+    from madeval.core.plugins import registries
+    from madeval.run.rescore import parse_deciders
 
     with pytest.raises(UsageError, match="^decider 'counting' option after_turns must be an integer, got 'abc'$"):
         parse_deciders("counting:after_turns=abc", registries())

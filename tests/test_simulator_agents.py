@@ -9,13 +9,13 @@ from collections import Counter
 
 import pytest
 
-from madeval.config import DebateConfig, RunSettings
-from madeval.records import read_records
+from madeval.settings.config import DebateConfig, RunSettings
+from madeval.records.folder import read_records
 from madeval.simulator import simulate
 from madeval.simulator.agents import AgentProfile, SyntheticAgents
 from madeval.simulator.truth import GoldIndex
 from madeval.testing import registered
-from madeval.transcript import Transcript
+from madeval.core.transcript import Transcript
 from madeval_madc import plugin as madc_plugin
 from helpers import run_quietly
 

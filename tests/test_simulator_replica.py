@@ -12,7 +12,7 @@ import time
 import pytest
 
 from madeval.cli.main import main
-from madeval.prefix_reuse import prompt_tokens
+from madeval.llm.prefix_reuse import prompt_tokens
 from madeval.simulator.http import Faults, SimulatorServer, run_in_thread
 from madeval.simulator.replica import PrefixCache, block_hashes
 

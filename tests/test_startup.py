@@ -31,9 +31,9 @@ def imported_after(code: str) -> dict:
 
 def test_importing_madeval_and_the_run_path_loads_no_heavy_library():
     loaded = imported_after("""
-        import madeval, madeval.cli.main, madeval.run, madeval.evaluation, madeval.scheduler
+        import madeval, madeval.cli.main, madeval.run.engine, madeval.evaluation, madeval.run.scheduler
         import madeval.llm.client, madeval.llm.transports, madeval.leaderboard, madeval.leaderboard.table
-        import madeval.datasources
+        import madeval.task.sources
     """)
     assert loaded == []
 

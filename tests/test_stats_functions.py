@@ -11,7 +11,7 @@ from statsmodels.stats.contingency_tables import mcnemar
 from statsmodels.stats.multitest import multipletests
 from statsmodels.stats.proportion import proportion_confint
 
-from madeval.leaderboard import stats as S
+from madeval.analysis import stats as S
 
 ALTERNATIVES = ("two-sided", "less", "greater")
 TOLERANCE = 1e-9

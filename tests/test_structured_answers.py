@@ -10,13 +10,13 @@ import pytest
 
 from helpers import debate, run_quietly, settings_for
 from madeval.testing import letter
-from madeval.config import DebateConfig
+from madeval.settings.config import DebateConfig
 from madeval.llm.client import Endpoint, LLMClient, RetryPolicy
 from madeval.llm.structured import (
     AGREEMENT, ANSWER_MAX_CHARS, IMPROVEMENT, JSON_OBJECT, JSON_SCHEMA, MAX_REPLY_CHARS, REASONING_MAX_CHARS,
     SOLUTION, refuses_response_format,
 )
-from madeval.records import read_records
+from madeval.records.folder import read_records
 from madeval.simulator import Faults, simulate
 from madeval.simulator.http import SimulatorServer, run_in_thread
 
@@ -51,9 +51,9 @@ def test_each_endpoint_form_of_response_format():
 def test_the_embedded_endpoint_is_sent_llama_cpps_own_form(monkeypatch):
     """The run's endpoint table gives the embedded server llama.cpp's own form (the server itself
     is stood in for: only the table is under test)."""
-    from madeval import embedded
-    from madeval.config import RunSettings
-    from madeval.run import endpoints_for
+    from madeval.llm import embedded
+    from madeval.settings.config import RunSettings
+    from madeval.run.engine import endpoints_for
 
     class Started:
         base_url = "http://127.0.0.1:9/v1"

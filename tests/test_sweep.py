@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from madeval.config import build_settings
+from madeval.settings.config import build_settings
 from madeval.errors import UsageError
 
 

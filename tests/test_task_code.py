@@ -17,11 +17,11 @@ import pytest
 from click.testing import CliRunner
 
 from madeval.cli.tasks_cmd import tasks
-from madeval.config import RunSettings
+from madeval.settings.config import RunSettings
 from madeval.errors import UsageError
-from madeval.plugins import registries
+from madeval.core.plugins import registries
 from madeval.testing import core_registries
-from madeval.run import load_tasks
+from madeval.task.definition import load_tasks
 
 BUILTIN = Path(core_registries().task_sources[0][1])
 

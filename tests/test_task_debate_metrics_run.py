@@ -6,10 +6,10 @@ import json
 import os
 from pathlib import Path
 
-from madeval.config import RunSettings
-from madeval.plugins import registries
-from madeval.records import read_records
-from madeval.run import load_tasks
+from madeval.settings.config import RunSettings
+from madeval.core.plugins import registries
+from madeval.records.folder import read_records
+from madeval.task.definition import load_tasks
 from madeval.simulator import simulate
 from helpers import run_quietly, settings_for
 

@@ -10,12 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from madeval.config import RunSettings
-from madeval.datasources import DataUnavailable
+from madeval.settings.config import RunSettings
+from madeval.task.sources import DataUnavailable
 from madeval.errors import UsageError
-from madeval.plugins import registries
-from madeval.run import load_tasks
-from madeval.taskfiles import task_index
+from madeval.core.plugins import registries
+from madeval.task.definition import load_tasks
+from madeval.task.files import task_index
 
 
 def write(folder, name, text):

@@ -14,11 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from madeval.config import RunSettings
-from madeval.plugins import registries
-from madeval.run import load_tasks
-from madeval.taskfiles import task_index
-from madeval.task import LETTERS
+from madeval.settings.config import RunSettings
+from madeval.core.plugins import registries
+from madeval.task.definition import load_tasks
+from madeval.task.files import task_index
+from madeval.task.definition import LETTERS
 
 REPO = Path(__file__).resolve().parents[1]
 DATA_DIR = os.environ.get("MADEVAL_DATA_DIR") or str(REPO.parent / "shared" / "data")

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from madeval import hookimpl
-from madeval.plugins import registries
-from madeval.records import read_records
+from madeval.core.plugins import registries
+from madeval.records.folder import read_records
 from madeval.simulator.agents import AgentProfile, SyntheticAgents
 from madeval.simulator.truth import GoldIndex
 from madeval.testing import registered

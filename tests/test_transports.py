@@ -386,7 +386,7 @@ def test_https_verifies_the_server_certificate(name, tmp_path, monkeypatch):
 def test_direct_is_an_old_name_of_the_aiohttp_transport(tmp_path):
     """Config files and stored run.json settings that name 'direct' (the former home-made client)
     keep working, and new run.json files record 'aiohttp'."""
-    from madeval.config import build_settings
+    from madeval.settings.config import build_settings
     from madeval.llm.aiohttp_transport import AiohttpTransport
 
     assert transport_class("direct") is transport_class("aiohttp") is AiohttpTransport

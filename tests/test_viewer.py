@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from madeval.config import build_settings
-from madeval.dynamics.debate import debate_facts
+from madeval.settings.config import build_settings
+from madeval.analysis.debate_facts import debate_facts
 from madeval.errors import StorageError
-from madeval.records import encode_line, read_records
+from madeval.records.folder import encode_line, read_records
 from madeval.simulator import simulate
 from madeval.viewer import VIEWER_FILE, write_viewer
 from madeval.viewer.debates import readable
@@ -111,7 +111,7 @@ def test_a_debate_whose_metric_cannot_score_an_answer_is_shown_without_facts_and
 def test_a_debate_s_answers_are_scored_once_for_its_facts_and_its_messages_together():
     import types
 
-    from madeval.hookspecs import hookimpl
+    from madeval.core.hookspecs import hookimpl
     from madeval.metrics.base import Metric
     from madeval.testing import registered
     from madeval.viewer.debates import view_debate

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from madeval.errors import UsageError
-from madeval.wandb_log import log_run
+from madeval.export.wandb_log import log_run
 
 pytest.importorskip("wandb")
 

@@ -21,8 +21,8 @@
 
 from __future__ import annotations
 
-from ..errors import UsageError
-from ..hookspecs import hookimpl
+from madeval.errors import UsageError
+from madeval.core.hookspecs import hookimpl
 
 SINGLE_TURN = {"persona": "none", "paradigm": "collective_refinement", "decider": "counting", "max_turns": 1}
 
@@ -54,7 +54,7 @@ def self_consistency_matched(run: str | None = None, match: str | None = None, t
         raise UsageError("preset self_consistency_matched budget=cost needs prices=FILE (a price file)")
     if budget == "calls" and (prices or sample):
         raise UsageError("preset self_consistency_matched: prices and sample go with budget=cost")
-    from ..leaderboard.matched import matched_calls, matched_cost  # reads a run: only when the preset is used
+    from madeval.leaderboard.matched import matched_calls, matched_cost  # reads a run: only when the preset is used
 
     config, label, calls = matched_calls(run, match, task)
     samples = max(1, round(calls))

@@ -33,7 +33,7 @@ Written for real replies (the 7,812 agent solutions of 372 MALLM debates, hand-l
    real MALLM solutions no value after a marker restates an option the other rules left unread;
    the rule is for replies that state the value instead of the letter.)
 
-Replies that commit to nothing say why (:class:`madeval.task.NoAnswer`): an agreement marker
+Replies that commit to nothing say why (:class:`madeval.task.definition.NoAnswer`): an agreement marker
 only ("[DISAGREE]"), a refusal ("No solution provided"), a value that matches no option (or
 several). Each rule is a linear-time pattern over the reply's last
 :data:`madeval.builtins.extractors.MAX_REPLY_CHARS` characters; only the last
@@ -48,11 +48,11 @@ import re
 from collections import deque
 from typing import Any, Sequence
 
-from ..hookspecs import hookimpl
-from ..metrics.normal import normal_text
-from ..task import AMBIGUOUS, NoAnswer
-from .extractors import Extractor, _plain, final_segments, letter_in, reads_tail, valid_letters
-from .option_match import NUMBER_CHAR, STARTS_WITH_NUMBER, Text, options_of, options_restated, restates
+from madeval.core.hookspecs import hookimpl
+from madeval.metrics.normal import normal_text
+from madeval.task.definition import AMBIGUOUS, NoAnswer
+from madeval.builtins.extractors import Extractor, _plain, final_segments, letter_in, reads_tail, valid_letters
+from madeval.builtins.option_match import NUMBER_CHAR, STARTS_WITH_NUMBER, Text, options_of, options_restated, restates
 
 MAX_STATEMENTS = 64  # statements examined, from the last; a reply of a million "A)" costs no more
 MAX_REST = 400  # characters after a letter compared with the options
@@ -348,7 +348,7 @@ def _whole(candidate: Text, option: Text) -> bool:
 
 def choice(**_: Any) -> Extractor:
     """The option letter a reply commits to, in any of the forms real replies use (module
-    docstring); a reply that commits to none says why (:class:`madeval.task.NoAnswer`)."""
+    docstring); a reply that commits to none says why (:class:`madeval.task.definition.NoAnswer`)."""
 
     def extract(text: str, item: Any = None) -> Any:
         return read_choice(text, valid_letters(item), getattr(item, "choices", None))

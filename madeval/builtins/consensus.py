@@ -24,10 +24,10 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from ..hookspecs import hookimpl
-from ..components import DebateState, Decider
-from ..finals import final_solution
-from ..transcript import Decision
+from madeval.core.hookspecs import hookimpl
+from madeval.core.components import DebateState, Decider
+from madeval.builtins.finals import final_solution
+from madeval.core.transcript import Decision
 
 
 class Consensus(Decider):

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from collections import Counter
 
-from ..hookspecs import hookimpl
-from ..components import AnswerDecider, DebateState
-from ..transcript import Decision
+from madeval.core.hookspecs import hookimpl
+from madeval.core.components import AnswerDecider, DebateState
+from madeval.core.transcript import Decision
 
 
 def plurality(answers: list[str | None]) -> tuple[str | None, dict[str, int], bool]:

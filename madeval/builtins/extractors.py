@@ -2,7 +2,7 @@
 
 Each extractor is a factory (its keyword arguments are the YAML options) returning a function
 ``(text, item) -> answer | None``. The chain tries extractors in order and keeps the first answer;
-an extractor returns a :class:`madeval.task.NoAnswer` (:data:`madeval.task.AMBIGUOUS` for several
+an extractor returns a :class:`madeval.task.definition.NoAnswer` (:data:`madeval.task.definition.AMBIGUOUS` for several
 answers) to stop the chain without an answer, saying why. The multiple-choice tasks read letters
 with the ``choice`` extractor (:mod:`madeval.builtins.choices`), which builds on the rules below.
 
@@ -41,10 +41,10 @@ from __future__ import annotations
 import re
 from typing import Any, Callable
 
-from ..hookspecs import hookimpl
-from ..metrics.math import last_boxed
-from ..metrics.normal import normal_text
-from ..task import AMBIGUOUS, NoAnswer
+from madeval.core.hookspecs import hookimpl
+from madeval.metrics.math import last_boxed
+from madeval.metrics.normal import normal_text
+from madeval.task.definition import AMBIGUOUS, NoAnswer
 
 Extractor = Callable[[str, Any], Any]
 

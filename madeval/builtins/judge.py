@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from ..hookspecs import hookimpl
-from ..components import DebateLLM, DebateState, Decider
-from ..errors import UsageError
-from ..finals import final_solutions
-from ..llm.structured import SOLUTION, reply_in, solution_of
-from ..prompts import mallm
-from ..transcript import Decision
-from .voting import NO_SOLUTION
+from madeval.core.hookspecs import hookimpl
+from madeval.core.components import DebateLLM, DebateState, Decider
+from madeval.errors import UsageError
+from madeval.builtins.finals import final_solutions
+from madeval.llm.structured import SOLUTION, reply_in, solution_of
+from madeval.debate.prompts import mallm
+from madeval.core.transcript import Decision
+from madeval.builtins.voting import NO_SOLUTION
 
 
 class Judge(Decider):

@@ -10,13 +10,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..hookspecs import hookimpl
-from ..metrics.base import Metric
-from ..metrics.debate import AnswerDiversity, AnswerEntropy, GoldLikelihood
-from ..metrics.math import integer_value, math_equal
-from ..metrics.normal import normal_text
-from ..metrics.squad import SquadV2
-from ..metrics.text import BertScore, Bleu, HuggingFaceEvaluate, Meteor, Rouge
+from madeval.core.hookspecs import hookimpl
+from madeval.metrics.base import Metric
+from madeval.metrics.debate import AnswerDiversity, AnswerEntropy, GoldLikelihood
+from madeval.metrics.math import integer_value, math_equal
+from madeval.metrics.normal import normal_text
+from madeval.metrics.squad import SquadV2
+from madeval.metrics.text import BertScore, Bleu, HuggingFaceEvaluate, Meteor, Rouge
 
 
 def _as_number(value: Any) -> float | None:

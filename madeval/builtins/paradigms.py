@@ -12,12 +12,12 @@ from __future__ import annotations
 import dataclasses
 from typing import Iterator
 
-from ..hookspecs import hookimpl
-from ..components import DebateState, Paradigm, Speaker
-from ..errors import UsageError
-from ..finals import solution_text
-from ..transcript import Message
-from .voting import Voting
+from madeval.core.hookspecs import hookimpl
+from madeval.core.components import DebateState, Paradigm, Speaker
+from madeval.errors import UsageError
+from madeval.builtins.finals import solution_text
+from madeval.core.transcript import Message
+from madeval.builtins.voting import Voting
 
 
 def require_agents(paradigm: Paradigm, setup, count: int, why: str) -> None:

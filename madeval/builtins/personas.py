@@ -17,11 +17,11 @@ import json
 import re
 from typing import Any
 
-from ..hookspecs import hookimpl
-from ..components import PersonaGenerator, TaskPrompt
-from ..prompts import madeval as own
-from ..prompts import mallm
-from ..transcript import Persona
+from madeval.core.hookspecs import hookimpl
+from madeval.core.components import PersonaGenerator, TaskPrompt
+from madeval.debate.prompts import madeval as own
+from madeval.debate.prompts import mallm
+from madeval.core.transcript import Persona
 
 JSON_OBJECT = re.compile(r"\{.*\}", re.DOTALL)
 

@@ -13,13 +13,13 @@ first, the text as usual for what they do not give.
 
 from __future__ import annotations
 
-from ..hookspecs import hookimpl
-from ..agreement import parse_agreement, strip_markers
-from ..components import Contribution, Responder, SpeakContext
-from ..errors import UsageError
-from ..llm.structured import AGREEMENT, IMPROVEMENT, SOLUTION, reply_in, solution_of, structured_fields
-from ..prompts import madeval as own
-from ..prompts import mallm
+from madeval.core.hookspecs import hookimpl
+from madeval.debate.agreement import parse_agreement, strip_markers
+from madeval.core.components import Contribution, Responder, SpeakContext
+from madeval.errors import UsageError
+from madeval.llm.structured import AGREEMENT, IMPROVEMENT, SOLUTION, reply_in, solution_of, structured_fields
+from madeval.debate.prompts import madeval as own
+from madeval.debate.prompts import mallm
 
 
 def debate_system_prompt(
@@ -123,7 +123,7 @@ class SimpleResponder(MallmResponder):
 class FreeTextResponder(MallmResponder):
     """Free Text: the most basic prompt; agents always state whether they agree (Voting or Consensus?, App. C).
 
-    The paper prints no wording for it; madeval's is in :mod:`madeval.prompts.madeval`.
+    The paper prints no wording for it; madeval's is in :mod:`madeval.debate.prompts.madeval`.
     """
 
     preamble = own.FREETEXT_PREAMBLE

@@ -5,7 +5,7 @@ from __future__ import annotations
 import importlib.resources
 from pathlib import Path
 
-from ..hookspecs import hookimpl
+from madeval.core.hookspecs import hookimpl
 
 
 @hookimpl

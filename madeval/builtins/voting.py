@@ -4,7 +4,7 @@ paper, Figures 26-29).
 Rules shared by every voting decider:
 
 * Votes are held after every turn from turn ``vote_after_turns`` on (default 3, after Du et al.).
-* Each voting agent's final solution is collected (see :mod:`madeval.finals`) and listed as
+* Each voting agent's final solution is collected (see :mod:`madeval.builtins.finals`) and listed as
   "Solution 1..N" in agent order; every voting agent then casts a ballot, all in parallel.
 * A ballot that cannot be read is re-asked up to ``max_reasks`` times (default 2) with the problem
   stated; if it still cannot be read, the agent abstains. Every raw reply, the parsed ballot, a
@@ -38,15 +38,15 @@ import asyncio
 import re
 from typing import Any
 
-from ..hookspecs import hookimpl
-from ..components import DebateLLM, DebateState, Decider
-from ..errors import UsageError
-from ..finals import final_solutions
-from ..llm.structured import NUMBER, NUMBERS, POINTS, ReplySchema, as_text, reply_in, structured_fields
-from ..prompts import madeval as own
-from ..prompts import mallm
-from ..transcript import Decision
-from .personas import parse_json_object
+from madeval.core.hookspecs import hookimpl
+from madeval.core.components import DebateLLM, DebateState, Decider
+from madeval.errors import UsageError
+from madeval.builtins.finals import final_solutions
+from madeval.llm.structured import NUMBER, NUMBERS, POINTS, ReplySchema, as_text, reply_in, structured_fields
+from madeval.debate.prompts import madeval as own
+from madeval.debate.prompts import mallm
+from madeval.core.transcript import Decision
+from madeval.builtins.personas import parse_json_object
 
 # A whole number: not part of a decimal ("2.5"), but a full stop after it ends a sentence ("2.").
 INTEGER = re.compile(r"(?<![\d.])-?\d+(?!\d|\.\d)")

@@ -15,7 +15,7 @@ import click
               help="The file to write, e.g. run.eval.")
 def export(run: Path, format_: str, output: Path) -> None:
     """Export RUN's debates: one sample per (item, configuration, repeat) with every message."""
-    from ..export import export_run
+    from madeval.export import export_run
 
     written = export_run(run, format_, output)
     for note in written["notes"]:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from ..errors import UsageError
+from madeval.errors import UsageError
 
 
 @click.command("import")
@@ -27,14 +27,14 @@ def import_(format_name: str, files: tuple[Path, ...], task_name: str, output_pa
     """Read FILES of FORMAT (mallm, lm-eval, or a plugin's; see 'madeval plugins') as a run folder that
     'leaderboard show', 'rescore' and every other command read like madeval's own. Each file is one
     configuration; a second import of the same file adds nothing."""
-    from ..config import RunSettings
-    from ..folder_lock import hold
-    from ..importers.writer import import_files
-    from ..leaderboard import LeaderboardOptions, build_leaderboard, write_outputs
-    from ..leaderboard.render import markdown
-    from ..plugins import registries as loaded_registries
-    from ..records import writing
-    from ..run import load_tasks, versions
+    from madeval.settings.config import RunSettings
+    from madeval.importers.writer import import_files
+    from madeval.leaderboard import LeaderboardOptions, publish_board
+    from madeval.leaderboard.render import markdown
+    from madeval.core.plugins import registries as loaded_registries
+    from madeval.task.definition import load_tasks
+
+    from madeval.core.plugins import versions
 
     built = loaded_registries()
     importer = built.importers.create(format_name, {"filter": filter_name} if filter_name else {})
@@ -47,10 +47,8 @@ def import_(format_name: str, files: tuple[Path, ...], task_name: str, output_pa
     for file in outcome.files:
         for note in file.notes:
             click.echo(f"madeval: {note}", err=True)
-    with hold(output_path), writing(f"the leaderboard into {output_path}",
-                                    f"every record is kept: run 'madeval leaderboard show {output_path}'"):
-        board = build_leaderboard(output_path, LeaderboardOptions())
-        write_outputs(board, output_path)
+    board = publish_board(output_path, LeaderboardOptions(),
+                          f"every record is kept: run 'madeval leaderboard show {output_path}'")
     click.echo(markdown(board), nl=False)
     for file in outcome.files:
         already = f", {file.already} already there" if file.already else ""

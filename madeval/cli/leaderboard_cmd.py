@@ -11,11 +11,11 @@ from typing import Any
 
 import click
 
-from ..errors import UsageError
-from ..leaderboard.options import LeaderboardOptions
-from ..options import given_options
-from ..shown_text import terminal_text
-from .settings_options import model_options
+from madeval.errors import UsageError
+from madeval.settings.board_options import LeaderboardOptions
+from madeval.core.options import given_options
+from madeval.util.shown_text import terminal_text
+from madeval.cli.settings_options import model_options
 
 #: The options both subcommands take; ``show`` takes every command-line option of the model.
 COMMON = ("correction", "test", "alpha")
@@ -24,7 +24,7 @@ COMMON = ("correction", "test", "alpha")
 def _options(run_folder: Path | None, given: dict[str, Any], merged: bool = False) -> LeaderboardOptions:
     """Leaderboard options: those stored with the run, then the command line's. A ``merged`` board
     does not take the first run's title (its sweep's name): it is named after all its runs."""
-    from ..leaderboard.data import read_run_description
+    from madeval.analysis.run_data import read_run_description
 
     stored = {}
     if run_folder is not None and (run_folder / "run.json").is_file():
@@ -52,11 +52,11 @@ def show(runs: tuple[str, ...], output: Path | None, history_file: Path | None, 
     """Rebuild the leaderboard (Markdown, CSV, JSON, charts, HTML) of RUNS (folders or globs) and print
     the table. One run is written into its folder; several are merged into one board, each two
     configurations paired on the (task, item, repeat) units they share."""
-    from ..leaderboard import build_merged_leaderboard, write_outputs
-    from ..leaderboard.history import read
-    from ..leaderboard.merge import run_folders
-    from ..leaderboard.render import markdown
-    from ..records import writing
+    from madeval.leaderboard import build_merged_leaderboard, write_outputs
+    from madeval.leaderboard.history import read
+    from madeval.leaderboard.merge import run_folders
+    from madeval.leaderboard.render import markdown
+    from madeval.records.folder import writing
 
     folders = run_folders(list(runs))
     options = _options(folders[0], given, merged=len(folders) > 1)
@@ -83,11 +83,11 @@ def show(runs: tuple[str, ...], output: Path | None, history_file: Path | None, 
 def check(run: Path, baseline: Path, history_file: Path | None, commit: str | None, output_format: str,
           **given: Any) -> None:
     """Exit 1 when a configuration of RUN scores significantly lower than in BASELINE."""
-    from ..leaderboard import build_leaderboard
-    from ..leaderboard.history import current_commit, entry
-    from ..leaderboard.history_file import append, check_target
-    from ..leaderboard.regression import check as run_check, github_markdown, markdown
-    from ..leaderboard import step_summary
+    from madeval.leaderboard import build_leaderboard
+    from madeval.leaderboard.history import current_commit, entry
+    from madeval.leaderboard.history_file import append, check_target
+    from madeval.leaderboard.regression import check as run_check, github_markdown, markdown
+    from madeval.leaderboard import step_summary
 
     options = _options(None, given)
     if history_file is not None:
@@ -118,11 +118,11 @@ def check(run: Path, baseline: Path, history_file: Path | None, commit: str | No
 def history(history_file: Path, output: Path | None) -> None:
     """Score over commits from a history FILE that 'leaderboard check --history' appends to: a table,
     a chart with 95% intervals and the significant drops marked, and an HTML page."""
-    from ..leaderboard.history import markdown, read
-    from ..leaderboard.history_chart import draw
-    from ..folder_files import write_text_atomically
-    from ..leaderboard.html import history_page
-    from ..records import writing
+    from madeval.leaderboard.history import markdown, read
+    from madeval.leaderboard.history_chart import draw
+    from madeval.records.safe_files import write_text_atomically
+    from madeval.leaderboard.html import history_page
+    from madeval.records.folder import writing
 
     entries, broken = read(history_file)
     folder = output or history_file.parent
@@ -143,7 +143,7 @@ def read_board(path: Path) -> dict[str, Any]:
         raise UsageError(f"cannot read leaderboard {path}: {error.strerror}") from None
     except json.JSONDecodeError as error:
         raise UsageError(f"{path} is not valid JSON: {error.msg} (line {error.lineno})") from None
-    from ..leaderboard.table import FORMAT
+    from madeval.leaderboard.table import FORMAT
 
     if not isinstance(board, dict) or board.get("format") != FORMAT:
         raise UsageError(f"{path} is not a madeval leaderboard ({FORMAT})")

@@ -19,9 +19,9 @@ from typing import NamedTuple
 
 import click
 
-from ..errors import MadevalError, UsageError
-from ..shown_text import terminal_text
-from .environment import ENVIRONMENT
+from madeval.errors import MadevalError, UsageError
+from madeval.util.shown_text import terminal_text
+from madeval.cli.environment import ENVIRONMENT
 
 COMMANDS_WITHOUT_RUN = ("--help", "-h", "--version")
 

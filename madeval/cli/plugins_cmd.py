@@ -8,10 +8,10 @@ from typing import Any
 
 import click
 
-from ..errors import UsageError
+from madeval.errors import UsageError
 
 HEADER = ("kind", "name", "package", "what it does", "options")
-#: Kinds whose options a run sets with ``--KIND-args`` (see madeval.config.DebateConfig).
+#: Kinds whose options a run sets with ``--KIND-args`` (see madeval.settings.config.DebateConfig).
 SET_BY_ARGS = ("persona", "responder", "paradigm", "decider")
 
 
@@ -23,7 +23,7 @@ SET_BY_ARGS = ("persona", "responder", "paradigm", "decider")
 def plugins(name: str | None, as_json: bool) -> None:
     """List the components of every loaded plugin: kind, name, package, what it does and its options
     (type = default). With NAME, one component in full. Tasks are listed by 'madeval tasks'."""
-    from ..plugins import component_info, failed, plugin_info
+    from madeval.core.plugins import component_info, failed, plugin_info
 
     if name is None and as_json:
         click.echo(json.dumps(plugin_info(), indent=2))

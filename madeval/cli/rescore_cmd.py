@@ -8,9 +8,9 @@ from pathlib import Path
 
 import click
 
-from ..errors import UsageError
-from ..shown_text import terminal_text
-from .settings_options import read_given, shared_option
+from madeval.errors import UsageError
+from madeval.util.shown_text import terminal_text
+from madeval.cli.settings_options import read_given, shared_option
 
 
 @click.command()
@@ -23,8 +23,8 @@ from .settings_options import read_given, shared_option
 @shared_option("cache", shown_default="the run's")
 def rescore(run: Path, deciders: str, base_url, endpoints, concurrency, cache) -> None:
     """Apply transcript-only deciders to RUN's debates without new discussion calls."""
-    from ..folder_lock import hold
-    from ..records import RUN_FILE
+    from madeval.records.lock import hold
+    from madeval.records.folder import RUN_FILE
 
     # The folder's write lock first (a run still writing it is refused with one line); a folder
     # that is no run is left untouched for load_run to refuse.
@@ -33,14 +33,15 @@ def rescore(run: Path, deciders: str, base_url, endpoints, concurrency, cache) -
 
 
 def _rescore(run: Path, deciders: str, base_url, endpoints, concurrency, cache) -> None:
-    from ..config import PUBLIC_KEYS, RunSettings
-    from ..leaderboard import LeaderboardOptions, build_leaderboard, write_outputs
-    from ..leaderboard.data import load_run
-    from ..leaderboard.render import markdown
-    from ..plugins import registries as loaded_registries
-    from ..records import writing
-    from ..rescore import parse_deciders, rescore as run_rescore
-    from ..run import endpoints_for, load_tasks
+    from madeval.settings.config import PUBLIC_KEYS, RunSettings
+    from madeval.leaderboard import LeaderboardOptions, publish_board
+    from madeval.analysis.run_data import load_run
+    from madeval.leaderboard.render import markdown
+    from madeval.core.plugins import registries as loaded_registries
+    from madeval.run.rescore import parse_deciders, rescore as run_rescore
+    from madeval.run.engine import endpoints_for
+
+    from madeval.task.definition import load_tasks
 
     data = load_run(run, transcripts=False)  # the debates are read one configuration at a time
     built = loaded_registries()
@@ -59,9 +60,8 @@ def _rescore(run: Path, deciders: str, base_url, endpoints, concurrency, cache) 
         click.echo(terminal_text(f"madeval: skipped {name}: {why}"), err=True)
     if outcome.skipped and not outcome.added and len(outcome.skipped) == len(specs) * _run_configs(data):
         raise UsageError(f"nothing could be rescored: {next(iter(outcome.skipped.values()))}")
-    board = build_leaderboard(run, LeaderboardOptions.from_dict(data.run.get("leaderboard")))
-    with writing(f"the leaderboard into {run}", f"the rescored records are kept: run 'madeval leaderboard show {run}'"):
-        write_outputs(board, run)
+    board = publish_board(run, LeaderboardOptions.from_dict(data.run.get("leaderboard")),
+                          f"the rescored records are kept: run 'madeval leaderboard show {run}'")
     click.echo(terminal_text(markdown(board)), nl=False)
     click.echo(f"\n{outcome.added} debates rescored; results in {run}")
 

@@ -7,9 +7,9 @@ from typing import Any
 
 import click
 
-from ..evaluation import evaluate
-from .environment import ENVIRONMENT
-from .settings_options import settings_options
+from madeval.evaluation import evaluate
+from madeval.cli.environment import ENVIRONMENT
+from madeval.cli.settings_options import settings_options
 
 
 @click.command(epilog=ENVIRONMENT)

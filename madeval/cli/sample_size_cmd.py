@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import click
 
-from ..errors import UsageError
-from ..sampling import DEFAULT_CONFIDENCE, DEFAULT_MARGIN, cochran_sample_size, paired_sample_size
+from madeval.errors import UsageError
+from madeval.settings.sampling import DEFAULT_CONFIDENCE, DEFAULT_MARGIN, cochran_sample_size
 
 
 @click.command("sample-size")
@@ -83,8 +83,8 @@ def sample_size(population: int | None, confidence: float, margin: float, paired
 def _cost_of(prices: str, model: str | None, pilot: str | None, mallm: str | None, calls: float | None,
              prompt: float | None, completion: float | None, turns: int | None = None):
     """(model, its price, the calls' shape) for --prices, every problem one line."""
-    from ..pricing import read_price_table
-    from ..pricing.study import CallShape, mallm_shape, pilot_shape
+    from madeval.pricing import read_price_table
+    from madeval.leaderboard.study_cost import CallShape, mallm_shape, pilot_shape
 
     table = read_price_table(prices)
     if not model:
@@ -111,7 +111,7 @@ def _cost_of(prices: str, model: str | None, pilot: str | None, mallm: str | Non
 
 
 def _print_cost(cost, items: int, configurations: int) -> None:
-    from ..pricing.study import study_cost
+    from madeval.leaderboard.study_cost import study_cost
 
     model, price, shape = cost
     click.echo(f"study: {configurations} configurations x {items} items")
@@ -133,10 +133,12 @@ def _size(population, confidence, margin, paired, delta, discordance, sd, pilot,
             raise UsageError("give --pilot or --discordance/--sd, not both")
         if not (config_a and config_b):
             raise UsageError("--pilot needs --a and --b")
-        from ..leaderboard.pilot import pilot_spread
+        from madeval.leaderboard.pilot import pilot_spread
 
         found = pilot_spread(pilot, config_a, config_b, task, metric)
         discordance, sd = found.discordance, found.sd
         spread = f"discordance {discordance:.4g}" if sd is None else f"SD of differences {sd:.4g}"
         click.echo(f"pilot: {found.items} shared items, {spread}", err=True)
+    from madeval.analysis.power import paired_sample_size  # scipy and statsmodels: only when asked
+
     return paired_sample_size(delta, discordance=discordance, sd=sd, alpha=alpha, power=power, population=population)

@@ -1,10 +1,10 @@
-"""Command-line options derived from the settings model (:mod:`madeval.config`).
+"""Command-line options derived from the settings model (:mod:`madeval.settings.config`).
 
 Each run option declared there becomes one click option: ``max_turns`` is ``--max-turns``, its help
 ends with the declared default (``[10]``), an integer or number option is typed as such, a yes/no
 option is a flag, and a repeatable one (``--endpoint``) may be given several times. Nothing here
-names an option: a new field of :class:`~madeval.config.DebateConfig` or
-:class:`~madeval.config.RunSettings` appears on the command line by itself.
+names an option: a new field of :class:`~madeval.settings.config.DebateConfig` or
+:class:`~madeval.settings.config.RunSettings` appears on the command line by itself.
 """
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ from typing import Any, Callable
 
 import click
 
-from .. import options as rule
-from ..config import DebateConfig, RunSettings, checked
-from ..options import Option, given_options
+from madeval.core import options as rule
+from madeval.settings.config import DebateConfig, RunSettings, checked
+from madeval.core.options import Option, given_options
 
 #: Click types of the converters that have one (the others take text and are read by their rule).
 CLICK_TYPES = {rule.integer: int, rule.number: float}
@@ -71,7 +71,7 @@ def settings_options(command: Callable) -> Callable:
 
 def model_options(model: type, *names: str) -> Callable[[Callable], Callable]:
     """A decorator adding the click options of ``model``'s declared options (only ``names``, if
-    given), e.g. ``madeval leaderboard``'s from :class:`~madeval.leaderboard.options.LeaderboardOptions`."""
+    given), e.g. ``madeval leaderboard``'s from :class:`~madeval.settings.board_options.LeaderboardOptions`."""
 
     def decorate(command: Callable) -> Callable:
         for name, declared, default in reversed(declared_fields(model)):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from ..errors import UsageError
+from madeval.errors import UsageError
 
 
 @click.command()
@@ -116,13 +116,13 @@ def simulator(tasks, gold, include_path, port, accuracy, conformity, persuasion,
     --batch-fail, --batch-refuse-uploads, --batch-refuse-looks and --batch-enqueued-token-limit shape how (for --transport batch; GET /stats counts
     files, batches and lines under "batches").
     """
-    from ..config import RunSettings
-    from ..plugins import registries
-    from ..run import load_tasks
-    from ..simulator.agents import AgentProfile, SyntheticAgents
-    from ..simulator.batches import BatchOptions
-    from ..simulator.http import Faults, SimulatorServer, serve_forever
-    from ..simulator.truth import GoldIndex
+    from madeval.settings.config import RunSettings
+    from madeval.core.plugins import registries
+    from madeval.task.definition import load_tasks
+    from madeval.simulator.agents import AgentProfile, SyntheticAgents
+    from madeval.simulator.batches import BatchOptions
+    from madeval.simulator.http import Faults, SimulatorServer, serve_forever
+    from madeval.simulator.truth import GoldIndex
 
     for name, value in (("accuracy", accuracy), ("conformity", conformity), ("persuasion", persuasion),
                         ("self-doubt", self_doubt)):
@@ -149,7 +149,7 @@ def simulator(tasks, gold, include_path, port, accuracy, conformity, persuasion,
     agents = SyntheticAgents(index, default=AgentProfile(accuracy, conformity, persuasion, self_doubt),
                              seed=seed, unknown=unknown)
     if modes:
-        from ..simulator.hostile import HostileServer
+        from madeval.simulator.hostile import HostileServer
 
         server = HostileServer(agents, modes, rate=hostile_rate, seed=seed, interval_s=hostile_interval,
                                port=port, keep_log=False, served=served)
@@ -166,7 +166,7 @@ def _hostile_modes(hostile: str | None, rate: float, interval: float, other_faul
     """The --hostile modes, checked (one line and exit 2 for a bad value); [] without --hostile."""
     if hostile is None:
         return []
-    from ..simulator.hostile import check_options
+    from madeval.simulator.hostile import check_options
 
     modes = [mode.strip() for mode in hostile.split(",") if mode.strip()]
     try:
@@ -189,7 +189,7 @@ def _batch_options(delay: float, fail_rate: float, expire_after: int | None, can
                    fail: bool, refuse_uploads: int, refuse_looks: int, seed: int,
                    enqueued_token_limit: int | None = None):
     """The Batch API's behaviour from the --batch-* flags (one line and exit 2 for a bad value)."""
-    from ..simulator.batches import BatchOptions
+    from madeval.simulator.batches import BatchOptions
 
     try:
         return BatchOptions(completion_delay_s=delay, fail_rate=fail_rate, expire_after_lines=expire_after,

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import click
 
-from ..datasources import DataUnavailable, mirror_row_count
-from ..errors import MadevalError
-from ..taskfiles import describe_error, read_yaml
+from madeval.task.sources import DataUnavailable, mirror_row_count
+from madeval.errors import MadevalError
+from madeval.task.files import describe_error, read_yaml
 
 #: Items ``--validate`` checks in every task: the first, the last and three evenly between.
 VALIDATE_ITEMS = 5
@@ -44,9 +44,9 @@ def tasks(include_path: tuple[str, ...], validate: bool, strict: bool, as_json: 
     data is not available (no hub, no mirror) is reported as skipped and does not fail unless
     --strict is given.
     """
-    from ..plugins import registries
-    from ..taskfiles import task_index
-    from ..task import task_loader
+    from madeval.core.plugins import registries
+    from madeval.task.files import task_index
+    from madeval.task.definition import task_loader
 
     built = registries()
     if source is not None:
@@ -87,7 +87,7 @@ def tasks(include_path: tuple[str, ...], validate: bool, strict: bool, as_json: 
 
 def _list_provided(built, prefix: str, as_json: bool, include_path: tuple[str, ...]) -> None:
     """Every name the task provider ``prefix`` offers (with ``--include-path``), as ``prefix:NAME``."""
-    from ..taskfiles import task_provider
+    from madeval.task.files import task_provider
 
     names = [f"{prefix}:{name}" for name in task_provider(built.task_providers, prefix, include_path).names()]
     click.echo(json.dumps(names, indent=2) if as_json else "\n".join(names))

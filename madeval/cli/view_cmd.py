@@ -19,7 +19,7 @@ def view(run: Path, output: Path | None, tasks: str | None, configs: str | None)
 
     One page stays quick to open up to about 160 MB (20,000 debates of real length); split a larger
     run with --task or --config."""
-    from ..viewer import PAGE_LIMIT_BYTES, VIEWER_FILE, write_viewer
+    from madeval.viewer import PAGE_LIMIT_BYTES, VIEWER_FILE, write_viewer
 
     written = write_viewer(run, output, tasks=_names(tasks), configs=_names(configs))
     for note in written["notes"]:

@@ -7,6 +7,6 @@
   with the paired test of the final decision against the vote of the first turn.
 """
 
-from .debate import DebateFacts, TurnAnswers, debate_facts, turn_answers, turn_vote
+from madeval.analysis.debate_facts import DebateFacts, TurnAnswers, debate_facts, turn_answers, turn_vote
 
 __all__ = ["DebateFacts", "TurnAnswers", "debate_facts", "turn_answers", "turn_vote"]

@@ -1,6 +1,6 @@
 """The leaderboard's ``dynamics``: per configuration, task and 0/1 metric, what the debates did.
 
-Each debate's facts come from :func:`madeval.dynamics.debate.debate_facts` (the definitions are
+Each debate's facts come from :func:`madeval.analysis.debate_facts.debate_facts` (the definitions are
 in that module's docstring). They are summed up as the board's scores are: a share is the mean
 over items of the mean over the item's repeats. An entry holds:
 
@@ -29,13 +29,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ..errors import UsageError
-from .debate import TRANSITIONS, DebateFacts, debate_facts
-from .scoring import answer_scorer, why_no_scorer
+from madeval.errors import UsageError
+from madeval.analysis.debate_facts import TRANSITIONS, DebateFacts, debate_facts
+from madeval.analysis.answer_scoring import answer_scorer, why_no_scorer
 
 if TYPE_CHECKING:
-    from ..leaderboard.data import RunData
-    from ..leaderboard.options import LeaderboardOptions
+    from madeval.analysis.run_data import RunData
+    from madeval.settings.board_options import LeaderboardOptions
 
 NOT_BINARY = "its scores are not all 0 or 1, so an answer is not simply right or wrong"
 NO_TRANSCRIPTS = "its records carry no transcripts (no agent answers to read)"
@@ -149,8 +149,8 @@ def _carried(values: list[bool], turn: int) -> bool:
 
 def _versus(final: dict[str, float], vote: dict[str, float], options: LeaderboardOptions) -> dict[str, Any]:
     """The board's paired test of the decisions against the first-turn vote, with its MDE."""
-    from ..leaderboard.compare import paired_test  # numpy, scipy and statsmodels behind them: only for a board
-    from ..leaderboard.power import detectable
+    from madeval.analysis.compare import paired_test  # numpy, scipy and statsmodels behind them: only for a board
+    from madeval.analysis.power import detectable
 
     result, shared = paired_test(final, vote, options)
     items = sorted(final)

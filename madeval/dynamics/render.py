@@ -6,8 +6,8 @@ from __future__ import annotations
 import html
 from typing import Any
 
-from ..shown_text import markdown_cell
-from .board import SINGLE_AGENT
+from madeval.util.shown_text import markdown_cell
+from madeval.dynamics.board import SINGLE_AGENT
 
 TITLE = "Did the debate beat its first-turn vote?"
 LEGEND = (

@@ -9,8 +9,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Callable
 
-from ..errors import UsageError
-from .inspect_log import export_inspect
+from madeval.errors import UsageError
+from madeval.export.inspect_log import export_inspect
 
 
 #: Format name -> function (run folder, output file) -> what was written (``samples``, ``path``, ``notes``).

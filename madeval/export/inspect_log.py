@@ -12,7 +12,7 @@ then every message of the debate in order, each an assistant message whose metad
 agent, persona, turn, step, stage, parsed answer and agreement; ``output`` the decided text;
 ``scores`` every metric of the record with the extracted answer and the decider's reason; sample
 metadata holds the configuration, the decision and the dynamics of the debate
-(:func:`madeval.dynamics.debate.debate_facts`, when the metric can score an answer alone);
+(:func:`madeval.analysis.debate_facts.debate_facts`, when the metric can score an answer alone);
 ``model_usage`` holds the tokens of the debate's calls per model (:func:`model_usage`), and the
 log's stats their sum over the samples.
 The log's results hold each (configuration, task)'s score as the leaderboard computes it: the
@@ -34,12 +34,12 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
-from ..errors import StorageError, UsageError
-from ..pricing.usage import calls_usage
-from ..records import ReadReport
-from ..leaderboard.data import read_run_description
-from ..viewer.debates import facts_of, left_out, readable, run_records
-from ..viewer.questions import load_questions
+from madeval.errors import StorageError, UsageError
+from madeval.pricing.usage import calls_usage
+from madeval.records.folder import ReadReport
+from madeval.analysis.run_data import read_run_description
+from madeval.viewer.debates import facts_of, left_out, readable, run_records
+from madeval.viewer.questions import load_questions
 
 #: Characters a sample id keeps (it names a file inside the log's zip).
 UNSAFE = re.compile(r"[^A-Za-z0-9._-]")

@@ -2,14 +2,14 @@
 
 An :class:`Importer` reads one file of another tool's output and yields :class:`ImportedDebate`
 objects: the task item a record is about and the debate as a madeval
-:class:`~madeval.transcript.Transcript` (agents with personas, messages with turn, agent, stage,
+:class:`~madeval.core.transcript.Transcript` (agents with personas, messages with turn, agent, stage,
 text, solution, extracted answer and agreement, decider events, the decision). The shared writer
 (:mod:`madeval.importers.writer`) turns each into an ordinary record through
-:func:`madeval.scheduler.unit_record`, the one place a record is built, so an imported run is read,
+:func:`madeval.records.unit.unit_record`, the one place a record is built, so an imported run is read,
 scored, rescored and viewed like madeval's own.
 
 A format plugin subclasses :class:`Importer` and registers it with ``register_importers``
-(:mod:`madeval.hookspecs`).
+(:mod:`madeval.core.hookspecs`).
 """
 
 from __future__ import annotations
@@ -19,10 +19,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
 
-from ..item import Item
-from ..task import Task
-from ..transcript import NO_ANSWER, Transcript
-from .matching import collapse
+from madeval.core.item import Item
+from madeval.task.definition import Task
+from madeval.core.transcript import NO_ANSWER, Transcript
+from madeval.importers.matching import collapse
 
 
 @dataclass
@@ -83,7 +83,7 @@ def _count(number: int, noun: str) -> str:
 @dataclass
 class ImportedFile:
     """One input file read as one configuration: its label, the configuration's options (keys of
-    :class:`madeval.config.DebateConfig`), what the input says of the setup (kept in the
+    :class:`madeval.settings.config.DebateConfig`), what the input says of the setup (kept in the
     configuration's ``imported`` description) and its debates, read lazily."""
 
     label: str

@@ -7,7 +7,7 @@ import hashlib
 from pathlib import Path
 from typing import BinaryIO
 
-from ..errors import UsageError
+from madeval.errors import UsageError
 
 
 def file_label(path: Path) -> str:

@@ -19,8 +19,8 @@ import json
 import re
 from typing import Any
 
-from ..item import Item
-from ..task import Task
+from madeval.core.item import Item
+from madeval.task.definition import Task
 
 #: The first lettered option of a question as MALLM and madeval show it ("A) ...", "(A) ...").
 FIRST_OPTION = re.compile(r"(?m)^\s*\(?A\)\s")

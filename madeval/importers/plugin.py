@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from ..hookspecs import hookimpl
-from .lmeval import LmEvalSamplesImporter
-from .mallm import MallmImporter
+from madeval.core.hookspecs import hookimpl
+from madeval.importers.lmeval import LmEvalSamplesImporter
+from madeval.importers.mallm import MallmImporter
 
 
 @hookimpl

@@ -2,7 +2,7 @@
 
 Each input file is one configuration (id: a hash of the format and the label, so importing the same
 file again finds its debates already there and adds nothing). Every debate becomes a record through
-:func:`madeval.scheduler.unit_record`, the function that writes madeval's own records, so it is
+:func:`madeval.records.unit.unit_record`, the function that writes madeval's own records, so it is
 scored by the task's metrics and read by the leaderboard, ``rescore`` and the viewers like a live one.
 
 Nothing is half-written: the new folder is built beside its final place (a hidden staging folder
@@ -24,14 +24,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from .. import aio, folder_lock
-from ..config import DebateConfig, RunSettings
-from ..errors import StorageError, UsageError
-from ..plan import Unit
-from ..records import RECORDS_FILE, RUN_FILE, encode_line, read_records, read_run_file, write_json_atomically
-from ..scheduler import unit_record
-from ..task import Task
-from .base import Importer, ImportedFile
+from madeval.records import lock as folder_lock
+from madeval.util import aio
+from madeval.settings.config import DebateConfig, RunSettings
+from madeval.errors import StorageError, UsageError
+from madeval.records.folder import RECORDS_FILE, RUN_FILE, encode_line, read_records, read_run_file, write_json_atomically
+from madeval.records.unit import Unit, unit_record
+from madeval.task.definition import Task
+from madeval.importers.base import Importer, ImportedFile
 
 #: ``run.json``'s mark of a folder written by ``madeval import`` (a run folder of its own kind:
 #: ``madeval run`` refuses to resume into it, and ``rescore`` knows it has no endpoint of its own).

@@ -19,24 +19,23 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ..folder_files import write_text_atomically
-from ..records import write_json_atomically
-from .options import LeaderboardOptions
+from madeval.records import lock as folder_lock
+from madeval.records.folder import write_json_atomically, writing
+from madeval.records.run_file import VIEWER_FILE
+from madeval.records.safe_files import write_text_atomically
+from madeval.settings.board_options import LeaderboardOptions
 
 # The board's machinery (.data, .table, .html, .render: numpy and the statistics, ~0.3 s) is
-# imported by the functions below, not here: madeval.config and madeval.run import this package
-# for LeaderboardOptions, and a run must not pay for the board before its first call.
+# imported by the functions below, not here: a command that only needs this package's names must
+# not pay for the board before its first call.
 
 OUTPUT_FILES = ("leaderboard.md", "leaderboard.csv", "comparisons.csv", "leaderboard.json", "leaderboard.html")
-#: The debate viewer's page in a run folder (``madeval view``, :mod:`madeval.viewer`): the
-#: leaderboard page links it when it is there.
-VIEWER_FILE = "debates.html"
 
 
 def build_leaderboard(folder: str | Path, options: LeaderboardOptions | None = None) -> dict[str, Any]:
     """The leaderboard of the run in ``folder``."""
-    from .data import load_run
-    from .table import build  # scipy, behind it, takes seconds to import: only when a board is built
+    from madeval.analysis.run_data import load_run
+    from madeval.leaderboard.table import build  # scipy, behind it, takes seconds to import: only when a board is built
 
     options = options or LeaderboardOptions()
     return build(load_run(folder, transcripts=False, priced=bool(options.prices)), options)
@@ -44,8 +43,8 @@ def build_leaderboard(folder: str | Path, options: LeaderboardOptions | None = N
 
 def build_merged_leaderboard(folders: list[Path], options: LeaderboardOptions | None = None) -> dict[str, Any]:
     """One leaderboard of the runs in ``folders`` (:mod:`.merge`); of one folder, its own board."""
-    from .merge import merge_runs
-    from .table import build
+    from madeval.leaderboard.merge import merge_runs
+    from madeval.leaderboard.table import build
 
     options = options or LeaderboardOptions()
     return build(merge_runs(folders, options.merge_same, bool(options.prices)), options)
@@ -56,25 +55,25 @@ def write_outputs(board: dict[str, Any], folder: str | Path,
     """Write the board into ``folder``: Markdown, CSV (rows; comparisons), JSON and HTML, and
     ``charts/`` when the board's options ask for charts (``charts: true``, ``--charts``);
     ``history`` (entries of :mod:`.history`) adds the history chart and table to the page."""
-    from .html import page
-    from .render import comparisons_csv, csv_text, markdown
+    from madeval.leaderboard.html import page
+    from madeval.leaderboard.render import comparisons_csv, csv_text, markdown
 
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)  # a merged board's own folder (--output) may be new
     # Each through a temporary file and a rename: a link named like an output is replaced, never
-    # written through (madeval.folder_files).
+    # written through (madeval.records.safe_files).
     write_text_atomically(folder / "leaderboard.md", markdown(board))
     write_text_atomically(folder / "leaderboard.csv", csv_text(board))
     write_text_atomically(folder / "comparisons.csv", comparisons_csv(board))
     write_json_atomically(folder / "leaderboard.json", board)
     charts = []
     if board["options"]["charts"]:
-        from .charts import draw_all  # matplotlib takes a second or more to import: only when drawn
+        from madeval.leaderboard.charts import draw_all  # matplotlib takes a second or more to import: only when drawn
 
         charts = draw_all(board, folder / "charts")
     shown = None
     if history:  # asked for by name (--history): drawn whatever the charts option says
-        from .history_chart import draw
+        from madeval.leaderboard.history_chart import draw
 
         shown = (history, draw(history, folder / "charts"))
     viewer = VIEWER_FILE if (folder / VIEWER_FILE).is_file() else None
@@ -82,4 +81,15 @@ def write_outputs(board: dict[str, Any], folder: str | Path,
     return [folder / name for name in OUTPUT_FILES] + charts
 
 
-__all__ = ["LeaderboardOptions", "build_leaderboard", "build_merged_leaderboard", "write_outputs"]
+def publish_board(folder: str | Path, options: LeaderboardOptions, kept: str) -> dict[str, Any]:
+    """Build the board of the run in ``folder`` and write it there (:func:`write_outputs`), holding
+    the folder's write lock; a write that fails is one line ending with ``kept`` (what is safe and
+    how to write the board later). The run, ``madeval rescore`` and ``madeval import`` publish so."""
+    with folder_lock.hold(folder), writing(f"the leaderboard into {folder}", kept):
+        board = build_leaderboard(folder, options)
+        write_outputs(board, folder)
+    return board
+
+
+__all__ = ["VIEWER_FILE", "LeaderboardOptions", "build_leaderboard", "build_merged_leaderboard", "publish_board",
+           "write_outputs"]

@@ -39,11 +39,11 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 from matplotlib.ticker import FuncFormatter, MaxNLocator
 
-from ..dynamics.chart import dynamics_figure
-from ..folder_files import refuse_linked_folder, write_bytes_atomically
-from .cost import board_costs, front_key
-from .money import dollars
-from .render import TIME_COLUMN
+from madeval.dynamics.chart import dynamics_figure
+from madeval.records.safe_files import refuse_linked_folder, write_bytes_atomically
+from madeval.leaderboard.cost import board_costs, front_key
+from madeval.leaderboard.money import dollars
+from madeval.leaderboard.render import TIME_COLUMN
 
 #: Display-only or bookkeeping fields: never what tells two configurations of a sweep apart.
 NOT_SWEEP_KEYS = {"label", "name", "source", "preset", "replay_of", "replayed_decider"}

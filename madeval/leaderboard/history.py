@@ -21,10 +21,10 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from ..errors import UsageError
-from .options import LeaderboardOptions
-from .regression import Check
-from .render import points
+from madeval.errors import UsageError
+from madeval.settings.board_options import LeaderboardOptions
+from madeval.leaderboard.regression import Check
+from madeval.leaderboard.render import points
 
 FORMAT = "madeval-history/1"
 #: The check statuses an entry may record for a row; ``regressed`` is a significant drop.

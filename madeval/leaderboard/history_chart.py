@@ -15,9 +15,9 @@ import matplotlib
 import numpy as np
 from matplotlib.figure import Figure
 
-from ..folder_files import refuse_linked_folder
-from .charts import RC, _save as save, error_bars, style
-from .history import DROP, drops, series, short
+from madeval.records.safe_files import refuse_linked_folder
+from madeval.leaderboard.charts import RC, _save as save, error_bars, style
+from madeval.leaderboard.history import DROP, drops, series, short
 
 DROP_COLOUR = "#d62728"
 

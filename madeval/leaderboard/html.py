@@ -15,11 +15,11 @@ import shlex
 from pathlib import Path
 from typing import Any
 
-from ..dynamics.render import html_section as dynamics_section
-from .history import DROP, cell, series, short, summary as history_summary
-from .cost import board_costs
-from .money import prices_note
-from .render import (
+from madeval.dynamics.render import html_section as dynamics_section
+from madeval.leaderboard.history import DROP, cell, series, short, summary as history_summary
+from madeval.leaderboard.cost import board_costs
+from madeval.leaderboard.money import prices_note
+from madeval.leaderboard.render import (
     COST_HEADINGS, LEGEND, MONEY_COLUMNS, TIME_COLUMN, adjusted_by, cache_note, cost_values, difference_interval,
     label_of, mde_text, money_cells, on_front, points, recorded, row_mde, task_of, test_name, versus,
 )

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..errors import UsageError
-from .data import RunData, load_run
-from .money import load_prices, row_money
-from .table import per_item, resolve_reference
+from madeval.errors import UsageError
+from madeval.analysis.run_data import RunData, load_run
+from madeval.leaderboard.money import load_prices, row_money
+from madeval.leaderboard.table import per_item, resolve_reference
 
 #: Presets whose every call is one Chain-of-Thought sample: the price of a sample, read from a run.
 SAMPLE_PRESETS = ("baseline_cot", "self_consistency", "self_consistency_matched")

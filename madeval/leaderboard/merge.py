@@ -1,12 +1,12 @@
 """One leaderboard from several finished runs: their configurations side by side, paired on the
 (task, item, repeat) units they share.
 
-Runs are read with :func:`madeval.leaderboard.data.load_run` and merged into one
-:class:`~madeval.leaderboard.data.RunData`: configurations, records, tasks, groups and task sizes.
+Runs are read with :func:`madeval.analysis.run_data.load_run` and merged into one
+:class:`~madeval.analysis.run_data.RunData`: configurations, records, tasks, groups and task sizes.
 A configuration id found in two runs is a one-line UsageError unless the merge is asked for
 (``merge_same``); its records are then pooled, and a unit recorded in both runs must carry the
 same prediction and scores. Comparisons of a merged board pair each two configurations on the
-units both recorded (:func:`madeval.leaderboard.compare.compare_family` with ``units``), and
+units both recorded (:func:`madeval.analysis.compare.compare_family` with ``units``), and
 say how many items and units they shared.
 
 Item ids: tasks named by content (``doc_to_id: !content``) pair across re-ordered or re-mirrored
@@ -22,9 +22,9 @@ import re
 from pathlib import Path
 from typing import Any
 
-from ..errors import UsageError
-from ..records import ReadReport
-from .data import RunData, load_run
+from madeval.errors import UsageError
+from madeval.records.folder import ReadReport
+from madeval.analysis.run_data import RunData, load_run
 
 
 def run_folders(patterns: list[str]) -> list[Path]:

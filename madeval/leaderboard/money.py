@@ -17,8 +17,8 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any, Iterable
 
-from ..errors import UsageError
-from ..pricing import PriceTable, cached_said, read_price_table, record_cost, record_usage, unpriced_models
+from madeval.errors import UsageError
+from madeval.pricing import PriceTable, cached_said, read_price_table, record_cost, record_usage, unpriced_models
 
 NOT_PRICED = "not priced"
 NOT_RECORDED = "not recorded"

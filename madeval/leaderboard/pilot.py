@@ -7,11 +7,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import UsageError
-from .data import item_scores, load_run, metric_names
-from .power import discordance
-from .stats import is_binary
-from .table import resolve_reference
+from madeval.errors import UsageError
+from madeval.analysis.run_data import item_scores, load_run, metric_names
+from madeval.analysis.power import discordance
+from madeval.analysis.stats import is_binary
+from madeval.leaderboard.table import resolve_reference
 
 
 @dataclass(frozen=True)

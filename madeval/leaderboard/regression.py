@@ -19,10 +19,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .compare import paired_test
-from .options import CORRECTION_NAMES, LeaderboardOptions
-from .render import points
-from .stats import adjust
+from madeval.analysis.compare import paired_test
+from madeval.settings.board_options import CORRECTION_NAMES, LeaderboardOptions
+from madeval.leaderboard.render import points
+from madeval.analysis.stats import adjust
 
 
 @dataclass

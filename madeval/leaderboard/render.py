@@ -20,11 +20,11 @@ import csv
 import io
 from typing import Any
 
-from ..dynamics.render import markdown as dynamics_markdown
-from ..shown_text import csv_cell, markdown_cell as cell
-from .cost import COSTS, board_costs, front_key
-from .money import dollars, prices_note
-from .options import CORRECTION_NAMES
+from madeval.dynamics.render import markdown as dynamics_markdown
+from madeval.util.shown_text import csv_cell, markdown_cell as cell
+from madeval.leaderboard.cost import COSTS, board_costs, front_key
+from madeval.leaderboard.money import dollars, prices_note
+from madeval.settings.board_options import CORRECTION_NAMES
 
 CSV_FIELDS = (
     "config", "label", "source", "replay_of", "scope", "task", "aggregation", "metric", "score", "ci_low",

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .render import adjusted_by, points
+from madeval.leaderboard.render import adjusted_by, points
 
 
 def sentence(comparison: dict[str, Any], correction: str, bounded: bool = True, where: str = "") -> str:

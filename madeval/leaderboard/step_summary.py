@@ -16,8 +16,8 @@ import os
 import stat
 from pathlib import Path
 
-from ..errors import StorageError, UsageError
-from .history_file import PATH_ERRORS, regular_file
+from madeval.errors import StorageError, UsageError
+from madeval.leaderboard.history_file import PATH_ERRORS, regular_file
 
 #: Names the path in the one line a refusal is.
 NAMED = "$GITHUB_STEP_SUMMARY"

@@ -16,8 +16,8 @@ import aiohttp
 import httpx2
 import openai
 
-from .aiohttp_transport import CleanConnector
-from .wire import ResponseTooLarge
+from madeval.llm.aiohttp_transport import CleanConnector
+from madeval.llm.wire import ResponseTooLarge
 
 
 class CappedStream(httpx2.AsyncByteStream):

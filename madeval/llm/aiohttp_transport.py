@@ -28,9 +28,9 @@ from typing import Any
 import aiohttp
 from yarl import URL
 
-from .._version import __version__
-from .endpoint_url import EndpointURL, env_proxy
-from .wire import (
+from madeval._version import __version__
+from madeval.llm.endpoint_url import EndpointURL, env_proxy
+from madeval.llm.wire import (
     DEFAULT_MAX_RESPONSE_BYTES, ClientSideError, Reply, RetryableError, ResponseTooLarge,
     read_model_list, read_reply, short, status_error, too_large,
 )

@@ -9,7 +9,7 @@ and the ``system_fingerprint`` it came with: a hit reports the original cost, an
 treats a hit whose fingerprint differs from the endpoint's current one as a miss. API keys never
 enter the key or the stored rows.
 
-Text is stored and keyed the way records are written (:func:`madeval.records.encode_line`): a lone
+Text is stored and keyed the way records are written (:func:`madeval.records.folder.encode_line`): a lone
 surrogate, which UTF-8 cannot encode, becomes its JSON escape (``\\ud800``) and reads back as the
 same text.
 
@@ -22,7 +22,7 @@ The database runs in WAL mode. Writes made on an event loop are committed togeth
 :data:`COMMIT_DELAY_S` after the first of them (a commit per write cost about 50 us of the event
 loop's time per call): a run killed with SIGKILL loses at most that last fraction of a second of
 responses, which a resumed run asks for again; the records of finished units are never at risk
-(they are written by :mod:`madeval.records`). Writes made with no running loop commit at once.
+(they are written by :mod:`madeval.records.folder`). Writes made with no running loop commit at once.
 """
 
 from __future__ import annotations
@@ -36,8 +36,8 @@ import threading
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from ..errors import UsageError
-from ..records import encode_json
+from madeval.errors import UsageError
+from madeval.util.json_text import encode_json
 
 # ``replies`` replaced ``responses`` (kept text as is, no cost, no fingerprint): an older cache file
 # keeps its old table, unread, and its keys would not match anyway (they lack the model's identity).
@@ -70,7 +70,7 @@ class CachedReply(NamedTuple):
 
 def storable(text: str) -> str:
     """``text`` as SQLite can store it: JSON, with lone surrogates as their escapes, as records
-    write it (:func:`madeval.records.encode_json`)."""
+    write it (:func:`madeval.util.json_text.encode_json`)."""
     return encode_json(text).decode("utf-8")
 
 

@@ -21,15 +21,15 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from ..errors import LLMError, UsageError
-from ..shown_text import terminal_text
-from .backoff import EndpointGate
-from .cache import ResponseCache, request_key
-from .endpoint_url import EndpointURL, public_url
-from .probe import PROBE_MESSAGES, PROBE_PARAMS, Probe
-from .structured import JSON_SCHEMA, ReplySchema, refuses_response_format
-from .wire import Unanswered, read_model_entries
-from .transports import (
+from madeval.errors import LLMError, UsageError
+from madeval.util.shown_text import terminal_text
+from madeval.llm.backoff import EndpointGate
+from madeval.llm.cache import ResponseCache, request_key
+from madeval.llm.endpoint_url import EndpointURL, public_url
+from madeval.llm.probe import PROBE_MESSAGES, PROBE_PARAMS, Probe
+from madeval.llm.structured import JSON_SCHEMA, ReplySchema, refuses_response_format
+from madeval.llm.wire import Unanswered, read_model_entries
+from madeval.llm.transports import (
     DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_TRANSPORT, TRANSPORTS, ClientSideError, FatalError, RetryableError,  # noqa: F401
     canonical_transport, transport_class,
 )
@@ -201,6 +201,20 @@ class ResponseFormatRefused(Exception):
     """The endpoint refused the ``response_format`` of a request (not retried)."""
 
 
+@dataclass
+class Attempt:
+    """How one attempt of a call went: ``ok`` with the transport's reply, or not ok with the
+    reason to retry (a fatal answer raises instead); its seconds in a slot; what the endpoint's
+    gate learns of it."""
+
+    ok: bool
+    reply: Any = None
+    error: str = ""
+    retry_after: float | None = None
+    in_slot: float = 0.0
+    gate: dict[str, Any] = field(default_factory=dict)
+
+
 class LLMClient:
     """Async access to one or more endpoints with retries, limits and a cache."""
 
@@ -310,78 +324,101 @@ class LLMClient:
         self, endpoint: str, model: str, messages: list[dict[str, str]], params: dict[str, Any],
         headers: dict[str, str] | None = None,
     ) -> Completion:
-        transport = self._transports[endpoint]
+        """Attempt the call until one attempt is ok, or the attempts run out (a one-line
+        :class:`LLMError` quoting the last errors); a fatal answer raises at once."""
         errors: list[str] = []
         in_slot = 0.0  # the latency: seconds holding a slot (queueing for it and backoff excluded)
         for attempt in range(1, self.retry.max_attempts + 1):
-            retry_after = None
-            # The endpoint's slot first: a call queued behind a slow endpoint must not hold one
-            # of the global slots that calls to other endpoints could use meanwhile.
-            gate = self.gates[endpoint]
-            window = await gate.acquire()
-            went: dict[str, Any] = {}  # how the attempt went, for the gate: ok, or rate limited for how long
-            try:
-                async with self._global:
-                    if "response_format" in params and endpoint in self.refuse_response_format:
-                        raise ResponseFormatRefused("refused while this call waited")  # not sent again
-                    acquired = time.perf_counter()
-                    self.stats.started()
-                    try:
-                        reply = await transport.chat(model, messages, params, headers=headers)
-                        text, prompt_tokens, completion_tokens = reply
-                    except FatalError as error:
-                        if "response_format" in params and refuses_response_format(error.status, str(error)):
-                            raise ResponseFormatRefused(self.redact(str(error))) from None
-                        self.stats.failures += 1
-                        hint = v1_hint(self.endpoints[endpoint], error.status)
-                        raise LLMError(self.redact(f"{endpoint}: {error} (not retried){hint}"),
-                                       retryable=False) from None
-                    except Unanswered as error:  # retrying would pay for the line twice; a re-run waits again
-                        self.stats.failures += 1
-                        raise LLMError(self.redact(f"{endpoint}: {error}"), retryable=True) from None
-                    except RetryableError as error:
-                        if "response_format" in params and refuses_response_format(error.status, error.detail):
-                            raise ResponseFormatRefused(self.redact(f"{error.reason}: {error.detail}")) from None
-                        errors.append(self.redact(error.reason))
-                        retry_after = error.retry_after
-                        if error.status == 429:
-                            went = {"rate_limited": True, "retry_after": retry_after}
-                    else:
-                        went = {"ok": True}
-                        # An empty text is what the model said: kept when every attempt gave it. A
-                        # reply with no text at all (content missing or null) is never recorded.
-                        if text or (text is not None and attempt == self.retry.max_attempts):
-                            if not text:
-                                errors.append("empty reply")
-                            text, cut = cut_reply(text, params.get("max_tokens"))
-                            if cut is not None:
-                                errors.append(cut)
-                                self.stats.cut_replies += 1
-                            self.stats.calls += 1
-                            self.stats.prompt_tokens += prompt_tokens
-                            self.stats.completion_tokens += completion_tokens
-                            elapsed = in_slot + time.perf_counter() - acquired
-                            fingerprint = getattr(reply, "system_fingerprint", None)
-                            if fingerprint:
-                                self.fingerprints[endpoint, model] = fingerprint
-                            return Completion(
-                                text, prompt_tokens, completion_tokens, elapsed, attempt, False, errors, fingerprint,
-                                getattr(reply, "cached_prompt_tokens", None), self._transport_names[endpoint],
-                            )
-                        errors.append("empty reply" if text is not None else "malformed reply: no text")
-                    finally:
-                        in_slot += time.perf_counter() - acquired
-                        self.stats.finished()
-            finally:
-                gate.release(window, **went)
+            tried = await self._attempt(endpoint, model, messages, params, headers)
+            in_slot += tried.in_slot
+            if tried.ok:
+                # An empty text is what the model said: kept when every attempt gave it. A reply
+                # with no text at all (content missing or null) is never recorded.
+                text = tried.reply[0]
+                if text or (text is not None and attempt == self.retry.max_attempts):
+                    return self._accepted(tried.reply, endpoint, model, params, attempt, in_slot, errors)
+                errors.append("empty reply" if text is not None else "malformed reply: no text")
+            else:
+                errors.append(tried.error)
             if attempt < self.retry.max_attempts:
                 self.stats.retries += 1
-                if getattr(transport, "retries_at_once", False):  # a batch's turnaround is the backoff
-                    await asyncio.sleep(retry_after or 0.0)
-                else:
-                    await asyncio.sleep(self.retry.delay(attempt, retry_after, self.endpoints[endpoint].timeout_s))
+                await self._back_off(endpoint, attempt, tried.retry_after)
         self.stats.failures += 1
         raise LLMError(f"{endpoint}: gave up after {len(errors)} attempts ({', '.join(errors[-3:])})")
+
+    async def _attempt(self, endpoint: str, model: str, messages: list[dict[str, str]], params: dict[str, Any],
+                       headers: dict[str, str] | None) -> Attempt:
+        """One attempt, holding the endpoint's slot and then a global one; the endpoint's gate
+        learns how it went (ok, or rate limited for how long)."""
+        # The endpoint's slot first: a call queued behind a slow endpoint must not hold one of the
+        # global slots that calls to other endpoints could use meanwhile.
+        gate = self.gates[endpoint]
+        window = await gate.acquire()
+        tried = Attempt(ok=False)  # a fatal answer raises: the gate hears nothing of it
+        try:
+            async with self._global:
+                if "response_format" in params and endpoint in self.refuse_response_format:
+                    raise ResponseFormatRefused("refused while this call waited")  # not sent again
+                acquired = time.perf_counter()
+                self.stats.started()
+                try:
+                    tried = await self._send(endpoint, model, messages, params, headers)
+                finally:
+                    tried.in_slot = time.perf_counter() - acquired
+                    self.stats.finished()
+        finally:
+            gate.release(window, **tried.gate)
+        return tried
+
+    async def _send(self, endpoint: str, model: str, messages: list[dict[str, str]], params: dict[str, Any],
+                    headers: dict[str, str] | None) -> Attempt:
+        """Send the request once: ok with the transport's reply, a retry with its reason, or a raise
+        (:class:`LLMError` for a fatal answer, :class:`ResponseFormatRefused` for a refused schema)."""
+        structured = "response_format" in params
+        try:
+            reply = await self._transports[endpoint].chat(model, messages, params, headers=headers)
+        except FatalError as error:
+            if structured and refuses_response_format(error.status, str(error)):
+                raise ResponseFormatRefused(self.redact(str(error))) from None
+            self.stats.failures += 1
+            hint = v1_hint(self.endpoints[endpoint], error.status)
+            raise LLMError(self.redact(f"{endpoint}: {error} (not retried){hint}"), retryable=False) from None
+        except Unanswered as error:  # retrying would pay for the line twice; a re-run waits again
+            self.stats.failures += 1
+            raise LLMError(self.redact(f"{endpoint}: {error}"), retryable=True) from None
+        except RetryableError as error:
+            if structured and refuses_response_format(error.status, error.detail):
+                raise ResponseFormatRefused(self.redact(f"{error.reason}: {error.detail}")) from None
+            gate = {"rate_limited": True, "retry_after": error.retry_after} if error.status == 429 else {}
+            return Attempt(ok=False, error=self.redact(error.reason), retry_after=error.retry_after, gate=gate)
+        return Attempt(ok=True, reply=reply, gate={"ok": True})
+
+    def _accepted(self, reply: Any, endpoint: str, model: str, params: dict[str, Any], attempt: int,
+                  in_slot: float, errors: list[str]) -> Completion:
+        """The call's :class:`Completion` from the reply kept, counted in the client's stats."""
+        text, prompt_tokens, completion_tokens = reply
+        if not text:
+            errors.append("empty reply")
+        text, cut = cut_reply(text, params.get("max_tokens"))
+        if cut is not None:
+            errors.append(cut)
+            self.stats.cut_replies += 1
+        self.stats.calls += 1
+        self.stats.prompt_tokens += prompt_tokens
+        self.stats.completion_tokens += completion_tokens
+        fingerprint = getattr(reply, "system_fingerprint", None)
+        if fingerprint:
+            self.fingerprints[endpoint, model] = fingerprint
+        return Completion(text, prompt_tokens, completion_tokens, in_slot, attempt, False, errors, fingerprint,
+                          getattr(reply, "cached_prompt_tokens", None), self._transport_names[endpoint])
+
+    async def _back_off(self, endpoint: str, attempt: int, retry_after: float | None) -> None:
+        """Wait before the next attempt: the policy's backoff, or only a Retry-After for a
+        transport whose own turnaround is the backoff (a batch)."""
+        if getattr(self._transports[endpoint], "retries_at_once", False):
+            await asyncio.sleep(retry_after or 0.0)
+        else:
+            await asyncio.sleep(self.retry.delay(attempt, retry_after, self.endpoints[endpoint].timeout_s))
 
     @property
     def transports(self) -> list[Any]:

@@ -2,7 +2,7 @@
 
 Three places ask what an endpoint reports about a model: the response cache's keys
 (:mod:`madeval.llm.cache`), the cache's warning about a model it cannot tell apart
-(:mod:`madeval.checks.cache_key`) and a run folder's fingerprint (:mod:`madeval.resume`). They
+(:mod:`madeval.run.cache_key`) and a run folder's fingerprint (:mod:`madeval.run.resume`). They
 all read :func:`served_identity`, so they agree on what makes two models different.
 
 Everything an entry says identifies the model except :data:`NOT_IDENTIFYING`:

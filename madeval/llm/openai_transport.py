@@ -14,9 +14,9 @@ from typing import Any
 import aiohttp
 import openai
 
-from ._capped_httpx import capped_aiohttp_client
-from .endpoint_url import EndpointURL, is_loopback
-from .wire import (
+from madeval.llm._capped_httpx import capped_aiohttp_client
+from madeval.llm.endpoint_url import EndpointURL, is_loopback
+from madeval.llm.wire import (
     DEFAULT_MAX_RESPONSE_BYTES, ClientSideError, Reply, RetryableError, ResponseTooLarge,
     read_model_list, read_reply, short, status_error, too_large,
 )

@@ -165,8 +165,8 @@ AGREEMENT = ReplySchema.of("agreement", agreement=STANCE)
 
 
 def reply_in(kind: ReplySchema | None, state: Any) -> dict[str, Any]:
-    """The ``reply`` keyword of :meth:`madeval.components.DebateLLM.chat` in a debate ``state``
-    (a :class:`madeval.components.DebateState`): ``kind`` for the item (:meth:`ReplySchema.answering`)
+    """The ``reply`` keyword of :meth:`madeval.core.components.DebateLLM.chat` in a debate ``state``
+    (a :class:`madeval.core.components.DebateState`): ``kind`` for the item (:meth:`ReplySchema.answering`)
     when structured answers are on, else nothing, so a plain request is made as before the option."""
     if not state.structured_answers or kind is None:
         return {}

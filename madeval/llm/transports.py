@@ -12,8 +12,8 @@ alias of ``aiohttp`` so that configuration files and stored ``run.json`` setting
 
 from __future__ import annotations
 
-from .aiohttp_transport import AiohttpTransport
-from .wire import (  # noqa: F401 - the errors are part of this module's interface
+from madeval.llm.aiohttp_transport import AiohttpTransport
+from madeval.llm.wire import (  # noqa: F401 - the errors are part of this module's interface
     DEFAULT_MAX_RESPONSE_BYTES, RETRYABLE_STATUS, ClientSideError, FatalError, Reply, RetryableError,
 )
 
@@ -21,14 +21,14 @@ from .wire import (  # noqa: F401 - the errors are part of this module's interfa
 def openai_transport(*args, **kwargs):
     """An :class:`.openai_transport.OpenAITransport` (same arguments). The openai package takes
     about a second to import, so it is imported when this transport is first built, not before."""
-    from .openai_transport import OpenAITransport
+    from madeval.llm.openai_transport import OpenAITransport
 
     return OpenAITransport(*args, **kwargs)
 
 
 def batch_transport(*args, **kwargs):
     """A :class:`.batch.transport.BatchTransport` (same arguments; imports openai when first built)."""
-    from .batch.transport import BatchTransport
+    from madeval.llm.batch.transport import BatchTransport
 
     return BatchTransport(*args, **kwargs)
 

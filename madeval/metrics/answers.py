@@ -20,8 +20,8 @@ import re
 import string
 from typing import Any
 
-from .math import math_equal
-from .normal import normal_text
+from madeval.metrics.math import math_equal
+from madeval.metrics.normal import normal_text
 
 _ARTICLES = re.compile(r"\b(a|an|the)\b", re.UNICODE)
 _PUNCTUATION = set(string.punctuation)

@@ -3,14 +3,14 @@ whole debate (every agent's answers, per turn and at the end)."""
 
 from __future__ import annotations
 
-from ..item import Item
-from .view import DebateView
+from madeval.core.item import Item
+from madeval.metrics.view import DebateView
 
 
 class Metric:
     """Scores one prediction against one item; per-item scores are averaged unless overridden."""
 
-    #: The name it is registered under, set by :meth:`madeval.registry.Registry.create`.
+    #: The name it is registered under, set by :meth:`madeval.core.registry.Registry.create`.
     name: str
     higher_is_better = True
 

@@ -34,7 +34,7 @@ from collections import OrderedDict
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
 
-from .notes import note_scoring_error
+from madeval.metrics.notes import note_scoring_error
 
 DEADLINE_S = 3.0  # per check, from the moment the worker starts it
 MEMORY_BYTES = 1 << 30  # address-space cap of a worker (1 GiB; python + sympy use ~0.3 GiB)

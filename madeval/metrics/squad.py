@@ -26,10 +26,10 @@ from __future__ import annotations
 import collections
 from typing import Any, Sequence
 
-from .answers import normalize_answer
-from .base import Metric
-from .normal import normal_text
-from .text import references
+from madeval.metrics.answers import normalize_answer
+from madeval.metrics.base import Metric
+from madeval.metrics.normal import normal_text
+from madeval.metrics.text import references
 
 UNKNOWN_MARKER = "[UNKNOWN]"
 

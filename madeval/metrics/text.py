@@ -13,10 +13,10 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-from ..errors import UsageError
-from .base import Metric
-from .models import DEFAULT_MODEL_LAYERS, INSTALL_HINT, default_model_path, quiet_transformers
-from .wordnet import wordnet
+from madeval.errors import UsageError
+from madeval.metrics.base import Metric
+from madeval.metrics.models import DEFAULT_MODEL_LAYERS, INSTALL_HINT, default_model_path, quiet_transformers
+from madeval.metrics.wordnet import wordnet
 
 
 def references(item: Any) -> list[str]:

@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ..transcript import Transcript
-from .answers import answers_match, canonical_answer
-from .checker import known_undecidable
+from madeval.core.transcript import Transcript
+from madeval.metrics.answers import answers_match, canonical_answer
+from madeval.metrics.checker import known_undecidable
 
 
 @dataclass

@@ -16,7 +16,7 @@ import os
 import warnings
 from pathlib import Path
 
-from ..errors import UsageError
+from madeval.errors import UsageError
 
 DEBIAN_WORDNET = Path("/usr/share/wordnet")
 REQUIRED_FILES = ("data.noun", "data.verb", "data.adj", "data.adv", "index.noun", "index.verb",

@@ -6,9 +6,9 @@ study before it runs (``madeval sample-size --prices``). The leaderboard shows c
 configuration and draws its Pareto front against money when the board is given ``--prices``.
 """
 
-from .cost import BATCH_KEY, CostSummary, price_records, record_cost, unpriced_models, usage_cost
-from .table import ModelPrice, PriceTable, read_price_table
-from .usage import USAGE_KEY, Usage, cached_said, calls_usage, record_usage, used_models
+from madeval.pricing.cost import BATCH_KEY, CostSummary, price_records, record_cost, unpriced_models, usage_cost
+from madeval.pricing.table import ModelPrice, PriceTable, read_price_table
+from madeval.pricing.usage import USAGE_KEY, Usage, cached_said, calls_usage, record_usage, used_models
 
 __all__ = ["BATCH_KEY", "USAGE_KEY", "CostSummary", "ModelPrice", "PriceTable", "Usage", "cached_said", "calls_usage",
            "price_records", "read_price_table", "record_cost", "record_usage", "unpriced_models", "usage_cost",

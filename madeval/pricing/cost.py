@@ -13,8 +13,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from .table import PriceTable
-from .usage import BATCH_KEY, Usage, record_usage, used_models
+from madeval.pricing.table import PriceTable
+from madeval.pricing.usage import BATCH_KEY, Usage, record_usage, used_models
 
 __all__ = ["BATCH_KEY", "CostSummary", "price_records", "record_cost", "unpriced_models", "usage_cost"]
 

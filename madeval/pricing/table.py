@@ -22,7 +22,7 @@ from typing import Any
 
 import yaml
 
-from ..errors import UsageError
+from madeval.errors import UsageError
 
 PER = 1_000_000  # prices are per million tokens
 KEYS = ("input", "output", "cached_input", "batch_discount")

@@ -1,6 +1,6 @@
 """What a record's calls used, per model: the tokens pricing needs, kept when the transcript is not.
 
-A board is built from records without their transcripts (:func:`madeval.leaderboard.data.load_run`
+A board is built from records without their transcripts (:func:`madeval.analysis.run_data.load_run`
 drops them: they are about 97% of a record), but a call's price depends on its model, on whether it
 went through a provider's batch API, and on its prompt, cached prompt and completion tokens apart. So
 each record's calls are summed per model and way as the record is read:

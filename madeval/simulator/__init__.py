@@ -18,9 +18,9 @@ import contextlib
 from dataclasses import dataclass
 from typing import Any, Iterable, Iterator
 
-from .agents import AgentProfile, SimulatedPrompt, SyntheticAgents
-from .http import Faults, SimulatorServer, run_in_thread
-from .truth import GoldIndex
+from madeval.simulator.agents import AgentProfile, SimulatedPrompt, SyntheticAgents
+from madeval.simulator.http import Faults, SimulatorServer, run_in_thread
+from madeval.simulator.truth import GoldIndex
 
 
 @dataclass

@@ -49,7 +49,7 @@ question at all always does (it has nothing to check against).
 The request kind is recognised from the wording of madeval's own prompts: persona generation,
 debate turns with [AGREE]/[DISAGREE], final-answer extraction, simple / approval / cumulative /
 ranked votes and the judge. A plugin's own prompts are recognised and answered by the plugin,
-through the ``simulator_reply`` hook (:mod:`madeval.hookspecs`), which gets each request as a
+through the ``simulator_reply`` hook (:mod:`madeval.core.hookspecs`), which gets each request as a
 :class:`SimulatedPrompt` and is asked before madeval's own prompts are. Replies state answers as
 ``Final Solution: X``; a request with a ``response_format`` gets the same reply as JSON of its
 schema (:func:`structured_reply`), as a guided decoder would write it.
@@ -66,9 +66,9 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 
-from ..llm.probe import PROBE_PROMPT
-from ..plugins import load_plugins
-from .truth import Gold, GoldIndex
+from madeval.llm.probe import PROBE_PROMPT
+from madeval.core.plugins import load_plugins
+from madeval.simulator.truth import Gold, GoldIndex
 
 LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 UNKNOWN = Gold("choice", "", 4)

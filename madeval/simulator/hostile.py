@@ -35,7 +35,7 @@ import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from .http import CHAT_PATH, HEALTH_PATH, HEALTHY, MODELS_PATH, Behaviour, LoopbackServer
+from madeval.simulator.http import CHAT_PATH, HEALTH_PATH, HEALTHY, MODELS_PATH, Behaviour, LoopbackServer
 
 #: Sabotage modes and what each does to a chat request.
 MODES = {

@@ -30,11 +30,11 @@ from collections.abc import Callable, Coroutine, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from .. import aio
-from ..errors import UsageError
-from ..llm.routing import SGLANG_ROUTER_HEADER, VLLM_ROUTER_HEADER
-from .batches import BatchOptions, BatchService
-from .replica import PrefixCache, Replica
+from madeval.util import aio
+from madeval.errors import UsageError
+from madeval.llm.routing import SGLANG_ROUTER_HEADER, VLLM_ROUTER_HEADER
+from madeval.simulator.batches import BatchOptions, BatchService
+from madeval.simulator.replica import PrefixCache, Replica
 
 Behaviour = Callable[[dict], tuple[str, int, int]]
 """Request JSON -> (reply text, prompt_tokens, completion_tokens); raises ValueError -> HTTP 400."""
@@ -429,7 +429,7 @@ class _Served:
 
     def with_cached(self, cached: tuple[int, int]) -> bytes:
         """The body reporting the cached share of the prompt: ``cached`` is (cached, all) tokens as the
-        prefix cache counts them (:func:`madeval.prefix_reuse.prompt_tokens`), scaled to the
+        prefix cache counts them (:func:`madeval.llm.prefix_reuse.prompt_tokens`), scaled to the
         behaviour's own prompt token count so that cached never exceeds prompt tokens."""
         hits, total = cached
         share = round(self.prompt_tokens * hits / total) if total else 0

@@ -6,7 +6,7 @@ The cache follows vLLM's automatic prefix caching: a prompt is cut into full blo
 ``block_tokens`` tokens, each named by a hash of every token up to its end (so a block is only
 found after the same prefix), the leading blocks found are reused, the others are computed and
 kept, and the least recently used blocks are dropped beyond the token budget. Tokens are those of
-:func:`madeval.prefix_reuse.prompt_tokens`, so the bench's ideal reuse and the simulator count alike.
+:func:`madeval.llm.prefix_reuse.prompt_tokens`, so the bench's ideal reuse and the simulator count alike.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Protocol
 
-from ..prefix_reuse import prompt_tokens
+from madeval.llm.prefix_reuse import prompt_tokens
 
 
 class ReplicaStats(Protocol):

@@ -121,7 +121,7 @@ class GoldIndex:
 
     @classmethod
     def from_tasks(cls, tasks: Iterable[Any]) -> GoldIndex:
-        """Index every item of madeval :class:`~madeval.task.Task` objects."""
+        """Index every item of madeval :class:`~madeval.task.definition.Task` objects."""
         index = cls()
         for task in tasks:
             for item in task.items:

@@ -27,10 +27,10 @@ import re
 from types import ModuleType
 from typing import Any, Callable, Iterable, Iterator, Mapping, Union
 
-from ..components import DebateSetup, TaskPrompt
-from ..debate import run_debate
-from ..plugins import Registries, load_plugins, registries
-from ..transcript import Agent, Persona, Transcript
+from madeval.core.components import DebateSetup, TaskPrompt
+from madeval.debate.loop import run_debate
+from madeval.core.plugins import Registries, load_plugins, registries
+from madeval.core.transcript import Agent, Persona, Transcript
 
 #: What the scripted debates ask by default: a choice item with two options.
 ITEM = "What is 2 + 2?\nA) 3\nB) 4"
@@ -148,7 +148,7 @@ def debate(
     ``neutral`` lists the indices of the neutral agents; ``extract`` reads an answer from a reply
     (by default the letter after "Final Solution:"), ``extract_mode`` is the debate's ``extract``
     setting, ``read`` reads a solution once for its answer and why it has none (the message's
-    parse note; e.g. ``task.reader(item)``, :meth:`madeval.task.Task.read`), deciders still
+    parse note; e.g. ``task.reader(item)``, :meth:`madeval.task.definition.Task.read`), deciders still
     reading answers with ``extract``; ``gold``
     is the item's gold answer (for paradigms that use it); ``seed`` seeds the
     debate's random choices; ``structured_answers`` asks replies in their reply kinds' schemas

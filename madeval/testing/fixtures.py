@@ -24,9 +24,9 @@ def madeval_isolated(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.T
 @pytest.fixture(scope="session")
 def generated_tasks() -> dict[str, Any]:
     """The generated tasks (``arith_mc``, ``arith_yesno``) by name, loaded once."""
-    from madeval.config import RunSettings
-    from madeval.plugins import registries
-    from madeval.run import load_tasks
+    from madeval.settings.config import RunSettings
+    from madeval.core.plugins import registries
+    from madeval.task.definition import load_tasks
 
     with pytest.MonkeyPatch.context() as patch:  # may run before any test: never load entry points
         patch.setenv("MADEVAL_LOAD_PLUGINS", "")

@@ -34,8 +34,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from ..embedded import NO_PROXY_OPENER, free_loopback_port
-from ..llm.routing import SGLANG_ROUTER_HEADER, VLLM_ROUTER_HEADER
+from madeval.llm.embedded import NO_PROXY_OPENER, free_loopback_port
+from madeval.llm.routing import SGLANG_ROUTER_HEADER, VLLM_ROUTER_HEADER
 
 #: The router binaries (console scripts of the ``fleet`` extra) and the policy that reads
 #: madeval's routing key on each: vllm-router's ``consistent_hash`` reads ``X-Session-ID``;

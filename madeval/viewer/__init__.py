@@ -16,13 +16,13 @@ import contextlib
 from pathlib import Path
 from typing import Any, Callable
 
-from ..leaderboard import VIEWER_FILE  # the page's name in the run folder, which the leaderboard links
-from ..errors import StorageError
-from ..records import ReadReport
-from ..leaderboard.data import read_run_description
-from .debates import left_out, read_debates, run_records
-from .page import write_page
-from .questions import load_questions
+from madeval.records.run_file import VIEWER_FILE  # the page's name in the run folder, which the leaderboard links
+from madeval.errors import StorageError
+from madeval.records.folder import ReadReport
+from madeval.analysis.run_data import read_run_description
+from madeval.viewer.debates import left_out, read_debates, run_records
+from madeval.viewer.page import write_page
+from madeval.viewer.questions import load_questions
 
 #: The size up to which one page stays quick to open: the browser reads the whole file when it
 #: opens it (about 2 to 5 s for 80 MB, 10,000 MALLM-length debates, measured with

@@ -2,7 +2,7 @@
 
 Records are read one at a time (:func:`read_debates` is a generator), so a run of 10,000 long
 debates never sits in memory at once. The turn-by-turn facts (each agent's answer and whether it is
-right, each turn's vote, drift...) are :func:`madeval.dynamics.debate.debate_facts`'s, the same
+right, each turn's vote, drift...) are :func:`madeval.analysis.debate_facts.debate_facts`'s, the same
 definitions the leaderboard's ``dynamics`` aggregates; a debate whose metric cannot score an
 answer alone (an F1 or a judge's score) is shown without them, and says why.
 """
@@ -14,12 +14,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Collection, Iterator, Mapping
 
-from ..dynamics.debate import DebateFacts, answer_judge, debate_facts, turn_answers
-from ..dynamics.scoring import answer_scorer
-from ..errors import UsageError
-from ..leaderboard.data import RESCORED_FILE, complete_rescored
-from ..records import RECORDS_FILE, ReadReport, complete_record, read_jsonl_records
-from .questions import Questions
+from madeval.analysis.debate_facts import DebateFacts, answer_judge, debate_facts, turn_answers
+from madeval.analysis.answer_scoring import answer_scorer
+from madeval.errors import UsageError
+from madeval.analysis.run_data import RESCORED_FILE, complete_rescored
+from madeval.records.folder import RECORDS_FILE, ReadReport, complete_record, read_jsonl_records
+from madeval.viewer.questions import Questions
 
 LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
@@ -115,7 +115,7 @@ def judge(record: Mapping[str, Any]) -> Judged:
 
 
 def facts_of(record: Mapping[str, Any]) -> tuple[DebateFacts | None, str | None]:
-    """The debate's turn-by-turn facts (:func:`madeval.dynamics.debate.debate_facts`) scored with
+    """The debate's turn-by-turn facts (:func:`madeval.analysis.debate_facts.debate_facts`) scored with
     its primary metric, and None; or None and why there are none (no score, or a metric that cannot
     score one answer alone)."""
     judged = judge(record)

@@ -30,8 +30,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Callable, Iterable, TextIO
 
-from ..errors import StorageError, UsageError
-from .debates import ViewedDebate, readable
+from madeval.errors import StorageError, UsageError
+from madeval.viewer.debates import ViewedDebate, readable
 
 #: Rows of the list per page (the script's PAGE).
 PAGE_ROWS = 50

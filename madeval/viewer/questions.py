@@ -5,7 +5,7 @@ tasks are loaded again, by name, and each item the run used is looked up; a reco
 its own ``input`` (an importer's) is read as it is. A task is loaded only when the first record
 that needs its questions is read (a page of a slice, or records that carry their question, load
 none), and from a local mirror only the rows of the run's items are made into items
-(:meth:`madeval.task.Task.items_with_ids`). A task that cannot be loaded any more (its data gone, a
+(:meth:`madeval.task.definition.Task.items_with_ids`). A task that cannot be loaded any more (its data gone, a
 plugin uninstalled) is not an error: its debates are shown without their question, and
 :attr:`Questions.notes` says why.
 """
@@ -15,11 +15,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
-from ..config import RunSettings
-from ..errors import MadevalError
-from ..plugins import registries
-from ..task import task_loader
-from ..taskfiles import task_index
+from madeval.settings.config import RunSettings
+from madeval.errors import MadevalError
+from madeval.core.plugins import registries
+from madeval.task.definition import task_loader
+from madeval.task.files import task_index
 
 
 @dataclass

@@ -17,6 +17,6 @@ The transport module imports the openai client (a second to import), so it is im
 when a batch transport is built: ``from madeval.llm.batch.transport import BatchTransport``.
 """
 
-from .settings import BatchSettings, attach_run_folder, parse_batch_options
+from madeval.llm.batch.settings import BatchSettings, attach_run_folder, parse_batch_options
 
 __all__ = ["BatchSettings", "attach_run_folder", "parse_batch_options"]

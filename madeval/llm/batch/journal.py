@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 from typing import NamedTuple
 
-from .settings import window_seconds
+from madeval.llm.batch.settings import window_seconds
 
 JOURNAL_NAME = "batches.jsonl"
 

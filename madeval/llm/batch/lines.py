@@ -9,7 +9,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
-from ..wire import FatalError, Reply, RetryableError, read_reply, short, status_error
+from madeval.llm.wire import FatalError, Reply, RetryableError, read_reply, short, status_error
 
 #: Where a request line sends its body.
 CHAT_URL = "/v1/chat/completions"

@@ -22,12 +22,12 @@ import time
 from pathlib import Path
 from typing import Any, Iterator
 
-from ..wire import DEFAULT_MAX_RESPONSE_BYTES, FatalError, Reply, RetryableError, Unanswered, short
-from .exchange import FileExchange, exchange_folder
-from .journal import BatchJournal, Earlier
-from .lines import CHAT_URL, warn
-from .provider import DOWNLOAD_PREFIX, FileTooLarge, OverTokenLimit, ProviderBatches
-from .settings import BatchSettings, window_seconds
+from madeval.llm.wire import DEFAULT_MAX_RESPONSE_BYTES, FatalError, Reply, RetryableError, Unanswered, short
+from madeval.llm.batch.exchange import FileExchange, exchange_folder
+from madeval.llm.batch.journal import BatchJournal, Earlier
+from madeval.llm.batch.lines import CHAT_URL, warn
+from madeval.llm.batch.provider import DOWNLOAD_PREFIX, FileTooLarge, OverTokenLimit, ProviderBatches
+from madeval.llm.batch.settings import BatchSettings, window_seconds
 
 Outcomes = dict[str, Reply | Exception]
 #: Bytes of a request file per prompt token at least, for telling a batch over the enqueued token

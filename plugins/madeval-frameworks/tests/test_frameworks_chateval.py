@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from madeval.errors import UsageError
-from madeval.prefix_reuse import prefix_reuse, prompt_tokens
+from madeval.llm.prefix_reuse import prefix_reuse, prompt_tokens
 from madeval.testing import debate
 from madeval_frameworks.chateval import ROLES
 

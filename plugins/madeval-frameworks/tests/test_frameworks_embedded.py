@@ -11,7 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from madeval.records import read_records
+from madeval.records.folder import read_records
 
 SWEEP = Path(__file__).resolve().parents[3] / "leaderboards" / "presets.yaml"
 

@@ -116,9 +116,9 @@ def test_frameworks_eot_similarity_preset_exchanges_on_the_simulator(generated_t
     """On the simulator the preset holds a communication round, and agents that disagree keep talking."""
     import io
 
-    from madeval.config import RunSettings, debate_config
-    from madeval.records import read_records
-    from madeval.run import run
+    from madeval.settings.config import RunSettings, debate_config
+    from madeval.records.folder import read_records
+    from madeval.evaluation import run
     from madeval.simulator import simulate
 
     with simulate(tasks=generated_tasks.values(), accuracy=0.5, conformity=0.5) as sim:

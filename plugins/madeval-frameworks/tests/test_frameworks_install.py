@@ -21,7 +21,7 @@ import sys
 import sysconfig
 from pathlib import Path
 
-from madeval.records import read_records
+from madeval.records.folder import read_records
 from madeval.simulator import simulate
 
 PLUGINS = Path(__file__).resolve().parents[2]

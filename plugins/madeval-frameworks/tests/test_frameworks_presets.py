@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from madeval.config import build_settings, debate_config, read_config_file
+from madeval.settings.config import build_settings, debate_config, read_config_file
 from madeval.errors import UsageError
-from madeval.records import read_records
-from madeval.run import run
+from madeval.records.folder import read_records
+from madeval.evaluation import run
 from madeval.simulator import simulate
 from madeval.testing import registered
 from madeval_frameworks.plugin import PRESETS
@@ -96,8 +96,8 @@ def test_frameworks_every_preset_runs_and_a_sweep_makes_a_leaderboard(freemad, g
 
 def test_frameworks_bad_layout_fails_at_start_with_one_line():
     with pytest.raises(UsageError) as error:
-        from madeval.plan import debate_setup
-        from madeval.plugins import registries
+        from madeval.run.plan import debate_setup
+        from madeval.core.plugins import registries
 
         debate_setup(debate_config({"preset": "agentverse", "neutral_agents": 1}), registries()).validate()
     assert "\n" not in str(error.value) and "needs exactly 2 neutral agent(s) first" in str(error.value)

@@ -1,7 +1,7 @@
 """The ``freemad_score`` decider: Free-MAD's trajectory score as a madeval decider.
 
 Round ``k`` of the paper is madeval turn ``k + 1``; the answer matrix is
-:meth:`madeval.transcript.Transcript.trajectory` (the answer each voting agent held at the end of
+:meth:`madeval.core.transcript.Transcript.trajectory` (the answer each voting agent held at the end of
 every turn). The decider reads nothing but the transcript, so ``madeval rescore`` can apply it to
 stored debates.
 """

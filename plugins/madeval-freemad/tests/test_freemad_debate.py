@@ -11,17 +11,17 @@ from collections import Counter, defaultdict
 
 import pytest
 
-from madeval.config import DebateConfig, RunSettings, debate_config
+from madeval.settings.config import DebateConfig, RunSettings, debate_config
 from madeval.errors import UsageError
 from madeval.leaderboard import build_leaderboard
-from madeval.leaderboard.data import read_rescored
-from madeval.plugins import registries
-from madeval.records import read_records
+from madeval.analysis.run_data import read_rescored
+from madeval.core.plugins import registries
+from madeval.records.folder import read_records
 from madeval.cli.main import main
-from madeval.run import run
+from madeval.evaluation import run
 from madeval.simulator import simulate
 from madeval.testing import debate
-from madeval.transcript import Call, Transcript
+from madeval.core.transcript import Call, Transcript
 from madeval_freemad.metrics import token_cost
 from madeval_freemad.prompts import ANTI_CONFORMITY
 from madeval_freemad.score import score_trajectory

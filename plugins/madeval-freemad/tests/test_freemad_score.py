@@ -7,10 +7,10 @@ import random
 
 import pytest
 
-from madeval.components import DebateSetup, TaskPrompt
+from madeval.core.components import DebateSetup, TaskPrompt
 from madeval.errors import UsageError
-from madeval.plugins import registries
-from madeval.replay import replay
+from madeval.core.plugins import registries
+from madeval.debate.replay import replay
 from madeval.testing import ScriptedLLM, debate, letter
 from madeval_freemad.score import parse_factor, parse_weights, score_trajectory
 

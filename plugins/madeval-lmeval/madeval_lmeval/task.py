@@ -1,4 +1,4 @@
-"""An lm-eval task as a madeval :class:`~madeval.task.Task`: lm-eval's prompt, targets and scoring.
+"""An lm-eval task as a madeval :class:`~madeval.task.definition.Task`: lm-eval's prompt, targets and scoring.
 
 * ``generate_until``: agents see lm-eval's prompt (``fewshot_context``: ``description`` then
   ``doc_to_text``; zero-shot). The debate's final solution text is scored as lm-eval scores a

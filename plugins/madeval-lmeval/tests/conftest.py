@@ -24,9 +24,9 @@ def lm_tasks():
     """A function that loads ``lm_eval:NAME`` as madeval loads it (lm-eval's index is built once)."""
     if not os.environ.get("MADEVAL_DATA_DIR"):
         pytest.skip("MADEVAL_DATA_DIR (the local mirrors) is not set")
-    from madeval.plugins import registries
-    from madeval.task import task_loader
-    from madeval.taskfiles import task_index
+    from madeval.core.plugins import registries
+    from madeval.task.definition import task_loader
+    from madeval.task.files import task_index
 
     loaded = {}
 

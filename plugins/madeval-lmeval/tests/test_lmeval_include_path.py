@@ -5,8 +5,8 @@ from __future__ import annotations
 import io
 import json
 
-from madeval.config import RunSettings, debate_config
-from madeval.run import run
+from madeval.settings.config import RunSettings, debate_config
+from madeval.evaluation import run
 from madeval.simulator import simulate
 
 TASK_YAML = """\
@@ -51,9 +51,9 @@ def write_folder(tmp_path):
 
 
 def test_lmeval_yaml_folder_runs_through_include_path(tmp_path):
-    from madeval.plugins import registries
-    from madeval.task import task_loader
-    from madeval.taskfiles import task_index
+    from madeval.core.plugins import registries
+    from madeval.task.definition import task_loader
+    from madeval.task.files import task_index
 
     folder, rows = write_folder(tmp_path)
     index = task_index(registries(), [str(folder)])

@@ -102,7 +102,7 @@ def test_a_cache_file_of_another_key_is_rebuilt_without_a_word(lm_eval_folder, t
 
 
 def test_the_manager_over_the_cached_index_builds_tasks(lm_eval_folder, tmp_path):
-    from madeval.plugins import registries
+    from madeval.core.plugins import registries
     from madeval_lmeval.plugin import LmEvalTasks
 
     _, calls = lm_eval_folder

@@ -83,7 +83,7 @@ def mirrored(lm_eval_folder, tmp_path, monkeypatch):  # noqa: F811
 
 def load(folder: Path, name: str, settings=None):
     """``name`` loaded as a new process would (a new provider: nothing kept from an earlier load)."""
-    from madeval.plugins import registries
+    from madeval.core.plugins import registries
 
     built = registries()
     return LmEvalTasks((str(folder),)).load(name, built.extractors, built.metrics, settings)
@@ -135,7 +135,7 @@ def test_a_warm_load_imports_no_lm_eval_task_package(mirrored):
     script = textwrap.dedent(f"""
         import sys
         from pathlib import Path
-        from madeval.plugins import registries
+        from madeval.core.plugins import registries
         from madeval_lmeval import index_cache
         from madeval_lmeval.plugin import LmEvalTasks
         index_cache.lm_eval_task_folder = lambda: Path({str(stand_in)!r})
@@ -282,7 +282,7 @@ def test_the_raw_index_reads_the_stored_index_without_entries(lm_eval_folder, tm
 def test_lm_evals_gsm8k_and_a_multiple_choice_task_score_the_same_from_the_cache():
     if not os.environ.get("MADEVAL_DATA_DIR"):
         pytest.skip("MADEVAL_DATA_DIR (the local mirrors) is not set")
-    from madeval.plugins import registries
+    from madeval.core.plugins import registries
 
     built_in = registries()
     for name, size in (("gsm8k", 1319), ("mmlu_abstract_algebra", 100)):

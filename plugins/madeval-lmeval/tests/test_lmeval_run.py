@@ -7,9 +7,9 @@ import json
 
 import pytest
 
-from madeval.config import RunSettings, debate_config
+from madeval.settings.config import RunSettings, debate_config
 from madeval.errors import UsageError
-from madeval.run import run
+from madeval.evaluation import run
 from madeval.simulator import simulate
 
 
@@ -82,8 +82,8 @@ def test_lmeval_task_without_a_mirror_fails_in_one_line_naming_the_variable(lm_t
 
 
 def test_lmeval_group_runs_with_lm_evals_aggregation(lm_tasks, tmp_path):
-    from madeval.plugins import registries
-    from madeval.taskfiles import AggregateMetric, task_index
+    from madeval.core.plugins import registries
+    from madeval.task.files import AggregateMetric, task_index
 
     index = task_index(registries(), [])
     members = index.expand("lm_eval:mmlu_pro")
@@ -108,9 +108,9 @@ def test_lmeval_group_runs_with_lm_evals_aggregation(lm_tasks, tmp_path):
 
 
 def test_lmeval_num_fewshot_uses_lm_evals_sampler_seeded_by_the_run_seed(tmp_path):
-    from madeval.plugins import registries
-    from madeval.task import task_loader
-    from madeval.taskfiles import task_index
+    from madeval.core.plugins import registries
+    from madeval.task.definition import task_loader
+    from madeval.task.files import task_index
 
     built = registries()
     settings = RunSettings(tasks=["lm_eval:bbh_fewshot_geometric_shapes"], num_fewshot=2, seed=77)

@@ -2,7 +2,7 @@
 
 Every agent keeps its own conversation, as in both repositories: the opening question, its first
 answer, then per later turn one update prompt and its answer. The update prompt lists the peers'
-latest solutions in the order of the paradigm's :meth:`~madeval.components.Paradigm.view` (so an
+latest solutions in the order of the paradigm's :meth:`~madeval.core.components.Paradigm.view` (so an
 allocation strategy or a communication attack only has to change the view); the agent's own
 messages are left out of that list. An agent that sees no peer gets the double-check prompt.
 """

@@ -66,8 +66,8 @@ def test_madc_core_entropy_reads_the_som_trajectory():
 
 
 def test_madc_preset_runs_on_the_simulator(generated_tasks, tmp_path):
-    from madeval.config import RunSettings, debate_config
-    from madeval.run import run
+    from madeval.settings.config import RunSettings, debate_config
+    from madeval.evaluation import run
     from madeval.simulator import simulate
 
     with simulate(tasks=generated_tasks.values(), accuracy=0.6, conformity=0.7) as sim:

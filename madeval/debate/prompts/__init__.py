@@ -1,0 +1,1 @@
+"""Prompt texts: madeval's own (:mod:`.madeval`) and MALLM's, verbatim (:mod:`.mallm`)."""

@@ -1,0 +1,187 @@
+"""How big a run is before it starts, and asking before a long one.
+
+A run's calls are bounded from below by one call per agent per debate (the first turn) and from
+above by every agent speaking on every turn, plus a final round of votes and an extraction. Its
+time is at least the lower bound of calls times the seconds a call takes, divided by the calls
+that may be in flight at once. A resumed run is estimated on the units it has left: those its
+folder already holds are not run again, and the estimate says how many it skips. The seconds per
+call come from a probe call (:meth:`madeval.llm.client.LLMClient.probe`), made only when the run
+could pass :data:`LONG_RUN_S` at all (a short run is never slowed by it). A run estimated to pass
+it prints the estimate and how to limit it, and asks; ``--yes`` (``yes: true`` in a config file)
+goes on without asking, and with no terminal to ask on the run is refused in one line (exit 2).
+The estimate of a run that was asked about is kept in its ``run.json`` (``estimate``).
+
+Through ``--transport batch`` the seconds a call takes say nothing (a call waits for its whole
+batch) and a probe would be a batch of its own. A batch run instead says, in one line and without
+asking, the least number of batch round trips it needs one after another (:func:`least_round_trips`,
+its longest chain of dependent calls at the least) and the provider's completion window, which
+bounds each round trip.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any, Callable, Collection
+
+from madeval.errors import LLMError, UsageError
+from madeval.llm.batch.settings import BatchSettings, window_seconds
+
+#: A run estimated to take longer than this (seconds) is not started without a yes.
+LONG_RUN_S = 3600.0
+#: No probe when even calls this slow (seconds) would keep the run under LONG_RUN_S.
+SLOWEST_CALL_S = 30.0
+
+
+@dataclass(frozen=True)
+class RunSize:
+    """The calls a run makes (between ``low`` and ``high``), how many may be in flight at once,
+    and its units: all of them, and those a resumed run's folder already holds."""
+
+    low: int
+    high: int
+    parallel: int
+    units: int = 0
+    done: int = 0
+
+    def seconds(self, per_call: float) -> float:
+        """The least time the run takes at ``per_call`` seconds a call."""
+        return self.low * per_call / max(self.parallel, 1)
+
+
+def run_size(plan: Any, endpoints: dict[str, Any], concurrency: int, done: Collection[str] = ()) -> RunSize:
+    """The calls of ``plan`` (:class:`madeval.run.plan.Plan`) left once the units whose keys are in
+    ``done`` (a resumed folder's) are skipped, and the calls in flight at most on ``endpoints``
+    (their own limits, capped by ``concurrency``)."""
+    low = high = units = 0
+    used: set[str] = set()
+    repeats = plan.settings.repeats
+    items = sum(len(items) for items in plan.items.values())
+    left = Counter(unit.config for unit in plan.units() if unit.key() not in done) if done else None
+    for config_id, planned in plan.configs.items():
+        config = planned.config
+        runs = items * repeats if left is None else left[config_id]
+        units += items * repeats
+        low += runs * config.agents
+        high += runs * (config.agents * (config.max_turns + 1) + 1)
+        if runs:
+            used.update(ref.endpoint for ref in (*planned.agent_models, planned.judge_model))
+    parallel = min(concurrency, sum(endpoints[name].concurrency for name in used if name in endpoints) or 1)
+    return RunSize(low, high, parallel, units, 0 if left is None else units - sum(left.values()))
+
+
+def duration(seconds: float) -> str:
+    """``seconds`` as a person says it: ``40 s``, ``12 minutes``, ``5.2 hours``, ``3.1 days``."""
+    if seconds < 120:
+        return f"{seconds:.0f} s"
+    if seconds < 7200:
+        return f"{seconds / 60:.0f} minutes"
+    if seconds < 172800:
+        return f"{seconds / 3600:.1f} hours"
+    return f"{seconds / 86400:.1f} days"
+
+
+def estimate_text(size: RunSize, per_call: float) -> str:
+    """The estimate as said to the user, with how to limit the run."""
+    resumed = f" for the {size.units - size.done:,} of its {size.units:,} units not done yet" if size.done else ""
+    return (f"this run makes at least {size.low:,} calls (up to {size.high:,}){resumed} and takes at least "
+            f"{duration(size.seconds(per_call))} ({per_call:.2f} s a call, measured by a probe call; "
+            f"{size.parallel} in flight at once); limit it with --limit N or --sample N")
+
+
+def estimate_record(size: RunSize, per_call: float) -> dict[str, Any]:
+    """The estimate as ``run.json`` keeps it (``estimate``): the calls, the seconds a call took in
+    the probe, the calls in flight, the least time (seconds), and the units left of all."""
+    return {"calls_low": size.low, "calls_high": size.high, "seconds_per_call": round(per_call, 4),
+            "in_flight": size.parallel, "expected_s_at_least": round(size.seconds(per_call), 1),
+            "units": size.units, "units_done_before": size.done}
+
+
+def least_round_trips(plan: Any, registries: Any, configs: Collection[str] | None = None) -> int:
+    """The fewest batch round trips ``plan``'s run needs: the longest of its configurations' least
+    chains of calls one after another (the paradigm's :meth:`~madeval.core.components.Paradigm.least_steps`
+    a turn, the decider's :meth:`~madeval.core.components.Decider.least_chain`); each call of a chain
+    waits for the batch holding the call before it. ``configs``: only those configurations (the ones
+    a resumed run has units left of); all when None."""
+    from madeval.run.plan import debate_setup
+
+    longest = 0
+    for config_id, planned in plan.configs.items():
+        if configs is not None and config_id not in configs:
+            continue
+        setup = debate_setup(planned.config, registries)
+        turn = setup.paradigm.least_steps(setup.agents)
+        first = 1 if setup.all_agents_draft_first else turn  # turn 1: one step of independent drafts
+        longest = max(longest, setup.decider.least_chain(first, turn, setup.max_turns))
+    return longest
+
+
+def batch_text(size: RunSize, round_trips: int, window: str) -> str:
+    """What a batch run is told instead of an estimate of its time (see the module)."""
+    most = duration(round_trips * window_seconds(window))
+    resumed = f" for the {size.units - size.done:,} of its {size.units:,} units not done yet" if size.done else ""
+    return (f"this batch run makes at least {size.low:,} calls (up to {size.high:,}){resumed} in at least "
+            f"{round_trips:,} batch round trips one after another (its longest chain of dependent calls), each "
+            f"answered within the provider's window of {window} (--batch-options window): {most} for these alone if each takes "
+            "its whole window")
+
+
+async def confirm_long_run(plan: Any, client: Any, endpoints: dict[str, Any], settings: Any,
+                           ask: Callable[[str], bool] | None = None,
+                           done: Collection[str] = (), registries: Any = None) -> dict[str, Any] | None:
+    """Probe a model of ``plan`` when the run could be long; when the estimate passes
+    :data:`LONG_RUN_S`, go on only with ``settings.yes`` or a yes from ``ask`` (default: on the
+    terminal). ``done``: the keys of the units a resumed folder already holds (only the rest is
+    estimated). Returns the estimate (:func:`estimate_record`) when the run was asked about, for
+    its ``run.json``; else None.
+
+    With no terminal on stdin and no ``--yes``, a one-line UsageError (exit 2); an answer other
+    than yes is one too. Nothing has been written when either is raised.
+
+    Through ``--transport batch``: no probe and no question, one line of :func:`batch_text`
+    (``registries`` builds the configurations' components; the loaded plugins' when None)."""
+    size = run_size(plan, endpoints, settings.calls_in_flight())
+    if getattr(settings, "transport", None) == "batch":
+        from madeval.core.plugins import registries as loaded_registries
+
+        # a resume under the batch transport is told of the units it has left, as an estimate is
+        left = {unit.config for unit in plan.units() if unit.key() not in done} if done else None
+        if left is not None:
+            if not left:
+                return None  # nothing left to send: no batch at all
+            size = run_size(plan, endpoints, settings.calls_in_flight(), done)
+        round_trips = least_round_trips(plan, registries or loaded_registries(), left)
+        window = BatchSettings(**settings.batch_options).window
+        print(f"madeval: {batch_text(size, round_trips, window)}", file=sys.stderr)
+        return None
+    if size.seconds(SLOWEST_CALL_S) > LONG_RUN_S and done:  # only then are the units left counted
+        size = run_size(plan, endpoints, settings.calls_in_flight(), done)
+    if size.seconds(SLOWEST_CALL_S) <= LONG_RUN_S:
+        return None
+    first = next(iter(plan.configs.values())).agent_models[0]
+    try:
+        per_call = (await client.probe(first.endpoint, first.model)).latency_s
+    except LLMError as error:
+        if not error.retryable:
+            raise UsageError(f"a test call to model {first.model} failed: {error}") from None
+        return None  # the run's own calls will retry and report
+    if size.seconds(per_call) <= LONG_RUN_S:
+        return None
+    text = estimate_text(size, per_call)
+    if settings.yes:
+        print(f"madeval: {text}; starting it (--yes)", file=sys.stderr)
+        return estimate_record(size, per_call)
+    ask = ask or ask_on_terminal
+    if not ask(f"madeval: {text}. Start it? [y/N] "):
+        raise UsageError(f"{text}, or pass --yes (yes: true in a config file) to start it without asking")
+    return estimate_record(size, per_call)
+
+
+def ask_on_terminal(question: str) -> bool:
+    """Ask ``question`` on stderr and read the answer from stdin; False when stdin is not a terminal."""
+    if not (sys.stdin and sys.stdin.isatty()):
+        return False
+    sys.stderr.write(question)
+    sys.stderr.flush()
+    return sys.stdin.readline().strip().lower() in ("y", "yes")

@@ -1,0 +1,3 @@
+"""Small helpers every stage may use: the event loop (:mod:`.aio`), text shown to a person
+(:mod:`.shown_text`). Imports nothing else of madeval but :mod:`madeval.errors`.
+"""
