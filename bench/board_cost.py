@@ -54,9 +54,12 @@ def write_run(folder: Path, records: int, message_chars: int) -> Path:
 
 def worker(mode: str, folder: str, prices: str) -> dict:
     """In this process: build the board (or read the records) and report peak RSS and seconds."""
-    from madeval.leaderboard import LeaderboardOptions, build_leaderboard
-    from madeval.leaderboard import table  # noqa: F401  (scipy and the statistics, as a board needs)
     from madeval.analysis.run_data import load_run
+    from madeval.leaderboard import (
+        LeaderboardOptions,
+        build_leaderboard,
+        table,  # noqa: F401  (scipy and the statistics, as a board needs)
+    )
 
     start = time.perf_counter()
     if mode == "board":

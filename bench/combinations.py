@@ -19,12 +19,12 @@ import sys
 import tempfile
 from collections import defaultdict
 
-from madeval.settings.config import DebateConfig, RunSettings
-from madeval.run.plan import split_valid
 from madeval.core.plugins import registries
-from madeval.task.definition import load_tasks
 from madeval.evaluation import run
+from madeval.run.plan import split_valid
+from madeval.settings.config import DebateConfig, RunSettings
 from madeval.simulator import simulate
+from madeval.task.definition import load_tasks
 
 BUILTIN = "madeval.builtins."
 BASELINE_RESPONDERS = {"cot", "direct"}  # single-model baselines: their presets, not debates

@@ -30,10 +30,10 @@ from typing import Callable
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from madeval.metrics.answers import answers_match  # noqa: E402
 from madeval.core.plugins import registries  # noqa: E402
-from madeval.task.files import task_index  # noqa: E402
+from madeval.metrics.answers import answers_match  # noqa: E402
 from madeval.task.definition import LETTERS, Item, task_loader  # noqa: E402
+from madeval.task.files import task_index  # noqa: E402
 
 LMEVAL_PYTHON = "/work/lmeval-venv/bin/python"
 NO_ANSWER = "[invalid]"  # lm-eval's RegexFilter fallback

@@ -20,8 +20,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from madeval.core.plugins import registries  # noqa: E402
-from madeval.task.files import task_index  # noqa: E402
 from madeval.task.definition import Item, task_loader  # noqa: E402
+from madeval.task.files import task_index  # noqa: E402
 
 TASKS = ("mmlu_pro", "gsm8k", "math500", "aime2024", "strategyqa", "musr_murder_mysteries", "squad_v2")
 TEN = Item("y", "q", "J", choices=tuple(f"option {i}" for i in range(10)))

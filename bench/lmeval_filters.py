@@ -13,8 +13,8 @@ import json
 import sys
 from pathlib import Path
 
-import yaml
 import lm_eval
+import yaml
 from lm_eval.api.metrics import exact_match_hf_evaluate
 from lm_eval.filters import build_filter_ensemble
 

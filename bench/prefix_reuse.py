@@ -24,13 +24,13 @@ from pathlib import Path
 from typing import Iterator
 from unittest import mock
 
-from madeval.settings.config import DebateConfig, RunSettings, debate_config
-from madeval.llm.client import LLMClient
 from madeval.core.plugins import registries
-from madeval.llm.prefix_reuse import PrefixReuse, prefix_reuse, prompt_tokens
-from madeval.task.definition import load_tasks
 from madeval.evaluation import run
+from madeval.llm.client import LLMClient
+from madeval.llm.prefix_reuse import PrefixReuse, prefix_reuse, prompt_tokens
+from madeval.settings.config import DebateConfig, RunSettings, debate_config
 from madeval.simulator import simulate
+from madeval.task.definition import load_tasks
 
 PARADIGMS = ("memory", "relay", "report", "debate", "collective_refinement", "collective_improvement")
 BUILTIN = "madeval.builtins."

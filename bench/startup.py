@@ -60,9 +60,9 @@ def probe(base_url: str, folder: str) -> None:
 
     clocks = (time.perf_counter, time.process_time)
     start = [clock() for clock in clocks]
-    from madeval.cli.main import main
     import madeval.leaderboard as board_module
     import madeval.run.engine  # noqa: F401 - the run's own modules count as imported
+    from madeval.cli.main import main
 
     imported = [clock() for clock in clocks]
     spent = {"statistics": [0.0, 0.0], "outputs": [0.0, 0.0]}

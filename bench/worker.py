@@ -15,9 +15,9 @@ from pathlib import Path
 
 def measure(workload: dict) -> dict:
     """Run ``workload`` against ``workload['base_url']`` and report what it cost."""
-    from madeval.settings.config import DebateConfig, RunSettings
-    from madeval.records.folder import read_records
     from madeval.evaluation import run
+    from madeval.records.folder import read_records
+    from madeval.settings.config import DebateConfig, RunSettings
 
     config = DebateConfig(
         persona=workload.get("persona", "none"),

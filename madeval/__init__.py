@@ -44,11 +44,11 @@ from madeval.core.components import (
     Speaker,
     TaskPrompt,
 )
-from madeval.errors import MadevalError, UsageError
 from madeval.core.hookspecs import hookimpl
 from madeval.core.item import Item
-from madeval.metrics.base import DebateMetric, Metric
 from madeval.core.transcript import Agent, Call, Decision, Message, Persona, Transcript
+from madeval.errors import MadevalError, UsageError
+from madeval.metrics.base import DebateMetric, Metric
 
 #: Public names loaded on first use, by the module that defines them.
 _LAZY = {
@@ -82,15 +82,14 @@ if TYPE_CHECKING:  # what the lazy names are, for type checkers and editors
     from madeval.builtins.metrics import same_answer
     from madeval.builtins.paradigms import CollectiveRefinement
     from madeval.builtins.personas import parse_json_object
-    from madeval.debate.loop import run_debate
-    from madeval.evaluation import evaluate
-    from madeval.evaluation import RunResult
-    from madeval.metrics.notes import note_scoring_error
     from madeval.core.plugins import registries
+    from madeval.debate.loop import run_debate
+    from madeval.evaluation import RunResult, evaluate
+    from madeval.importers.base import FileReport, ImportedDebate, ImportedFile, Importer
+    from madeval.metrics.notes import note_scoring_error
     from madeval.task.definition import AMBIGUOUS, NoAnswer, Task, load_task
     from madeval.task.files import AggregateMetric, GroupSpec, read_yaml, task_code
     from madeval.task.sources import hub_reachable, load_docs_with_source
-    from madeval.importers.base import FileReport, ImportedDebate, ImportedFile, Importer
 
 
 def __getattr__(name: str) -> Any:

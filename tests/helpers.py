@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import io
 
-from madeval.settings.config import DebateConfig, RunSettings
 from madeval.evaluation import run
+from madeval.settings.config import DebateConfig, RunSettings
 from madeval.testing import ScriptedLLM, debate  # noqa: F401  (the tests import them from here)
 
 

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Callable
 
-from madeval.errors import UsageError
 from madeval.core.item import Item
-from madeval.metrics.base import DebateMetric
 from madeval.core.plugins import registries
+from madeval.errors import UsageError
+from madeval.metrics.base import DebateMetric
 
 if TYPE_CHECKING:
     from madeval.core.registry import Registry

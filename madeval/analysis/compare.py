@@ -16,12 +16,18 @@ import statistics
 from itertools import combinations
 from typing import Any
 
-from madeval.settings.board_options import LeaderboardOptions
 from madeval.analysis.power import detectable
 from madeval.analysis.stats import (
-    TestResult, adjust, difference_interval, is_binary, mcnemar_exact, paired_bootstrap, paired_permutation,
+    TestResult,
+    adjust,
+    difference_interval,
+    is_binary,
+    mcnemar_exact,
+    paired_bootstrap,
+    paired_permutation,
     stratified_permutation,
 )
+from madeval.settings.board_options import LeaderboardOptions
 
 
 def paired_test(

@@ -37,8 +37,8 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
-from madeval.errors import UsageError
 from madeval.analysis.answer_scoring import answer_scorer
+from madeval.errors import UsageError
 
 #: Scores one parsed answer against a record's gold target (``record["target"]``): 1 right, 0 wrong.
 AnswerScore = Callable[[str, Any], float]

@@ -25,7 +25,7 @@ make it larger), with this many items and the spread the comparison observed:
 None means the comparison cannot say: no discordant pair, no spread, or fewer than two items.
 
 scipy.stats and statsmodels are imported inside the functions that use them: together they take
-most of a second to load, and a run with one configuration compares nothing (tests/test_startup.py).
+most of a second to load, and a run with one configuration compares nothing (tests/architecture/test_startup.py).
 """
 
 from __future__ import annotations

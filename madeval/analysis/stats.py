@@ -205,9 +205,9 @@ def holm(p_values: Sequence[float]) -> list[float]:
 
     Written here because that function runs a full ``gc.collect()`` on every Holm call, once per
     family, at a cost that grows with the objects alive (20-50 ms in a bare interpreter; with it the
-    500 boards of ``tests/test_scores_at_bounds.py`` took 51 s instead of 2 s). The pull request
+    500 boards of ``tests/metrics/test_scores_at_bounds.py`` took 51 s instead of 2 s). The pull request
     to drop the call, statsmodels#8671, was closed unmerged. Checked against it in
-    ``tests/test_stats_functions.py``.
+    ``tests/analysis/test_stats_functions.py``.
     """
     p = np.asarray(p_values, dtype=float)
     m = len(p)
@@ -330,7 +330,7 @@ def t_quantile(q: float, df: float) -> float:
     """Student t's ``q`` quantile with ``df`` degrees of freedom: ``scipy.stats.t.ppf(q, df)``.
 
     That is ``scipy.special.stdtrit(df, q)``, called here directly because importing scipy.stats
-    costs about a second more than scipy.special (``tests/test_stats_functions.py`` compares them).
+    costs about a second more than scipy.special (``tests/analysis/test_stats_functions.py`` compares them).
     """
     from scipy.special import stdtrit
 
@@ -347,7 +347,7 @@ def wilson(p: float, n: float, level: float = 0.95) -> tuple[float, float]:
 
     Its ``wilson`` branch is written out here, operation for operation (so the numbers are the
     same to the bit), because importing statsmodels takes 1.5 s or more (pandas, scipy.stats)
-    for a few lines of arithmetic; ``tests/test_scores_at_bounds.py`` compares the two.
+    for a few lines of arithmetic; ``tests/metrics/test_scores_at_bounds.py`` compares the two.
     """
     from scipy.special import ndtri  # scipy.stats.norm.isf(x) is -ndtri(x)
 

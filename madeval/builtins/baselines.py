@@ -21,8 +21,8 @@
 
 from __future__ import annotations
 
-from madeval.errors import UsageError
 from madeval.core.hookspecs import hookimpl
+from madeval.errors import UsageError
 
 SINGLE_TURN = {"persona": "none", "paradigm": "collective_refinement", "decider": "counting", "max_turns": 1}
 

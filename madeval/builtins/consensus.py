@@ -24,9 +24,9 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from madeval.core.hookspecs import hookimpl
-from madeval.core.components import DebateState, Decider
 from madeval.builtins.finals import final_solution
+from madeval.core.components import DebateState, Decider
+from madeval.core.hookspecs import hookimpl
 from madeval.core.transcript import Decision
 
 

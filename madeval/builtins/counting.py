@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from collections import Counter
 
-from madeval.core.hookspecs import hookimpl
 from madeval.core.components import AnswerDecider, DebateState
+from madeval.core.hookspecs import hookimpl
 from madeval.core.transcript import Decision
 
 

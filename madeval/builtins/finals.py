@@ -13,8 +13,8 @@ import asyncio
 
 from madeval.builtins.extractors import last_final_marker
 from madeval.core.components import DebateLLM, DebateState, SpeakContext
-from madeval.llm.structured import SOLUTION, reply_in, solution_of
 from madeval.debate.prompts import mallm
+from madeval.llm.structured import SOLUTION, reply_in, solution_of
 
 
 def solution_text(solution: str | None) -> str | None:

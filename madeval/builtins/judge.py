@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from madeval.core.hookspecs import hookimpl
-from madeval.core.components import DebateLLM, DebateState, Decider
-from madeval.errors import UsageError
 from madeval.builtins.finals import final_solutions
-from madeval.llm.structured import SOLUTION, reply_in, solution_of
-from madeval.debate.prompts import mallm
-from madeval.core.transcript import Decision
 from madeval.builtins.voting import NO_SOLUTION
+from madeval.core.components import DebateLLM, DebateState, Decider
+from madeval.core.hookspecs import hookimpl
+from madeval.core.transcript import Decision
+from madeval.debate.prompts import mallm
+from madeval.errors import UsageError
+from madeval.llm.structured import SOLUTION, reply_in, solution_of
 
 
 class Judge(Decider):
@@ -57,7 +57,9 @@ class Judge(Decider):
         )
         if not verdict.strip():
             return None
-        return Decision(solution_of(verdict, state), True, state.turn, self.name, "judge", {"solutions": len(solutions)})
+        return Decision(
+            solution_of(verdict, state), True, state.turn, self.name, "judge", {"solutions": len(solutions)}
+        )
 
 
 @hookimpl

@@ -12,12 +12,12 @@ from __future__ import annotations
 import dataclasses
 from typing import Iterator
 
-from madeval.core.hookspecs import hookimpl
-from madeval.core.components import DebateState, Paradigm, Speaker
-from madeval.errors import UsageError
 from madeval.builtins.finals import solution_text
-from madeval.core.transcript import Message
 from madeval.builtins.voting import Voting
+from madeval.core.components import DebateState, Paradigm, Speaker
+from madeval.core.hookspecs import hookimpl
+from madeval.core.transcript import Message
+from madeval.errors import UsageError
 
 
 def require_agents(paradigm: Paradigm, setup, count: int, why: str) -> None:

@@ -13,13 +13,13 @@ first, the text as usual for what they do not give.
 
 from __future__ import annotations
 
+from madeval.core.components import Contribution, Responder, SpeakContext
 from madeval.core.hookspecs import hookimpl
 from madeval.debate.agreement import parse_agreement, strip_markers
-from madeval.core.components import Contribution, Responder, SpeakContext
-from madeval.errors import UsageError
-from madeval.llm.structured import AGREEMENT, IMPROVEMENT, SOLUTION, reply_in, solution_of, structured_fields
 from madeval.debate.prompts import madeval as own
 from madeval.debate.prompts import mallm
+from madeval.errors import UsageError
+from madeval.llm.structured import AGREEMENT, IMPROVEMENT, SOLUTION, reply_in, solution_of, structured_fields
 
 
 def debate_system_prompt(

@@ -27,14 +27,13 @@ def import_(format_name: str, files: tuple[Path, ...], task_name: str, output_pa
     """Read FILES of FORMAT (mallm, lm-eval, or a plugin's; see 'madeval plugins') as a run folder that
     'leaderboard show', 'rescore' and every other command read like madeval's own. Each file is one
     configuration; a second import of the same file adds nothing."""
-    from madeval.settings.config import RunSettings
+    from madeval.core.plugins import registries as loaded_registries
+    from madeval.core.plugins import versions
     from madeval.importers.writer import import_files
     from madeval.leaderboard import LeaderboardOptions, publish_board
     from madeval.leaderboard.render import markdown
-    from madeval.core.plugins import registries as loaded_registries
+    from madeval.settings.config import RunSettings
     from madeval.task.definition import load_tasks
-
-    from madeval.core.plugins import versions
 
     built = loaded_registries()
     importer = built.importers.create(format_name, {"filter": filter_name} if filter_name else {})

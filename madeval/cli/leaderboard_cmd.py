@@ -11,11 +11,11 @@ from typing import Any
 
 import click
 
+from madeval.cli.settings_options import model_options
+from madeval.core.options import given_options
 from madeval.errors import UsageError
 from madeval.settings.board_options import LeaderboardOptions
-from madeval.core.options import given_options
 from madeval.util.shown_text import terminal_text
-from madeval.cli.settings_options import model_options
 
 #: The options both subcommands take; ``show`` takes every command-line option of the model.
 COMMON = ("correction", "test", "alpha")
@@ -83,11 +83,11 @@ def show(runs: tuple[str, ...], output: Path | None, history_file: Path | None, 
 def check(run: Path, baseline: Path, history_file: Path | None, commit: str | None, output_format: str,
           **given: Any) -> None:
     """Exit 1 when a configuration of RUN scores significantly lower than in BASELINE."""
-    from madeval.leaderboard import build_leaderboard
+    from madeval.leaderboard import build_leaderboard, step_summary
     from madeval.leaderboard.history import current_commit, entry
     from madeval.leaderboard.history_file import append, check_target
-    from madeval.leaderboard.regression import check as run_check, github_markdown, markdown
-    from madeval.leaderboard import step_summary
+    from madeval.leaderboard.regression import check as run_check
+    from madeval.leaderboard.regression import github_markdown, markdown
 
     options = _options(None, given)
     if history_file is not None:
@@ -120,9 +120,9 @@ def history(history_file: Path, output: Path | None) -> None:
     a chart with 95% intervals and the significant drops marked, and an HTML page."""
     from madeval.leaderboard.history import markdown, read
     from madeval.leaderboard.history_chart import draw
-    from madeval.records.safe_files import write_text_atomically
     from madeval.leaderboard.html import history_page
     from madeval.records.folder import writing
+    from madeval.records.safe_files import write_text_atomically
 
     entries, broken = read(history_file)
     folder = output or history_file.parent

@@ -19,9 +19,9 @@ from typing import NamedTuple
 
 import click
 
+from madeval.cli.environment import ENVIRONMENT
 from madeval.errors import MadevalError, UsageError
 from madeval.util.shown_text import terminal_text
-from madeval.cli.environment import ENVIRONMENT
 
 COMMANDS_WITHOUT_RUN = ("--help", "-h", "--version")
 
@@ -30,14 +30,14 @@ class LazyCommand(NamedTuple):
 
     module: str  # module of madeval.cli
     attribute: str  # the click command in it
-    summary: str  # the command's docstring's first paragraph on one line (tests/test_cli_lazy.py checks)
+    summary: str  # the command's docstring's first paragraph on one line (tests/cli/test_cli_lazy.py checks)
 
 
 # Command name -> where it lives and its summary. A command's module is imported when that command
 # is asked for (click's lazy subcommands pattern), so a run does not import the leaderboard
 # command's machinery (numpy, the board's statistics: ~0.25 s) before its first call, and
-# ``madeval --help`` imports none of them. tests/test_cli_lazy.py checks that each entry names its
-# command and repeats its summary; the import graph of tests/test_imports.py does not see these
+# ``madeval --help`` imports none of them. tests/cli/test_cli_lazy.py checks that each entry names its
+# command and repeats its summary; the import graph of tests/architecture/test_imports.py does not see these
 # imports (they are strings), which is safe here: this module is imported by none of them, so no
 # cycle can pass through it.
 LAZY_COMMANDS = {

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import click
 
+from madeval.cli.settings_options import read_given, shared_option
 from madeval.errors import UsageError
 from madeval.util.shown_text import terminal_text
-from madeval.cli.settings_options import read_given, shared_option
 
 
 @click.command()
@@ -19,12 +19,14 @@ from madeval.cli.settings_options import read_given, shared_option
               help="Deciders to replay, comma separated, each NAME[:key=value...] (e.g. counting:after_turns=2).")
 @shared_option("base_url", help="Endpoint for the deciders' own calls (votes).", shown_default="the run's")
 @shared_option("endpoints", shown_default="the run's")
-@shared_option("concurrency", help="Debates replayed at once and LLM calls in flight at most.", shown_default="the run's")
+@shared_option(
+    "concurrency", help="Debates replayed at once and LLM calls in flight at most.", shown_default="the run's"
+)
 @shared_option("cache", shown_default="the run's")
 def rescore(run: Path, deciders: str, base_url, endpoints, concurrency, cache) -> None:
     """Apply transcript-only deciders to RUN's debates without new discussion calls."""
-    from madeval.records.lock import hold
     from madeval.records.folder import RUN_FILE
+    from madeval.records.lock import hold
 
     # The folder's write lock first (a run still writing it is refused with one line); a folder
     # that is no run is left untouched for load_run to refuse.
@@ -33,14 +35,14 @@ def rescore(run: Path, deciders: str, base_url, endpoints, concurrency, cache) -
 
 
 def _rescore(run: Path, deciders: str, base_url, endpoints, concurrency, cache) -> None:
-    from madeval.settings.config import PUBLIC_KEYS, RunSettings
-    from madeval.leaderboard import LeaderboardOptions, publish_board
     from madeval.analysis.run_data import load_run
-    from madeval.leaderboard.render import markdown
     from madeval.core.plugins import registries as loaded_registries
-    from madeval.run.rescore import parse_deciders, rescore as run_rescore
+    from madeval.leaderboard import LeaderboardOptions, publish_board
+    from madeval.leaderboard.render import markdown
     from madeval.run.engine import endpoints_for
-
+    from madeval.run.rescore import parse_deciders
+    from madeval.run.rescore import rescore as run_rescore
+    from madeval.settings.config import PUBLIC_KEYS, RunSettings
     from madeval.task.definition import load_tasks
 
     data = load_run(run, transcripts=False)  # the debates are read one configuration at a time
@@ -60,8 +62,11 @@ def _rescore(run: Path, deciders: str, base_url, endpoints, concurrency, cache) 
         click.echo(terminal_text(f"madeval: skipped {name}: {why}"), err=True)
     if outcome.skipped and not outcome.added and len(outcome.skipped) == len(specs) * _run_configs(data):
         raise UsageError(f"nothing could be rescored: {next(iter(outcome.skipped.values()))}")
-    board = publish_board(run, LeaderboardOptions.from_dict(data.run.get("leaderboard")),
-                          f"the rescored records are kept: run 'madeval leaderboard show {run}'")
+    board = publish_board(
+        run,
+        LeaderboardOptions.from_dict(data.run.get("leaderboard")),
+        f"the rescored records are kept: run 'madeval leaderboard show {run}'",
+    )
     click.echo(terminal_text(markdown(board)), nl=False)
     click.echo(f"\n{outcome.added} debates rescored; results in {run}")
 

@@ -83,8 +83,8 @@ def sample_size(population: int | None, confidence: float, margin: float, paired
 def _cost_of(prices: str, model: str | None, pilot: str | None, mallm: str | None, calls: float | None,
              prompt: float | None, completion: float | None, turns: int | None = None):
     """(model, its price, the calls' shape) for --prices, every problem one line."""
-    from madeval.pricing import read_price_table
     from madeval.leaderboard.study_cost import CallShape, mallm_shape, pilot_shape
+    from madeval.pricing import read_price_table
 
     table = read_price_table(prices)
     if not model:

@@ -15,8 +15,8 @@ from typing import Any, Callable
 import click
 
 from madeval.core import options as rule
-from madeval.settings.config import DebateConfig, RunSettings, checked
 from madeval.core.options import Option, given_options
+from madeval.settings.config import DebateConfig, RunSettings, checked
 
 #: Click types of the converters that have one (the others take text and are read by their rule).
 CLICK_TYPES = {rule.integer: int, rule.number: float}

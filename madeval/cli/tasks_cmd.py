@@ -7,9 +7,9 @@ from pathlib import Path
 
 import click
 
-from madeval.task.sources import DataUnavailable, mirror_row_count
 from madeval.errors import MadevalError
 from madeval.task.files import describe_error, read_yaml
+from madeval.task.sources import DataUnavailable, mirror_row_count
 
 #: Items ``--validate`` checks in every task: the first, the last and three evenly between.
 VALIDATE_ITEMS = 5
@@ -45,8 +45,8 @@ def tasks(include_path: tuple[str, ...], validate: bool, strict: bool, as_json: 
     --strict is given.
     """
     from madeval.core.plugins import registries
-    from madeval.task.files import task_index
     from madeval.task.definition import task_loader
+    from madeval.task.files import task_index
 
     built = registries()
     if source is not None:

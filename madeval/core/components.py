@@ -20,9 +20,9 @@ import random
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Protocol
 
+from madeval.core.transcript import Agent, Decision, Message, Persona, Transcript
 from madeval.errors import UsageError
 from madeval.llm.structured import ReplySchema, reply_in, structured_fields
-from madeval.core.transcript import Agent, Decision, Message, Persona, Transcript
 
 
 class DebateLLM(Protocol):

@@ -21,7 +21,6 @@ from typing import Any, Callable, Iterator
 
 from madeval.errors import UsageError
 
-
 #: Characters of a value an error message shows at most (:func:`shown`).
 SHOWN_CHARACTERS = 60
 

@@ -14,8 +14,8 @@ import inspect
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from madeval.errors import UsageError
 from madeval.core.options import convert_component_option
+from madeval.errors import UsageError
 
 
 @dataclass

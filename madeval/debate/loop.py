@@ -12,9 +12,9 @@ import asyncio
 import random
 from typing import Any, Awaitable, Callable, Iterable
 
-from madeval.debate.challenge import run_challenges
 from madeval.core.components import Contribution, DebateLLM, DebateSetup, DebateState, SpeakContext, Speaker, TaskPrompt
 from madeval.core.transcript import NO_ANSWER, Agent, Decision, Message, Persona, Transcript
+from madeval.debate.challenge import run_challenges
 
 #: Neutral agents (MALLM's moderators) get this persona and no generated one.
 MODERATOR = Persona(

@@ -21,9 +21,9 @@ from collections import defaultdict
 from typing import Any, Callable, Iterator
 
 from madeval.core.components import DebateLLM, DebateSetup, DebateState, Speaker, TaskPrompt
+from madeval.core.transcript import Agent, Call, Message, Transcript
 from madeval.debate.loop import debate_state, decide, steps_for
 from madeval.errors import MadevalError
-from madeval.core.transcript import Agent, Call, Message, Transcript
 
 #: Call purposes that belong to the discussion besides the speaking stages (kept in the costs).
 DISCUSSION_PURPOSES = ("persona", "agreement")

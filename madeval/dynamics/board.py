@@ -29,9 +29,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from madeval.errors import UsageError
-from madeval.analysis.debate_facts import TRANSITIONS, DebateFacts, debate_facts
 from madeval.analysis.answer_scoring import answer_scorer, why_no_scorer
+from madeval.analysis.debate_facts import TRANSITIONS, DebateFacts, debate_facts
+from madeval.errors import UsageError
 
 if TYPE_CHECKING:
     from madeval.analysis.run_data import RunData

@@ -6,8 +6,8 @@ from __future__ import annotations
 import html
 from typing import Any
 
-from madeval.util.shown_text import markdown_cell
 from madeval.dynamics.board import SINGLE_AGENT
+from madeval.util.shown_text import markdown_cell
 
 TITLE = "Did the debate beat its first-turn vote?"
 LEGEND = (

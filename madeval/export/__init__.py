@@ -12,7 +12,6 @@ from typing import Any, Callable
 from madeval.errors import UsageError
 from madeval.export.inspect_log import export_inspect
 
-
 #: Format name -> function (run folder, output file) -> what was written (``samples``, ``path``, ``notes``).
 FORMATS: dict[str, Callable[[Path, Path], dict[str, Any]]] = {"inspect": export_inspect}
 

@@ -34,10 +34,10 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
+from madeval.analysis.run_data import read_run_description
 from madeval.errors import StorageError, UsageError
 from madeval.pricing.usage import calls_usage
 from madeval.records.folder import ReadReport
-from madeval.analysis.run_data import read_run_description
 from madeval.viewer.debates import facts_of, left_out, readable, run_records
 from madeval.viewer.questions import load_questions
 
@@ -145,7 +145,14 @@ def eval_log(run_name: str, described: Mapping[str, Any], samples: list[Any],
     """The ``EvalLog`` of a run: ``samples`` and, in its results, each (configuration, task)'s score
     per metric (the mean over items of the mean over an item's repeats, as the leaderboard)."""
     from inspect_ai.log import (  # the optional extra, imported when used
-        EvalConfig, EvalDataset, EvalLog, EvalMetric, EvalResults, EvalScore, EvalSpec, EvalStats,
+        EvalConfig,
+        EvalDataset,
+        EvalLog,
+        EvalMetric,
+        EvalResults,
+        EvalScore,
+        EvalSpec,
+        EvalStats,
     )
 
     settings = described.get("settings") or {}

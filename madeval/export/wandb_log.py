@@ -11,6 +11,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+
 def log_run(folder: Path, board: dict[str, Any], args: dict[str, str]) -> None:
     """Log the leaderboard rows as a table, every chart as an image and ``run.json`` as an artifact.
 

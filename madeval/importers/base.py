@@ -20,9 +20,9 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from madeval.core.item import Item
-from madeval.task.definition import Task
 from madeval.core.transcript import NO_ANSWER, Transcript
 from madeval.importers.matching import collapse
+from madeval.task.definition import Task
 
 
 @dataclass

@@ -30,12 +30,12 @@ import zlib
 from pathlib import Path
 from typing import Any, Iterator
 
-from madeval.errors import UsageError
-from madeval.task.definition import LETTERS, Task
 from madeval.core.transcript import Agent, Decision, Message, Persona, Transcript
+from madeval.errors import UsageError
 from madeval.importers.base import FileReport, ImportedDebate, ImportedFile, Importer, read_answer, short
 from madeval.importers.files import file_label, open_binary, sha256_of
 from madeval.importers.matching import ItemIndex, doc_hash
+from madeval.task.definition import LETTERS, Task
 
 #: Keys of every ``--log_samples`` line.
 REQUIRED_KEYS = ("doc_id", "doc", "resps", "filter")

@@ -37,12 +37,12 @@ from typing import Any, BinaryIO, Iterator
 
 import ijson
 
-from madeval.errors import UsageError
-from madeval.task.definition import Task
 from madeval.core.transcript import Agent, Decision, Message, Persona, Transcript
+from madeval.errors import UsageError
 from madeval.importers.base import FileReport, ImportedDebate, ImportedFile, Importer, read_answer, short
 from madeval.importers.files import file_label, open_binary, sha256_of
 from madeval.importers.matching import ItemIndex
+from madeval.task.definition import Task
 
 #: Keys every MALLM discussion record has (v1.0 and later); others are read when present.
 REQUIRED_KEYS = ("exampleId", "input", "finalAnswer", "globalMemory")

@@ -24,14 +24,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from madeval.records import lock as folder_lock
-from madeval.util import aio
-from madeval.settings.config import DebateConfig, RunSettings
 from madeval.errors import StorageError, UsageError
-from madeval.records.folder import RECORDS_FILE, RUN_FILE, encode_line, read_records, read_run_file, write_json_atomically
+from madeval.importers.base import ImportedFile, Importer
+from madeval.records import lock as folder_lock
+from madeval.records.folder import (
+    RECORDS_FILE,
+    RUN_FILE,
+    encode_line,
+    read_records,
+    read_run_file,
+    write_json_atomically,
+)
 from madeval.records.unit import Unit, unit_record
+from madeval.settings.config import DebateConfig, RunSettings
 from madeval.task.definition import Task
-from madeval.importers.base import Importer, ImportedFile
+from madeval.util import aio
 
 #: ``run.json``'s mark of a folder written by ``madeval import`` (a run folder of its own kind:
 #: ``madeval run`` refuses to resume into it, and ``rescore`` knows it has no endpoint of its own).

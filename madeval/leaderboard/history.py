@@ -22,9 +22,9 @@ from pathlib import Path
 from typing import Any
 
 from madeval.errors import UsageError
-from madeval.settings.board_options import LeaderboardOptions
 from madeval.leaderboard.regression import Check
 from madeval.leaderboard.render import points
+from madeval.settings.board_options import LeaderboardOptions
 
 FORMAT = "madeval-history/1"
 #: The check statuses an entry may record for a row; ``regressed`` is a significant drop.

@@ -15,9 +15,10 @@ import matplotlib
 import numpy as np
 from matplotlib.figure import Figure
 
-from madeval.records.safe_files import refuse_linked_folder
-from madeval.leaderboard.charts import RC, _save as save, error_bars, style
+from madeval.leaderboard.charts import RC, error_bars, style
+from madeval.leaderboard.charts import _save as save
 from madeval.leaderboard.history import DROP, drops, series, short
+from madeval.records.safe_files import refuse_linked_folder
 
 DROP_COLOUR = "#d62728"
 

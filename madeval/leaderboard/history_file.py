@@ -29,8 +29,8 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from madeval.errors import StorageError, UsageError
-from madeval.records.safe_files import write_bytes_atomically
 from madeval.leaderboard.history import FORMAT, parse
+from madeval.records.safe_files import write_bytes_atomically
 
 #: The largest history file appended to (bytes): an entry is a few kilobytes, so years of checks.
 MAX_BYTES = 64 << 20

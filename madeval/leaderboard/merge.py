@@ -22,9 +22,9 @@ import re
 from pathlib import Path
 from typing import Any
 
+from madeval.analysis.run_data import RunData, load_run
 from madeval.errors import UsageError
 from madeval.records.folder import ReadReport
-from madeval.analysis.run_data import RunData, load_run
 
 
 def run_folders(patterns: list[str]) -> list[Path]:

@@ -7,10 +7,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from madeval.errors import UsageError
-from madeval.analysis.run_data import item_scores, load_run, metric_names
 from madeval.analysis.power import discordance
+from madeval.analysis.run_data import item_scores, load_run, metric_names
 from madeval.analysis.stats import is_binary
+from madeval.errors import UsageError
 from madeval.leaderboard.table import resolve_reference
 
 

@@ -21,10 +21,11 @@ import io
 from typing import Any
 
 from madeval.dynamics.render import markdown as dynamics_markdown
-from madeval.util.shown_text import csv_cell, markdown_cell as cell
 from madeval.leaderboard.cost import COSTS, board_costs, front_key
 from madeval.leaderboard.money import dollars, prices_note
 from madeval.settings.board_options import CORRECTION_NAMES
+from madeval.util.shown_text import csv_cell
+from madeval.util.shown_text import markdown_cell as cell
 
 CSV_FIELDS = (
     "config", "label", "source", "replay_of", "scope", "task", "aggregation", "metric", "score", "ci_low",

@@ -20,8 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from madeval.errors import UsageError
 from madeval.debate.prompts.mallm import DEBATE_SYSTEM, DISCUSSION_LINES, SIMPLE_IMPROVE
+from madeval.errors import UsageError
 from madeval.pricing.table import ModelPrice
 from madeval.pricing.usage import record_usage
 

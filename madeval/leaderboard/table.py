@@ -15,16 +15,26 @@ from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
 
+from madeval.analysis.compare import compare_family, pairs
+from madeval.analysis.run_data import (
+    RunData,
+    cache_share,
+    item_scores,
+    item_spread,
+    llm_seconds,
+    metric_names,
+    strata_of,
+    unit_scores,
+)
+from madeval.analysis.stats import Interval, enclose, mean_interval, stratified_interval
 from madeval.dynamics.board import board_dynamics
 from madeval.errors import UsageError
-from madeval.analysis.compare import compare_family, pairs
 from madeval.leaderboard.cost import COSTS, MONEY, mark_fronts
-from madeval.analysis.run_data import RunData, cache_share, item_scores, item_spread, llm_seconds, metric_names, strata_of, unit_scores
-from madeval.task.groups import is_declared, name as aggregation_name, rule
 from madeval.leaderboard.money import imported, load_prices, prices_entry, row_money
-from madeval.settings.board_options import LeaderboardOptions
 from madeval.leaderboard.sentences import conclusions
-from madeval.analysis.stats import Interval, enclose, mean_interval, stratified_interval
+from madeval.settings.board_options import LeaderboardOptions
+from madeval.task.groups import is_declared, rule
+from madeval.task.groups import name as aggregation_name
 
 FORMAT = "madeval-leaderboard/1"
 #: Row keys that depend on timing, not on the debates (left out when comparing two runs).

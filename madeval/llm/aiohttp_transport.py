@@ -31,8 +31,16 @@ from yarl import URL
 from madeval._version import __version__
 from madeval.llm.endpoint_url import EndpointURL, env_proxy
 from madeval.llm.wire import (
-    DEFAULT_MAX_RESPONSE_BYTES, ClientSideError, Reply, RetryableError, ResponseTooLarge,
-    read_model_list, read_reply, short, status_error, too_large,
+    DEFAULT_MAX_RESPONSE_BYTES,
+    ClientSideError,
+    Reply,
+    ResponseTooLarge,
+    RetryableError,
+    read_model_list,
+    read_reply,
+    short,
+    status_error,
+    too_large,
 )
 
 

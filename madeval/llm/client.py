@@ -22,17 +22,22 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from madeval.errors import LLMError, UsageError
-from madeval.util.shown_text import terminal_text
 from madeval.llm.backoff import EndpointGate
 from madeval.llm.cache import ResponseCache, request_key
 from madeval.llm.endpoint_url import EndpointURL, public_url
 from madeval.llm.probe import PROBE_MESSAGES, PROBE_PARAMS, Probe
 from madeval.llm.structured import JSON_SCHEMA, ReplySchema, refuses_response_format
-from madeval.llm.wire import Unanswered, read_model_entries
 from madeval.llm.transports import (
-    DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_TRANSPORT, TRANSPORTS, ClientSideError, FatalError, RetryableError,  # noqa: F401
-    canonical_transport, transport_class,
+    DEFAULT_MAX_RESPONSE_BYTES,
+    DEFAULT_TRANSPORT,
+    ClientSideError,
+    FatalError,
+    RetryableError,
+    canonical_transport,
+    transport_class,
 )
+from madeval.llm.wire import Unanswered, read_model_entries
+from madeval.util.shown_text import terminal_text
 
 #: Sampling defaults of the MALLM paper, Appendix E.
 DEFAULT_GENERATION = {

@@ -11,7 +11,7 @@ and in the binaries of the PyPI wheels vllm-router 0.1.17 and sglang-router 0.3.
   (``HEADER_ROUTING_KEY`` in sgl-project's ``src/policies/consistent_hashing.rs``); without it,
   that policy hashes the ``Authorization`` header, which pins a whole run to one replica. The
   0.3.2 command line does not offer that policy; its ``--policy manual`` reads the same header
-  and keeps each key on one worker (tests/test_fleet_routers.py checks it).
+  and keeps each key on one worker (tests/llm/test_fleet_routers.py checks it).
 
 The key is a short hex digest of the unit (configuration id, task, item id, repeat) and the agent
 (or ``judge``), so it is the same on every resume and repeat of a command, differs between

@@ -13,9 +13,19 @@ alias of ``aiohttp`` so that configuration files and stored ``run.json`` setting
 from __future__ import annotations
 
 from madeval.llm.aiohttp_transport import AiohttpTransport
-from madeval.llm.wire import (  # noqa: F401 - the errors are part of this module's interface
-    DEFAULT_MAX_RESPONSE_BYTES, RETRYABLE_STATUS, ClientSideError, FatalError, Reply, RetryableError,
+from madeval.llm.wire import (
+    DEFAULT_MAX_RESPONSE_BYTES,
+    RETRYABLE_STATUS,
+    ClientSideError,
+    FatalError,
+    Reply,
+    RetryableError,
 )
+
+#: The wire's errors and limits are part of this module's interface, beside the transports.
+__all__ = ["ALIASES", "DEFAULT_MAX_RESPONSE_BYTES", "DEFAULT_TRANSPORT", "RETRYABLE_STATUS", "TRANSPORTS",
+           "ClientSideError", "FatalError", "Reply", "RetryableError", "batch_transport", "canonical_transport",
+           "openai_transport", "transport_class"]
 
 
 def openai_transport(*args, **kwargs):

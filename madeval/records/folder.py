@@ -23,10 +23,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-from madeval.records import lock as folder_lock
 from madeval.errors import StorageError, UsageError
-from madeval.util.json_text import encode_json
+from madeval.records import lock as folder_lock
 from madeval.records.safe_files import open_binary, open_descriptor, refuse_link, write_text_atomically
+from madeval.util.json_text import encode_json
 
 RUN_FILE = "run.json"
 RECORDS_FILE = "records.jsonl"

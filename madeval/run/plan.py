@@ -9,20 +9,20 @@ intervals can later be corrected for a finite population.
 from __future__ import annotations
 
 import hashlib
-import math
 import json
+import math
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Iterator
 
-from madeval.debate.challenge import check_variants
 from madeval.core.components import DebateSetup
-from madeval.settings.config import NOT_RESULT_KEYS, DebateConfig, RunSettings, without_later_defaults
-from madeval.errors import UsageError
 from madeval.core.item import Item
-from madeval.debate.session import ModelRef
 from madeval.core.plugins import Registries
-from madeval.settings.sampling import draw
+from madeval.debate.challenge import check_variants
+from madeval.debate.session import ModelRef
+from madeval.errors import UsageError
 from madeval.records.unit import Unit
+from madeval.settings.config import NOT_RESULT_KEYS, DebateConfig, RunSettings, without_later_defaults
+from madeval.settings.sampling import draw
 from madeval.task.definition import Task
 
 

@@ -21,24 +21,24 @@ from typing import Any
 
 import yaml
 
-from madeval.records import lock as folder_lock
-from madeval.util import aio
-from madeval.settings.config import DebateConfig, RunSettings
-from madeval.errors import MadevalError, UsageError
 from madeval.analysis.run_data import RESCORED_FILE, RunData, load_run, read_rescored
-from madeval.run.cache_key import key_cache, open_cache
+from madeval.core.options import comma_names
+from madeval.core.plugins import Registries
+from madeval.core.transcript import Transcript
+from madeval.debate.replay import discussion_calls, replay
+from madeval.debate.session import DebateSession, ModelRef
+from madeval.errors import MadevalError, UsageError
 from madeval.llm.client import LLMClient, RetryPolicy
 from madeval.llm.routing import RoutingKey
-from madeval.debate.session import DebateSession, ModelRef
-from madeval.run.plan import PlannedConfig, parse_model_ref
-from madeval.records.unit import Replayed, Unit, extra_metrics, unit_record
-from madeval.core.plugins import Registries
 from madeval.metrics.checker import shutdown_checker
-from madeval.core.options import comma_names
+from madeval.records import lock as folder_lock
 from madeval.records.folder import LineAppender, encode_line, read_records
-from madeval.debate.replay import discussion_calls, replay
+from madeval.records.unit import Replayed, Unit, extra_metrics, unit_record
+from madeval.run.cache_key import key_cache, open_cache
+from madeval.run.plan import PlannedConfig, parse_model_ref
 from madeval.run.scheduler import debate_rng
-from madeval.core.transcript import Transcript
+from madeval.settings.config import DebateConfig, RunSettings
+from madeval.util import aio
 
 
 @dataclass(frozen=True)

@@ -22,10 +22,10 @@ import dataclasses
 from pathlib import Path
 from typing import Any
 
-from madeval.settings.config import NOT_RESULT_KEYS, RunSettings, without_later_defaults
-from madeval.llm.model_identity import served_identity
-from madeval.debate.session import ModelRef
 from madeval.core.options import shown
+from madeval.debate.session import ModelRef
+from madeval.llm.model_identity import served_identity
+from madeval.settings.config import NOT_RESULT_KEYS, RunSettings, without_later_defaults
 
 #: How a differing run setting is named in a refusal.
 SETTING_NAMES = {"base_url": "URL", "endpoints": "endpoint URLs"}

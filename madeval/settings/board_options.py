@@ -10,8 +10,8 @@ import difflib
 from dataclasses import asdict, dataclass, fields
 from typing import Any
 
-from madeval.errors import UsageError
 from madeval.core.options import at_least, declared_option, flag, inside, integer, number, option, snake_keys, text
+from madeval.errors import UsageError
 
 INTERVALS = {
     "population": "95% confidence intervals are about the population of questions the items were "
@@ -59,7 +59,9 @@ class LeaderboardOptions:
         if unknown:
             close = difflib.get_close_matches(unknown[0], sorted(known), n=1, cutoff=0.6)
             hint = f"; did you mean {close[0]}?" if close else ""
-            raise UsageError(f"unknown leaderboard option {', '.join(unknown)} (options: {', '.join(sorted(known))}){hint}")
+            raise UsageError(
+                f"unknown leaderboard option {', '.join(unknown)} (options: {', '.join(sorted(known))}){hint}"
+            )
         options = cls(**data)
         options.check()
         return options

@@ -14,9 +14,9 @@ from __future__ import annotations
 from inspect import signature
 from typing import Any
 
-from madeval.errors import UsageError
 from madeval.core.options import component_options
 from madeval.core.plugins import registries
+from madeval.errors import UsageError
 
 
 def apply_preset(options: dict[str, Any]) -> dict[str, Any]:

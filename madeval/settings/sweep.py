@@ -21,8 +21,8 @@ import difflib
 from itertools import product
 from typing import Any
 
-from madeval.errors import UsageError
 from madeval.core.options import snake_keys
+from madeval.errors import UsageError
 from madeval.settings.presets import preset_values
 
 SWEEP_KEYS = ("common", "grid", "runs")

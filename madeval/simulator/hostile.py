@@ -5,7 +5,7 @@
 with one of :data:`MODES`: replies that never end, lie about their length, smuggle a second
 response onto the connection, are not JSON or not the right JSON, or break off mid-body. It is a
 test device for HTTP clients and for madeval's retry and record keeping
-(``tests/test_hostile_endpoint.py``), and ``madeval simulator --hostile MODE`` serves it.
+(``tests/llm/test_hostile_endpoint.py``), and ``madeval simulator --hostile MODE`` serves it.
 
 The bytes on the socket are written by hand (an asyncio stream server, not an HTTP library)
 because the faults are framing errors that an HTTP library would refuse to produce.

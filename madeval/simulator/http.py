@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import email.utils
 import hashlib
 import hmac
 import itertools
-import email.utils
 import json
 import math
 import os
@@ -30,11 +30,11 @@ from collections.abc import Callable, Coroutine, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from madeval.util import aio
 from madeval.errors import UsageError
 from madeval.llm.routing import SGLANG_ROUTER_HEADER, VLLM_ROUTER_HEADER
 from madeval.simulator.batches import BatchOptions, BatchService
 from madeval.simulator.replica import PrefixCache, Replica
+from madeval.util import aio
 
 Behaviour = Callable[[dict], tuple[str, int, int]]
 """Request JSON -> (reply text, prompt_tokens, completion_tokens); raises ValueError -> HTTP 400."""

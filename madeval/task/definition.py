@@ -25,17 +25,25 @@ from typing import TYPE_CHECKING, Any, Callable, Collection, Iterable, Sequence
 import jinja2
 
 from madeval.core.components import TaskPrompt
-from madeval.task.sources import hub_reachable, keep_matching, load_docs_with_source, mirror_file
-from madeval.errors import UsageError
-from madeval.core.options import shown
 from madeval.core.item import Item, content_id
+from madeval.core.options import shown
+from madeval.core.transcript import Transcript
+from madeval.errors import UsageError
 from madeval.metrics.base import DebateMetric, Metric
 from madeval.metrics.view import DebateView
-from madeval.task.mirrors import MirrorNotPlain, mirror_rows
 from madeval.task.files import (
-    CONTENT, DATASET_KEYS, TASK_KEYS, FunctionRef, check_keys, closest, read_yaml, task_code, task_index,
+    CONTENT,
+    DATASET_KEYS,
+    TASK_KEYS,
+    FunctionRef,
+    check_keys,
+    closest,
+    read_yaml,
+    task_code,
+    task_index,
 )
-from madeval.core.transcript import Transcript
+from madeval.task.mirrors import MirrorNotPlain, mirror_rows
+from madeval.task.sources import hub_reachable, keep_matching, load_docs_with_source, mirror_file
 
 if TYPE_CHECKING:
     from madeval.core.plugins import Registries

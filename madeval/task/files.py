@@ -31,10 +31,9 @@ from typing import Any
 
 import yaml
 
-from madeval.errors import MadevalError, UsageError
 from madeval.core.plugins import DEFAULT_PLUGINS, Registries
+from madeval.errors import MadevalError, UsageError
 from madeval.util.yaml_loader import BoundedLoader, yaml_problem
-
 
 #: Every key a task file may hold (after ``include`` is merged), its dataset, and a group file.
 TASK_KEYS = (

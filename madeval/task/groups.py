@@ -23,8 +23,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from madeval.errors import MadevalError
 from madeval.core.plugins import registries
+from madeval.errors import MadevalError
 from madeval.task.files import AggregateMetric, task_index
 
 

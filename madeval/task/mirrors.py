@@ -17,7 +17,7 @@ kinds in one column (``datasets`` then stores them as JSON text), nested objects
 from row to row or that are empty (likewise), a key named twice in one object, strings pyarrow
 would read as timestamps (exactly those: other text opening with a date keeps this reader), integers
 beyond 64 bits or non-finite numbers, and a later part of a file over ``datasets``' 10 MiB chunk
-changing the columns inferred from the first chunk. ``tests/test_mirror_rows.py`` checks every
+changing the columns inferred from the first chunk. ``tests/task/test_mirror_rows.py`` checks every
 mirror in the shared data folder against ``datasets`` itself.
 """
 
@@ -44,7 +44,7 @@ MAX_DEPTH = 64
 # the whole string: a real date YYYY-MM-DD (years 0000-9999, Gregorian leap years), optionally
 # followed by T or one space and HH, HH:MM or HH:MM:SS (no fractions, no leap second), optionally
 # followed by Z or an offset +HH, +HHMM or +HH:MM (hours < 24, minutes < 60). Measured against
-# pyarrow by tests/test_mirror_rows.py (a list of forms and a seeded random search); other
+# pyarrow by tests/task/test_mirror_rows.py (a list of forms and a seeded random search); other
 # strings, such as a question opening with a date, stay text and keep the fast path.
 _TIMESTAMP_FORM = re.compile(
     r"([0-9]{4})-([0-9]{2})-([0-9]{2})"

@@ -28,9 +28,9 @@ from types import ModuleType
 from typing import Any, Callable, Iterable, Iterator, Mapping, Union
 
 from madeval.core.components import DebateSetup, TaskPrompt
-from madeval.debate.loop import run_debate
 from madeval.core.plugins import Registries, load_plugins, registries
 from madeval.core.transcript import Agent, Persona, Transcript
+from madeval.debate.loop import run_debate
 
 #: What the scripted debates ask by default: a choice item with two options.
 ITEM = "What is 2 + 2?\nA) 3\nB) 4"
@@ -179,7 +179,7 @@ def debate(
 
 
 #: Libraries a run imports only when it needs them (a hub task, the openai transport, a paired
-#: test, charts): tests/test_startup.py and ``python -m bench startup`` check that a one-item run
+#: test, charts): tests/architecture/test_startup.py and ``python -m bench startup`` check that a one-item run
 #: leaves every one of them unloaded.
 HEAVY_MODULES = ("datasets", "openai", "scipy.stats", "statsmodels", "matplotlib", "pandas", "pyarrow")
 

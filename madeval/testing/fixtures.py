@@ -24,8 +24,8 @@ def madeval_isolated(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.T
 @pytest.fixture(scope="session")
 def generated_tasks() -> dict[str, Any]:
     """The generated tasks (``arith_mc``, ``arith_yesno``) by name, loaded once."""
-    from madeval.settings.config import RunSettings
     from madeval.core.plugins import registries
+    from madeval.settings.config import RunSettings
     from madeval.task.definition import load_tasks
 
     with pytest.MonkeyPatch.context() as patch:  # may run before any test: never load entry points

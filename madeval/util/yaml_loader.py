@@ -13,7 +13,6 @@ import yaml
 
 from madeval.errors import UsageError
 
-
 #: Nodes a YAML document may expand to, an alias counted again at every use: a few hundred bytes
 #: of aliases of aliases (a "billion laughs" file) expand to billions, and every later walk over
 #: the value (a check, an error message, a copy) would take that long.

@@ -14,10 +14,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Collection, Iterator, Mapping
 
-from madeval.analysis.debate_facts import DebateFacts, answer_judge, debate_facts, turn_answers
 from madeval.analysis.answer_scoring import answer_scorer
-from madeval.errors import UsageError
+from madeval.analysis.debate_facts import DebateFacts, answer_judge, debate_facts, turn_answers
 from madeval.analysis.run_data import RESCORED_FILE, complete_rescored
+from madeval.errors import UsageError
 from madeval.records.folder import RECORDS_FILE, ReadReport, complete_record, read_jsonl_records
 from madeval.viewer.questions import Questions
 

@@ -15,9 +15,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
-from madeval.settings.config import RunSettings
-from madeval.errors import MadevalError
 from madeval.core.plugins import registries
+from madeval.errors import MadevalError
+from madeval.settings.config import RunSettings
 from madeval.task.definition import task_loader
 from madeval.task.files import task_index
 

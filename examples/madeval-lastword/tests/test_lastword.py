@@ -1,4 +1,5 @@
 import madeval_lastword
+
 from madeval.testing import debate, letter, registered
 
 

@@ -19,9 +19,9 @@ from collections import Counter
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
-from madeval.llm.wire import ClientSideError, Reply
 from madeval.llm.batch.lines import note_odd_lines, read_outcomes
 from madeval.llm.batch.settings import BatchSettings
+from madeval.llm.wire import ClientSideError, Reply
 
 REQUEST_SUFFIX = ".jsonl"
 OUTPUT_SUFFIX = ".output.jsonl"

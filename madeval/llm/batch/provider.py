@@ -9,15 +9,14 @@ import json
 import os
 import shutil
 import tempfile
+from collections import Counter
 from pathlib import Path
 from typing import Any, Iterator
 
-from madeval.llm.openai_transport import OpenAITransport
-from madeval.llm.wire import ClientSideError, FatalError, Reply, RetryableError, read_model_list, short
-from collections import Counter
-
 from madeval.llm.batch.lines import CHAT_URL, CutLine, file_lines, note_odd_lines, read_file_outcomes, warn
 from madeval.llm.batch.settings import PROVIDER_GRACE_S, BatchSettings
+from madeval.llm.openai_transport import OpenAITransport
+from madeval.llm.wire import ClientSideError, FatalError, Reply, RetryableError, read_model_list, short
 
 #: The largest output or error file downloaded (streamed to a temporary file in the run folder, then
 #: read line by line): 50,000 replies of over a megabyte each fit; past it, one warning line, and the

@@ -11,7 +11,6 @@ from __future__ import annotations
 from typing import Any
 
 from madeval import AnswerDecider, DebateState, Decision, Transcript
-
 from madeval_madc.randomness import substream
 
 from .score import DEFAULT_WEIGHTS, parse_factor, parse_weights, score_trajectory

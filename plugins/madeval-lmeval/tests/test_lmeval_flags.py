@@ -8,8 +8,8 @@ import math
 import pytest
 
 from madeval import UsageError, evaluate
-from madeval.settings.config import RULES, RunSettings, check_settings
 from madeval.run.plan import choose_items
+from madeval.settings.config import RULES, RunSettings, check_settings
 
 
 def test_lmeval_limit_as_a_fraction_rounds_up_like_lm_eval(lm_tasks):
@@ -38,9 +38,8 @@ def test_lmeval_gen_kwargs_reach_every_call_and_win_over_the_options():
 
 
 def test_lmeval_log_samples_is_accepted_and_records_are_written(tmp_path):
-    from madeval.simulator import simulate
-
     from madeval.core.plugins import registries
+    from madeval.simulator import simulate
     from madeval.task.definition import load_tasks
 
     tasks = load_tasks(RunSettings(tasks=["arith_mc"]), registries())
@@ -55,8 +54,8 @@ def test_lmeval_log_samples_is_accepted_and_records_are_written(tmp_path):
 
 def test_lmeval_wandb_args_log_the_leaderboard_offline(tmp_path, monkeypatch):
     from madeval.core.plugins import registries
-    from madeval.task.definition import load_tasks
     from madeval.simulator import simulate
+    from madeval.task.definition import load_tasks
 
     monkeypatch.setenv("WANDB_MODE", "offline")
     monkeypatch.setenv("WANDB_SILENT", "true")

@@ -10,9 +10,9 @@ import shutil
 from pathlib import Path
 
 import pytest
+from test_lmeval_include_path import write_folder
 
 from madeval_lmeval import cache_files, index_cache, lmeval_api
-from test_lmeval_include_path import write_folder
 
 
 @pytest.fixture

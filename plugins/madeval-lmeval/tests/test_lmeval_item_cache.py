@@ -12,11 +12,11 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from test_lmeval_index_cache import lm_eval_folder  # noqa: F401 - a small stand-in for lm-eval's task folder
 
 from madeval import UsageError
 from madeval_lmeval import cache_files, index_cache, item_cache, lmeval_api, plugin
 from madeval_lmeval.plugin import LmEvalTasks
-from test_lmeval_index_cache import lm_eval_folder  # noqa: F401 - a small stand-in for lm-eval's task folder
 
 SUMS_YAML = """\
 task: sums

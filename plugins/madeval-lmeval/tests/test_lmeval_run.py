@@ -7,9 +7,9 @@ import json
 
 import pytest
 
-from madeval.settings.config import RunSettings, debate_config
 from madeval.errors import UsageError
 from madeval.evaluation import run
+from madeval.settings.config import RunSettings, debate_config
 from madeval.simulator import simulate
 
 

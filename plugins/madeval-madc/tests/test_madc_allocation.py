@@ -6,8 +6,8 @@ import random
 
 import pytest
 
-from madeval.errors import UsageError
 from madeval.core.plugins import registries
+from madeval.errors import UsageError
 from madeval.testing import debate
 from madeval_madc.allocation import consistency_keys, order_fixed, order_madc, order_random, order_truth
 

@@ -1,0 +1,169 @@
+"""A run that cannot finish soon is estimated and asked about before its first debate (issue 24, item 4)."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import subprocess
+import sys
+from types import SimpleNamespace
+
+import pytest
+
+from madeval import UsageError
+from madeval.debate.session import ModelRef
+from madeval.llm.client import Endpoint, LLMClient
+from madeval.records.unit import Unit
+from madeval.settings.config import build_settings
+from madeval.simulator import simulate
+
+
+def test_a_long_run_without_a_terminal_or_yes_is_refused_in_one_line(generated_tasks, tmp_path):
+    """10 items x 300 repeats x 3 agents: at least 9,000 calls at 0.5 s, one at a time: 75 minutes.
+    Before, the run started (and would have run for over an hour: the timeout ends the test)."""
+    with simulate(tasks=generated_tasks.values(), latency_s=0.5) as sim:
+        ended = subprocess.run(
+            [sys.executable, "-m", "madeval", "--tasks", "arith_mc", "--limit", "10", "--repeats", "300",
+             "--concurrency", "1", "--base-url", sim.base_url, "-o", "out", "--no-progress"],
+            cwd=tmp_path, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60)
+        requests = sim.server.stats.requests
+    assert ended.returncode == 2, ended.stderr
+    (line,) = ended.stderr.strip().splitlines()
+    # 9,000 calls at the probe's measured seconds a call (at least the simulator's 0.5 s; more on a
+    # loaded machine), one in flight: the minutes follow from the seconds the line reports
+    found = re.match(r"madeval: error: this run makes at least 9,000 calls \(up to 102,000\) and takes at least "
+                     r"(\d+) minutes \((\d+\.\d\d) s a call, measured by a probe call; 1 in flight at once\)", line)
+    assert found, line
+    minutes, per_call = int(found.group(1)), float(found.group(2))
+    assert per_call >= 0.5 and abs(minutes - 9000 * per_call / 60) <= 1 + 9000 * 0.005 / 60, line
+    assert "limit it with --limit N or --sample N, or pass --yes (yes: true in a config file)" in line
+    assert requests == 1 and not (tmp_path / "out").exists()  # one probe call, nothing written
+
+
+def plan_of(items: int, repeats: int, agents: int = 3, max_turns: int = 10, endpoint: str = "e"):
+    """The parts of a plan the estimate reads (its calls depend on nothing else), with the units
+    a resumed folder's keys are looked up in."""
+    config = SimpleNamespace(agents=agents, max_turns=max_turns)
+    model = ModelRef("simulator", endpoint)
+    planned = SimpleNamespace(config=config, agent_models=[model] * agents, judge_model=model)
+    units = [Unit("c", "t", str(item), repeat) for item in range(items) for repeat in range(repeats)]
+    return SimpleNamespace(settings=SimpleNamespace(repeats=repeats), items={"t": [None] * items},
+                           configs={"c": planned}, units=lambda: iter(units))
+
+
+def estimate(sim, plan, concurrency=1, yes=False, ask=None, done=()):
+    from madeval.run.estimate import confirm_long_run
+
+    async def main():
+        client = LLMClient({"e": Endpoint("e", sim.base_url, concurrency=concurrency)})
+        try:
+            return await confirm_long_run(
+                plan,
+                client,
+                client.endpoints,
+                SimpleNamespace(calls_in_flight=lambda: concurrency, yes=yes),
+                ask=ask,
+                done=done,
+            )
+        finally:
+            await client.aclose()
+
+    return asyncio.run(main())
+
+
+def test_yes_or_a_yes_answer_starts_it_and_a_short_run_is_never_probed(generated_tasks, capsys):
+    from madeval.run.estimate import LONG_RUN_S, run_size
+
+    long_plan = plan_of(items=10, repeats=300)
+    # Computed by hand: low 10*300*3 = 9,000 calls; high 10*300*(3*(10+1)+1) = 102,000.
+    size = run_size(long_plan, {"e": Endpoint("e", "http://x/v1", concurrency=4)}, concurrency=2)
+    assert (size.low, size.high, size.parallel) == (9000, 102000, 2)
+    with simulate(tasks=generated_tasks.values(), latency_s=0.5) as sim:
+        record = estimate(sim, long_plan, yes=True)
+        assert (record["calls_low"], record["calls_high"], record["units"], record["units_done_before"]) == (
+            9000,
+            102000,
+            3000,
+            0,
+        )
+        # the least time is the calls at the probe's measured seconds a call, one in flight
+        assert record["seconds_per_call"] >= 0.5 and record["in_flight"] == 1
+        assert abs(record["expected_s_at_least"] - 9000 * record["seconds_per_call"]) <= 0.1 + 9000 * 0.00005
+        assert "starting it (--yes)" in capsys.readouterr().err
+        asked = []
+        assert estimate(sim, long_plan, ask=lambda q: asked.append(q) or True)
+        assert asked and asked[0].endswith("Start it? [y/N] ")
+        with pytest.raises(UsageError, match="or pass --yes"):
+            estimate(sim, long_plan, ask=lambda q: False)
+        assert sim.server.stats.requests == 3  # one probe each
+        # 9,000 calls in flight 64 at a time at 0.5 s: about 70 s, so it starts without asking.
+        assert estimate(sim, long_plan, concurrency=64, ask=lambda q: False) is None
+        # 20 calls could not take an hour even at 30 s each: no probe at all.
+        assert estimate(sim, plan_of(items=5, repeats=1, agents=4), ask=lambda q: False) is None
+        assert sim.server.stats.requests == 4
+    assert LONG_RUN_S == 3600.0
+
+
+def test_yes_is_a_config_key():
+    assert build_settings({"tasks": "arith_mc", "yes": True}).yes is True
+    assert build_settings({"tasks": "arith_mc"}).yes is False
+
+
+def test_yes_in_a_config_file_is_the_yes_option(tmp_path):
+    """YAML 1.1 reads a bare ``yes:`` key as the boolean true; the README's ``yes: true`` still works."""
+    from madeval.settings.config import read_config_file
+
+    path = tmp_path / "run.yaml"
+    path.write_text("tasks: arith_mc\nyes: true\n", encoding="utf-8")
+    assert build_settings(read_config_file(path)).yes is True
+
+
+def test_resume_a_long_run_estimates_only_the_units_left(generated_tasks):
+    """A folder that holds 2,990 of 3,000 units (9,000 calls) has 30 calls left: too few to need
+    a probe or a question. Before, the resume was estimated as the whole run and asked again."""
+    long_plan = plan_of(items=10, repeats=300)
+    done = {unit.key() for unit in long_plan.units()}
+    left = [Unit("c", "t", "3", 7), Unit("c", "t", "9", 299)] + [Unit("c", "t", "0", r) for r in range(8)]
+    done -= {unit.key() for unit in left}
+    with simulate(tasks=generated_tasks.values(), latency_s=0.5) as sim:
+        assert estimate(sim, long_plan, ask=lambda q: False, done=done) is None
+        assert sim.server.stats.requests == 0
+        # a sixth of it done: 7,500 calls at 0.5 s or more, one at a time, still over an hour: said so
+        sixth = {unit.key() for unit in list(long_plan.units())[:500]}
+        with pytest.raises(UsageError) as refused:
+            estimate(sim, long_plan, ask=lambda q: False, done=sixth)
+        assert "at least 7,500 calls (up to 85,000) for the 2,500 of its 3,000 units not done yet" in str(refused.value)
+
+
+def test_the_estimate_is_kept_in_run_json_and_a_resume_asks_only_about_what_is_left(
+    generated_tasks, tmp_path, monkeypatch, capsys
+):
+    """With the bound at 1 s: 10 units (30 calls at least) at 0.1 s a call, 2 in flight, is long
+    (1.5 s or more); 8 left is too (1.2 s); 1 left (3 calls) is not, so it starts without a yes."""
+    import json
+
+    from helpers import run_quietly, settings_for
+
+    monkeypatch.setattr("madeval.run.estimate.LONG_RUN_S", 1.0)
+    with simulate(tasks=generated_tasks.values(), latency_s=0.1) as sim:
+        settings = settings_for(sim.base_url, tmp_path, limit=10, concurrency=2, cache="off", yes=True)
+        first, _ = run_quietly(settings)
+        run_file, records = first.folder / "run.json", first.folder / "records.jsonl"
+        kept = json.loads(run_file.read_text())["estimate"]
+        assert (kept["calls_low"], kept["units"], kept["units_done_before"], kept["in_flight"]) == (30, 10, 0, 2)
+        assert kept["calls_high"] == 10 * (3 * (settings.configurations[0].max_turns + 1) + 1)
+        assert kept["seconds_per_call"] >= 0.1
+        assert abs(kept["expected_s_at_least"] - 30 * kept["seconds_per_call"] / 2) <= 0.05 + 30 * 0.00005 / 2
+        lines = records.read_text().splitlines(keepends=True)
+
+        records.write_text("".join(lines[:2]))  # interrupted after 2 units: 8 left, still long
+        again, _ = run_quietly(settings)
+        assert (again.outcome.finished, again.outcome.skipped) == (8, 2)
+        said = capsys.readouterr().err
+        assert "at least 24 calls" in said and "for the 8 of its 10 units not done yet" in said
+        kept = json.loads(run_file.read_text())["estimate"]
+        assert (kept["calls_low"], kept["units"], kept["units_done_before"]) == (24, 10, 2)
+
+        records.write_text("".join(lines[:9]))  # 1 unit left: no question, no --yes needed
+        last, _ = run_quietly(settings_for(sim.base_url, tmp_path, limit=10, concurrency=2, cache="off"))
+        assert (last.outcome.finished, last.outcome.skipped) == (1, 9)
