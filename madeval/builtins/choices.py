@@ -48,7 +48,15 @@ import re
 from collections import deque
 from typing import Any, Sequence
 
-from madeval.builtins.extractors import Extractor, _plain, final_segments, letter_in, reads_tail, valid_letters
+from madeval.builtins.extractors import (
+    Extractor,
+    _plain,
+    final_segments,
+    last_match,
+    letter_in,
+    reads_tail,
+    valid_letters,
+)
 from madeval.builtins.option_match import NUMBER_CHAR, STARTS_WITH_NUMBER, Text, options_of, options_restated, restates
 from madeval.core.hookspecs import hookimpl
 from madeval.metrics.normal import normal_text
@@ -328,9 +336,7 @@ def _restated_value(plain: str, letters: str, choices: Sequence[str] | None) -> 
     if choices and last:
         candidates = [last]
         for after in (RESULT_SIGN, ANSWER_MARKER):
-            found_at = None
-            for found_at in after.finditer(last):
-                pass
+            found_at = last_match(after, last)
             if found_at is not None:
                 candidates.append(last[found_at.end() :])
         marked = final_segments(plain)

@@ -39,6 +39,7 @@ Every extractor runs in time linear in the reply: no pattern backtracks over a r
 from __future__ import annotations
 
 import re
+from collections import deque
 from typing import Any, Callable
 
 from madeval.core.hookspecs import hookimpl
@@ -144,12 +145,9 @@ def last_final_marker(text: str) -> re.Match | None:
     markers costs no more than that window; the whole text only when the window has none.
     """
     window = max(0, len(text) - MAX_REPLY_CHARS)
-    last = None
-    for last in FINAL_MARKER.finditer(text, window):
-        pass
+    last = last_match(FINAL_MARKER, text, window)
     if last is None and window:
-        for last in FINAL_MARKER.finditer(text):
-            pass
+        last = last_match(FINAL_MARKER, text)
     return last
 
 
@@ -314,12 +312,11 @@ def yes_no(letters: str = "") -> Extractor:
     return reads_tail(extract)
 
 
-def last_match(pattern: re.Pattern, text: str) -> re.Match | None:
-    """The last match of ``pattern`` in ``text`` (``None`` when there is none)."""
-    found = None
-    for found in pattern.finditer(text):
-        pass
-    return found
+def last_match(pattern: re.Pattern, text: str, start: int = 0) -> re.Match | None:
+    """The last match of ``pattern`` in ``text`` from ``start`` on (``None`` when there is none);
+    the matches before it are not kept."""
+    last = deque(pattern.finditer(text, start), maxlen=1)
+    return last[0] if last else None
 
 
 def choice_text(**_: Any) -> Extractor:
@@ -362,9 +359,7 @@ def _first_number(text: str) -> str | None:
 
 def _result(expression: str) -> str | None:
     """The first number after the last "=" of ``expression``, else its first number."""
-    equals = None
-    for equals in LAST_EQUALS.finditer(expression):
-        pass
+    equals = last_match(LAST_EQUALS, expression)
     after = _first_number(expression[equals.end():]) if equals is not None else None
     return after if after is not None else _first_number(expression)
 

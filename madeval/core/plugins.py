@@ -173,6 +173,15 @@ class Registries:
 _cache: tuple[tuple[int, ...], Registries] | None = None
 
 
+def _registrar(registry: Registry, plugin: str):
+    """The ``register`` callback a plugin's hook gets for one kind: adds to ``registry`` in ``plugin``'s name."""
+
+    def register(name, factory, *, aliases=(), description=""):
+        registry.add(name, factory, plugin=plugin, aliases=aliases, description=description)
+
+    return register
+
+
 def registries() -> Registries:
     """The component registries for the plugins registered right now (cached until they change)."""
     global _cache
@@ -188,8 +197,7 @@ def registries() -> Registries:
                 def register(path, _p=plugin_name):
                     built.task_sources.append((_p, path))
             else:
-                def register(name, factory, *, aliases=(), description="", _p=plugin_name, _r=built.registry(kind.name)):
-                    _r.add(name, factory, plugin=_p, aliases=aliases, description=description)
+                register = _registrar(built.registry(kind.name), plugin_name)
 
             try:
                 impl.function(register=register)

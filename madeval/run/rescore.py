@@ -119,7 +119,8 @@ async def _rescore(folder, specs, settings, registries, endpoints, tasks, data) 
                     planned.setup(registries).validate()
                     extras = extra_metrics(config.metrics, registries)
 
-                    async def one(record, planned=planned, new_id=new_id, extras=extras):
+                    async def one(record, planned=planned, new_id=new_id, extras=extras, described=described,
+                                  spec=spec):
                         async with limit:
                             return await _replay_record(record, planned, new_id, described, spec, settings,
                                                         registries, client, tasks, items, extras)

@@ -92,7 +92,7 @@ def test_load_task_gives_a_notebook_the_items_prompt_and_scorer():
     item = task.items[0]
     letter = "ABCDEFGHIJ"[item.choices.index(item.target)] if item.target in item.choices else item.target
     assert task.score(task.extract(f"The answer is ({letter})", item), item) == {"accuracy": 1.0}
-    wrong = next(l for l in "ABCD"[: len(item.choices)] if l != letter)
+    wrong = next(line for line in "ABCD"[: len(item.choices)] if line != letter)
     assert task.score(task.extract(f"The answer is ({wrong})", item), item) == {"accuracy": 0.0}
     assert item.input in task.prompt(item).input
     with pytest.raises(madeval.UsageError, match="'generated' stands for 2 tasks"):

@@ -272,7 +272,7 @@ def test_reasoning_agents_in_collective_refinement_are_never_asked_for_a_solutio
     discussion = {key: calls[0] for key, calls in seen.items()}
     assert sorted((key, purpose) for key, (purpose, _) in discussion.items()) == [
         ((t, a), "draft" if t == 1 else "refine") for t in (1, 2) for a in range(3)]
-    for (turn, agent), (purpose, (system, user)) in discussion.items():
+    for (turn, _agent), (_purpose, (system, user)) in discussion.items():
         assert user["content"] == (mallm.REASONING_FIRST_DRAFT if turn == 1 else mallm.REASONING_IMPROVE)
         for asks in ("Propose a solution", "provide your improved solution", "Provide a revised solution",
                      "Please provide the first one"):

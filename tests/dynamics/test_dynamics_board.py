@@ -145,7 +145,7 @@ def test_the_section_is_shown_in_markdown_and_html_with_labels_as_text(tmp_path)
     markdown = (folder / "leaderboard.md").read_text()
     assert "Did the debate beat its first-turn vote?" in markdown
     shown = r"\<b>debate\</b> \| x"  # escaped as the board's own cells are: the pipe no longer splits the cell
-    line = next(l for l in markdown.splitlines() if l.startswith(f"| {shown} | t | accuracy | 4 |"))
+    line = next(line for line in markdown.splitlines() if line.startswith(f"| {shown} | t | accuracy | 4 |"))
     assert "| 0.750 | 0.750 | +0.000 | McNemar, p=1 |" in line
     assert "| 0.750 / 0.500 / 0.750 | 25.0% → 50.0% | 2 | 1 | 50.0% | 25.0% | 25.0% | 4 |" in line
     page = (folder / "leaderboard.html").read_text()

@@ -83,7 +83,7 @@ def test_one_score_scale_in_the_table_json_csv_and_rows(sweep):
         listed = list(csv.DictReader(handle))
     for row, kept, line in zip(result.rows, stored, listed):
         assert 0 <= row["score"] <= 1 and kept["score"] == row["score"] and float(line["score"]) == row["score"]
-        cells = next(l for l in printed.splitlines() if l.startswith(f"| {row['label']} |"))
+        cells = next(line for line in printed.splitlines() if line.startswith(f"| {row['label']} |"))
         assert f"| {row['score']:.3f} | {row['ci_low']:.3f}–{row['ci_high']:.3f} |" in cells
     for row in result.rows:
         if row["delta"] is not None:
@@ -203,7 +203,7 @@ def test_compare_all_keeps_the_vs_ref_column(sweep):
         items = sorted(scores[reference])
         expected = statistics.fmean(scores[row["config"]][k] - scores[reference][k] for k in items)
         assert row["delta"] == pytest.approx(expected) and row["p_adjusted"] is not None
-        line = next(l for l in markdown(board).splitlines() if l.startswith(f"| {row['label']} |"))
+        line = next(line for line in markdown(board).splitlines() if line.startswith(f"| {row['label']} |"))
         assert f"{row['delta']:+.3f}" in line and "after Holm" in line
     assert len(board["comparisons"]) == 3 and sum(c["top_two"] for c in board["comparisons"]) == 1
 

@@ -138,7 +138,7 @@ def test_imported_configurations_record_no_cost_and_stay_off_the_front(tmp_path,
     # it scores 1.0 "for 0 calls": counted as recorded, it would take the whole front
     assert not any(row[key] for key in ("front_cost_per_item", "front_tokens_per_item", "front_calls_per_item"))
     assert rows_by_label(board)["single"]["front_calls_per_item"]
-    line = next(l for l in markdown(board).splitlines() if l.startswith("| mallm |"))
+    line = next(line for line in markdown(board).splitlines() if line.startswith("| mallm |"))
     assert line.count("not recorded") == 5 and " 0.0 " not in line
 
 

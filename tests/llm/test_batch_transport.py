@@ -339,7 +339,7 @@ def test_file_exchange_resumes_a_killed_run_without_writing_a_request_twice(gene
                "--base-url", exchange.as_uri(), "--model", "simulator", "--paradigm", "memory", "--max-turns", "3",
                "--decider", "simple_voting", "--concurrency", "256", "--transport", "batch",
                "--batch-options", "flush_s=0.05,poll_s=0.02", "--output-path", str(folder)]
-    journal = kill_once_a_batch_is_journaled(command, folder)
+    kill_once_a_batch_is_journaled(command, folder)
     assert len(list(exchange.glob("*.jsonl"))) == 1  # the first round, written, never answered
     agents = SyntheticAgents(GoldIndex.from_tasks(generated_tasks.values()),
                              default=AgentProfile(0.6, 0.3, 0.0, 0.0), seed=0)
@@ -379,7 +379,8 @@ def test_file_exchange_gives_up_after_the_window_and_a_resume_waits_again(genera
     assert len(errors) == 3 and all("within its window of 1s" in error for error in errors)
     entries = [json.loads(line) for line in (folder / "batches.jsonl").read_text().splitlines()]
     assert [entry.get("window") for entry in entries] == [None, "1s"]  # the upload, then the batch
-    requests = lambda: sorted(p for p in exchange.glob("*.jsonl") if not p.name.endswith(".output.jsonl"))
+    def requests():
+        return sorted(p for p in exchange.glob("*.jsonl") if not p.name.endswith(".output.jsonl"))
     assert len(requests()) == 1
 
     started = time.monotonic()

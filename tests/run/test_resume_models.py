@@ -135,7 +135,7 @@ def test_resume_a_folder_written_before_models_were_recorded(generated_tasks, tm
             folder,
             {"default_model": "simulator", "models": models},
             plan.fingerprint(models),
-            older=lambda run: matches_older_folder(run, plan, "simulator"),
+            older=lambda run, plan=plan: matches_older_folder(run, plan, "simulator"),
         )
         assert len(sink.finished) == 2
         sink.close()
@@ -144,6 +144,6 @@ def test_resume_a_folder_written_before_models_were_recorded(generated_tasks, tm
                 folder,
                 {"default_model": "beta", "models": []},
                 "other",
-                older=lambda run: matches_older_folder(run, plan, "beta"),
+                older=lambda run, plan=plan: matches_older_folder(run, plan, "beta"),
                 refusal=different_run,
             )

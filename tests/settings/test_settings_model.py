@@ -86,7 +86,7 @@ def test_every_config_key_is_a_model_field(tmp_path):
     # A file that sets every option (file-only ones included) to its default is read as written
     # and builds the default settings.
     lines = ["tasks: arith_mc"]
-    for name, (option, default) in model.items():
+    for name, (_option, default) in model.items():
         if name != "tasks":
             written = "null" if default is None else repr(default) if isinstance(default, str) else default
             lines.append(f"{name}: {written}")

@@ -47,7 +47,8 @@ def test_what_the_simulator_answers_without_a_known_question(generated_tasks):
 
     item = generated_tasks["arith_mc"].items[0]
     known = GoldIndex.from_tasks([generated_tasks["arith_mc"]])
-    ask = lambda agents, text: agents({"model": "m", "seed": 1, "messages": [{"role": "user", "content": text}]})
+    def ask(agents, text):
+        return agents({"model": "m", "seed": 1, "messages": [{"role": "user", "content": text}]})
     strict = SyntheticAgents(known)
     with pytest.raises(UnknownQuestion):
         ask(strict, "What is the capital of France? A) Paris B) Rome")

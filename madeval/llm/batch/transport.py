@@ -168,7 +168,7 @@ class BatchTransport:
         window = self.settings.window
         content = b"".join(line for _, line in lines)
         try:
-            file_id = await self._submitting("upload", lambda: self._service.upload(content, custom_ids))
+            file_id = await self._submitting("upload", lambda data=content: self._service.upload(data, custom_ids))
             if self.journal is not None:
                 self.journal.uploaded(file_id, custom_ids)
         except (FatalError, RetryableError) as error:

@@ -129,8 +129,8 @@ def test_cached_items_and_scores_equal_the_built_ones(mirrored):
 
 def test_a_warm_load_imports_no_lm_eval_task_package(mirrored):
     folder, data = mirrored
-    load(folder, "letters").items
-    load(folder, "sums").items
+    load(folder, "letters").items  # noqa: B018 - read for its effect: the items load
+    load(folder, "sums").items  # noqa: B018 - read for its effect: the items load
     stand_in = index_cache.lm_eval_task_folder()  # the index this process stored is over it
     script = textwrap.dedent(f"""
         import sys
@@ -165,7 +165,7 @@ def change(path: Path, text: str | None = None) -> None:
 
 def test_what_the_items_came_from_changed_rebuilds_them(mirrored, monkeypatch):
     folder, data = mirrored
-    load(folder, "sums").items
+    load(folder, "sums").items  # noqa: B018 - read for its effect: the items load
     assert load(folder, "sums").from_cache
 
     change(folder / "utils.py", UTILS.replace("Question: ", "Q: "))  # a !function's module
@@ -192,7 +192,7 @@ def test_what_the_items_came_from_changed_rebuilds_them(mirrored, monkeypatch):
     edited = folder.parent / "lm_eval_utils.py"
     edited.write_text("x = 1\n")
     monkeypatch.setattr(item_cache, "lm_eval_code_files", lambda: [edited])
-    load(folder, "sums").items
+    load(folder, "sums").items  # noqa: B018 - read for its effect: the items load
     assert load(folder, "sums").from_cache
     change(edited, "x = 2\n")  # lm-eval edited in place, same version
     assert not load(folder, "sums").from_cache
@@ -200,7 +200,7 @@ def test_what_the_items_came_from_changed_rebuilds_them(mirrored, monkeypatch):
     code = folder.parent / "code.py"
     code.write_text("A = 1\n")
     monkeypatch.setattr(item_cache, "code_files", lambda: [code])
-    load(folder, "sums").items
+    load(folder, "sums").items  # noqa: B018 - read for its effect: the items load
     assert load(folder, "sums").from_cache
     code.write_text("A = 2\n")  # madeval's item-building code changed
     assert not load(folder, "sums").from_cache
@@ -247,7 +247,7 @@ def test_a_corrupt_or_hostile_cache_file_is_ignored_with_one_warning(mirrored, c
 
 def test_with_the_hub_reachable_the_cache_is_not_read(mirrored, monkeypatch):
     folder, _ = mirrored
-    load(folder, "sums").items
+    load(folder, "sums").items  # noqa: B018 - read for its effect: the items load
     monkeypatch.setattr(plugin, "hub_reachable", lambda: True)
     assert not load(folder, "sums").from_cache
 
@@ -260,7 +260,7 @@ def test_more_choices_than_letters_is_one_line_naming_the_row(mirrored):
     task = load(folder, "letters")
     with pytest.raises(UsageError, match=r"^task lm_eval:letters: row 1: 27 choices, more than the 26 "
                                          r"option letters A-Z$"):
-        task.items
+        task.items  # noqa: B018 - read for its effect: the items load
     write_jsonl(data / "mmlu" / "test.jsonl", [{**LETTERS[0], "choices": many[:26], "answer": 25}])
     (item,) = load(folder, "letters").items  # 26 options are all lettered, Z the last
     assert item.target == "Z" and item.input.endswith("\nZ) 25")
