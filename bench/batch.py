@@ -71,34 +71,17 @@ async def rounds_through(base_url: str, folder: Path, rounds: int, lines: int, p
     step = max(1, rounds // 10)
     try:
         for number in range(1, rounds + 1):
-            replies = await asyncio.gather(
-                *(
-                    transport.chat(
-                        "simulator",
-                        [{"role": "user", "content": f"Round {number}, call {call}: A, B, C or D?"}],
-                        {"max_tokens": 16},
-                    )
-                    for call in range(lines)
-                )
-            )
+            replies = await asyncio.gather(*(
+                transport.chat("simulator", [{"role": "user", "content": f"Round {number}, call {call}: A, B, C or D?"}],
+                               {"max_tokens": 16}) for call in range(lines)))
             assert len(replies) == lines
             del replies
             if number % step == 0 or number == rounds:
                 gc.collect()
                 current, peak = tracemalloc.get_traced_memory()
-                print(
-                    json.dumps(
-                        {
-                            "phase": phase,
-                            "rounds": number,
-                            "lines": number * lines,
-                            "batches_created": transport.batches_created,
-                            "traced_mb": round(current / 1e6, 2),
-                            "peak_mb": round(peak / 1e6, 2),
-                        }
-                    ),
-                    flush=True,
-                )
+                print(json.dumps({"phase": phase, "rounds": number, "lines": number * lines,
+                                  "batches_created": transport.batches_created,
+                                  "traced_mb": round(current / 1e6, 2), "peak_mb": round(peak / 1e6, 2)}), flush=True)
     finally:
         await transport.close()
 
@@ -126,33 +109,12 @@ def output_file(lines: int) -> None:
     path = folder / "output.jsonl"
     with path.open("w", encoding="utf-8") as out:
         for number in range(lines):
-            body = {
-                "id": f"chatcmpl-{number}",
-                "object": "chat.completion",
-                "model": "m",
-                "choices": [
-                    {
-                        "index": 0,
-                        "finish_reason": "stop",
-                        "message": {
-                            "role": "assistant",
-                            "content": f"Reasoning for line {number}. " * 8 + "Final Solution: B",
-                        },
-                    }
-                ],
-                "usage": {"prompt_tokens": 120, "completion_tokens": 60, "total_tokens": 180},
-            }
-            out.write(
-                json.dumps(
-                    {
-                        "id": f"batch_req_{number}",
-                        "custom_id": f"{number:032x}",
-                        "error": None,
-                        "response": {"status_code": 200, "request_id": f"r{number}", "body": body},
-                    }
-                )
-                + "\n"
-            )
+            body = {"id": f"chatcmpl-{number}", "object": "chat.completion", "model": "m",
+                    "choices": [{"index": 0, "finish_reason": "stop", "message": {
+                        "role": "assistant", "content": f"Reasoning for line {number}. " * 8 + "Final Solution: B"}}],
+                    "usage": {"prompt_tokens": 120, "completion_tokens": 60, "total_tokens": 180}}
+            out.write(json.dumps({"id": f"batch_req_{number}", "custom_id": f"{number:032x}", "error": None,
+                                  "response": {"status_code": 200, "request_id": f"r{number}", "body": body}}) + "\n")
     size = path.stat().st_size
     for how in ("line by line from the file", "whole bytes (before)"):
         gc.collect()
@@ -164,18 +126,8 @@ def output_file(lines: int) -> None:
         current, peak = tracemalloc.get_traced_memory()
         tracemalloc.stop()
         assert len(outcomes) == lines
-        print(
-            json.dumps(
-                {
-                    "read": how,
-                    "lines": lines,
-                    "file_mb": round(size / 1e6, 1),
-                    "outcomes_mb": round(current / 1e6, 1),
-                    "peak_mb": round(peak / 1e6, 1),
-                }
-            ),
-            flush=True,
-        )
+        print(json.dumps({"read": how, "lines": lines, "file_mb": round(size / 1e6, 1),
+                          "outcomes_mb": round(current / 1e6, 1), "peak_mb": round(peak / 1e6, 1)}), flush=True)
         del outcomes
     path.unlink()
     folder.rmdir()
@@ -186,17 +138,10 @@ def main() -> None:
     parser.add_argument("--items", type=int, default=300)
     parser.add_argument("--memory", action="store_true", help="measure what the transport keeps between batches")
     parser.add_argument("--rounds", type=int, default=40, help="with --memory: rounds (batches) per phase")
-    parser.add_argument(
-        "--lines",
-        type=int,
-        default=1000,
-        help="with --memory: calls per round; with --output-file: replies in the file",
-    )
-    parser.add_argument(
-        "--output-file",
-        action="store_true",
-        help="measure reading an output file of --lines replies, from disk line by line against whole",
-    )
+    parser.add_argument("--lines", type=int, default=1000, help="with --memory: calls per round; with "
+                        "--output-file: replies in the file")
+    parser.add_argument("--output-file", action="store_true", help="measure reading an output file of --lines "
+                        "replies, from disk line by line against whole")
     args = parser.parse_args()
     if args.output_file:
         output_file(args.lines)

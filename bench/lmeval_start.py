@@ -45,26 +45,13 @@ def requests_seen(base_url: str) -> int:
 def first_call(base_url: str, folder: Path, cache: Path, task: str = TASK) -> dict[str, float]:
     """Start one run of ``task``; seconds until the simulator sees its first request, and until the run ends."""
     before = requests_seen(base_url)
-    command = [
-        sys.executable,
-        "-m",
-        "madeval",
-        "--tasks",
-        task,
-        "--limit",
-        "1",
-        "--base-url",
-        base_url,
-        "--cache",
-        "off",
-        "--no-progress",
-        "--output-path",
-        str(folder),
-    ]
+    command = [sys.executable, "-m", "madeval", "--tasks", task, "--limit", "1", "--base-url", base_url,
+               "--cache", "off", "--no-progress", "--output-path", str(folder)]
     env = {**os.environ, "MADEVAL_CACHE_DIR": str(cache), "HF_HUB_OFFLINE": "1"}
     before_cpu = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                               text=True)
     seen = seen_cpu = None
     while process.poll() is None and seen is None:
         if requests_seen(base_url) > before:
@@ -78,13 +65,8 @@ def first_call(base_url: str, folder: Path, cache: Path, task: str = TASK) -> di
         seen = time.perf_counter() - start
     after_cpu = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after_cpu.ru_utime - before_cpu.ru_utime) + (after_cpu.ru_stime - before_cpu.ru_stime)
-    return {
-        "first_call_s": seen,
-        "first_call_cpu_s": seen_cpu,
-        "whole_s": time.perf_counter() - start,
-        "cpu_s": cpu,
-        "stderr_lines": len(errors.splitlines()),
-    }
+    return {"first_call_s": seen, "first_call_cpu_s": seen_cpu, "whole_s": time.perf_counter() - start,
+            "cpu_s": cpu, "stderr_lines": len(errors.splitlines())}
 
 
 def process_cpu(pid: int) -> float | None:
@@ -109,22 +91,15 @@ def measure(runs: int, task: str = TASK) -> dict:
         shutil.rmtree(work, ignore_errors=True)
     times = [w["first_call_s"] for w in warm]
     cpu = [w["first_call_cpu_s"] for w in warm if w["first_call_cpu_s"] is not None]
-    return {
-        "cold": cold,
-        "warm": warm,
-        "warm_first_call_s": statistics.median(times),
-        "warm_first_call_cpu_s": statistics.median(cpu) if cpu else None,
-        "target_s": TARGET_S,
-        "load_before": load_before,
-        "load_after": os.getloadavg()[0],
-    }
+    return {"cold": cold, "warm": warm, "warm_first_call_s": statistics.median(times),
+            "warm_first_call_cpu_s": statistics.median(cpu) if cpu else None, "target_s": TARGET_S,
+            "load_before": load_before, "load_after": os.getloadavg()[0]}
 
 
 def main(argv: list[str] | None = None) -> None:
     """``python -m bench lmeval-start [--runs N] [--task NAME] [--json FILE]``."""
-    parser = argparse.ArgumentParser(
-        prog="python -m bench lmeval-start", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
+    parser = argparse.ArgumentParser(prog="python -m bench lmeval-start", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=int, default=3, help="warm runs; the median is reported")
     parser.add_argument("--task", default=TASK, help=f"the task run (default {TASK}; gsm8k: the built-in one)")
     parser.add_argument("--json", type=Path, help="also write the numbers here")
@@ -134,23 +109,17 @@ def main(argv: list[str] | None = None) -> None:
         args.json.write_text(json.dumps(report, indent=2), encoding="utf-8")
     warm = ", ".join(f"{w['first_call_s']:.2f}" for w in report["warm"])
     print(f"first call, cold (index and items built and stored): {report['cold']['first_call_s']:.2f} s")
-    print(
-        f"first call, warm (index and items read from the cache): {report['warm_first_call_s']:.2f} s median of "
-        f"{len(report['warm'])} ({warm}); target < {TARGET_S} s"
-    )
+    print(f"first call, warm (index and items read from the cache): {report['warm_first_call_s']:.2f} s median of "
+          f"{len(report['warm'])} ({warm}); target < {TARGET_S} s")
     if report["warm_first_call_cpu_s"] is not None:
         cpu = ", ".join(f"{w['first_call_cpu_s']:.2f}" for w in report["warm"])
-        print(
-            f"CPU seconds to the first call (not stretched by the machine's load), warm: "
-            f"{report['warm_first_call_cpu_s']:.2f} median ({cpu}); cold {report['cold']['first_call_cpu_s']:.2f}"
-        )
+        print(f"CPU seconds to the first call (not stretched by the machine's load), warm: "
+              f"{report['warm_first_call_cpu_s']:.2f} median ({cpu}); cold {report['cold']['first_call_cpu_s']:.2f}")
     cpu = ", ".join(f"{w['cpu_s']:.2f}" for w in report["warm"])
     print(f"CPU seconds of each warm run, start to exit: {cpu}; cold {report['cold']['cpu_s']:.2f}")
     print(f"lines on stderr per warm run: {', '.join(str(w['stderr_lines']) for w in report['warm'])}")
-    print(
-        f"load average: {report['load_before']:.1f} before, {report['load_after']:.1f} after "
-        "(wall times stretch with the load)"
-    )
+    print(f"load average: {report['load_before']:.1f} before, {report['load_after']:.1f} after "
+          "(wall times stretch with the load)")
 
 
 if __name__ == "__main__":

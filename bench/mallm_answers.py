@@ -178,42 +178,24 @@ def print_report(figures: dict[str, Any], show: int) -> None:
     """The figures as a plain table, the targets of issue 22 beside them."""
     n, f = figures["solutions"], figures["finals"]
     rows = [
-        (
-            "unparsed solutions",
-            f"{figures['unparsed']} of {n} ({100 * figures['unparsed'] / n:.1f}%; target <= 7%); "
-            f"MALLM's pattern {figures['unparsed_mallm']} ({100 * figures['unparsed_mallm'] / n:.1f}%)",
-        ),
+        ("unparsed solutions", f"{figures['unparsed']} of {n} ({100 * figures['unparsed'] / n:.1f}%; target <= 7%); "
+                               f"MALLM's pattern {figures['unparsed_mallm']} ({100 * figures['unparsed_mallm'] / n:.1f}%)"),
         ("why unparsed", ", ".join(f"{note} {count}" for note, count in figures["notes"]) or "(no notes)"),
     ]
     labels = figures["labels"]
     if labels:
         rows += [
-            (
-                "agreement with labels",
-                f"{labels['agree']} of {labels['labels']} "
-                f"({100 * labels['agree'] / labels['labels']:.1f}%; target >= 98%)",
-            ),
-            (
-                "wrong letters",
-                f"{len(labels['wrong'])} (target 0); {len(labels['missed'])} labelled answers read as none",
-            ),
+            ("agreement with labels", f"{labels['agree']} of {labels['labels']} "
+                                      f"({100 * labels['agree'] / labels['labels']:.1f}%; target >= 98%)"),
+            ("wrong letters", f"{len(labels['wrong'])} (target 0); {len(labels['missed'])} labelled answers read as none"),
         ]
     rows += [
-        (
-            "final answers, madeval",
-            f"{figures['final_correct']} of {f} correct ({100 * figures['final_correct'] / f:.1f}%), "
-            f"{figures['final_unparsed']} unparsed",
-        ),
-        (
-            "final answers, MALLM",
-            f"{figures['final_correct_mallm']} of {f} correct "
-            f"({100 * figures['final_correct_mallm'] / f:.1f}%), {figures['final_unparsed_mallm']} unparsed",
-        ),
-        (
-            "time to read all",
-            f"{figures['extract_s']:.3f} s for {n} solutions "
-            f"({1e6 * figures['extract_s'] / n:.0f} us each, best of repeats)",
-        ),
+        ("final answers, madeval", f"{figures['final_correct']} of {f} correct ({100 * figures['final_correct'] / f:.1f}%), "
+                                   f"{figures['final_unparsed']} unparsed"),
+        ("final answers, MALLM", f"{figures['final_correct_mallm']} of {f} correct "
+                                 f"({100 * figures['final_correct_mallm'] / f:.1f}%), {figures['final_unparsed_mallm']} unparsed"),
+        ("time to read all", f"{figures['extract_s']:.3f} s for {n} solutions "
+                             f"({1e6 * figures['extract_s'] / n:.0f} us each, best of repeats)"),
     ]
     width = max(len(name) for name, _ in rows)
     for name, value in rows:
@@ -221,17 +203,14 @@ def print_report(figures: dict[str, Any], show: int) -> None:
     if labels:
         for kind in ("wrong", "missed"):
             for label in labels[kind][:show]:
-                print(
-                    f"  {kind}: {label['exampleId']}#{label['message_id']} label {label['answer'] or 'none'}"
-                    f"{' read ' + label['read'] if 'read' in label else ''}: {label['solution'][-160:]!r}"
-                )
+                print(f"  {kind}: {label['exampleId']}#{label['message_id']} label {label['answer'] or 'none'}"
+                      f"{' read ' + label['read'] if 'read' in label else ''}: {label['solution'][-160:]!r}")
 
 
 def main(argv: list[str] | None = None) -> None:
     """Parse the options, measure, print."""
-    parser = argparse.ArgumentParser(
-        prog="python -m bench mallm-answers", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
+    parser = argparse.ArgumentParser(prog="python -m bench mallm-answers", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--corpus", type=Path, default=None, help=f"default: $MADEVAL_DATA_DIR/{CORPUS}")
     parser.add_argument("--labels", type=Path, default=LABELS)
     parser.add_argument("--task", default="mmlu_pro")

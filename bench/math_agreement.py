@@ -197,16 +197,8 @@ def main() -> int:
     for index, row in enumerate(rows):
         other = rows[(index + 1) % len(rows)]["answer"]
         for kind, form, label in rewrites(row["answer"], row["problem"], other):
-            cases.append(
-                {
-                    "item": row["unique_id"],
-                    "gold": row["answer"],
-                    "kind": kind,
-                    "form": form,
-                    "label": label,
-                    "solution": row["solution"],
-                }
-            )
+            cases.append({"item": row["unique_id"], "gold": row["answer"], "kind": kind, "form": form,
+                          "label": label, "solution": row["solution"]})
 
     def minerva_reply(form: str) -> str:  # the minerva_math few-shot format; "$" once
         return f"Final Answer: The final answer is {form if '$' in form else f'${form}$'}. I hope it is correct."
@@ -249,11 +241,9 @@ def report(cases: list[dict], undecided: int, show: int) -> None:
     """Print the agreement table and the cases where the checkers differ."""
     total = len(cases)
     kinds = Counter(c["kind"] for c in cases)
-    print(
-        f"\n{total} cases from {len({c['item'] for c in cases})} MATH-500 golds "
-        f"({sum(c['label'] for c in cases)} equivalent, {sum(not c['label'] for c in cases)} not); "
-        f"new checker undecided (deadline): {undecided}"
-    )
+    print(f"\n{total} cases from {len({c['item'] for c in cases})} MATH-500 golds "
+          f"({sum(c['label'] for c in cases)} equivalent, {sum(not c['label'] for c in cases)} not); "
+          f"new checker undecided (deadline): {undecided}")
     print("forms: " + ", ".join(f"{k} {n}" for k, n in sorted(kinds.items())))
     print("\nagreement (cases where both give the same verdict, of " + str(total) + ")")
     print("| checker | vs label | " + " | ".join(CHECKERS) + " | timed out |")
@@ -268,19 +258,14 @@ def report(cases: list[dict], undecided: int, show: int) -> None:
     print("|---|---|---|" + "---|" * len(CHECKERS))
     for kind in sorted(kinds):
         group = [c for c in cases if c["kind"] == kind]
-        print(
-            f"| {kind} | {'eq' if group[0]['label'] else 'ne'} | {len(group)} | "
-            + " | ".join(str(sum(bool(c[name]) for c in group)) for name in CHECKERS)
-            + " |"
-        )
+        print(f"| {kind} | {'eq' if group[0]['label'] else 'ne'} | {len(group)} | "
+              + " | ".join(str(sum(bool(c[name]) for c in group)) for name in CHECKERS) + " |")
     for left, right in (("new", "lm_em"), ("new", "lm_mv"), ("new", "old")):
         differing = [c for c in cases if bool(c[left]) != bool(c[right])]
         print(f"\n{len(differing)} cases where {left} and {right} differ (first {min(show, len(differing))}):")
         for c in differing[:show]:
             verdicts = " ".join(f"{n}={'T' if c[n] else ('-' if c[n] is None else 'F')}" for n in CHECKERS)
-            print(
-                f"  [{c['kind']}] {c['form']!r} vs gold {c['gold']!r} (label {'eq' if c['label'] else 'ne'}): {verdicts}"
-            )
+            print(f"  [{c['kind']}] {c['form']!r} vs gold {c['gold']!r} (label {'eq' if c['label'] else 'ne'}): {verdicts}")
 
 
 if __name__ == "__main__":

@@ -121,17 +121,13 @@ def view_time(run: Path, rounds: int = 3) -> float:
 def write_page(run: Path, page: Path) -> dict:
     """``madeval view`` in its own process: seconds and peak memory (MB) of the writer."""
     start = time.perf_counter()
-    done = subprocess.run(
-        [sys.executable, "-m", "madeval", "view", str(run), "--output", str(page)], capture_output=True, text=True
-    )
+    done = subprocess.run([sys.executable, "-m", "madeval", "view", str(run), "--output", str(page)],
+                          capture_output=True, text=True)
     if done.returncode != 0:
         raise SystemExit(done.stderr)
     peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024  # the writer is the only child so far
-    return {
-        "write_s": round(time.perf_counter() - start, 2),
-        "writer_peak_mb": round(peak),
-        "page_mb": round(page.stat().st_size / 1e6, 2),
-    }
+    return {"write_s": round(time.perf_counter() - start, 2), "writer_peak_mb": round(peak),
+            "page_mb": round(page.stat().st_size / 1e6, 2)}
 
 
 async def in_chromium(page: Path, profile: Path) -> dict:
@@ -139,19 +135,9 @@ async def in_chromium(page: Path, profile: Path) -> dict:
     chromium = find_chromium()
     if chromium is None:
         raise SystemExit(MISSING)
-    process = subprocess.Popen(
-        chromium_command(
-            chromium,
-            profile,
-            "--remote-debugging-port=0",
-            "--enable-precise-memory-info",
-            "--window-size=1400,1000",
-            "about:blank",
-        ),
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
+    process = subprocess.Popen(chromium_command(chromium, profile, "--remote-debugging-port=0", "--enable-precise-memory-info",
+                                                "--window-size=1400,1000", "about:blank"),
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     try:
         port_file = profile / "DevToolsActivePort"
         for _ in range(300):
@@ -176,9 +162,7 @@ async def in_chromium(page: Path, profile: Path) -> dict:
                 await call("Page.enable")
                 await call("Page.navigate", url=page.resolve().as_uri())
                 ready = "location.protocol === 'file:' && document.readyState === 'complete'"
-                while not (await call("Runtime.evaluate", expression=ready, returnByValue=True))["result"][
-                    "result"
-                ].get("value"):
+                while not (await call("Runtime.evaluate", expression=ready, returnByValue=True))["result"]["result"].get("value"):
                     await asyncio.sleep(0.05)
                 answer = await call("Runtime.evaluate", expression=MEASURE, awaitPromise=True, returnByValue=True)
                 value = answer["result"]["result"].get("value")
@@ -193,18 +177,12 @@ async def in_chromium(page: Path, profile: Path) -> dict:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(
-        prog="python -m bench viewer", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
+    parser = argparse.ArgumentParser(prog="python -m bench viewer", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("run", type=Path)
     parser.add_argument("--debates", type=int, default=None, help="Repeat the run's records until there are this many.")
-    parser.add_argument(
-        "--huge-reply",
-        type=float,
-        default=None,
-        metavar="MB",
-        help="Make the last debate's first message a reply of this many megabytes.",
-    )
+    parser.add_argument("--huge-reply", type=float, default=None, metavar="MB",
+                        help="Make the last debate's first message a reply of this many megabytes.")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="madeval-bench-viewer-", ignore_cleanup_errors=True) as scratch:
         scratch = Path(scratch)

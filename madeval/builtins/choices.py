@@ -104,8 +104,7 @@ CALLED_WRONG = re.compile(
 )
 NONE_MATCHES = re.compile(
     r"\bnone[ \t]++of[ \t]++the[ \t]++(?:provided[ \t]++|given[ \t]++)?(?:answer[ \t]++)?(?:solutions|options|answers|choices)"
-    r"|\bnot[ \t]++an?[ \t]++(?:available[ \t]++)?(?:answer[ \t]++)?option",
-    re.IGNORECASE,
+    r"|\bnot[ \t]++an?[ \t]++(?:available[ \t]++)?(?:answer[ \t]++)?option", re.IGNORECASE,
 )
 STANCE_ONLY = re.compile(r"[\s\[(]*+(?:dis)?agree[\s\])]*+\.?\s*+", re.IGNORECASE)
 REFUSAL = re.compile(
@@ -117,8 +116,7 @@ REFUSAL = re.compile(
 RESULT_SIGN = re.compile(r"[=≈]")
 # "Answer:", "the answer is", "Final Solution:" before a value; a letter after them is rule 2's
 ANSWER_MARKER = re.compile(
-    r"\b(?i:final[ \t]++(?:solution|answer)[ \t]*+[:：]|answer[ \t]*+[:：]|answer[ \t]++is\b)[ \t]*+"
-)
+    r"\b(?i:final[ \t]++(?:solution|answer)[ \t]*+[:：]|answer[ \t]*+[:：]|answer[ \t]++is\b)[ \t]*+")
 ENDS_AFTER = re.compile(r"[ \t]*+(?:[.,;:!?)\]]|$)")
 DIGIT = re.compile(r"\d")
 
@@ -148,9 +146,7 @@ def read_choice(text: str, letters: str, choices: Sequence[str] | None) -> Any:
     alone = LONE_LETTER.fullmatch(text)
     if alone:  # "B", "(B)", "b." : most replies of a debate that has settled (a fast path)
         letter = alone.group(1).upper()
-        return (
-            letter if letter in letters else NoAnswer(f"letter {letter} is not an option ({letters[0]}-{letters[-1]})")
-        )
+        return letter if letter in letters else NoAnswer(f"letter {letter} is not an option ({letters[0]}-{letters[-1]})")
     choices = _normal_choices(tuple(choices)) if choices else None
     plain = _plain(BOLD_LETTER.sub(r"\1)", text))
     marked = _marker_choice(plain, letters, choices)
@@ -190,7 +186,7 @@ def _marker_choice(plain: str, letters: str, choices: Sequence[str] | None) -> A
             continue
         label = LABEL.match(segment) or BARE.match(segment)
         if label and _letter_of(label).upper() == letter:
-            verdict = _confirm(letter, segment[label.end() : label.end() + MAX_REST], letters, choices)
+            verdict = _confirm(letter, segment[label.end(): label.end() + MAX_REST], letters, choices)
             return None if verdict is REJECTED else verdict
         return letter
     return None
@@ -247,12 +243,11 @@ def _inside_parentheses(plain: str, position: int) -> bool:
 
 
 def _ends_after(plain: str, position: int) -> bool:
-    return bool(ENDS_AFTER.match(plain[position : position + 3]))
+    return bool(ENDS_AFTER.match(plain[position:position + 3]))
 
 
-def _last_choice(
-    plain: str, statements: list[Statement], letters: str, choices: Sequence[str] | None, rejected: list[str]
-) -> Any:
+def _last_choice(plain: str, statements: list[Statement], letters: str, choices: Sequence[str] | None,
+                 rejected: list[str]) -> Any:
     """The verdict of the last statement that is a choice (rejections skipped and noted), or ``None``."""
     for index in range(len(statements) - 1, -1, -1):
         statement = statements[index]
@@ -262,31 +257,21 @@ def _last_choice(
             if statement.kind == "mention" or statement.letter.islower():
                 continue  # "was K) ..." inside a sentence, a lower-case word: not a statement
             return NoAnswer(f"letter {statement.letter} is not an option ({letters[0]}-{letters[-1]})")
-        rest = plain[statement.rest : min(statement.end, statement.rest + MAX_REST)]
+        rest = plain[statement.rest: min(statement.end, statement.rest + MAX_REST)]
         verdict = _confirm(statement.letter.upper(), rest, letters, choices)
         if verdict is REJECTED:
             rejected.append(statement.letter)
             continue
         if isinstance(verdict, str) and statement.kind in ("label", "bare"):
-            said = next(
-                (
-                    earlier.letter.upper()
-                    for earlier in reversed(statements[:index])
-                    if earlier.kind == "stated" and earlier.letter.upper() in letters
-                ),
-                verdict,
-            )
+            said = next((earlier.letter.upper() for earlier in reversed(statements[:index])
+                         if earlier.kind == "stated" and earlier.letter.upper() in letters), verdict)
             if said != verdict:
                 return NoAnswer(f"states option {said}, then names option {verdict} on a line of its own")
         if isinstance(verdict, str) and statement.kind != "stated" and index > 0:
             before = statements[index - 1]
             first, second = before.letter.upper(), statement.letter.upper()
-            if (
-                LISTED_KIND[before.kind] == LISTED_KIND[statement.kind]
-                and first != second
-                and first in letters
-                and _adjacent(plain, before, statement)
-            ):
+            if (LISTED_KIND[before.kind] == LISTED_KIND[statement.kind] and first != second and first in letters
+                    and _adjacent(plain, before, statement)):
                 return NoAnswer(f"lists several options ({first}, {second}) on consecutive lines")
         return verdict
     return None
@@ -294,7 +279,7 @@ def _last_choice(
 
 def _adjacent(plain: str, before: Statement, after: Statement) -> bool:
     """True when ``before`` is on the last non-empty line before ``after``'s line."""
-    lines = plain[before.position : after.position].split("\n")
+    lines = plain[before.position: after.position].split("\n")
     return len(lines) > 1 and not "".join(lines[1:-1]).strip()
 
 
@@ -338,7 +323,7 @@ def _restated_value(plain: str, letters: str, choices: Sequence[str] | None) -> 
         for after in (RESULT_SIGN, ANSWER_MARKER):
             found_at = last_match(after, last)
             if found_at is not None:
-                candidates.append(last[found_at.end() :])
+                candidates.append(last[found_at.end():])
         marked = final_segments(plain)
         if marked and marked[0]:
             candidates.append(marked[0])  # "Final Solution: 23" above a line of explanation
@@ -363,11 +348,8 @@ def _whole(candidate: Text, option: Text) -> bool:
         return False
     if said == whole:
         return True
-    return (
-        bool(STARTS_WITH_NUMBER.match(candidate.text))
-        and whole.startswith(said)
-        and not NUMBER_CHAR.match(whole[len(said) :])
-    )
+    return (bool(STARTS_WITH_NUMBER.match(candidate.text)) and whole.startswith(said)
+            and not NUMBER_CHAR.match(whole[len(said):]))
 
 
 def choice(**_: Any) -> Extractor:

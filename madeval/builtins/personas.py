@@ -28,10 +28,7 @@ JSON_OBJECT = re.compile(r"\{.*\}", re.DOTALL)
 # Few-shot examples for Figure 13's <example 1..3> (the paper does not print MALLM's).
 EXPERT_EXAMPLES = (
     {"role": "Mathematician", "description": "A mathematician who checks every calculation and spots gaps in a proof."},
-    {
-        "role": "Software Developer",
-        "description": "An engineer who builds mobile apps and knows what users need from them.",
-    },
+    {"role": "Software Developer", "description": "An engineer who builds mobile apps and knows what users need from them."},
     {"role": "Historian", "description": "A historian of science who puts claims in context and checks their sources."},
 )
 
@@ -44,25 +41,11 @@ IPIP_FACETS = {
     ),
     "agreeableness": (
         ["trusting", "straightforward", "altruistic", "cooperative", "modest", "sympathetic"],
-        [
-            "sceptical",
-            "guarded",
-            "self-interested",
-            "competitive",
-            "self-assured about their superiority",
-            "hard-headed",
-        ],
+        ["sceptical", "guarded", "self-interested", "competitive", "self-assured about their superiority", "hard-headed"],
     ),
     "conscientiousness": (
         ["self-efficacious", "orderly", "dutiful", "achievement-striving", "self-disciplined", "deliberate"],
-        [
-            "unsure of themselves",
-            "disorganised",
-            "casual about obligations",
-            "content with little",
-            "easily distracted",
-            "impulsive",
-        ],
+        ["unsure of themselves", "disorganised", "casual about obligations", "content with little", "easily distracted", "impulsive"],
     ),
     "neuroticism": (
         ["anxious", "quick to anger", "easily discouraged", "self-conscious", "immoderate", "vulnerable to stress"],
@@ -79,26 +62,10 @@ IPIP_OPTIONS = {
     "gender": ["female", "male", "non-binary"],
 }
 IPIP_EXAMPLES = (
-    {
-        "role": "Data Analyst",
-        "extraversion": "low",
-        "agreeableness": "high",
-        "conscientiousness": "high",
-        "neuroticism": "low",
-        "openness": "high",
-        "experience": "senior",
-        "gender": "female",
-    },
-    {
-        "role": "Debate Coach",
-        "extraversion": "high",
-        "agreeableness": "low",
-        "conscientiousness": "high",
-        "neuroticism": "low",
-        "openness": "low",
-        "experience": "expert",
-        "gender": "male",
-    },
+    {"role": "Data Analyst", "extraversion": "low", "agreeableness": "high", "conscientiousness": "high",
+     "neuroticism": "low", "openness": "high", "experience": "senior", "gender": "female"},
+    {"role": "Debate Coach", "extraversion": "high", "agreeableness": "low", "conscientiousness": "high",
+     "neuroticism": "low", "openness": "low", "experience": "expert", "gender": "male"},
 )
 
 
@@ -167,11 +134,8 @@ class GeneratedPersona(PersonaGenerator):
                 return self.build(parse_json_object(reply))
             except ValueError as problem:
                 problems.append(str(problem))
-                messages = [
-                    *messages,
-                    {"role": "assistant", "content": reply},
-                    {"role": "user", "content": own.PERSONA_REASK.format(problem=problem)},
-                ]
+                messages = [*messages, {"role": "assistant", "content": reply},
+                            {"role": "user", "content": own.PERSONA_REASK.format(problem=problem)}]
         return Persona(
             name=f"Participant {agent + 1}",
             generator=self.name,
@@ -181,6 +145,7 @@ class GeneratedPersona(PersonaGenerator):
 
 class ExpertPersona(GeneratedPersona):
     """Expert: one task-specific expert at a time, complementing the others (MALLM Figure 13)."""
+
 
     def system_prompt(self) -> str:
         examples = "\n".join(f"Example {i}: {json.dumps(e)}" for i, e in enumerate(EXPERT_EXAMPLES, 1))
@@ -203,6 +168,7 @@ class ExpertPersona(GeneratedPersona):
 
 class IpipPersona(GeneratedPersona):
     """IPIP: Big Five levels, experience and gender chosen by the model, validated (Figure 14)."""
+
 
     def system_prompt(self) -> str:
         characteristics = json.dumps({"role": "<a role name>", **IPIP_OPTIONS})

@@ -144,21 +144,17 @@ class Voting(Decider):
         best = max(by_answer.values())
         leaders = [key for key, total in by_answer.items() if total == best]
         winner = first_of[leaders[0]] if best > 0 and len(leaders) == 1 else None
-        state.transcript.events.append(
-            {
-                "kind": "vote",
-                "decider": self.name,
-                "turn": state.turn,
-                "solutions": [
-                    {"number": i, "agents": agents, "text": text} for i, (agents, text) in enumerate(candidates, 1)
-                ],
-                "ballots": ballots,
-                "totals": {str(k): v for k, v in totals.items()},
-                "answer_totals": by_answer,
-                "winner": winner,
-                "tie": winner is None and best > 0,
-            }
-        )
+        state.transcript.events.append({
+            "kind": "vote",
+            "decider": self.name,
+            "turn": state.turn,
+            "solutions": [{"number": i, "agents": agents, "text": text} for i, (agents, text) in enumerate(candidates, 1)],
+            "ballots": ballots,
+            "totals": {str(k): v for k, v in totals.items()},
+            "answer_totals": by_answer,
+            "winner": winner,
+            "tie": winner is None and best > 0,
+        })
         if winner is None:
             return None
         return Decision(
@@ -177,7 +173,7 @@ class Voting(Decider):
 
     def _ballot_text(self, state: DebateState, reply: str) -> str:
         """The ballot to read: the reply's structured ballot field as text, else the reply."""
-        ((field, _),) = self.ballot_kind.fields
+        (field, _), = self.ballot_kind.fields
         fields = structured_fields(reply, self.ballot_kind, state)
         return as_text(fields[field]) if field in fields else reply
 
@@ -191,10 +187,7 @@ class Voting(Decider):
             solutions=mallm.solution_lines(solutions),
             **self.prompt_fields(),
         )
-        messages = [
-            {"role": "system", "content": mallm.ROLE_SYSTEM.format(persona=role)},
-            {"role": "user", "content": user},
-        ]
+        messages = [{"role": "system", "content": mallm.ROLE_SYSTEM.format(persona=role)}, {"role": "user", "content": user}]
         replies, problems = [], []
         asked = reply_in(self.ballot_kind, state)
         for attempt in range(self.max_reasks + 1):
@@ -204,28 +197,13 @@ class Voting(Decider):
                 ballot, note = self.read_ballot(self._ballot_text(state, reply), len(solutions))
             except ValueError as problem:
                 problems.append(str(problem))
-                messages = [
-                    *messages,
-                    {"role": "assistant", "content": reply},
-                    {"role": "user", "content": own.VOTE_REASK.format(problem=problem)},
-                ]
+                messages = [*messages, {"role": "assistant", "content": reply},
+                            {"role": "user", "content": own.VOTE_REASK.format(problem=problem)}]
                 continue
-            return {
-                "agent": voter,
-                "replies": replies,
-                "ballot": ballot,
-                "abstained": False,
-                "problems": problems,
-                "note": note,
-            }
-        return {
-            "agent": voter,
-            "replies": replies,
-            "ballot": None,
-            "abstained": True,
-            "problems": problems,
-            "note": None,
-        }
+            return {"agent": voter, "replies": replies, "ballot": ballot, "abstained": False, "problems": problems,
+                    "note": note}
+        return {"agent": voter, "replies": replies, "ballot": None, "abstained": True, "problems": problems,
+                "note": None}
 
 
 class SimpleVoting(Voting):
@@ -333,6 +311,7 @@ class ConsensusVoting(Voting):
     Agents whose solutions give the same answer share one entry on the ballot; each ballot names
     one entry, which gets 1 point; most points wins.
     """
+
 
     def __init__(self, vote_after_turns: int = 1, max_reasks: int = 2):
         super().__init__(vote_after_turns, max_reasks)

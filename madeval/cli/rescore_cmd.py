@@ -19,9 +19,7 @@ from madeval.util.shown_text import terminal_text
               help="Deciders to replay, comma separated, each NAME[:key=value...] (e.g. counting:after_turns=2).")
 @shared_option("base_url", help="Endpoint for the deciders' own calls (votes).", shown_default="the run's")
 @shared_option("endpoints", shown_default="the run's")
-@shared_option(
-    "concurrency", help="Debates replayed at once and LLM calls in flight at most.", shown_default="the run's"
-)
+@shared_option("concurrency", help="Debates replayed at once and LLM calls in flight at most.", shown_default="the run's")
 @shared_option("cache", shown_default="the run's")
 def rescore(run: Path, deciders: str, base_url, endpoints, concurrency, cache) -> None:
     """Apply transcript-only deciders to RUN's debates without new discussion calls."""
@@ -62,11 +60,8 @@ def _rescore(run: Path, deciders: str, base_url, endpoints, concurrency, cache) 
         click.echo(terminal_text(f"madeval: skipped {name}: {why}"), err=True)
     if outcome.skipped and not outcome.added and len(outcome.skipped) == len(specs) * _run_configs(data):
         raise UsageError(f"nothing could be rescored: {next(iter(outcome.skipped.values()))}")
-    board = publish_board(
-        run,
-        LeaderboardOptions.from_dict(data.run.get("leaderboard")),
-        f"the rescored records are kept: run 'madeval leaderboard show {run}'",
-    )
+    board = publish_board(run, LeaderboardOptions.from_dict(data.run.get("leaderboard")),
+                          f"the rescored records are kept: run 'madeval leaderboard show {run}'")
     click.echo(terminal_text(markdown(board)), nl=False)
     click.echo(f"\n{outcome.added} debates rescored; results in {run}")
 

@@ -218,15 +218,8 @@ def _skip_failed_hook(plugin_name: str, hook_name: str, error: Exception) -> Non
     dist = _distributions.pop(plugin_name, None)
     package = dist.metadata["name"] if dist is not None else plugin_name
     reason = " ".join(f"{type(error).__name__}: {error}".split())
-    failed.append(
-        {
-            "name": plugin_name,
-            "package": package,
-            "version": (dist.version if dist else None) or "?",
-            "description": _summary(dist),
-            "error": f"{hook_name}: {reason}",
-        }
-    )
+    failed.append({"name": plugin_name, "package": package, "version": (dist.version if dist else None) or "?",
+                   "description": _summary(dist), "error": f"{hook_name}: {reason}"})
     _warn(f"plugin '{plugin_name}' ({package}) failed in {hook_name} and is skipped: {reason}")
 
 
@@ -262,17 +255,11 @@ def plugin_info() -> list[dict[str, Any]]:
         sources = [str(path) for plugin_name, path in built.task_sources if plugin_name == name]
         if sources:
             found[TASK_SOURCES.plural] = sources
-        rows.append(
-            {
-                "name": name,
-                "package": package,
-                "version": version,
-                "description": description,
-                "status": "loaded",
-                "hooks": hooks,
-                "components": found,
-            }
-        )
+        rows.append({
+            "name": name, "package": package, "version": version, "description": description,
+            "status": "loaded", "hooks": hooks,
+            "components": found,
+        })
     for broken in failed:
         rows.append({**broken, "status": "failed", "hooks": [], "components": {}})
     return rows
@@ -288,18 +275,12 @@ def component_info() -> list[dict[str, Any]]:
     found = []
     for kind in REGISTRY_KINDS:
         for entry in built.registry(kind.name).entries.values():
-            found.append(
-                {
-                    "kind": kind.name,
-                    "name": entry.name,
-                    "aliases": list(entry.aliases),
-                    "plugin": entry.plugin,
-                    "package": packages.get(entry.plugin, "madeval"),
-                    "summary": first_sentence(entry.description),
-                    "description": inspect.getdoc(entry.factory) or entry.description,
-                    "options": option_info(entry.factory),
-                }
-            )
+            found.append({
+                "kind": kind.name, "name": entry.name, "aliases": list(entry.aliases), "plugin": entry.plugin,
+                "package": packages.get(entry.plugin, "madeval"), "summary": first_sentence(entry.description),
+                "description": inspect.getdoc(entry.factory) or entry.description,
+                "options": option_info(entry.factory),
+            })
     return found
 
 

@@ -123,11 +123,8 @@ def _labels(rows: list[dict[str, Any]]) -> list[str]:
 def style(index: int) -> dict[str, Any]:
     """The look of the ``index``-th configuration or series: colour, hatch (bars) and marker (lines)."""
     cycle = index // len(PALETTE)
-    return {
-        "color": PALETTE[index % len(PALETTE)],
-        "hatch": HATCHES[cycle % len(HATCHES)],
-        "marker": MARKERS[cycle % len(MARKERS)],
-    }
+    return {"color": PALETTE[index % len(PALETTE)], "hatch": HATCHES[cycle % len(HATCHES)],
+            "marker": MARKERS[cycle % len(MARKERS)]}
 
 
 def _bar_style(board: dict[str, Any], config: str) -> dict[str, Any]:
@@ -186,12 +183,10 @@ def turn_counts(row: dict[str, Any]) -> dict[int, tuple[int, int]]:
 
 
 def _turns(board: dict[str, Any], rows: list[dict[str, Any]]) -> Figure:
-    figure, axes, position = _panels(
-        board, rows, "Turns per debate (bar height: share of the configuration's debates)", "turns", row_height=0.55
-    )
-    shares = [
-        n / sum(sum(c) for c in turn_counts(r).values()) for r in rows for c in turn_counts(r).values() for n in c
-    ]
+    figure, axes, position = _panels(board, rows, "Turns per debate (bar height: share of the configuration's "
+                                     "debates)", "turns", row_height=0.55)
+    shares = [n / sum(sum(c) for c in turn_counts(r).values()) for r in rows for c in turn_counts(r).values()
+              for n in c]
     scale = 0.8 / max(max(shares), 1e-9)  # the tallest bar fills most of its row
     top = max(int(k) for r in rows for k in r["turns_histogram"])
     for row in rows:
@@ -212,11 +207,9 @@ def _turns(board: dict[str, Any], rows: list[dict[str, Any]]) -> Figure:
     for ax in axes.values():
         ax.set_xlim(0.5, top + 1.9)
         ax.set_xticks(range(1, top + 1))
-    handles = [
-        Patch(facecolor=PALETTE[0], label="decided by the protocol (configuration's colour)"),
-        Patch(label="not decided: turn limit reached, fallback answer", **UNDECIDED),
-        Line2D([], [], marker="^", color="red", linestyle="", label="mean turns of the decided debates"),
-    ]
+    handles = [Patch(facecolor=PALETTE[0], label="decided by the protocol (configuration's colour)"),
+               Patch(label="not decided: turn limit reached, fallback answer", **UNDECIDED),
+               Line2D([], [], marker="^", color="red", linestyle="", label="mean turns of the decided debates")]
     legend = figure.legend(handles=handles, loc="outside lower center", ncols=3, fontsize=8)
     if legend.get_window_extent().width > figure.bbox.width:  # a one-task figure: one entry a line
         legend.remove()
@@ -229,13 +222,8 @@ def _decisions(board: dict[str, Any], rows: list[dict[str, Any]]) -> Figure:
     for row in rows:
         ax, y = axes[row["task"]], position[row["config"]]
         ax.barh(y, row["decision_success_rate"], height=0.7, **_bar_style(board, row["config"]))
-        ax.text(
-            row["decision_success_rate"] + 0.01,
-            y,
-            f"{100 * row['decision_success_rate']:.0f}%",
-            va="center",
-            fontsize=8,
-        )
+        ax.text(row["decision_success_rate"] + 0.01, y, f"{100 * row['decision_success_rate']:.0f}%",
+                va="center", fontsize=8)
     for ax in axes.values():
         ax.set_xlim(0, 1.15)
     return figure
@@ -246,11 +234,8 @@ def _llm_time(board: dict[str, Any], rows: list[dict[str, Any]]) -> Figure | Non
     if not timed:
         return None
     figure, axes, position = _panels(
-        board,
-        timed,
-        f"LLM time per item ({TIME_COLUMN}): one debate's calls' own latencies, summed",
-        "seconds (waits for a free concurrency slot excluded)",
-    )
+        board, timed, f"LLM time per item ({TIME_COLUMN}): one debate's calls' own latencies, summed",
+        "seconds (waits for a free concurrency slot excluded)")
     for row in timed:
         ax, y = axes[row["task"]], position[row["config"]]
         ax.barh(y, row["llm_s_per_item"], height=0.7, **_bar_style(board, row["config"]))
@@ -287,11 +272,8 @@ def scaling_series(board: dict[str, Any]) -> dict[str, list[list[str]]]:
         for cid, config in configs.items():
             if variable in sweep_variables(config):
                 groups[_rest(configs, cid, variable)].append(cid)
-        series = [
-            ids
-            for ids in groups.values()
-            if len({sweep_variables(configs[c])[variable] for c in ids}) >= MIN_SWEEP_POINTS
-        ]
+        series = [ids for ids in groups.values()
+                  if len({sweep_variables(configs[c])[variable] for c in ids}) >= MIN_SWEEP_POINTS]
         if series:
             found[variable] = series
     return found
@@ -367,9 +349,8 @@ def series_legend(configs: dict[str, Any], series: list[list[str]], index: int, 
     return _common_words([configs[c]["label"] for c in ids]) or first["label"]
 
 
-def scaling_data(
-    board: dict[str, Any], rows: list[dict[str, Any]], variable: str, series: list[list[str]]
-) -> dict[str, list[dict[str, Any]]]:
+def scaling_data(board: dict[str, Any], rows: list[dict[str, Any]], variable: str,
+                 series: list[list[str]]) -> dict[str, list[dict[str, Any]]]:
     """What a scaling chart plots, per task: one entry per series with its legend, configurations,
     x (the option's values, ascending), score and interval."""
     configs = board["configurations"]
@@ -378,26 +359,21 @@ def scaling_data(
         plotted[task] = []
         for index, ids in enumerate(series):
             points = sorted(
-                (
-                    (sweep_variables(configs[r["config"]])[variable], r)
-                    for r in rows
-                    if r["task"] == task and r["config"] in ids
-                ),
+                ((sweep_variables(configs[r["config"]])[variable], r) for r in rows
+                 if r["task"] == task and r["config"] in ids),
                 key=lambda point: point[0],
             )
             if not points:
                 continue
-            plotted[task].append(
-                {
-                    "index": index,
-                    "legend": series_legend(configs, series, index, variable),
-                    "configs": [p[1]["config"] for p in points],
-                    "x": [p[0] for p in points],
-                    "score": [p[1]["score"] for p in points],
-                    "ci_low": [p[1]["ci_low"] for p in points],
-                    "ci_high": [p[1]["ci_high"] for p in points],
-                }
-            )
+            plotted[task].append({
+                "index": index,
+                "legend": series_legend(configs, series, index, variable),
+                "configs": [p[1]["config"] for p in points],
+                "x": [p[0] for p in points],
+                "score": [p[1]["score"] for p in points],
+                "ci_low": [p[1]["ci_low"] for p in points],
+                "ci_high": [p[1]["ci_high"] for p in points],
+            })
     return plotted
 
 
@@ -406,9 +382,8 @@ def _scaling(board: dict[str, Any], rows: list[dict[str, Any]], variable: str, s
     metric = rows[0]["metric"]
     name = variable.replace("decider_args.", "decider option ").replace("_", " ")
     legend_shown = len(series) > 1 or any(_rescored(board["configurations"][s[0]]) for s in series)
-    figure = Figure(
-        figsize=(1.0 + 4.6 * len(tasks), 3.8 + (0.25 * len(series) if legend_shown else 0)), layout="constrained"
-    )
+    figure = Figure(figsize=(1.0 + 4.6 * len(tasks), 3.8 + (0.25 * len(series) if legend_shown else 0)),
+                    layout="constrained")
     axes = figure.subplots(1, len(tasks), sharey=True, squeeze=False)[0]
     plotted = scaling_data(board, rows, variable, series)
     for ax, task in zip(axes, tasks):
@@ -417,16 +392,8 @@ def _scaling(board: dict[str, Any], rows: list[dict[str, Any]], variable: str, s
             low, high = error_bars(y, entry["ci_low"], entry["ci_high"])
             look = style(entry["index"])
             x = x + _dodge(entry["index"], len(series), x)  # overlapping series stay visible
-            ax.errorbar(
-                x,
-                y,
-                yerr=[low, high],
-                fmt="-",
-                marker=look["marker"],
-                color=look["color"],
-                capsize=3,
-                label=entry["legend"] if legend_shown else None,
-            )
+            ax.errorbar(x, y, yerr=[low, high], fmt="-", marker=look["marker"], color=look["color"], capsize=3,
+                        label=entry["legend"] if legend_shown else None)
             if len(x) >= 3:
                 slope, intercept = np.polyfit(x, y, 1)
                 ax.plot(x, slope * x + intercept, ":", color=look["color"])
@@ -461,28 +428,12 @@ def _cost(board: dict[str, Any], rows: list[dict[str, Any]]) -> Figure | None:
             for row in mine:
                 look = style(configs.index(row["config"]))
                 below, above = error_bars([row["score"]], [row["ci_low"]], [row["ci_high"]])
-                ax.errorbar(
-                    row[cost],
-                    row["score"],
-                    yerr=[below, above],
-                    fmt=look["marker"],
-                    color=look["color"],
-                    capsize=2,
-                    markersize=6,
-                    alpha=0.9,
-                )
+                ax.errorbar(row[cost], row["score"], yerr=[below, above], fmt=look["marker"], color=look["color"],
+                            capsize=2, markersize=6, alpha=0.9)
             _cost_labels(ax, mine, cost, number)
             front = sorted((r for r in mine if r.get(front_key(cost))), key=lambda r: (r[cost], r["score"]))
-            ax.plot(
-                [r[cost] for r in front],
-                [r["score"] for r in front],
-                "--",
-                color="black",
-                linewidth=1,
-                marker="o",
-                markersize=13,
-                markerfacecolor="none",
-            )
+            ax.plot([r[cost] for r in front], [r["score"] for r in front], "--", color="black", linewidth=1,
+                    marker="o", markersize=13, markerfacecolor="none")
             spent = [r[cost] for r in mine if r[cost] > 0]
             if spent and max(spent) / min(spent) > 20:
                 ax.set_xscale("log")
@@ -494,35 +445,13 @@ def _cost(board: dict[str, Any], rows: list[dict[str, Any]]) -> Figure | None:
                 ax.xaxis.set_major_formatter(FuncFormatter(lambda value, _: dollars(value)))
             ax.set_ylabel(metric)
             ax.grid(alpha=0.3)
-    handles = [
-        Line2D(
-            [],
-            [],
-            linestyle="",
-            marker=style(configs.index(c))["marker"],
-            color=style(configs.index(c))["color"],
-            label=f"{number[c]} {board['configurations'][c]['label']}",
-        )
-        for c in shown
-    ]
-    handles.append(
-        Line2D(
-            [],
-            [],
-            linestyle="--",
-            color="black",
-            marker="o",
-            markersize=10,
-            markerfacecolor="none",
-            label="Pareto front",
-        )
-    )
+    handles = [Line2D([], [], linestyle="", marker=style(configs.index(c))["marker"], color=style(configs.index(c))["color"],
+                      label=f"{number[c]} {board['configurations'][c]['label']}") for c in shown]
+    handles.append(Line2D([], [], linestyle="--", color="black", marker="o", markersize=10, markerfacecolor="none",
+                          label="Pareto front"))
     figure.legend(handles=handles, loc="outside lower center", ncols=3, fontsize=8)
-    figure.suptitle(
-        "Cost and accuracy per configuration (error bars: 95% CI; ringed and dashed: the Pareto "
-        "front, where no configuration scores at least as high for at most the cost)",
-        fontsize=9,
-    )
+    figure.suptitle("Cost and accuracy per configuration (error bars: 95% CI; ringed and dashed: the Pareto "
+                    "front, where no configuration scores at least as high for at most the cost)", fontsize=9)
     return figure
 
 
@@ -538,9 +467,7 @@ def _cost_labels(ax: Any, rows: list[dict[str, Any]], cost: str, number: dict[st
     height = (max(scores) - min(scores)) or 1.0
     placed: list[tuple[float, float]] = []
     for (x, y), labels in sorted(points.items(), key=lambda p: (-p[0][1], p[0][0])):
-        near = sum(
-            abs(np.log10(max(x, 1e-9) / max(px, 1e-9))) < 0.05 * width and abs(y - py) < 0.05 * height
-            for px, py in placed
-        )
+        near = sum(abs(np.log10(max(x, 1e-9) / max(px, 1e-9))) < 0.05 * width and abs(y - py) < 0.05 * height
+                   for px, py in placed)
         placed.append((x, y))
         ax.annotate(",".join(labels), (x, y), textcoords="offset points", xytext=(6, 2 - 9 * near), fontsize=7)

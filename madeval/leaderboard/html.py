@@ -108,48 +108,19 @@ SCRIPT = """
 })();
 """
 
-COLUMNS = (
-    "configuration",
-    "score",
-    "95% CI",
-    "std (repeats)",
-    "items",
-    "parse fail",
-    "decided",
-    "turns",
-    "calls/item",
-    "tokens/item",
-    TIME_COLUMN,
-    "vs ref",
-    "MDE (80% power)",
-)
+COLUMNS = ("configuration", "score", "95% CI", "std (repeats)", "items", "parse fail", "decided", "turns",
+           "calls/item", "tokens/item", TIME_COLUMN, "vs ref", "MDE (80% power)")
 #: Where the money columns go in :data:`COLUMNS` on a board with a price file.
 MONEY_AT = COLUMNS.index(TIME_COLUMN)
-COMPARISON_COLUMNS = (
-    "A",
-    "B",
-    "task",
-    "metric",
-    "items",
-    "A − B",
-    "95% CI of A − B",
-    "MDE (80% power)",
-    "test",
-    "p",
-    "p adjusted",
-    "significant",
-)
+COMPARISON_COLUMNS = ("A", "B", "task", "metric", "items", "A − B", "95% CI of A − B", "MDE (80% power)", "test",
+                      "p", "p adjusted", "significant")
 #: A merged board's comparisons also show the (task, item, repeat) units each pair shared.
 MERGED_COLUMNS = COMPARISON_COLUMNS[:5] + ("units",) + COMPARISON_COLUMNS[5:]
 
 
-def page(
-    board: dict[str, Any],
-    charts: list[Path],
-    history: tuple[list[dict[str, Any]], Path | None] | None = None,
-    folder: Path | None = None,
-    viewer: str | None = None,
-) -> str:
+def page(board: dict[str, Any], charts: list[Path],
+         history: tuple[list[dict[str, Any]], Path | None] | None = None, folder: Path | None = None,
+         viewer: str | None = None) -> str:
     """The whole page as a string; ``history`` (entries, chart) adds the CI history (:mod:`.history`);
     ``folder`` (where the page is written) makes the "no charts" hint a command that works; ``viewer``
     (a file name beside the page) links the debate viewer (``madeval view``)."""
@@ -173,14 +144,11 @@ def page(
     parts.append(legend(correction, bool(board.get("prices"))))
     if note := prices_note(board.get("prices")):
         parts.append(f"<p class='note'>{html.escape(note)}</p>")
-    parts.append(
-        "<h2>Cost and accuracy</h2><p>"
-        + ("Dollars, tokens" if board.get("prices") else "Tokens")
-        + " (prompt + completion) and calls per item; "
-        "<b>front</b>: no other configuration of the task scores at least as high for at most the "
-        "cost (the cost-accuracy Pareto front, drawn in the <code>cost</code> chart); a row without "
-        "a cost is off it.</p>"
-    )
+    parts.append("<h2>Cost and accuracy</h2><p>" + ("Dollars, tokens" if board.get("prices") else "Tokens")
+                 + " (prompt + completion) and calls per item; "
+                 "<b>front</b>: no other configuration of the task scores at least as high for at most the "
+                 "cost (the cost-accuracy Pareto front, drawn in the <code>cost</code> chart); a row without "
+                 "a cost is off it.</p>")
     parts.append(_cost_table(board["rows"], board))
     parts.append(dynamics_section(board.get("dynamics") or []))
     if board.get("merged"):
@@ -191,10 +159,8 @@ def page(
     if charts:
         parts.append("<h2>Charts</h2>" + _images(charts))
     elif not board["options"]["charts"]:
-        parts.append(
-            f"<p>No charts drawn: <code>{html.escape(charts_command(board, folder))}</code> "
-            "draws them (or <code>charts: true</code> under <code>leaderboard:</code> in a config file).</p>"
-        )
+        parts.append(f"<p>No charts drawn: <code>{html.escape(charts_command(board, folder))}</code> "
+                     "draws them (or <code>charts: true</code> under <code>leaderboard:</code> in a config file).</p>")
     if history is not None:
         parts.append(history_section(*history))
     parts.append(f"<h2>How the numbers were computed</h2><p class='note'>{html.escape(board['statement'])}</p>")
@@ -238,14 +204,10 @@ def _images(charts: list[Path]) -> str:
 
 def _merged(board: dict[str, Any]) -> str:
     """A merged board's runs, what did not pair, and every comparison with the units it shared."""
-    runs = "".join(
-        f"<li><code>{html.escape(run)}</code>: {html.escape(', '.join(labels))}</li>"
-        for run, labels in board["merged"]["runs"].items()
-    )
-    parts = [
-        f"<h2>Runs merged</h2><ul>{runs}</ul><p>Each comparison pairs the (task, item, repeat) units both "
-        "configurations recorded; <i>items</i> and <i>units</i> say how many they shared.</p>"
-    ]
+    runs = "".join(f"<li><code>{html.escape(run)}</code>: {html.escape(', '.join(labels))}</li>"
+                   for run, labels in board["merged"]["runs"].items())
+    parts = [f"<h2>Runs merged</h2><ul>{runs}</ul><p>Each comparison pairs the (task, item, repeat) units both "
+             "configurations recorded; <i>items</i> and <i>units</i> say how many they shared.</p>"]
     parts += [f"<p class='note'>{html.escape(note)}.</p>" for note in board["merged"]["notes"]]
     if board["comparisons"]:
         parts.append(_comparisons(board["comparisons"]))
@@ -261,19 +223,13 @@ def history_section(entries: list[dict[str, Any]], chart: Path | None) -> str:
         body = []
         for index, line in enumerate(entries):
             rows = [by_label[label][index] for label in labels]
-            cells = "".join(
-                f"<td{' class=sig' if row and row['status'] == DROP else ''}>{html.escape(cell(row))}</td>"
-                for row in rows
-            )
+            cells = "".join(f"<td{' class=sig' if row and row['status'] == DROP else ''}>{html.escape(cell(row))}</td>"
+                            for row in rows)
             verdict = "PASS" if line["passed"] else "FAIL"
-            body.append(
-                f"<tr><td>{index + 1}</td><td>{html.escape(short(line['commit']))}</td>"
-                f"<td>{html.escape(line['time'])}</td>{cells}<td>{verdict}</td></tr>"
-            )
-        parts.append(
-            f"<h3>{html.escape(task)} — {html.escape(metric)}</h3><div class='scroll'><table class='sortable'>"
-            f"<thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table></div>"
-        )
+            body.append(f"<tr><td>{index + 1}</td><td>{html.escape(short(line['commit']))}</td>"
+                        f"<td>{html.escape(line['time'])}</td>{cells}<td>{verdict}</td></tr>")
+        parts.append(f"<h3>{html.escape(task)} — {html.escape(metric)}</h3><div class='scroll'><table class='sortable'>"
+                     f"<thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table></div>")
     if chart is not None:
         parts.append(_images([chart]))
     return "\n".join(parts)
@@ -282,11 +238,9 @@ def history_section(entries: list[dict[str, Any]], chart: Path | None) -> str:
 def history_page(name: str, entries: list[dict[str, Any]], chart: Path | None) -> str:
     """A self-contained page of a history file: its tables and chart."""
     title = html.escape(f"madeval history: {name}")
-    return (
-        f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>{title}</title>"
-        f"<style>{STYLE}</style></head><body><h1>{title}</h1>\n{history_section(entries, chart)}\n"
-        f"<script>{SCRIPT}</script></body></html>\n"
-    )
+    return (f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>{title}</title>"
+            f"<style>{STYLE}</style></head><body><h1>{title}</h1>\n{history_section(entries, chart)}\n"
+            f"<script>{SCRIPT}</script></body></html>\n")
 
 
 def _reference_label(board: dict[str, Any]) -> str:
@@ -311,34 +265,22 @@ def _comparisons(comparisons: list[dict[str, Any]], correction: str = "holm") ->
     """Every pairwise comparison as a sortable table, with its test; the adjusted p's column names
     its correction."""
     merged = any("units" in c for c in comparisons)
-    names = [
-        f"p {adjusted_by(correction)}" if c == "p adjusted" else c
-        for c in (MERGED_COLUMNS if merged else COMPARISON_COLUMNS)
-    ]
+    names = [f"p {adjusted_by(correction)}" if c == "p adjusted" else c
+             for c in (MERGED_COLUMNS if merged else COMPARISON_COLUMNS)]
     head = "".join(f"<th>{html.escape(c)}</th>" for c in names)
     body = []
     for c in comparisons:
         units = [(str(c["units"]), c["units"])] if merged else []
         cells = [
-            (c["label_a"], None),
-            (c["label_b"], None),
-            (c["task"], None),
-            (c["metric"], None),
-            (str(c["items"]), c["items"]),
-            *units,
-            (f"{c['delta']:+.3f}", c["delta"]),
-            (difference_interval(c), c.get("delta_ci_low")),
-            (mde_text(c.get("mde")), c.get("mde")),
-            (test_name(c["test"]), None),
-            (f"{c['p_value']:.3g}", c["p_value"]),
-            (f"{c['p_adjusted']:.3g}", c["p_adjusted"]),
-            ("yes" if c["significant"] else "no", None),
+            (c["label_a"], None), (c["label_b"], None), (c["task"], None), (c["metric"], None),
+            (str(c["items"]), c["items"]), *units, (f"{c['delta']:+.3f}", c["delta"]),
+            (difference_interval(c), c.get("delta_ci_low")), (mde_text(c.get("mde")), c.get("mde")),
+            (test_name(c["test"]), None), (f"{c['p_value']:.3g}", c["p_value"]),
+            (f"{c['p_adjusted']:.3g}", c["p_adjusted"]), ("yes" if c["significant"] else "no", None),
         ]
         body.append(f"<tr>{_cells(cells, len(cells) - 1 if c['significant'] else None)}</tr>")
-    return (
-        f"<div class='scroll'><table class='sortable comparisons'><thead><tr>{head}</tr></thead>"
-        f"<tbody>{''.join(body)}</tbody></table></div>"
-    )
+    return (f"<div class='scroll'><table class='sortable comparisons'><thead><tr>{head}</tr></thead>"
+            f"<tbody>{''.join(body)}</tbody></table></div>")
 
 
 def _cost_table(rows: list[dict[str, Any]], board: dict[str, Any]) -> str:
@@ -353,10 +295,8 @@ def _cost_table(rows: list[dict[str, Any]], board: dict[str, Any]) -> str:
         for cost in costs:
             cells += [(cost_values(r, cost), r.get(cost)), (on_front(r, cost), None)]
         body.append(f"<tr>{_cells(cells)}</tr>")
-    return (
-        f"<div class='scroll'><table class='sortable cost'><thead><tr>{head}</tr></thead>"
-        f"<tbody>{''.join(body)}</tbody></table></div>"
-    )
+    return (f"<div class='scroll'><table class='sortable cost'><thead><tr>{head}</tr></thead>"
+            f"<tbody>{''.join(body)}</tbody></table></div>")
 
 
 def _table(rows: list[dict[str, Any]], correction: str = "holm", priced: bool = False) -> str:
@@ -383,7 +323,5 @@ def _table(rows: list[dict[str, Any]], correction: str = "holm", priced: bool = 
         ]
         tds = _cells(cells, len(cells) - 2 if r.get("significant") else None)
         body.append(f"<tr{' class=ref' if r.get('reference') else ''}>{tds}</tr>")
-    return (
-        f"<div class='scroll'><table class='sortable rows'><thead><tr>{head}</tr></thead>"
-        f"<tbody>{''.join(body)}</tbody></table></div>"
-    )
+    return (f"<div class='scroll'><table class='sortable rows'><thead><tr>{head}</tr></thead>"
+            f"<tbody>{''.join(body)}</tbody></table></div>")

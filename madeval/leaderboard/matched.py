@@ -53,23 +53,18 @@ def matched_cost(folder: str, match: str, prices: str, sample: str | None = None
     if sample is None:
         found = [cid for cid, c in data.configurations.items() if c.get("preset") in SAMPLE_PRESETS and cid != config]
         if not found:
-            raise UsageError(
-                f"the run in {folder} has no configuration of single samples ({', '.join(SAMPLE_PRESETS)}) "
-                "to price a sample by: add one to it, or name one with sample=CONFIG"
-            )
+            raise UsageError(f"the run in {folder} has no configuration of single samples ({', '.join(SAMPLE_PRESETS)}) "
+                             "to price a sample by: add one to it, or name one with sample=CONFIG")
         sampler = found[0]
     else:
         sampler = resolve_reference(data, sample)
     records = _records(data, sampler, sample or sampler, task, folder)
     per_call = _dollars(data, sampler, sample or sampler, task, folder, table) / per_item(records, lambda r: r["calls"])
     if per_call <= 0:
-        raise UsageError(
-            f"a sample of '{data.configurations[sampler]['label']}' cost nothing at these prices: "
-            "nothing to match money with"
-        )
-    return MoneyMatch(
-        config, data.configurations[config]["label"], target, data.configurations[sampler]["label"], per_call
-    )
+        raise UsageError(f"a sample of '{data.configurations[sampler]['label']}' cost nothing at these prices: "
+                         "nothing to match money with")
+    return MoneyMatch(config, data.configurations[config]["label"], target, data.configurations[sampler]["label"],
+                      per_call)
 
 
 def _records(data: RunData, config: str, name: str, task: str | None, folder: str) -> list[dict]:
@@ -81,11 +76,9 @@ def _records(data: RunData, config: str, name: str, task: str | None, folder: st
 
 def _dollars(data: RunData, config: str, name: str, task: str | None, folder: str, table) -> float:
     """A configuration's dollars per item; a model without a price is a one-line UsageError."""
-    money = row_money(
-        _records(data, config, name, task, folder), table, not data.configurations[config].get("imported")
-    )
+    money = row_money(_records(data, config, name, task, folder), table,
+                      not data.configurations[config].get("imported"))
     if money["cost_per_item"] is None:
-        raise UsageError(
-            f"'{data.configurations[config]['label']}' in {folder} has no cost at these prices ({money['cost_status']})"
-        )
+        raise UsageError(f"'{data.configurations[config]['label']}' in {folder} has no cost at these prices "
+                         f"({money['cost_status']})")
     return money["cost_per_item"]

@@ -30,9 +30,8 @@ def load_prices(path: str | None) -> PriceTable | None:
     if not path:
         return None
     if not Path(path).exists():
-        raise UsageError(
-            f"price file {path} is not there: give the board another with --prices FILE, or none with --prices ''"
-        )
+        raise UsageError(f"price file {path} is not there: give the board another with --prices FILE, "
+                         "or none with --prices ''")
     return read_price_table(path)
 
 
@@ -55,11 +54,8 @@ def row_money(records: list[dict[str, Any]], table: PriceTable | None, recorded:
         if dollars is None:
             return {"cost_per_item": None, "cost_total": None, "cost_status": NOT_PRICED}
         by_item[(record["unit"]["task"], record["unit"]["item"])].append(dollars)
-    return {
-        "cost_per_item": statistics.fmean(statistics.fmean(v) for v in by_item.values()),
-        "cost_total": sum(sum(v) for v in by_item.values()),
-        "cost_status": "priced",
-    }
+    return {"cost_per_item": statistics.fmean(statistics.fmean(v) for v in by_item.values()),
+            "cost_total": sum(sum(v) for v in by_item.values()), "cost_status": "priced"}
 
 
 def prices_entry(path: str, table: PriceTable, records: Iterable[dict[str, Any]]) -> dict[str, Any]:
@@ -83,43 +79,32 @@ def prices_entry(path: str, table: PriceTable, records: Iterable[dict[str, Any]]
                 with_cached.add(model)
         said |= {model for model, told in cached_said(usage).items() if told}
         unpriced |= unpriced_models(usage, table)
-    own_cached_price = {
-        name for name, price in table.items() if name not in table.no_cached_price and price.cached_input != price.input
-    }
+    own_cached_price = {name for name, price in table.items()
+                        if name not in table.no_cached_price and price.cached_input != price.input}
     # the prices of the models the runs used (a provider's whole table may list thousands)
-    return {
-        "file": path,
-        "models": {name: asdict(price) for name, price in table.items() if name in used},
-        "unpriced": sorted(unpriced),
-        "at": " and ".join(sorted(kinds, reverse=True)) or "list",
-        "cached_at_input": sorted((with_cached & table.no_cached_price) - unpriced),
-        "cached_unreported": sorted((used & own_cached_price) - said - unpriced),
-    }
+    return {"file": path, "models": {name: asdict(price) for name, price in table.items() if name in used},
+            "unpriced": sorted(unpriced), "at": " and ".join(sorted(kinds, reverse=True)) or "list",
+            "cached_at_input": sorted((with_cached & table.no_cached_price) - unpriced),
+            "cached_unreported": sorted((used & own_cached_price) - said - unpriced)}
 
 
 def prices_note(prices: dict[str, Any] | None) -> str:
     """One sentence under the board: which prices, and the models without one; ``""`` without prices."""
     if not prices:
         return ""
-    at = {
-        "list": "list prices",
-        "batch": "batch prices (the calls went through --transport batch)",
-        "list and batch": "list prices, and batch prices for the calls that went through --transport batch",
-    }[prices["at"]]
+    at = {"list": "list prices", "batch": "batch prices (the calls went through --transport batch)",
+          "list and batch": "list prices, and batch prices for the calls that went through --transport batch"
+          }[prices["at"]]
     text = f"Costs in dollars at {at}, from {prices['file']}; calls answered from the response cache cost nothing."
     at_input = prices.get("cached_at_input") or []
     if at_input:
-        text += (
-            f" Cached input was not priced separately for {', '.join(at_input)}: the price file gives no "
-            "cached_input, so the prompt tokens the provider served from its cache are at the input price."
-        )
+        text += (f" Cached input was not priced separately for {', '.join(at_input)}: the price file gives no "
+                 "cached_input, so the prompt tokens the provider served from its cache are at the input price.")
     unreported = prices.get("cached_unreported") or []
     if unreported:
-        text += (
-            f" The provider never said how many prompt tokens it served from its cache for "
-            f"{', '.join(unreported)}: every prompt token is at the input price, not cached_input "
-            "(vLLM says so only with --enable-prompt-tokens-details)."
-        )
+        text += (f" The provider never said how many prompt tokens it served from its cache for "
+                 f"{', '.join(unreported)}: every prompt token is at the input price, not cached_input "
+                 "(vLLM says so only with --enable-prompt-tokens-details).")
     if prices["unpriced"]:
         shown = ", ".join(prices["unpriced"])
         text += f" No price for {shown} in the price file: rows that used {'it' if len(prices['unpriced']) == 1 else 'them'} are not priced."

@@ -112,10 +112,8 @@ def detectable(result: Check, options: LeaderboardOptions) -> str:
     for items, repeats in sorted({(d["items"], d.get("repeats") or 1) for d in tested}):
         whole = f"{k / items:.3f}"  # on the 0-1 scale of the board's scores (see render)
         if repeats > 1:
-            whole = (
-                f"{k / (repeats * items):.3f} (each lower in one of {repeats} repeats) "
-                f"to {whole} (lower in every repeat)"
-            )
+            whole = (f"{k / (repeats * items):.3f} (each lower in one of {repeats} repeats) "
+                     f"to {whole} (lower in every repeat)")
         lines.append(
             f"Detectable drop ({items} items, {repeats} repeat{'s' if repeats > 1 else ''}, exact tests): a row is "
             f"flagged only when at least {k} items score lower and none higher, a drop of at least {whole}; "

@@ -44,31 +44,21 @@ def _said(comparison: dict[str, Any], p: str, shown: dict[str, Any], where: str)
     few = "too few items"
     if comparison["significant"]:
         winner, loser, sign = (a, b, 1) if delta > 0 else (b, a, -1)
-        low, high = sorted(
-            (sign * comparison.get("delta_ci_low", delta), sign * comparison.get("delta_ci_high", delta))
-        )
-        text = (
-            f"{winner} beats {loser}{where} by {points(shown, abs(delta))} (95% CI {points(shown, low)} to "
-            f"{points(shown, high)}, {p})"
-        )
+        low, high = sorted((sign * comparison.get("delta_ci_low", delta), sign * comparison.get("delta_ci_high", delta)))
+        text = (f"{winner} beats {loser}{where} by {points(shown, abs(delta))} (95% CI {points(shown, low)} to "
+                f"{points(shown, high)}, {p})")
         if mde is not None:
             text += f"; {items} items were enough to see differences of {points(shown, mde)} or more"
         return text + "."
     difference = f"{a} − {b} = {points(shown, delta, sign=True)}, {p}"
     if mde is None:
-        return (
-            f"{few} to tell {a} from {b}{where}: with {items} items no difference would "
-            f"reliably be seen ({difference})."
-        )
+        return (f"{few} to tell {a} from {b}{where}: with {items} items no difference would "
+                f"reliably be seen ({difference}).")
     if abs(delta) < mde:
-        return (
-            f"{few} to tell {a} from {b}{where}: differences under {points(shown, mde)} cannot be "
-            f"told apart with {items} items ({difference})."
-        )
-    return (
-        f"{a} and {b} differ{where} by {points(shown, abs(delta))}, but not significantly ({difference}); "
-        f"{items} items usually see differences of {points(shown, mde)} or more."
-    )
+        return (f"{few} to tell {a} from {b}{where}: differences under {points(shown, mde)} cannot be "
+                f"told apart with {items} items ({difference}).")
+    return (f"{a} and {b} differ{where} by {points(shown, abs(delta))}, but not significantly ({difference}); "
+            f"{items} items usually see differences of {points(shown, mde)} or more.")
 
 
 def conclusions(rows: list[dict[str, Any]], comparisons: list[dict[str, Any]], correction: str) -> list[str]:

@@ -54,13 +54,8 @@ class CappedTransport(httpx2.AsyncBaseTransport):
             await response.aclose()
             raise ResponseTooLarge(self._limit)
         headers = [(k, v) for k, v in response.headers.raw if k.lower() != b"content-encoding"]
-        return httpx2.Response(
-            response.status_code,
-            headers=headers,
-            request=request,
-            stream=CappedStream(response.stream, self._limit),
-            extensions=response.extensions,
-        )
+        return httpx2.Response(response.status_code, headers=headers, request=request,
+                               stream=CappedStream(response.stream, self._limit), extensions=response.extensions)
 
     async def aclose(self) -> None:
         await self._inner.aclose()
@@ -86,13 +81,9 @@ def capped_aiohttp_client(timeout_s: float, limit: int, *, direct_host: str | No
 def _capped(transport: Any, limit: int) -> CappedTransport:
     """``transport`` (the SDK's aiohttp transport) on a :class:`CleanConnector`, capped at ``limit``."""
     if getattr(transport, "client", ...) is None:  # the SDK's transport builds its session lazily
-
         def session() -> aiohttp.ClientSession:
-            connector = CleanConnector(
-                limit=transport.limits.max_connections or 0,
-                ssl=transport.ssl_context,
-                keepalive_timeout=transport.limits.keepalive_expiry,
-            )
+            connector = CleanConnector(limit=transport.limits.max_connections or 0, ssl=transport.ssl_context,
+                                       keepalive_timeout=transport.limits.keepalive_expiry)
             return aiohttp.ClientSession(connector=connector)
 
         transport.client = session

@@ -72,9 +72,8 @@ class OpenAITransport:
         """
         body = {"model": model, "messages": messages, **params}
         options = _AUTH if headers is None else {**_AUTH, "headers": headers}
-        raw = await self._call(
-            lambda: self._client.post("/chat/completions", cast_to=bytes, body=body, options=options), self._timeout_s
-        )
+        raw = await self._call(lambda: self._client.post("/chat/completions", cast_to=bytes, body=body, options=options),
+                               self._timeout_s)
         return read_reply(raw)
 
     async def models(self) -> list[str]:
@@ -84,9 +83,8 @@ class OpenAITransport:
     async def model_list_body(self) -> bytes:
         """The raw ``/models`` body, read as the aiohttp transport reads it (the SDK's typed
         ``models.list`` would parse it with no bound on its nesting)."""
-        return await self._call(
-            lambda: self._client.get("/models", cast_to=bytes, options=_AUTH), min(self._timeout_s, 10.0)
-        )
+        return await self._call(lambda: self._client.get("/models", cast_to=bytes, options=_AUTH),
+                                min(self._timeout_s, 10.0))
 
     async def _call(self, request, timeout_s: float):
         """Await ``request()`` within ``timeout_s``, turning the SDK's errors into the transport's two.
@@ -138,10 +136,8 @@ class OpenAITransport:
 def _root_cause(error: BaseException) -> BaseException | None:
     """The first error below the SDK's and httpx's wrappers (aiohttp's, or madeval's own)."""
     cause = error.__cause__
-    while (
-        cause is not None
-        and cause.__cause__ is not None
-        and not isinstance(cause, (ResponseTooLarge, ValueError, aiohttp.ClientError))
+    while cause is not None and cause.__cause__ is not None and not isinstance(
+        cause, (ResponseTooLarge, ValueError, aiohttp.ClientError)
     ):
         cause = cause.__cause__
     return cause
@@ -157,3 +153,4 @@ def _stale_connection(cause: BaseException | None) -> bool:
 def _describe(error: BaseException) -> str:
     text = str(error)
     return f"{type(error).__name__}: {text}" if text else type(error).__name__
+

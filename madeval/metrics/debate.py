@@ -108,6 +108,7 @@ class AnswerEntropy(DebateMetric):
 class GoldLikelihood(DebateMetric):
     """MADC's log2-likelihood of the gold answer and the gold share, per turn and at the end (003 Eq. 4)."""
 
+
     def __init__(self, per_turn: bool = False):
         self.per_turn = per_turn
 

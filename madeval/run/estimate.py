@@ -121,23 +121,15 @@ def batch_text(size: RunSize, round_trips: int, window: str) -> str:
     """What a batch run is told instead of an estimate of its time (see the module)."""
     most = duration(round_trips * window_seconds(window))
     resumed = f" for the {size.units - size.done:,} of its {size.units:,} units not done yet" if size.done else ""
-    return (
-        f"this batch run makes at least {size.low:,} calls (up to {size.high:,}){resumed} in at least "
-        f"{round_trips:,} batch round trips one after another (its longest chain of dependent calls), each "
-        f"answered within the provider's window of {window} (--batch-options window): {most} for these alone if each takes "
-        "its whole window"
-    )
+    return (f"this batch run makes at least {size.low:,} calls (up to {size.high:,}){resumed} in at least "
+            f"{round_trips:,} batch round trips one after another (its longest chain of dependent calls), each "
+            f"answered within the provider's window of {window} (--batch-options window): {most} for these alone if each takes "
+            "its whole window")
 
 
-async def confirm_long_run(
-    plan: Any,
-    client: Any,
-    endpoints: dict[str, Any],
-    settings: Any,
-    ask: Callable[[str], bool] | None = None,
-    done: Collection[str] = (),
-    registries: Any = None,
-) -> dict[str, Any] | None:
+async def confirm_long_run(plan: Any, client: Any, endpoints: dict[str, Any], settings: Any,
+                           ask: Callable[[str], bool] | None = None,
+                           done: Collection[str] = (), registries: Any = None) -> dict[str, Any] | None:
     """Probe a model of ``plan`` when the run could be long; when the estimate passes
     :data:`LONG_RUN_S`, go on only with ``settings.yes`` or a yes from ``ask`` (default: on the
     terminal). ``done``: the keys of the units a resumed folder already holds (only the rest is

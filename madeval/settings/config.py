@@ -88,43 +88,24 @@ class DebateConfig:
     all_agents_draft_first: bool = option(
         False, help="All-Agents Drafting: independent first drafts (Voting or Consensus?, 4.3).", convert=rule.flag)
     collective_improvement: bool = option(
-        False,
-        help="Collective Improvement: agents see only the previous turn's solutions (Voting or Consensus?, 4.3).",
-        convert=rule.flag,
-    )
+        False, help="Collective Improvement: agents see only the previous turn's solutions (Voting or Consensus?, 4.3).",
+        convert=rule.flag)
     challenge: list[str] = option(
-        factory=list,
-        help="Challenge the final answer afterwards: plain,history,wrong (Voting or Consensus?, 4.2).",
-        convert=rule.names,
-    )
+        factory=list, help="Challenge the final answer afterwards: plain,history,wrong (Voting or Consensus?, 4.2).",
+        convert=rule.names)
     #: Extra metrics (registered names) scored on every debate besides the task's ``metric_list``:
     #: a debate metric such as Free-MAD's ``token_cost`` reads the transcript.
     metrics: list[str] = option(
-        factory=list,
-        help="Extra metrics scored on every debate, comma separated (see 'madeval plugins').",
-        cli=False,
-        convert=rule.names,
-        check=registered_metrics,
-        added_later=True,
-    )
+        factory=list, help="Extra metrics scored on every debate, comma separated (see 'madeval plugins').", cli=False,
+        convert=rule.names, check=registered_metrics, added_later=True)
     structured_answers: bool = option(
-        False,
-        help="Ask for solutions, votes and agreement in a JSON schema (response_format); the text "
-        "prompts stay as published.",
-        convert=rule.flag,
-        added_later=True,
-    )
-    preset: str | None = option(
-        None,
-        help="A named bundle of options, e.g. baseline_cot, self_consistency (see 'madeval plugins').",
-        convert=rule.text,
-    )
+        False, help="Ask for solutions, votes and agreement in a JSON schema (response_format); the text "
+        "prompts stay as published.", convert=rule.flag, added_later=True)
+    preset: str | None = option(None, help="A named bundle of options, e.g. baseline_cot, self_consistency "
+                                "(see 'madeval plugins').", convert=rule.text)
     preset_args: dict[str, Any] = option(
-        factory=dict,
-        help="Options of the preset, key=value,... (self_consistency_matched: run=FOLDER,match=CONFIG).",
-        convert=rule.component_options,
-        added_later=True,
-    )
+        factory=dict, help="Options of the preset, key=value,... (self_consistency_matched: run=FOLDER,match=CONFIG).",
+        convert=rule.component_options, added_later=True)
     name: str | None = option(None, help="Display name of the configuration.", convert=rule.text)
 
     def personas(self) -> list[str]:
@@ -160,209 +141,96 @@ class DebateConfig:
 class RunSettings:
     """Everything a run needs besides its configurations."""
 
-    tasks: list[str] = option(
-        factory=list,
-        help="Tasks, groups or tags, comma separated (see 'madeval tasks').",
-        convert=rule.names,
-        flags=("-t",),
-    )
+    tasks: list[str] = option(factory=list, help="Tasks, groups or tags, comma separated (see 'madeval tasks').",
+                              convert=rule.names, flags=("-t",))
     configurations: list[DebateConfig] = field(default_factory=list)
-    repeats: int = option(
-        1, help="Run every item this many times with distinct seeds.", convert=rule.integer, check=rule.at_least(1)
-    )
-    limit: int | float | None = option(
-        None,
-        help="Use only the first N items of each task (for testing), or "
-        "a fraction of them (0.1: the first 10%, rounded up, as lm-eval does).",
-        convert=rule.count_or_fraction,
-        check=rule.count_or_fraction_check,
-    )
-    sample: str = option(
-        "all",
-        help="Items per task: 'all', a number N (seeded random draw) or 'fpc' "
-        "(Cochran's size with finite-population correction).",
-        convert=rule.text,
-        check=rule.sample_size,
-    )
-    confidence: float = option(
-        0.95, help="Confidence level for --sample fpc.", convert=rule.number, check=rule.inside(0, 1)
-    )
-    margin: float = option(0.05, help="Margin of error for --sample fpc.", convert=rule.number, check=rule.inside(0, 1))
+    repeats: int = option(1, help="Run every item this many times with distinct seeds.",
+                          convert=rule.integer, check=rule.at_least(1))
+    limit: int | float | None = option(None, help="Use only the first N items of each task (for testing), or "
+                                       "a fraction of them (0.1: the first 10%, rounded up, as lm-eval does).",
+                                       convert=rule.count_or_fraction, check=rule.count_or_fraction_check)
+    sample: str = option("all", help="Items per task: 'all', a number N (seeded random draw) or 'fpc' "
+                         "(Cochran's size with finite-population correction).", convert=rule.text,
+                         check=rule.sample_size)
+    confidence: float = option(0.95, help="Confidence level for --sample fpc.", convert=rule.number,
+                               check=rule.inside(0, 1))
+    margin: float = option(0.05, help="Margin of error for --sample fpc.", convert=rule.number,
+                           check=rule.inside(0, 1))
     seed: int = option(1234, help="Run seed: item choice and sampling seeds.", convert=rule.integer)
-    num_fewshot: int = option(
-        0,
-        help="Few-shot examples in the prompts of lm-eval tasks (lm_eval:NAME), "
-        "chosen by lm-eval's sampler seeded with --seed.",
-        convert=rule.integer,
-        check=rule.at_least(0),
-        added_later=True,
-    )
-    model: str | None = option(
-        None,
-        help="Model name for all agents.",
-        convert=rule.text,
-        shown_default="the embedded model, or the endpoint's only model",
-    )
-    base_url: str | None = option(
-        None, help="OpenAI-compatible endpoint.", convert=rule.text, shown_default="start the embedded model"
-    )
-    endpoints: dict[str, str] = option(
-        factory=dict,
-        help="Extra endpoint NAME=URL (repeatable).",
-        convert=parse_endpoints,
-        flags=("--endpoint",),
-        multiple=True,
-    )
+    num_fewshot: int = option(0, help="Few-shot examples in the prompts of lm-eval tasks (lm_eval:NAME), "
+                              "chosen by lm-eval's sampler seeded with --seed.", convert=rule.integer,
+                              check=rule.at_least(0), added_later=True)
+    model: str | None = option(None, help="Model name for all agents.", convert=rule.text,
+                               shown_default="the embedded model, or the endpoint's only model")
+    base_url: str | None = option(None, help="OpenAI-compatible endpoint.", convert=rule.text,
+                                  shown_default="start the embedded model")
+    endpoints: dict[str, str] = option(factory=dict, help="Extra endpoint NAME=URL (repeatable).",
+                                       convert=parse_endpoints, flags=("--endpoint",), multiple=True)
     concurrency: int | None = option(
-        None,
-        help="LLM calls in flight at most. With --transport batch each call holds a slot until its "
-        "batch is back, so this also caps the lines of a batch.",
-        convert=rule.integer,
-        check=rule.at_least(1),
-        shown_default=f"{DEFAULT_CONCURRENCY}; with --transport batch: the batch's max_lines",
-        results=False,
-    )
+        None, help="LLM calls in flight at most. With --transport batch each call holds a slot until its "
+        "batch is back, so this also caps the lines of a batch.", convert=rule.integer, check=rule.at_least(1),
+        shown_default=f"{DEFAULT_CONCURRENCY}; with --transport batch: the batch's max_lines", results=False)
     # one limit, or a limit per endpoint name
     endpoint_concurrency: int | dict[str, int] | None = option(
-        None,
-        help="LLM calls in flight per endpoint at most: N for every endpoint, or NAME=N,... per "
-        "endpoint ('default' is --base-url).",
-        convert=rule.limits,
-        check=rule.at_least(1),
-        shown_default="--concurrency; the embedded model: 1",
-        results=False,
-    )
-    timeout: float = option(
-        120.0,
-        help="Seconds a call may take in all (connect, send, read the whole reply) before it is retried.",
-        convert=rule.number,
-        check=rule.positive,
-        results=False,
-    )
-    max_attempts: int = option(
-        8, help="Attempts per call before the unit fails.", convert=rule.integer, check=rule.at_least(1), results=False
-    )
-    retry_delay: float = option(
-        0.5,
-        help="Seconds before the first retry (doubling after each).",
-        convert=rule.number,
-        check=rule.at_least(0),
-        cli=False,
-        results=False,
-    )
-    transport: str = option(
-        "aiohttp",
-        help="How calls travel: 'aiohttp' (a third of the official client's "
-        "CPU per call), 'openai' (the official client) or 'batch' (calls gathered into the "
-        "endpoint's Batch API, half price, hours per turn: see --batch-options); 'direct' "
-        "is an old name of aiohttp.",
-        convert=rule.transport_name,
-        check=rule.known_transport,
-        results=False,
-    )
+        None, help="LLM calls in flight per endpoint at most: N for every endpoint, or NAME=N,... per "
+        "endpoint ('default' is --base-url).", convert=rule.limits, check=rule.at_least(1),
+        shown_default="--concurrency; the embedded model: 1", results=False)
+    timeout: float = option(120.0, help="Seconds a call may take in all (connect, send, read the whole "
+                            "reply) before it is retried.", convert=rule.number, check=rule.positive, results=False)
+    max_attempts: int = option(8, help="Attempts per call before the unit fails.", convert=rule.integer,
+                               check=rule.at_least(1), results=False)
+    retry_delay: float = option(0.5, help="Seconds before the first retry (doubling after each).",
+                                convert=rule.number, check=rule.at_least(0), cli=False, results=False)
+    transport: str = option("aiohttp", help="How calls travel: 'aiohttp' (a third of the official client's "
+                            "CPU per call), 'openai' (the official client) or 'batch' (calls gathered into the "
+                            "endpoint's Batch API, half price, hours per turn: see --batch-options); 'direct' "
+                            "is an old name of aiohttp.", convert=rule.transport_name, check=rule.known_transport, results=False)
     batch_options: dict[str, Any] = option(
-        factory=dict,
-        help="With --transport batch: key=value,... of flush_s (seconds without a new call "
+        factory=dict, help="With --transport batch: key=value,... of flush_s (seconds without a new call "
         "before a batch is sent), max_lines and max_bytes (per request file), poll_s (longest pause between "
-        "status looks), window (completion window).",
-        convert=batch_options,
-        results=False,
-        added_later=True,
-    )
+        "status looks), window (completion window).", convert=batch_options, results=False, added_later=True)
     # the largest response body accepted, in MiB
-    max_response_mb: float = option(
-        16.0,
-        help="Largest response body accepted, in MiB; a larger one fails the call without retry.",
-        convert=rule.number,
-        check=rule.positive,
-        results=False,
-    )
+    max_response_mb: float = option(16.0, help="Largest response body accepted, in MiB; a larger one fails "
+                                    "the call without retry.", convert=rule.number, check=rule.positive, results=False)
     routing_header: str = option(
-        VLLM_ROUTER_HEADER,
-        help=f"Header carrying each call's routing key, so a router's consistent-hash "
+        VLLM_ROUTER_HEADER, help=f"Header carrying each call's routing key, so a router's consistent-hash "
         f"policy keeps a conversation on one replica ({VLLM_ROUTER_HEADER}: vllm-router; {SGLANG_ROUTER_HEADER}: "
-        "sglang-router); 'off' sends none.",
-        convert=rule.text,
-        check=header_name_problem,
-        results=False,
-    )
-    routing_grain: str = option(
-        "agent",
-        help="Routing key per debate and agent ('agent') or per debate ('debate').",
-        convert=rule.text,
-        choices=GRAINS,
-        results=False,
-    )
-    temperature: float = option(1.0, help="Sampling temperature.", convert=rule.number, check=rule.between(0, 2))
+        "sglang-router); 'off' sends none.", convert=rule.text, check=header_name_problem, results=False)
+    routing_grain: str = option("agent", help="Routing key per debate and agent ('agent') or per debate "
+                                "('debate').", convert=rule.text, choices=GRAINS, results=False)
+    temperature: float = option(1.0, help="Sampling temperature.", convert=rule.number,
+                                check=rule.between(0, 2))
     top_p: float = option(1.0, help="Nucleus sampling top_p.", convert=rule.number, check=rule.top_p)
-    max_tokens: int = option(1024, help="Tokens per reply at most.", convert=rule.integer, check=rule.at_least(1))
-    gen_kwargs: dict[str, Any] = option(
-        factory=dict,
-        help="Generation parameters sent with every call, "
-        "key=value,... (temperature, top_p, max_tokens, stop, presence_penalty, "
-        "frequency_penalty; lm-eval's until, max_gen_toks, do_sample); they win "
-        "over --temperature, --top-p and --max-tokens.",
-        convert=rule.generation_kwargs,
-        added_later=True,
-    )
-    wandb_args: dict[str, str] = option(
-        factory=dict,
-        help="Log the leaderboard table, charts and run.json to "
-        "Weights & Biases: wandb.init arguments key=value,... (project=NAME; "
-        "WANDB_MODE=offline keeps them on disk). Needs the wandb extra of madeval.",
-        convert=rule.key_value_texts,
-        results=False,
-    )
-    prices: str | None = option(
-        None,
-        help="Price file (YAML or JSON: per model, dollars per million input, output "
-        "and cached input tokens, and the batch discount): the leaderboard adds cost per "
-        "item and per configuration (batch prices with --transport batch).",
-        convert=rule.text,
-        results=False,
-        added_later=True,
-    )
-    log_samples: bool = option(
-        False,
-        help="Accepted for lm-eval users: every debate is always written to records.jsonl, with or without it.",
-        convert=rule.flag,
-        results=False,
-    )
-    output_path: str | None = option(
-        None,
-        help="Run folder; re-running into it resumes.",
-        convert=rule.text,
-        flags=("-o",),
-        shown_default="madeval-out/run-<time>",
-        results=False,
-    )
-    include_path: list[str] = option(
-        factory=list, help="Extra folder of task YAML files (repeatable).", convert=rule.paths, multiple=True
-    )
-    cache: str = option(
-        "off",
-        help="Response cache: 'off' (a run folder already makes re-runs and resumes "
-        "free), 'on' (~/.cache/madeval/responses.sqlite, or in $MADEVAL_CACHE_DIR) or a file. "
-        "Reuses a reply when the request and what the endpoint reports about the model match.",
-        convert=rule.text,
-        results=False,
-    )
-    yes: bool = option(
-        False,
-        help="Start a run estimated to take long without asking (needed when stdin is not a terminal).",
-        convert=rule.flag,
-        flags=("--yes", "-y"),
-        results=False,
-        added_later=True,
-    )
-    api_key: str | None = option(
-        None,
-        help="API key (environment variables MADEVAL_API_KEY and OPENAI_API_KEY win).",
-        convert=rule.text,
-        repr=False,
-        cli=False,
-        secret=True,
-    )
+    max_tokens: int = option(1024, help="Tokens per reply at most.", convert=rule.integer,
+                             check=rule.at_least(1))
+    gen_kwargs: dict[str, Any] = option(factory=dict, help="Generation parameters sent with every call, "
+                                        "key=value,... (temperature, top_p, max_tokens, stop, presence_penalty, "
+                                        "frequency_penalty; lm-eval's until, max_gen_toks, do_sample); they win "
+                                        "over --temperature, --top-p and --max-tokens.", convert=rule.generation_kwargs,
+                                        added_later=True)
+    wandb_args: dict[str, str] = option(factory=dict, help="Log the leaderboard table, charts and run.json to "
+                                        "Weights & Biases: wandb.init arguments key=value,... (project=NAME; "
+                                        "WANDB_MODE=offline keeps them on disk). Needs the wandb extra of madeval.",
+                                        convert=rule.key_value_texts, results=False)
+    prices: str | None = option(None, help="Price file (YAML or JSON: per model, dollars per million input, output "
+                                "and cached input tokens, and the batch discount): the leaderboard adds cost per "
+                                "item and per configuration (batch prices with --transport batch).",
+                                convert=rule.text, results=False, added_later=True)
+    log_samples: bool = option(False, help="Accepted for lm-eval users: every debate is always written to "
+                               "records.jsonl, with or without it.", convert=rule.flag, results=False)
+    output_path: str | None = option(None, help="Run folder; re-running into it resumes.", convert=rule.text,
+                                     flags=("-o",), shown_default="madeval-out/run-<time>", results=False)
+    include_path: list[str] = option(factory=list, help="Extra folder of task YAML files (repeatable).",
+                                     convert=rule.paths, multiple=True)
+    cache: str = option("off", help="Response cache: 'off' (a run folder already makes re-runs and resumes "
+                        "free), 'on' (~/.cache/madeval/responses.sqlite, or in $MADEVAL_CACHE_DIR) or a file. "
+                        "Reuses a reply when the request and what the endpoint reports about the model match.",
+                        convert=rule.text, results=False)
+    yes: bool = option(False, help="Start a run estimated to take long without asking (needed when stdin "
+                       "is not a terminal).", convert=rule.flag, flags=("--yes", "-y"), results=False,
+                       added_later=True)
+    api_key: str | None = option(None, help="API key (environment variables MADEVAL_API_KEY and "
+                                 "OPENAI_API_KEY win).", convert=rule.text, repr=False, cli=False, secret=True)
     leaderboard: dict[str, Any] = field(default_factory=dict)
 
     def sample_spec(self):
@@ -424,11 +292,8 @@ def without_later_defaults(values: dict[str, Any], cls: type) -> dict[str, Any]:
 @functools.cache
 def _later_defaults(cls: type) -> dict[str, Any]:
     """The defaults of ``cls``'s options declared ``added_later`` (computed once: ids are made often)."""
-    return {
-        spec.name: spec.default if spec.default_factory is MISSING else spec.default_factory()
-        for spec in fields(cls)
-        if (declared_option(spec) and declared_option(spec).added_later)
-    }
+    return {spec.name: spec.default if spec.default_factory is MISSING else spec.default_factory()
+            for spec in fields(cls) if (declared_option(spec) and declared_option(spec).added_later)}
 
 
 def declared_options(cls: type) -> dict[str, Any]:
@@ -610,7 +475,9 @@ def check_settings(settings: RunSettings) -> None:
         if not 0 <= config.neutral_agents < config.agents:
             raise UsageError("neutral_agents must be between 0 and agents - 1")
         if config.agent_models and len(config.agent_models) != config.agents:
-            raise UsageError(f"agent_models lists {len(config.agent_models)} models for {config.agents} agents")
+            raise UsageError(
+                f"agent_models lists {len(config.agent_models)} models for {config.agents} agents"
+            )
         config.personas()
     for config in settings.configurations:
         check_components(config)

@@ -187,17 +187,13 @@ class SyntheticAgents:
         refuse = self.unknown == "error" and "generate a participant" not in user.lower()
         if len(self.truth) and not self._warned_unknown:
             self._warned_unknown = True
-            print(
-                f"simulator: warning: a request quotes none of the {len(self.truth)} questions known "
-                f"({'refused with HTTP 400' if refuse else 'answered at random'}); unknown_questions in "
-                "GET /stats counts them",
-                file=sys.stderr,
-            )
+            print(f"simulator: warning: a request quotes none of the {len(self.truth)} questions known "
+                  f"({'refused with HTTP 400' if refuse else 'answered at random'}); unknown_questions in "
+                  "GET /stats counts them", file=sys.stderr)
         if refuse:
             raise UnknownQuestion(
                 f"the madeval simulator knows {len(self.truth)} questions and this request quotes none of "
-                "them: start the simulator with the run's tasks (madeval simulator --tasks ...)"
-            )
+                "them: start the simulator with the run's tasks (madeval simulator --tasks ...)")
 
     def _private_answer(self, gold: Gold, profile: AgentProfile, draw: _Draws) -> str:
         rng = draw.rng("private")
@@ -205,9 +201,8 @@ class SyntheticAgents:
             return gold.answer
         return _wrong_answer(gold, rng)
 
-    def _belief(
-        self, private: str, peers: list[str], anchor: str | None, profile: AgentProfile, draw: _Draws, gold: Gold
-    ) -> str:
+    def _belief(self, private: str, peers: list[str], anchor: str | None, profile: AgentProfile, draw: _Draws,
+                gold: Gold) -> str:
         """The answer an agent gives when shown ``peers``' answers (``anchor``: its current solution).
 
         Persuasion first: a wrong private answer gives way to the gold answer shown by a peer with
@@ -216,13 +211,8 @@ class SyntheticAgents:
         """
         if not peers:
             return private
-        if (
-            profile.persuasion > 0
-            and gold.answer
-            and not _same(private, gold)
-            and any(_same(p, gold) for p in peers)
-            and draw.rng("persuade").random() < profile.persuasion
-        ):
+        if (profile.persuasion > 0 and gold.answer and not _same(private, gold) and any(_same(p, gold) for p in peers)
+                and draw.rng("persuade").random() < profile.persuasion):
             return gold.answer
         if draw.rng("conform").random() >= profile.conformity:
             return private
@@ -241,9 +231,7 @@ class SyntheticAgents:
             return _other_answer(current if current is not None else private, gold, draw.rng("doubt-answer"))
         return private
 
-    def _reply(
-        self, user: str, prompt: str, gold: Gold, profile: AgentProfile, private: str, draw: _Draws
-    ) -> tuple[str, str]:
+    def _reply(self, user: str, prompt: str, gold: Gold, profile: AgentProfile, private: str, draw: _Draws) -> tuple[str, str]:
         lowered = user.lower()
         if "generate a participant" in lowered:
             return "persona", _persona(draw, ipip="extraversion" in prompt.lower())
@@ -268,6 +256,7 @@ class SyntheticAgents:
         if belief == anchor:
             return "agree", f"[AGREE] The current solution is right. Final Solution: {_say(belief, gold)}"
         return "disagree", f"[DISAGREE] The current solution is wrong. Final Solution: {_say(belief, gold)}"
+
 
     def _challenge(self, user: str, gold: Gold, profile: AgentProfile, private: str, draw: _Draws) -> tuple[str, str]:
         """AGREE when the challenged answer is the agent's own belief; a new answer when asked."""
@@ -455,18 +444,9 @@ def _persona(draw: _Draws, ipip: bool = False) -> str:
     rng = draw.rng("persona")
     field_name = rng.choice(["Mathematician", "Logician", "Teacher", "Engineer", "Analyst", "Historian"])
     if ipip:
-        levels = {
-            d: rng.choice(["high", "low"])
-            for d in ("extraversion", "agreeableness", "conscientiousness", "neuroticism", "openness")
-        }
-        return json.dumps(
-            {
-                "role": field_name,
-                **levels,
-                "experience": rng.choice(["junior", "senior", "expert"]),
-                "gender": rng.choice(["female", "male", "non-binary"]),
-            }
-        )
+        levels = {d: rng.choice(["high", "low"]) for d in ("extraversion", "agreeableness", "conscientiousness", "neuroticism", "openness")}
+        return json.dumps({"role": field_name, **levels, "experience": rng.choice(["junior", "senior", "expert"]),
+                           "gender": rng.choice(["female", "male", "non-binary"])})
     return json.dumps({"role": field_name, "description": f"A careful {field_name.lower()} who checks every step."})
 
 
@@ -480,15 +460,8 @@ class SimulatedPrompt:
     behind ``believe`` and ``recheck`` (persuasion, conformity, self-doubt) is the module's.
     """
 
-    def __init__(
-        self,
-        messages: list[Any],
-        contents: list[str],
-        gold: Gold,
-        private: str,
-        believe: Callable[[list[str], str | None], str],
-        recheck: Callable[[str | None], str],
-    ):
+    def __init__(self, messages: list[Any], contents: list[str], gold: Gold, private: str,
+                 believe: Callable[[list[str], str | None], str], recheck: Callable[[str | None], str]):
         #: The request's chat messages, as sent (dictionaries with ``role`` and ``content``).
         self.messages = messages
         #: The gold answer of the question found in the prompt (kind, answer, number of options).
@@ -500,9 +473,7 @@ class SimulatedPrompt:
         self.lowered = self.user.lower()
         #: The text of every message before the last, one per line.
         self.before = "\n".join(contents[:-1])
-        own_texts = [
-            str(m.get("content") or "") for m in messages if isinstance(m, dict) and m.get("role") == "assistant"
-        ]
+        own_texts = [str(m.get("content") or "") for m in messages if isinstance(m, dict) and m.get("role") == "assistant"]
         #: The answer in the agent's own latest reply (its last assistant message), if any.
         self.own = _answer_of(own_texts[-1], gold) if own_texts else None
         self._believe = believe

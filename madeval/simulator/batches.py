@@ -92,17 +92,9 @@ class _File:
     created_at: int = field(default_factory=lambda: int(time.time()))
 
     def as_json(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "object": "file",
-            "bytes": len(self.content),
-            "created_at": self.created_at,
-            "filename": self.filename,
-            "purpose": self.purpose,
-            "status": "processed",
-            "expires_at": None,
-            "status_details": None,
-        }
+        return {"id": self.id, "object": "file", "bytes": len(self.content), "created_at": self.created_at,
+                "filename": self.filename, "purpose": self.purpose, "status": "processed",
+                "expires_at": None, "status_details": None}
 
 
 class BatchService:
@@ -121,21 +113,10 @@ class BatchService:
         self._ids = itertools.count(1)
         self.files: dict[str, _File] = {}
         self.batches: dict[str, dict[str, Any]] = {}
-        self.counts = {
-            "files": 0,
-            "batches_created": 0,
-            "batches_completed": 0,
-            "batches_expired": 0,
-            "batches_cancelled": 0,
-            "batches_failed": 0,
-            "lines_submitted": 0,
-            "lines": 0,
-            "lines_failed": 0,
-            "uploads_refused": 0,
-            "looks_refused": 0,
-            "batches_over_token_limit": 0,
-            "most_tokens_enqueued": 0,
-        }
+        self.counts = {"files": 0, "batches_created": 0, "batches_completed": 0, "batches_expired": 0,
+                       "batches_cancelled": 0, "batches_failed": 0, "lines_submitted": 0, "lines": 0,
+                       "lines_failed": 0, "uploads_refused": 0, "looks_refused": 0,
+                       "batches_over_token_limit": 0, "most_tokens_enqueued": 0}
 
     def stats(self) -> dict[str, int]:
         """The counters ``GET /stats`` shows under ``batches``."""
@@ -161,15 +142,8 @@ class BatchService:
             return self._create(body)
         if method == "GET" and not rest:
             data = list(reversed(self.batches.values()))[:20]
-            return _ok(
-                {
-                    "object": "list",
-                    "data": data,
-                    "has_more": len(self.batches) > 20,
-                    "first_id": data[0]["id"] if data else None,
-                    "last_id": data[-1]["id"] if data else None,
-                }
-            )
+            return _ok({"object": "list", "data": data, "has_more": len(self.batches) > 20,
+                        "first_id": data[0]["id"] if data else None, "last_id": data[-1]["id"] if data else None})
         if rest and rest[0] in self.batches:
             if method == "GET" and len(rest) == 1 and self.counts["looks_refused"] < self.options.refuse_looks:
                 self.counts["looks_refused"] += 1
@@ -200,8 +174,7 @@ class BatchService:
             return _error(400, "Send the file as multipart/form-data.", "invalid_request")
         # The standard library's MIME parser reads form-data (the header line supplies the boundary).
         message = email.parser.BytesParser(policy=email.policy.HTTP).parsebytes(
-            b"Content-Type: " + content_type.encode("latin-1") + b"\r\n\r\n" + body
-        )
+            b"Content-Type: " + content_type.encode("latin-1") + b"\r\n\r\n" + body)
         fields: dict[str, tuple[str | None, bytes]] = {}
         for part in message.iter_parts() if message.is_multipart() else ():
             name = part.get_param("name", header="content-disposition")
@@ -231,24 +204,11 @@ class BatchService:
             return _error(400, f"No such file: {input_id}", "invalid_request")
         now = int(time.time())
         batch = {
-            "id": f"batch_sim_{next(self._ids)}",
-            "object": "batch",
-            "endpoint": endpoint,
-            "errors": None,
-            "input_file_id": input_id,
-            "completion_window": str(window),
-            "status": "in_progress",
-            "output_file_id": None,
-            "error_file_id": None,
-            "created_at": now,
-            "in_progress_at": now,
-            "expires_at": now + 86400,
-            "finalizing_at": None,
-            "completed_at": None,
-            "failed_at": None,
-            "expired_at": None,
-            "cancelling_at": None,
-            "cancelled_at": None,
+            "id": f"batch_sim_{next(self._ids)}", "object": "batch", "endpoint": endpoint, "errors": None,
+            "input_file_id": input_id, "completion_window": str(window), "status": "in_progress",
+            "output_file_id": None, "error_file_id": None, "created_at": now, "in_progress_at": now,
+            "expires_at": now + 86400, "finalizing_at": None, "completed_at": None, "failed_at": None,
+            "expired_at": None, "cancelling_at": None, "cancelled_at": None,
             "request_counts": {"total": 0, "completed": 0, "failed": 0},
             "metadata": request.get("metadata") if isinstance(request.get("metadata"), dict) else None,
         }
@@ -261,21 +221,15 @@ class BatchService:
         tokens = sum(_prompt_tokens(line["body"]) for line in lines)
         limit = self.options.enqueued_token_limit
         if problem is None and limit is not None and self._enqueued() + tokens > limit:
-            code, problem = (
-                "token_limit_exceeded",
-                (
-                    f"Enqueued token limit reached for {str(lines[0]['body'].get('model'))[:100]} in organization "
-                    f"org-simulator. Limit: {limit:,} enqueued tokens. Please try again once some in_progress "
-                    "batches have been completed."
-                ),
-            )
+            code, problem = "token_limit_exceeded", (
+                f"Enqueued token limit reached for {str(lines[0]['body'].get('model'))[:100]} in organization "
+                f"org-simulator. Limit: {limit:,} enqueued tokens. Please try again once some in_progress "
+                "batches have been completed.")
             self.counts["batches_over_token_limit"] += 1
         if problem is not None:
-            batch.update(
-                status="failed",
-                failed_at=now,
-                errors={"object": "list", "data": [{"code": code, "message": problem, "line": None, "param": None}]},
-            )
+            batch.update(status="failed", failed_at=now,
+                         errors={"object": "list", "data": [{"code": code, "message": problem,
+                                                             "line": None, "param": None}]})
             self.counts["batches_failed"] += 1
             return _ok(batch)
         batch["request_counts"]["total"] = len(lines)
@@ -289,13 +243,9 @@ class BatchService:
         """The prompt tokens of the batches not finished yet: in progress and younger than
         ``completion_delay_s`` (an older one is done, and answers at its next look)."""
         now = time.monotonic()
-        return sum(
-            self._tokens[batch_id]
-            for batch_id, (created, _) in self._due.items()
-            if batch_id in self._tokens
-            and self.batches[batch_id]["status"] == "in_progress"
-            and now - created < self.options.completion_delay_s
-        )
+        return sum(self._tokens[batch_id] for batch_id, (created, _) in self._due.items()
+                   if batch_id in self._tokens and self.batches[batch_id]["status"] == "in_progress"
+                   and now - created < self.options.completion_delay_s)
 
     def _finish(self, batch: dict[str, Any], lines: list[dict[str, Any]]) -> None:
         """Answer every line of ``batch`` (unless it was cancelled) and write its output files."""
@@ -308,17 +258,11 @@ class BatchService:
         for number, line in enumerate(lines):
             if cancel_at is not None and number >= cancel_at:
                 break  # the provider cancelled the batch: the lines it did not reach are in no file
-            entry = {
-                "id": f"batch_req_{next(self._ids)}",
-                "custom_id": line["custom_id"],
-                "response": None,
-                "error": None,
-            }
+            entry = {"id": f"batch_req_{next(self._ids)}", "custom_id": line["custom_id"], "response": None,
+                     "error": None}
             if limit is not None and number >= limit:
-                entry["error"] = {
-                    "code": "batch_expired",
-                    "message": "This request could not be executed before the completion window expired.",
-                }
+                entry["error"] = {"code": "batch_expired",
+                                  "message": "This request could not be executed before the completion window expired."}
                 errors.append(entry)
                 continue
             self.counts["lines"] += 1
@@ -361,18 +305,10 @@ class BatchService:
         for line in lines:
             status, answer = self._chat(json.dumps(line["body"]).encode())
             self.counts["lines"] += 1
-            entries.append(
-                {
-                    "id": f"batch_req_{next(self._ids)}",
-                    "custom_id": line["custom_id"],
-                    "response": {
-                        "status_code": status,
-                        "request_id": line["custom_id"],
-                        "body": json.loads(answer) if status == 200 else answer.decode(),
-                    },
-                    "error": None,
-                }
-            )
+            entries.append({"id": f"batch_req_{next(self._ids)}", "custom_id": line["custom_id"],
+                            "response": {"status_code": status, "request_id": line["custom_id"],
+                                         "body": json.loads(answer) if status == 200 else answer.decode()},
+                            "error": None})
         return "".join(json.dumps(entry) + "\n" for entry in entries).encode()
 
     def _store(self, filename: str, entries: list[dict[str, Any]]) -> str:
@@ -409,9 +345,7 @@ def _prompt_tokens(body: dict[str, Any]) -> int:
     """A request's prompt tokens as the simulator's chat logic counts them (a token per 4 characters
     of its messages' contents, at least 1)."""
     messages = body.get("messages")
-    contents = (
-        [str(m.get("content") or "") for m in messages if isinstance(m, dict)] if isinstance(messages, list) else []
-    )
+    contents = [str(m.get("content") or "") for m in messages if isinstance(m, dict)] if isinstance(messages, list) else []
     return max(1, len("\n".join(contents)) // 4)
 
 

@@ -59,9 +59,7 @@ def load_docs_with_source(task: str, dataset: dict[str, Any], task_path: Path) -
     return keep_matching(rows, dataset.get("filter"), task), source
 
 
-def keep_matching(
-    rows: list[dict[str, Any]], conditions: dict[str, Any] | None, task: str = ""
-) -> list[dict[str, Any]]:
+def keep_matching(rows: list[dict[str, Any]], conditions: dict[str, Any] | None, task: str = "") -> list[dict[str, Any]]:
     """The rows whose columns equal the given values (a list of values means any of them)."""
     if not conditions:
         return rows
@@ -132,10 +130,8 @@ def gated_hint(dataset: dict[str, Any]) -> str:
         local = f"or put a local copy (JSON lines, the hub's columns) at {Path(root) / str(wanted)}"
     else:
         local = f"or put a local copy (JSON lines, the hub's columns) at {wanted} under a folder named by {DATA_DIR_VARIABLE}"
-    return (
-        f"{dataset['path']} is a gated dataset: accept its terms at {page} while logged in, then set "
-        f"HF_TOKEN to an access token of that account; {local}"
-    )
+    return (f"{dataset['path']} is a gated dataset: accept its terms at {page} while logged in, then set "
+            f"HF_TOKEN to an access token of that account; {local}")
 
 
 def missing_mirror_hint(dataset: dict[str, Any]) -> str:

@@ -50,11 +50,7 @@ def write_viewer(run: str | Path, output: str | Path | None = None, *, tasks: li
     described = read_run_description(folder)
     target = Path(output) if output is not None else folder / VIEWER_FILE
     labels = _labels(described)  # the run's configuration labels, then any only its records name
-    imported = {
-        str(cid)
-        for cid, c in (described.get("configurations") or {}).items()
-        if isinstance(c, dict) and c.get("imported")
-    }
+    imported = {str(cid) for cid, c in (described.get("configurations") or {}).items() if isinstance(c, dict) and c.get("imported")}
     present = _present(described, labels)
     if tasks:
         described = {**described, "tasks": {k: v for k, v in (described.get("tasks") or {}).items() if k in tasks}}
@@ -71,18 +67,12 @@ def write_viewer(run: str | Path, output: str | Path | None = None, *, tasks: li
         return _kept(record, label, tasks, configs)
 
     records = (r for r in run_records(folder, report) if kept(r))
-    sliced = ", ".join(
-        f"{name} {', '.join(chosen)}" for name, chosen in (("task", tasks), ("configuration", configs)) if chosen
-    )
+    sliced = ", ".join(f"{name} {', '.join(chosen)}" for name, chosen in (("task", tasks), ("configuration", configs)) if chosen)
     made = _missing_parents(target.parent)
     try:
-        written = write_page(
-            target,
-            f"madeval debates: {folder.name}" + (f" ({sliced})" if sliced else ""),
-            read_debates(records, questions, unreadable, imported),
-            finished_notes,
-            empty=(lambda: f"no debate of {folder} is of {sliced} (it has {present()})") if sliced else None,
-        )
+        written = write_page(target, f"madeval debates: {folder.name}" + (f" ({sliced})" if sliced else ""),
+                             read_debates(records, questions, unreadable, imported), finished_notes,
+                             empty=(lambda: f"no debate of {folder} is of {sliced} (it has {present()})") if sliced else None)
     except BaseException:
         for made_folder in made:  # nothing half-written: not even the folders made for the page
             with contextlib.suppress(OSError):
@@ -105,10 +95,8 @@ def _missing_parents(folder: Path) -> list[Path]:
 
 def _labels(described: dict[str, Any]) -> dict[str, None]:
     """The configuration labels run.json lists, in order (a dict: an ordered set)."""
-    return {
-        str((c or {}).get("label", cid)) if isinstance(c, dict) else str(cid): None
-        for cid, c in (described.get("configurations") or {}).items()
-    }
+    return {str((c or {}).get("label", cid)) if isinstance(c, dict) else str(cid): None
+            for cid, c in (described.get("configurations") or {}).items()}
 
 
 def _present(described: dict[str, Any], labels: dict[str, None], shown: int = 10) -> Callable[[], str]:

@@ -186,19 +186,7 @@ def test_power_sample_size_paired_from_a_pilot_with_repeats_uses_the_sd_of_diffe
     sd = float(np.std(diffs, ddof=1))
     found = pilot_spread(str(result.folder), "baseline_cot", "self_consistency")
     assert found.discordance is None and found.sd == pytest.approx(sd, rel=1e-12)  # repeats: not 0/1
-    main(
-        [
-            "sample-size",
-            "--paired",
-            "--pilot",
-            str(result.folder),
-            "--a",
-            "baseline_cot",
-            "--b",
-            "self_consistency",
-            "--delta",
-            "0.1",
-        ]
-    )
+    main(["sample-size", "--paired", "--pilot", str(result.folder), "--a", "baseline_cot", "--b", "self_consistency",
+          "--delta", "0.1"])
     expected = math.ceil(TTestPower().solve_power(effect_size=0.1 / sd, nobs=None, alpha=0.05, power=0.8))
     assert int(capsys.readouterr().out.strip()) == expected

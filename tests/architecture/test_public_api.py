@@ -73,11 +73,8 @@ def test_internal_modules_never_import_names_from_the_package_root():
                 base = node.module.split(".") if node.module else []
             if base != ["madeval"]:
                 continue
-            names = [
-                a.name
-                for a in node.names
-                if not (package / a.name).is_dir() and not (package / f"{a.name}.py").is_file()
-            ]
+            names = [a.name for a in node.names
+                     if not (package / a.name).is_dir() and not (package / f"{a.name}.py").is_file()]
             if names:
                 taking.append(f"{relative}:{node.lineno} {', '.join(names)}")
     assert taking == []
@@ -100,17 +97,8 @@ def _records(folder):
 
 
 def test_evaluate_runs_on_the_simulator_and_returns_what_it_wrote(sim, tmp_path, capsys):
-    result = evaluate(
-        "arith_mc",
-        decider="counting",
-        base_url=sim.base_url,
-        output_path=tmp_path / "run",
-        paradigm="collective_refinement",
-        agents=3,
-        max_turns=1,
-        limit=8,
-        cache="off",
-    )
+    result = evaluate("arith_mc", decider="counting", base_url=sim.base_url, output_path=tmp_path / "run",
+                      paradigm="collective_refinement", agents=3, max_turns=1, limit=8, cache="off")
     assert capsys.readouterr() == ("", "")  # nothing printed unless asked
     assert result.folder == tmp_path / "run"
     assert (result.outcome.finished, result.outcome.skipped, result.outcome.failed) == (8, 0, 0)
@@ -124,24 +112,15 @@ def test_evaluate_runs_on_the_simulator_and_returns_what_it_wrote(sim, tmp_path,
     run = json.loads((result.folder / "run.json").read_text())
     assert run["settings"]["limit"] == 8 and run["settings"]["cache"] == "off"
 
-    again = evaluate(
-        ["arith_mc"],
-        decider="counting",
-        base_url=sim.base_url,
-        output_path=str(tmp_path / "run"),
-        paradigm="collective_refinement",
-        max_turns=1,
-        limit=8,
-        cache="off",
-    )
+    again = evaluate(["arith_mc"], decider="counting", base_url=sim.base_url, output_path=str(tmp_path / "run"),
+                     paradigm="collective_refinement", max_turns=1, limit=8, cache="off")
     assert (again.outcome.finished, again.outcome.skipped) == (0, 8)  # the same folder resumes
 
 
 def test_evaluate_prints_the_table_when_asked_and_keyword_options_win_over_the_config_file(sim, tmp_path):
     config = tmp_path / "run.yaml"
-    config.write_text(
-        "tasks: arith_yesno\ndecider: counting\nparadigm: collective_refinement\nmax_turns: 1\nlimit: 6\ncache: 'off'\n"
-    )
+    config.write_text("tasks: arith_yesno\ndecider: counting\nparadigm: collective_refinement\n"
+                      "max_turns: 1\nlimit: 6\ncache: 'off'\n")
     out = io.StringIO()
     result = evaluate(config=config, limit=4, base_url=sim.base_url, output_path=tmp_path / "run", out=out)
     records = _records(result.folder)
@@ -153,15 +132,12 @@ def test_evaluate_prints_the_table_when_asked_and_keyword_options_win_over_the_c
     assert printed[-1] == f"4 units run, 0 already done, 0 failed; results in {tmp_path / 'run'}"
 
 
-@pytest.mark.parametrize(
-    "options, message",
-    [
-        ({"agents": "three"}, "agents must be an integer, got 'three'"),
-        ({"max_turn": 2}, "unknown option max_turn"),
-        ({"decider": "unanimty"}, "unknown decider 'unanimty'"),
-        ({"tasks": None}, "no tasks given"),
-    ],
-)
+@pytest.mark.parametrize("options, message", [
+    ({"agents": "three"}, "agents must be an integer, got 'three'"),
+    ({"max_turn": 2}, "unknown option max_turn"),
+    ({"decider": "unanimty"}, "unknown decider 'unanimty'"),
+    ({"tasks": None}, "no tasks given"),
+])
 def test_evaluate_refuses_bad_options_with_one_line_and_writes_nothing(sim, tmp_path, options, message):
     given = {"tasks": "arith_mc", "base_url": sim.base_url, "output_path": tmp_path / "run", **options}
     with pytest.raises(UsageError, match=message) as refused:

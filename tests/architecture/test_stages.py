@@ -90,9 +90,7 @@ def upward_imports(root: Path) -> list[str]:
             continue
         for line, target in imports_of(path, module):
             if target == "madeval":
-                wrong.append(
-                    f"{path.relative_to(root.parent)}:{line}: imports the package root; import the defining module"
-                )
+                wrong.append(f"{path.relative_to(root.parent)}:{line}: imports the package root; import the defining module")
             elif stage_of(target) > stage_of(module):
                 wrong.append(f"{path.relative_to(root.parent)}:{line}: {module} -> {target}")
     return wrong
@@ -111,8 +109,7 @@ def test_an_upward_import_is_caught(tmp_path):
     (root / "debate" / "loop.py").write_text("def f():\n    from ..run.engine import run\n")
     (root / "llm" / "wire.py").write_text(
         "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from madeval.records.folder import RUN_FILE\n"
-        "from madeval.util.aio import run_loop\n"
-    )
+        "from madeval.util.aio import run_loop\n")
     assert upward_imports(root) == [
         "madeval/debate/loop.py:2: madeval.debate.loop -> madeval.run.engine",
         "madeval/llm/wire.py:3: madeval.llm.wire -> madeval.records.folder",

@@ -10,11 +10,7 @@ from madeval.core.transcript import Transcript
 from madeval.errors import UsageError
 
 # Turn-1 positions in every voting test: agent 1 says A, agents 2 and 3 say B.
-POSITIONS = {
-    0: "I think A. Final Solution: A",
-    1: "[DISAGREE] Final Solution: B",
-    2: "[DISAGREE] It is B. Final Solution: B",
-}
+POSITIONS = {0: "I think A. Final Solution: A", 1: "[DISAGREE] Final Solution: B", 2: "[DISAGREE] It is B. Final Solution: B"}
 
 
 def voting_script(ballots, positions=POSITIONS):
@@ -162,12 +158,8 @@ def test_decider_consensus_voting_merges_equal_answers():
 
 
 def test_decider_judge_reviews_final_solutions():
-    transcript, llm = debate(
-        voting_script({(1, None): "Combining them: Final Solution: B"}),
-        decider="judge",
-        decider_args={"after_turns": 1},
-        max_turns=1,
-    )
+    transcript, llm = debate(voting_script({(1, None): "Combining them: Final Solution: B"}), decider="judge",
+                             decider_args={"after_turns": 1}, max_turns=1)
     judge = [r for r in llm.requests if r[2] == "judge"]
     assert len(judge) == 1 and judge[0][1] is None
     assert "Solution 1: A\nSolution 2: B\nSolution 3: B" in judge[0][3][0]["content"]
@@ -188,9 +180,8 @@ def test_decider_llm_extraction_asks_each_agent():
             return f"extracted-{agent}"
         return voting_script(ballots)(turn, agent, purpose, messages)
 
-    transcript, llm = debate(
-        script, decider="simple_voting", decider_args={"vote_after_turns": 1}, max_turns=1, extract_mode="llm"
-    )
+    transcript, llm = debate(script, decider="simple_voting", decider_args={"vote_after_turns": 1}, max_turns=1,
+                             extract_mode="llm")
     assert sorted(r[1] for r in llm.requests if r[2] == "extraction") == [0, 1, 2]
     assert transcript.decision.answer == "extracted-0"
 
@@ -278,14 +269,8 @@ def test_decider_ranked_voting_zero_based_rule(reply, count, expected):
 
 
 def test_decider_approval_voting_tie_means_another_turn_then_a_new_vote():
-    ballots = {
-        (1, 0): "1",
-        (1, 1): "2",
-        (1, 2): "1, 2",  # 1 (A): 2, 2 (B): 2 -> tie
-        (2, 0): "1",
-        (2, 1): "2, 3",
-        (2, 2): "2",
-    }  # 1: 1, 2: 2, 3: 1 -> 2 wins
+    ballots = {(1, 0): "1", (1, 1): "2", (1, 2): "1, 2",  # 1 (A): 2, 2 (B): 2 -> tie
+               (2, 0): "1", (2, 1): "2, 3", (2, 2): "2"}  # 1: 1, 2: 2, 3: 1 -> 2 wins
     transcript, llm = run_vote("approval_voting", ballots, max_turns=3)
     first, second = votes(transcript)
     assert first["totals"] == {"1": 2.0, "2": 2.0, "3": 0.0} and first["tie"] and first["winner"] is None
@@ -296,14 +281,8 @@ def test_decider_approval_voting_tie_means_another_turn_then_a_new_vote():
 
 def test_decider_ranked_voting_tie_means_another_turn_then_a_new_vote():
     # Borda with 3 solutions: first place 3 points, second 2, third 1. Solutions: 1 = A, 2 and 3 = B.
-    ballots = {
-        (1, 0): "1 2 3",
-        (1, 1): "1 3 2",
-        (1, 2): "1 2 3",  # 1: 9, 2: 2+1+2, 3: 1+2+1 -> A 9, B 9
-        (2, 0): "1 2 3",
-        (2, 1): "2 3 1",
-        (2, 2): "3 2 1",
-    }  # 1: 3+1+1, 2: 2+3+2, 3: 1+2+3 -> A 5, B 13
+    ballots = {(1, 0): "1 2 3", (1, 1): "1 3 2", (1, 2): "1 2 3",  # 1: 9, 2: 2+1+2, 3: 1+2+1 -> A 9, B 9
+               (2, 0): "1 2 3", (2, 1): "2 3 1", (2, 2): "3 2 1"}  # 1: 3+1+1, 2: 2+3+2, 3: 1+2+3 -> A 5, B 13
     transcript, llm = run_vote("ranked_voting", ballots, max_turns=3)
     first, second = votes(transcript)
     assert first["totals"] == {"1": 9.0, "2": 5.0, "3": 4.0} and first["answer_totals"] == {"a": 9.0, "b": 9.0}
@@ -315,14 +294,8 @@ def test_decider_ranked_voting_tie_means_another_turn_then_a_new_vote():
 
 
 def test_decider_cumulative_voting_tie_means_another_turn_then_a_new_vote():
-    ballots = {
-        (1, 0): '{"1": 10}',
-        (1, 1): '{"2": 10}',
-        (1, 2): '{"1": 5, "2": 5}',  # 15 : 15 : 0
-        (2, 0): '{"1": 10}',
-        (2, 1): '{"2": 6, "3": 4}',
-        (2, 2): '{"3": 10}',
-    }  # 10 : 6 : 14
+    ballots = {(1, 0): '{"1": 10}', (1, 1): '{"2": 10}', (1, 2): '{"1": 5, "2": 5}',  # 15 : 15 : 0
+               (2, 0): '{"1": 10}', (2, 1): '{"2": 6, "3": 4}', (2, 2): '{"3": 10}'}  # 10 : 6 : 14
     transcript, llm = run_vote("cumulative_voting", ballots, max_turns=3)
     first, second = votes(transcript)
     assert first["totals"] == {"1": 15.0, "2": 15.0, "3": 0.0} and first["answer_totals"] == {"a": 15.0, "b": 15.0}
@@ -337,14 +310,8 @@ def test_decider_cumulative_voting_tie_means_another_turn_then_a_new_vote():
 
 def test_decider_consensus_voting_tie_means_another_turn_then_a_new_vote():
     positions = {0: "Final Solution: A", 1: "[DISAGREE] Final Solution: B", 2: "[DISAGREE] Final Solution: C"}
-    ballots = {
-        (1, 0): "1",
-        (1, 1): "2",
-        (1, 2): "3",  # one vote each for A, B, C
-        (2, 0): "2",
-        (2, 1): "2",
-        (2, 2): "3",
-    }
+    ballots = {(1, 0): "1", (1, 1): "2", (1, 2): "3",  # one vote each for A, B, C
+               (2, 0): "2", (2, 1): "2", (2, 2): "3"}
     transcript, llm = debate(voting_script(ballots, positions), decider="consensus_voting", max_turns=3)
     first, second = votes(transcript)
     assert [s["text"] for s in first["solutions"]] == ["A", "B", "C"]
@@ -442,14 +409,8 @@ def test_decider_parse_failures_are_counted_per_debate():
             return "Hmm." if agent == 2 else "AGREE"
         return replies[agent]
 
-    transcript, _ = debate(
-        script,
-        decider="simple_voting",
-        decider_args={"vote_after_turns": 1, "max_reasks": 1},
-        max_turns=1,
-        persona="expert",
-        challenges=("plain",),
-    )
+    transcript, _ = debate(script, decider="simple_voting", decider_args={"vote_after_turns": 1, "max_reasks": 1},
+                           max_turns=1, persona="expert", challenges=("plain",))
     expected = {
         "vote_abstentions": 1,  # agent 2's ballot, asked twice
         "unreadable_agreements": 2,  # agent 2's "Maybe B?" and agent 3's challenge reply "Hmm."
@@ -463,8 +424,5 @@ def test_decider_parse_failures_are_counted_per_debate():
 def test_decider_parse_failures_of_a_clean_debate_are_zero():
     transcript, _ = run_vote("simple_voting", {(1, 0): "2", (1, 1): "2", (1, 2): "1"})
     assert transcript.parse_failures() == {
-        "vote_abstentions": 0,
-        "unreadable_agreements": 0,
-        "unparseable_solutions": 0,
-        "persona_fallbacks": 0,
+        "vote_abstentions": 0, "unreadable_agreements": 0, "unparseable_solutions": 0, "persona_fallbacks": 0,
     }

@@ -117,17 +117,12 @@ def test_bad_api_key_type_is_refused_without_echoing_it(tmp_path):
         (["--endpoint-concurrency", "0"], "endpoint_concurrency must be at least 1, got 0"),
         (["--endpoint-concurrency", "many"], "endpoint_concurrency must be an integer or NAME=N,..., got 'many'"),
         (["--endpoint-concurrency", "default=0"], "endpoint_concurrency of endpoint default must be at least 1"),
-        (
-            ["--endpoint-concurrency", "other=2"],
-            "endpoint_concurrency names unknown endpoint 'other' (endpoints: default)",
-        ),
+        (["--endpoint-concurrency", "other=2"], "endpoint_concurrency names unknown endpoint 'other' (endpoints: default)"),
         (["--concurrency", "0"], "concurrency must be at least 1, got 0"),
         # Checked offline, before the (unreachable) endpoint is contacted:
         (["--decider", "counting", "--decider-args", "rounds=2"], "has no option rounds"),
-        (
-            ["--decider", "counting", "--decider-args", "after_turns=x"],
-            "decider 'counting' option after_turns must be an integer, got 'x'",
-        ),
+        (["--decider", "counting", "--decider-args", "after_turns=x"],
+         "decider 'counting' option after_turns must be an integer, got 'x'"),
         (["--paradigm", "collective_refinement"], "counts agreement"),
         (["--agent-models", "a,b,c@elsewhere"], "unknown endpoint 'elsewhere'"),
         (["--sample", "0"], "sample must be at least 1 item"),
@@ -173,10 +168,8 @@ def test_offline_errors_never_start_the_embedded_model(monkeypatch, tmp_path):
     for config, message in (
         (DebateConfig(decider="counting", decider_args={"rounds": "2"}), "has no option rounds"),
         (DebateConfig(paradigm="collective_refinement"), "counts agreement"),
-        (
-            DebateConfig(decider="counting", decider_args={"after_turns": [1]}),
-            r"decider 'counting' option after_turns must be an integer, got \[1\]",
-        ),
+        (DebateConfig(decider="counting", decider_args={"after_turns": [1]}),
+         r"decider 'counting' option after_turns must be an integer, got \[1\]"),
     ):
         settings = RunSettings(tasks=["arith_mc"], configurations=[config], output_path=str(tmp_path / "out"))
         with pytest.raises(UsageError, match=message):
@@ -189,43 +182,16 @@ def test_offline_errors_never_start_the_embedded_model(monkeypatch, tmp_path):
 
 def test_unknown_model_names_the_closest_listed(sim, tmp_path):
     # The simulator lists "simulator" and every model it has been asked for.
-    result = madeval(
-        "--tasks",
-        "arith_mc",
-        "--base-url",
-        sim.base_url,
-        "--model",
-        "simulatr",
-        "--output-path",
-        "out",
-        "--cache",
-        "off",
-        cwd=tmp_path,
-    )
+    result = madeval("--tasks", "arith_mc", "--base-url", sim.base_url, "--model", "simulatr",
+                     "--output-path", "out", "--cache", "off", cwd=tmp_path)
     line = one_error_line(result, tmp_path)
     assert "unknown model 'simulatr': endpoint 'default' lists" in line and line.endswith("closest: simulator")
 
 
-@pytest.mark.parametrize(
-    "option", [("--agent-models", "simulator,simulatro,simulator"), ("--judge-model", "simulatro")]
-)
+@pytest.mark.parametrize("option", [("--agent-models", "simulator,simulatro,simulator"), ("--judge-model", "simulatro")])
 def test_unknown_agent_or_judge_model_is_refused_before_anything_is_written(sim, tmp_path, option):
-    result = madeval(
-        "--tasks",
-        "arith_mc",
-        "--base-url",
-        sim.base_url,
-        "--model",
-        "simulator",
-        *option,
-        "--decider",
-        "judge",
-        "--output-path",
-        "out",
-        "--cache",
-        "off",
-        cwd=tmp_path,
-    )
+    result = madeval("--tasks", "arith_mc", "--base-url", sim.base_url, "--model", "simulator", *option,
+                     "--decider", "judge", "--output-path", "out", "--cache", "off", cwd=tmp_path)
     line = one_error_line(result, tmp_path)
     assert "unknown model 'simulatro': endpoint 'default' lists" in line and "closest: simulator" in line
 
@@ -241,24 +207,12 @@ def test_an_endpoint_of_several_models_needs_model_only_when_an_agent_uses_the_d
         with pytest.raises(UsageError, match="^endpoint 'default' serves 3 models; choose one with --model$"):
             run(settings_for(sim.base_url, tmp_path, limit=2, cache="off"), show_progress=False)
         with pytest.raises(UsageError, match="^agent_models lists 1 models for 2 agents$"):  # checked in Python too
-            run(
-                settings_for(sim.base_url, tmp_path, limit=2, cache="off", agents=2, agent_models=["oracle"]),
-                show_progress=False,
-            )
+            run(settings_for(sim.base_url, tmp_path, limit=2, cache="off", agents=2, agent_models=["oracle"]),
+                show_progress=False)
         assert not (tmp_path / "run").exists()
-        result, _ = run_quietly(
-            settings_for(
-                sim.base_url,
-                tmp_path,
-                limit=2,
-                cache="off",
-                agents=2,
-                agent_models=["oracle", "fool"],
-                decider="counting",
-                max_turns=1,
-                paradigm="collective_refinement",
-            )
-        )
+        result, _ = run_quietly(settings_for(sim.base_url, tmp_path, limit=2, cache="off", agents=2,
+                                             agent_models=["oracle", "fool"], decider="counting", max_turns=1,
+                                             paradigm="collective_refinement"))
         assert result.outcome.finished == 2
 
 
@@ -282,9 +236,7 @@ def test_a_listed_model_passes_and_an_endpoint_without_a_list_gets_the_benefit_o
     listing = Listing(["gpt-4o", "gpt-4o-mini"])
     asyncio.run(check_models(listing, [ModelRef("gpt-4o", "default"), ModelRef("gpt-4o-mini", "default")]))
     assert listing.asked == 1  # one /models request per endpoint, however many models use it
-    with pytest.raises(
-        UsageError, match=r"unknown model 'gpt4o': endpoint 'default' lists 3 models; closest: gpt-4o, "
-    ):
+    with pytest.raises(UsageError, match=r"unknown model 'gpt4o': endpoint 'default' lists 3 models; closest: gpt-4o, "):
         asyncio.run(check_models(Listing(["gpt-4o", "gpt-4o-mini", "llama"]), [ModelRef("gpt4o", "default")]))
 
 
@@ -329,21 +281,8 @@ def test_hostile_unreachable_endpoint_is_refused_up_front_without_its_credential
     """--model given (so no model list is needed) and credentials in the URL: one line, exit 2,
     no folder, and the line shows the URL without user info or query."""
     url = "http://alice:hunter2-pw@127.0.0.1:9/v1?api-key=sekret-query"
-    result = madeval(
-        "--tasks",
-        "arith_mc",
-        "--base-url",
-        url,
-        "--model",
-        "m",
-        "--transport",
-        transport,
-        "--output-path",
-        "out",
-        "--cache",
-        "off",
-        cwd=tmp_path,
-    )
+    result = madeval("--tasks", "arith_mc", "--base-url", url, "--model", "m", "--transport", transport,
+                     "--output-path", "out", "--cache", "off", cwd=tmp_path)
     line = one_error_line(result, tmp_path)
     assert line.startswith("madeval: error: cannot reach endpoint http://127.0.0.1:9/v1 (")
     assert "hunter2-pw" not in result.stderr and "sekret-query" not in result.stderr and "alice" not in result.stderr
@@ -351,23 +290,8 @@ def test_hostile_unreachable_endpoint_is_refused_up_front_without_its_credential
 
 def test_hostile_gateway_that_answers_only_5xx_is_refused_up_front(tmp_path):
     with GatewayWithoutBackend() as gateway:
-        result = madeval(
-            "--tasks",
-            "arith_mc",
-            "--base-url",
-            gateway.url,
-            "--model",
-            "m",
-            "--limit",
-            "2",
-            "--max-attempts",
-            "2",
-            "--output-path",
-            "out",
-            "--cache",
-            "off",
-            cwd=tmp_path,
-        )
+        result = madeval("--tasks", "arith_mc", "--base-url", gateway.url, "--model", "m", "--limit", "2",
+                         "--max-attempts", "2", "--output-path", "out", "--cache", "off", cwd=tmp_path)
     line = one_error_line(result, tmp_path)
     assert line == f"madeval: error: cannot reach endpoint {gateway.url} (HTTP 502)"
 
@@ -378,27 +302,8 @@ def test_hostile_api_key_with_a_line_break_is_refused_up_front_not_retried(tmp_p
     env = {**os.environ, "MADEVAL_API_KEY": "sk-abcd\r\nX-Injected: yes"}
     before = sim.server.stats.requests
     result = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "madeval",
-            "--tasks",
-            "arith_mc",
-            "--base-url",
-            sim.base_url,
-            "--model",
-            "simulator",
-            "--output-path",
-            "out",
-            "--cache",
-            "off",
-        ],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env=env,
-    )
+        [sys.executable, "-m", "madeval", "--tasks", "arith_mc", "--base-url", sim.base_url, "--model", "simulator",
+         "--output-path", "out", "--cache", "off"], cwd=tmp_path, capture_output=True, text=True, timeout=120, env=env)
     line = one_error_line(result, tmp_path)
     assert line.startswith(f"madeval: error: endpoint {sim.base_url}: invalid request: ")
     assert "sk-abcd" not in result.stderr

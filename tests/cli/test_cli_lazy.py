@@ -57,17 +57,9 @@ def test_help_imports_no_command_and_lists_them_as_click_would():
     assert shown["imported"] == []
     assert shown["lazy"] == shown["eager"]
     assert "Run debates on tasks and print the leaderboard table." in shown["lazy"]["80"]
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-c",
-            "import sys\nfrom madeval.cli.main import main\ntry:\n main(['--help'])\n"
-            "except SystemExit:\n pass\nprint([m for m in sys.modules if m.endswith('_cmd')])",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    done = subprocess.run([sys.executable, "-c", "import sys\nfrom madeval.cli.main import main\ntry:\n main(['--help'])\n"
+                           "except SystemExit:\n pass\nprint([m for m in sys.modules if m.endswith('_cmd')])"],
+                          capture_output=True, text=True, timeout=120)
     assert done.returncode == 0 and done.stdout.splitlines()[-1] == "[]", done.stderr[-2000:]
 
 
@@ -79,10 +71,8 @@ def test_help_lists_every_command():
 
 
 def modules_after(code: str) -> dict:
-    probe = (
-        f"import sys, json\n{code}\n"
-        "print(json.dumps(sorted(m for m in sys.modules if m.startswith(('madeval.cli.', 'madeval.leaderboard', 'madeval.run.', 'madeval.analysis', 'numpy', 'scipy')))))"
-    )
+    probe = (f"import sys, json\n{code}\n"
+             "print(json.dumps(sorted(m for m in sys.modules if m.startswith(('madeval.cli.', 'madeval.leaderboard', 'madeval.run.', 'madeval.analysis', 'numpy', 'scipy')))))")
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]
     return set(json.loads(done.stdout.splitlines()[-1]))
@@ -91,23 +81,12 @@ def modules_after(code: str) -> dict:
 def test_a_run_loads_neither_other_commands_nor_the_board_before_it_starts():
     """Everything ``madeval --tasks ...`` imports up to running: the group, the run command and
     the run machinery; the board (the stage above the run's records) loads only once they are written."""
-    loaded = modules_after(
-        "from madeval.cli.main import cli\nimport click\n"
-        "cli.get_command(click.Context(cli), 'run')\nimport madeval.run.engine, madeval.evaluation"
-    )
+    loaded = modules_after("from madeval.cli.main import cli\nimport click\n"
+                           "cli.get_command(click.Context(cli), 'run')\nimport madeval.run.engine, madeval.evaluation")
     assert "madeval.cli.run_cmd" in loaded and "madeval.run.engine" in loaded  # the probe did import
     assert not {m for m in loaded if m.startswith("madeval.cli.") and m.endswith("_cmd")} - {"madeval.cli.run_cmd"}
-    assert (
-        not {
-            "numpy",
-            "scipy",
-            "madeval.analysis.run_data",
-            "madeval.leaderboard",
-            "madeval.leaderboard.table",
-            "madeval.leaderboard.html",
-        }
-        & loaded
-    )
+    assert not {"numpy", "scipy", "madeval.analysis.run_data", "madeval.leaderboard", "madeval.leaderboard.table",
+                "madeval.leaderboard.html"} & loaded
 
 
 def test_an_unknown_first_word_is_still_a_run_option():

@@ -71,9 +71,7 @@ def test_a_name_registered_twice_names_both_plugins():
     Clash.register_deciders = hookimpl(Clash.register_deciders)
     pm.register(Clash, name="clash-plugin")
     try:
-        with pytest.raises(
-            UsageError, match="registered by both plugin 'madeval.builtins.counting' and plugin 'clash-plugin'"
-        ):
+        with pytest.raises(UsageError, match="registered by both plugin 'madeval.builtins.counting' and plugin 'clash-plugin'"):
             registries()
     finally:
         pm.unregister(name="clash-plugin")
@@ -107,8 +105,7 @@ def installed_plugin(tmp_path_factory):
     root = tmp_path_factory.mktemp("plugin")
     package = root / "madeval-dictator"
     package.mkdir()
-    (package / "pyproject.toml").write_text(
-        textwrap.dedent("""
+    (package / "pyproject.toml").write_text(textwrap.dedent('''
         [build-system]
         requires = ["setuptools>=64"]
         build-backend = "setuptools.build_meta"
@@ -119,27 +116,13 @@ def installed_plugin(tmp_path_factory):
 
         [project.entry-points.madeval]
         dictator = "madeval_dictator"
-    """)
-    )
+    '''))
     (package / "madeval_dictator.py").write_text(PLUGIN_SOURCE)
     site = root / "site"
     subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pip",
-            "install",
-            "--quiet",
-            "--no-deps",
-            "--no-index",
-            "--no-build-isolation",
-            "--target",
-            str(site),
-            str(package),
-        ],
-        check=True,
-        capture_output=True,
-        text=True,
+        [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-index",
+         "--no-build-isolation", "--target", str(site), str(package)],
+        check=True, capture_output=True, text=True,
     )
     return site
 
@@ -150,9 +133,8 @@ def cli(site, *args, allow=None, cwd=None):
     env.pop("MADEVAL_LOAD_PLUGINS", None)
     if allow is not None:
         env["MADEVAL_LOAD_PLUGINS"] = allow
-    return subprocess.run(
-        [sys.executable, "-m", "madeval", *args], env=env, cwd=cwd, capture_output=True, text=True, timeout=300
-    )
+    return subprocess.run([sys.executable, "-m", "madeval", *args], env=env, cwd=cwd,
+                          capture_output=True, text=True, timeout=300)
 
 
 def test_third_party_plugin_is_listed_and_decides_from_the_cli(installed_plugin, sim, tmp_path):
@@ -161,23 +143,9 @@ def test_third_party_plugin_is_listed_and_decides_from_the_cli(installed_plugin,
     assert plugin["package"] == "madeval-dictator" and plugin["version"] == "0.0.7"
     assert plugin["hooks"] == ["register_deciders"] and plugin["components"] == {"deciders": ["dictator"]}
 
-    result = cli(
-        installed_plugin,
-        "--tasks",
-        "arith_mc",
-        "--limit",
-        "5",
-        "--decider",
-        "dictator",
-        "--base-url",
-        sim.base_url,
-        "--output-path",
-        "out",
-        "--cache",
-        "off",
-        "--no-progress",
-        cwd=tmp_path,
-    )
+    result = cli(installed_plugin, "--tasks", "arith_mc", "--limit", "5", "--decider", "dictator",
+                 "--base-url", sim.base_url, "--output-path", "out", "--cache", "off", "--no-progress",
+                 cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     records = list(read_records(tmp_path / "out"))
     assert len(records) == 5
@@ -198,11 +166,9 @@ def test_plugins_shows_each_plugins_description(tmp_path):
         assert summary and rows[entry_point]["description"] == summary
     assert rows["madeval.builtins.voting"]["description"] == (
         "Voting deciders (Voting or Consensus?, Section 3.2 and Appendix C; prompts from the MALLM "
-        "paper, Figures 26-29)."
-    )
+        "paper, Figures 26-29).")
     assert rows["madeval.builtins.counting"]["description"] == (
-        "Solution counting: the most frequent extracted answer, with no LLM call."
-    )
+        "Solution counting: the most frequent extracted answer, with no LLM call.")
 
 
 def test_third_party_plugin_allow_list(installed_plugin):
@@ -231,9 +197,8 @@ def site_with_plugin(site, name: str, version: str, source: str):
 @pytest.fixture(scope="module")
 def broken_plugin(tmp_path_factory):
     """A site folder with an installed plugin whose module imports a package that is not there."""
-    return site_with_plugin(
-        tmp_path_factory.mktemp("broken-site"), "broken", "0.3", "import a_dependency_that_is_not_installed\n"
-    )
+    return site_with_plugin(tmp_path_factory.mktemp("broken-site"), "broken", "0.3",
+                            "import a_dependency_that_is_not_installed\n")
 
 
 def listed_as_failed(site, name: str, version: str, warning: str) -> dict:
@@ -250,13 +215,9 @@ def listed_as_failed(site, name: str, version: str, warning: str) -> dict:
 
 
 def test_broken_plugin_is_one_warning_and_listed_as_failed(broken_plugin):
-    rows = listed_as_failed(
-        broken_plugin,
-        "broken",
-        "0.3",
-        "madeval: warning: plugin 'broken' (madeval-broken) failed to load and is skipped: "
-        "ModuleNotFoundError: No module named 'a_dependency_that_is_not_installed'",
-    )
+    rows = listed_as_failed(broken_plugin, "broken", "0.3",
+                            "madeval: warning: plugin 'broken' (madeval-broken) failed to load and is skipped: "
+                            "ModuleNotFoundError: No module named 'a_dependency_that_is_not_installed'")
     assert "a_dependency_that_is_not_installed" in rows["broken"]["error"]
     # Other commands go on without it, with the same one-line warning.
     tasks = cli(broken_plugin, "tasks")
@@ -268,24 +229,17 @@ def test_broken_plugin_is_one_warning_and_listed_as_failed(broken_plugin):
 def failing_hook_plugin(tmp_path_factory):
     """An installed plugin that registers a persona, then raises in its register_deciders hook."""
     return site_with_plugin(
-        tmp_path_factory.mktemp("failing-site"),
-        "failing",
-        "1.2",
+        tmp_path_factory.mktemp("failing-site"), "failing", "1.2",
         "from madeval import hookimpl\n"
         "from madeval.builtins.personas import NoPersona\n\n"
         "@hookimpl\ndef register_personas(register):\n    register('half_registered', NoPersona)\n\n"
-        "@hookimpl\ndef register_deciders(register):\n    raise RuntimeError('no deciders today')\n",
-    )
+        "@hookimpl\ndef register_deciders(register):\n    raise RuntimeError('no deciders today')\n")
 
 
 def test_plugin_whose_register_hook_raises_is_one_warning_and_leaves_nothing_behind(failing_hook_plugin):
-    rows = listed_as_failed(
-        failing_hook_plugin,
-        "failing",
-        "1.2",
-        "madeval: warning: plugin 'failing' (madeval-failing) failed in register_deciders and "
-        "is skipped: RuntimeError: no deciders today",
-    )
+    rows = listed_as_failed(failing_hook_plugin, "failing", "1.2",
+                            "madeval: warning: plugin 'failing' (madeval-failing) failed in register_deciders and "
+                            "is skipped: RuntimeError: no deciders today")
     assert not any("half_registered" in str(p["components"]) for p in rows.values())
     run = cli(failing_hook_plugin, "--tasks", "arith_mc", "--persona", "half_registered")
     assert run.returncode == 2 and "unknown persona 'half_registered'" in run.stderr

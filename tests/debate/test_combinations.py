@@ -33,24 +33,12 @@ def test_every_combination_runs_and_decides_when_agents_agree(generated_tasks, t
     for config, reason in refused:  # each refusal is a one-line reason naming the clash
         assert "\n" not in reason
         simultaneous = config.paradigm in ("collective_refinement", "collective_improvement")
-        assert (
-            (simultaneous and config.decider in CONSENSUS)
-            or (config.responder == "reasoning" and config.decider == "counting")
-            or (
-                config.paradigm == "collective_improvement"
-                and (config.decider not in VOTING or config.responder == "reasoning")
-            )
-        )
+        assert (simultaneous and config.decider in CONSENSUS) or (
+            config.responder == "reasoning" and config.decider == "counting") or (
+            config.paradigm == "collective_improvement" and (config.decider not in VOTING or config.responder == "reasoning"))
     with simulate(tasks=generated_tasks.values(), accuracy=0.6, conformity=1.0) as sim:
-        settings = RunSettings(
-            tasks=["arith_mc"],
-            configurations=valid,
-            limit=2,
-            base_url=sim.base_url,
-            output_path=str(tmp_path / "sweep"),
-            cache="off",
-            transport="direct",
-        )
+        settings = RunSettings(tasks=["arith_mc"], configurations=valid, limit=2, base_url=sim.base_url,
+                               output_path=str(tmp_path / "sweep"), cache="off", transport="direct")
         result, _ = run_quietly(settings)
     assert result.outcome.failed == 0 and result.outcome.finished == 1620
     assert len(result.rows) == 810
@@ -72,28 +60,16 @@ NONSENSE = [  # (configuration, the phrase its one-line refusal must contain)
     (DebateConfig(agents=3, neutral_agents=3, decider="counting"), "all 3 agents are neutral"),
     (DebateConfig(agents=3, neutral_agents=5, decider="counting"), "all 3 agents are neutral"),
     # the single-model baseline with memory and voting, and its other misuses
-    (
-        DebateConfig(**{**baseline_cot(), "paradigm": "memory", "decider": "simple_voting"}),
-        "responder 'cot' is a single-model baseline",
-    ),
-    (
-        DebateConfig(**{**COT, "agents": 1, "decider": "simple_voting", "decider_args": {"vote_after_turns": 1}}),
-        "decider 'simple_voting' decides between several agents",
-    ),
+    (DebateConfig(**{**baseline_cot(), "paradigm": "memory", "decider": "simple_voting"}),
+     "responder 'cot' is a single-model baseline"),
+    (DebateConfig(**{**COT, "agents": 1, "decider": "simple_voting", "decider_args": {"vote_after_turns": 1}}),
+     "decider 'simple_voting' decides between several agents"),
     (DebateConfig(**{**COT, "agents": 5, "max_turns": 3}), "use max_turns 1, not 3"),
-    (
-        DebateConfig(
-            **{**COT, "responder": "direct", "paradigm": "collective_improvement", "decider": "simple_voting"}
-        ),
-        "not 'collective_improvement'",
-    ),
+    (DebateConfig(**{**COT, "responder": "direct", "paradigm": "collective_improvement", "decider": "simple_voting"}),
+     "not 'collective_improvement'"),
     (DebateConfig(**{**COT, "neutral_agents": 1}), "no discussion for neutral agents"),
-    (
-        DebateConfig(
-            paradigm="collective_refinement", decider="counting", paradigm_args={"visible_turns_in_memory": 0}
-        ),
-        "visible_turns_in_memory 0",
-    ),
+    (DebateConfig(paradigm="collective_refinement", decider="counting", paradigm_args={"visible_turns_in_memory": 0}),
+     "visible_turns_in_memory 0"),
     (DebateConfig(paradigm="collective_improvement", decider="counting"), "voting deciders only"),
 ]
 
@@ -108,15 +84,12 @@ def test_nonsense_combination_fails_at_start_with_one_line(config, phrase):
 
 def test_edge_combinations_that_make_sense_are_accepted():
     configs = [
-        DebateConfig(**baseline_cot()),
-        DebateConfig(**baseline_direct()),
-        DebateConfig(**self_consistency()),
+        DebateConfig(**baseline_cot()), DebateConfig(**baseline_direct()), DebateConfig(**self_consistency()),
         DebateConfig(**{**COT, "agents": 3, "decider": "judge", "decider_args": {"after_turns": 1}}),
         DebateConfig(agents=1, decider="counting"),  # one agent refining its own answer
         DebateConfig(agents=2, decider="simple_voting"),
         DebateConfig(agents=3, neutral_agents=1, decider="majority_consensus"),
-        DebateConfig(paradigm="relay", agents=3),
-        DebateConfig(paradigm="report", agents=2),
+        DebateConfig(paradigm="relay", agents=3), DebateConfig(paradigm="report", agents=2),
         DebateConfig(paradigm="debate", agents=3),
         DebateConfig(paradigm="collective_improvement", decider="cumulative_voting"),
     ]
@@ -128,15 +101,8 @@ def test_turns_consensus_vs_voting(generated_tasks, tmp_path):
     """With conforming agents, consensus stops sooner than voting (001 reports 1.42 vs 3.38 rounds)."""
     configs = [DebateConfig(decider=d, max_turns=5) for d in CONSENSUS[:3] + VOTING[:4]]
     with simulate(tasks=generated_tasks.values(), accuracy=0.6, conformity=0.8) as sim:
-        settings = RunSettings(
-            tasks=["arith_mc"],
-            configurations=configs,
-            limit=30,
-            base_url=sim.base_url,
-            output_path=str(tmp_path / "turns"),
-            cache="off",
-            transport="direct",
-        )
+        settings = RunSettings(tasks=["arith_mc"], configurations=configs, limit=30, base_url=sim.base_url,
+                               output_path=str(tmp_path / "turns"), cache="off", transport="direct")
         result, _ = run_quietly(settings)
     turns = {r["config"]: r["mean_turns"] for r in result.rows}
     by_decider = {c.decider: turns[c.config_id()] for c in configs}
@@ -150,14 +116,8 @@ def test_turns_consensus_vs_voting(generated_tasks, tmp_path):
 @pytest.mark.parametrize("decider", ["simple_voting", "unanimity_consensus"])
 def test_conformity_zero_agents_disagree_and_that_is_recorded(generated_tasks, tmp_path, decider):
     with simulate(tasks=generated_tasks.values(), accuracy=0.3, conformity=0.0) as sim:
-        settings = RunSettings(
-            tasks=["arith_mc"],
-            configurations=[DebateConfig(decider=decider, max_turns=4)],
-            limit=20,
-            base_url=sim.base_url,
-            output_path=str(tmp_path / "x"),
-            cache="off",
-        )
+        settings = RunSettings(tasks=["arith_mc"], configurations=[DebateConfig(decider=decider, max_turns=4)],
+                               limit=20, base_url=sim.base_url, output_path=str(tmp_path / "x"), cache="off")
         result, _ = run_quietly(settings)
     row = result.rows[0]
     assert 0 < row["decision_success_rate"] < 1  # some debates hit max_turns: recorded, not raised

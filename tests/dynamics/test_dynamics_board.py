@@ -105,12 +105,9 @@ def test_metrics_without_dynamics_say_why(tmp_path):
     board = build_leaderboard(write_run(tmp_path / "run", {"c": "c"}, records))
     assert only(board, metric="f1") == {"config": "c", "label": "c", "task": "t", "metric": "f1", "items": 2,
                                         "reason": NOT_BINARY}
-    assert (
-        only(board, metric="answer_entropy")["reason"]
-        == "metric answer_entropy scores the whole debate, not one answer"
-    )
+    assert only(board, metric="answer_entropy")["reason"] == "metric answer_entropy scores the whole debate, not one answer"
     assert only(board, metric="accuracy")["first_turn_vote"] == 1.0
-    text = tmp_path / "run" / "leaderboard.md"
+    text = (tmp_path / "run" / "leaderboard.md")
     write_outputs(board, tmp_path / "run")
     assert f"No dynamics for t, f1 (c): {NOT_BINARY}." in text.read_text()
 
@@ -122,9 +119,8 @@ def test_records_without_transcripts_have_no_dynamics(tmp_path):
     board = build_leaderboard(write_run(tmp_path / "run", {"debate": "debate"}, records))
     assert only(board, metric="accuracy")["reason"] == NO_TRANSCRIPTS
     # nothing to explain: the section is its title and why
-    assert dynamics_markdown(board["dynamics"]) == (
-        f"Did the debate beat its first-turn vote?\n\nNo dynamics for t, accuracy (debate): {NO_TRANSCRIPTS}.\n"
-    )
+    assert dynamics_markdown(board["dynamics"]) == (f"Did the debate beat its first-turn vote?\n\n"
+                                                    f"No dynamics for t, accuracy (debate): {NO_TRANSCRIPTS}.\n")
 
 
 def test_a_merged_board_has_the_dynamics_of_each_run(tmp_path):
@@ -150,12 +146,10 @@ def test_the_section_is_shown_in_markdown_and_html_with_labels_as_text(tmp_path)
     assert "| 0.750 / 0.500 / 0.750 | 25.0% → 50.0% | 2 | 1 | 50.0% | 25.0% | 25.0% | 4 |" in line
     page = (folder / "leaderboard.html").read_text()
     assert "<h2>Did the debate beat its first-turn vote?</h2>" in page
-    assert (
-        "<li>&lt;b&gt;debate&lt;/b&gt; | x on t (accuracy, 4 items): first-turn vote 0.750 → final 0.750 "
-        "(+0.000, McNemar p=1, MDE –); vote by turn 0.750 / 0.500 / 0.750; unanimous 25.0% → 50.0%; "
-        "agents right→wrong 2, wrong→right 1; drift 50.0%, recovered 25.0%; oracle gap 25.0%; "
-        "4 unparsed answers.</li>"
-    ) in page
+    assert ("<li>&lt;b&gt;debate&lt;/b&gt; | x on t (accuracy, 4 items): first-turn vote 0.750 → final 0.750 "
+            "(+0.000, McNemar p=1, MDE –); vote by turn 0.750 / 0.500 / 0.750; unanimous 25.0% → 50.0%; "
+            "agents right→wrong 2, wrong→right 1; drift 50.0%, recovered 25.0%; oracle gap 25.0%; "
+            "4 unparsed answers.</li>") in page
     assert "<b>debate</b>" not in page
     stored = json.loads((folder / "leaderboard.json").read_text())
     assert stored["dynamics"] == json.loads(json.dumps(board["dynamics"]))

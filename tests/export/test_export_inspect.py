@@ -70,12 +70,8 @@ def test_every_debate_is_one_sample_with_every_message(exported, generated_tasks
         names = {a["index"]: a["persona"]["name"] for a in transcript["agents"]}
         for shown, message in zip(said, transcript["messages"]):
             assert shown.role == "assistant"
-            assert (
-                shown.metadata["agent"],
-                shown.metadata["turn"],
-                shown.metadata["persona"],
-                shown.metadata["answer"],
-            ) == (message["agent"], message["turn"], names[message["agent"]], message["answer"])
+            assert (shown.metadata["agent"], shown.metadata["turn"], shown.metadata["persona"], shown.metadata["answer"]) \
+                == (message["agent"], message["turn"], names[message["agent"]], message["answer"])
             if message["text"] != HOSTILE:  # checked in the next test
                 assert shown.text == message["text"]
         score = sample.scores["accuracy"]
@@ -91,18 +87,10 @@ def test_the_hand_made_debates_keep_their_figures_and_their_text(exported):
     dynamics = lost.metadata["dynamics"]
     assert dynamics["votes"] == ["B", "A"] and dynamics["vote_right"] == [True, False]
     assert (dynamics["first_turn_vote_right"], dynamics["final_right"], dynamics["drift"]) == (True, False, True)
-    assert dynamics["transitions"] == {
-        "correct_to_correct": 0,
-        "correct_to_wrong": 2,
-        "wrong_to_correct": 0,
-        "wrong_to_wrong": 1,
-    }
+    assert dynamics["transitions"] == {"correct_to_correct": 0, "correct_to_wrong": 2, "wrong_to_correct": 0,
+                                       "wrong_to_wrong": 1}
     hostile = next(s for s in log.samples if s.metadata["configuration"] == HOSTILE_LABEL)
-    assert (
-        hostile.metadata["item"] == HOSTILE.replace("\ud800", "\ufffd")
-        and "<" not in hostile.id
-        and "\x00" not in hostile.id
-    )
+    assert hostile.metadata["item"] == HOSTILE.replace("\ud800", "\ufffd") and "<" not in hostile.id and "\x00" not in hostile.id
     text = hostile.messages[1].text
     assert text == HOSTILE.replace("\ud800", "\ufffd")  # a lone surrogate cannot be stored as UTF-8
     assert hostile.messages[1].metadata["answer"] is None and hostile.metadata["dynamics"]["unparsed"] == 1
@@ -120,16 +108,10 @@ def test_the_log_s_results_are_the_leaderboard_s_scores(exported):
 
 def test_bad_input_is_one_line_and_status_2_with_nothing_written(exported, tmp_path):
     folder, _, _ = exported
-    for arguments, said in [
-        ([str(tmp_path / "none"), "--output", str(tmp_path / "x.eval")], "not a madeval run folder"),
-        ([str(folder), "--output", str(tmp_path / "x.txt")], "a .eval or .json file"),
-    ]:
-        done = subprocess.run(
-            [sys.executable, "-m", "madeval", "export", *arguments, "--format", "inspect"],
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
+    for arguments, said in [([str(tmp_path / "none"), "--output", str(tmp_path / "x.eval")], "not a madeval run folder"),
+                            ([str(folder), "--output", str(tmp_path / "x.txt")], "a .eval or .json file")]:
+        done = subprocess.run([sys.executable, "-m", "madeval", "export", *arguments, "--format", "inspect"],
+                              capture_output=True, text=True, timeout=120)
         assert done.returncode == 2 and said in done.stderr and done.stderr.count("\n") == 1, done.stderr
     assert list(tmp_path.iterdir()) == []
 
@@ -142,17 +124,11 @@ def test_a_record_of_another_shape_is_left_out_and_named(exported, tmp_path):
     folder, _, _ = exported
     copy = tmp_path / "run"
     shutil.copytree(folder, copy, ignore=shutil.ignore_patterns("run.lock"))
-    odd = {
-        **LOST,
-        "unit": {**LOST["unit"], "key": "odd", "item": "odd-item"},
-        "transcript": {"messages": ["not a message"]},
-    }
+    odd = {**LOST, "unit": {**LOST["unit"], "key": "odd", "item": "odd-item"}, "transcript": {"messages": ["not a message"]}}
     with open(copy / "records.jsonl", "ab") as handle:
         handle.write(encode_line(odd))
     done = export_inspect(copy, tmp_path / "odd.eval")
-    assert done["samples"] == 2 * 2 * 4 + 2 and done["notes"] == [
-        "1 record with a transcript of another shape left out (odd)"
-    ]
+    assert done["samples"] == 2 * 2 * 4 + 2 and done["notes"] == ["1 record with a transcript of another shape left out (odd)"]
     assert len(read_eval_log(str(tmp_path / "odd.eval")).samples) == done["samples"]
 
 
@@ -165,18 +141,12 @@ def test_the_export_and_the_viewer_say_the_same_of_what_they_left_out(exported, 
     folder, _, _ = exported
     copy = tmp_path / "run"
     shutil.copytree(folder, copy, ignore=shutil.ignore_patterns("run.lock"))
-    lines = b"".join(
-        encode_line(
-            {**LOST, "unit": {**LOST["unit"], "key": f"odd{n}", "item": f"odd-{n}"}, "transcript": {"messages": [n]}}
-        )
-        for n in range(4)
-    )
+    lines = b"".join(encode_line({**LOST, "unit": {**LOST["unit"], "key": f"odd{n}", "item": f"odd-{n}"},
+                                  "transcript": {"messages": [n]}}) for n in range(4))
     with open(copy / "records.jsonl", "ab") as handle:
         handle.write(lines + b"{not json\n")
-    said = [
-        "records left out: 1 broken line skipped (records.jsonl:%d)" % (2 * 2 * 4 + 2 + 4 + 1),
-        "4 records with a transcript of another shape left out (odd0, odd1, odd2, ...)",
-    ]
+    said = ["records left out: 1 broken line skipped (records.jsonl:%d)" % (2 * 2 * 4 + 2 + 4 + 1),
+            "4 records with a transcript of another shape left out (odd0, odd1, odd2, ...)"]
     assert export_inspect(copy, tmp_path / "odd.eval")["notes"] == said
     assert write_viewer(copy, tmp_path / "odd.html")["notes"] == said
 
@@ -198,10 +168,8 @@ def usage_by_hand(record) -> dict[str, tuple[int, int, int, int | None]]:
 
 
 def shown_usage(sample) -> dict[str, tuple]:
-    return {
-        model: (u.input_tokens, u.output_tokens, u.total_tokens, u.input_tokens_cache_read)
-        for model, u in sample.model_usage.items()
-    }
+    return {model: (u.input_tokens, u.output_tokens, u.total_tokens, u.input_tokens_cache_read)
+            for model, u in sample.model_usage.items()}
 
 
 def test_each_sample_s_model_usage_is_its_calls_tokens(exported, tmp_path):
@@ -220,9 +188,8 @@ def test_each_sample_s_model_usage_is_its_calls_tokens(exported, tmp_path):
     assert len(with_calls) == 2 * 2 * 4  # the hand-made debates recorded no calls
     for sample in samples:
         assert shown_usage(sample) == usage_by_hand(records[(sample.id, sample.epoch)])
-    assert all(
-        u.input_tokens > 0 and u.input_tokens_cache_read is None for s in with_calls for u in s.model_usage.values()
-    )
+    assert all(u.input_tokens > 0 and u.input_tokens_cache_read is None
+               for s in with_calls for u in s.model_usage.values())
 
     copy = tmp_path / "run"
     shutil.copytree(folder, copy, ignore=shutil.ignore_patterns("run.lock"))
@@ -242,11 +209,7 @@ def test_each_sample_s_model_usage_is_its_calls_tokens(exported, tmp_path):
     for record in told:
         for model, row in usage_by_hand(record).items():
             old = total.get(model, (0, 0, 0, None))
-            total[model] = (
-                *(a + b for a, b in zip(old[:3], row[:3])),
-                None if old[3] is None and row[3] is None else (old[3] or 0) + (row[3] or 0),
-            )
-    assert {
-        m: (u.input_tokens, u.output_tokens, u.total_tokens, u.input_tokens_cache_read)
-        for m, u in log.stats.model_usage.items()
-    } == total
+            total[model] = (*(a + b for a, b in zip(old[:3], row[:3])),
+                            None if old[3] is None and row[3] is None else (old[3] or 0) + (row[3] or 0))
+    assert {m: (u.input_tokens, u.output_tokens, u.total_tokens, u.input_tokens_cache_read)
+            for m, u in log.stats.model_usage.items()} == total

@@ -156,24 +156,14 @@ def test_a_sentence_opening_with_a_lower_case_label_starts_with_a_capital_and_qu
            "delta_ci_high": 0.2, "p_adjusted": 0.0021, "significant": True, "items": 30, "mde": None, "top_two": False}
     assert sentence(won, "holm") == "Baseline_direct beats debate by 0.122 (95% CI 0.044 to 0.200, p=0.0021 after Holm)."
     assert sentence({**won, "delta": -0.122, "delta_ci_low": -0.2, "delta_ci_high": -0.044}, "holm").startswith(
-        "Debate beats baseline_direct by 0.122"
-    )
+        "Debate beats baseline_direct by 0.122")
     apart = {**won, "delta": 0.3, "significant": False, "p_adjusted": 0.06, "mde": 0.25}
-    assert sentence(apart, "none") == (
-        "Baseline_direct and debate differ by 0.300, but not significantly "
-        "(baseline_direct − debate = +0.300, p=0.06 uncorrected); 30 items usually "
-        "see differences of 0.250 or more."
-    )
+    assert sentence(apart, "none") == ("Baseline_direct and debate differ by 0.300, but not significantly "
+                                       "(baseline_direct − debate = +0.300, p=0.06 uncorrected); 30 items usually "
+                                       "see differences of 0.250 or more.")
     assert sentence({**apart, "top_two": True}, "none").startswith("Best against runner-up: baseline_direct and debate")
-    for label, opens in [
-        ("3 agents", "3 agents beats"),
-        ('"fast" run', '"fast" run beats'),
-        ("<b>x</b>", "<b>x</b> beats"),
-        ("ßig", "ßig beats"),
-        ("élan", "Élan beats"),
-        ("Already", "Already beats"),
-        ("日本", "日本 beats"),
-    ]:
+    for label, opens in [("3 agents", "3 agents beats"), ('"fast" run', '"fast" run beats'), ("<b>x</b>", "<b>x</b> beats"),
+                         ("ßig", "ßig beats"), ("élan", "Élan beats"), ("Already", "Already beats"), ("日本", "日本 beats")]:
         assert sentence({**won, "label_a": label}, "holm").startswith(opens), label
     assert capitalised("ǆemal") == "ǅemal" and capitalised("") == "" and capitalised("x") == "X"
 
@@ -211,21 +201,12 @@ def test_compare_all_keeps_the_vs_ref_column(sweep):
 def test_a_merged_board_has_its_own_title_and_a_charts_command_that_works(sweep, generated_tasks, tmp_path):
     first, _ = sweep
     with simulate(tasks=generated_tasks.values(), accuracy=0.7) as sim:
-        other = {
-            **SWEEP,
-            "name": "another sweep",
-            "runs": [{"agents": 2, "decider": "counting", "name": "pair"}],
-            "base_url": sim.base_url,
-            "output_path": str(tmp_path / "second run"),
-        }
+        other = {**SWEEP, "name": "another sweep", "runs": [{"agents": 2, "decider": "counting", "name": "pair"}],
+                 "base_url": sim.base_url, "output_path": str(tmp_path / "second run")}
         second, _ = run_quietly(build_settings(other))
     out = tmp_path / "merged board"
-    done = subprocess.run(
-        [sys.executable, "-m", "madeval", "leaderboard", "show", str(first.folder), str(second.folder), "-o", str(out)],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    done = subprocess.run([sys.executable, "-m", "madeval", "leaderboard", "show", str(first.folder),
+                           str(second.folder), "-o", str(out)], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     board = json.loads((out / "leaderboard.json").read_text())
     assert board["title"] == f"madeval leaderboard: {first.folder.name} + {second.folder.name}"
@@ -234,9 +215,8 @@ def test_a_merged_board_has_its_own_title_and_a_charts_command_that_works(sweep,
 
     hint = html.unescape(page.split("No charts drawn: <code>")[1].split("</code>")[0])
     assert hint.startswith("madeval leaderboard show ") and "," not in hint
-    pasted = subprocess.run(
-        [sys.executable, "-m", "madeval", *shlex.split(hint)[1:]], capture_output=True, text=True, timeout=300
-    )
+    pasted = subprocess.run([sys.executable, "-m", "madeval", *shlex.split(hint)[1:]], capture_output=True, text=True,
+                            timeout=300)
     assert pasted.returncode == 0, pasted.stderr
     assert (out / "charts" / "score.png").stat().st_size > 10_000
 
@@ -248,9 +228,5 @@ def test_a_single_run_s_charts_command_names_its_folder_and_where_the_page_is(sw
     page = (tmp_path / "a copy" / "leaderboard.html").read_text()
     import html
 
-    assert (
-        html.escape(
-            f"madeval leaderboard show {shlex.quote(str(folder))} -o {shlex.quote(str(tmp_path / 'a copy'))} --charts"
-        )
-        in page
-    )
+    assert html.escape(f"madeval leaderboard show {shlex.quote(str(folder))} -o "
+                       f"{shlex.quote(str(tmp_path / 'a copy'))} --charts") in page

@@ -156,27 +156,12 @@ def test_lean_load_keeps_tokens_per_model(tmp_path):
 
 def test_leaderboard_show_prices_option(tmp_path, prices):
     folder = write_run(tmp_path / "run", RECORDS, CONFIGS)
-    shown = subprocess.run(
-        [sys.executable, "-m", "madeval", "leaderboard", "show", str(folder), "--prices", str(prices)],
-        capture_output=True,
-        text=True,
-    )
+    shown = subprocess.run([sys.executable, "-m", "madeval", "leaderboard", "show", str(folder), "--prices", str(prices)],
+                           capture_output=True, text=True)
     assert shown.returncode == 0, shown.stderr
     assert "$4.30" in shown.stdout
-    bad = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "madeval",
-            "leaderboard",
-            "show",
-            str(folder),
-            "--prices",
-            str(tmp_path / "missing.yaml"),
-        ],
-        capture_output=True,
-        text=True,
-    )
+    bad = subprocess.run([sys.executable, "-m", "madeval", "leaderboard", "show", str(folder), "--prices",
+                          str(tmp_path / "missing.yaml")], capture_output=True, text=True)
     assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1 and "missing.yaml" in bad.stderr
 
 
@@ -184,28 +169,10 @@ def test_an_lm_eval_import_reads_not_recorded_on_a_priced_board(tmp_path, prices
     """The importer's configuration is marked imported: a real import's board says "not recorded"."""
     from pathlib import Path
 
-    samples = next(
-        (Path(__file__).parents[1] / "importers" / "fixtures" / "lmeval" / "sim-acc80").glob("samples_gsm8k_*.jsonl.gz")
-    )
+    samples = next((Path(__file__).parents[1] / "importers" / "fixtures" / "lmeval" / "sim-acc80").glob("samples_gsm8k_*.jsonl.gz"))
     folder = tmp_path / "imported"
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "madeval",
-            "import",
-            "lm-eval",
-            str(samples),
-            "--task",
-            "gsm8k",
-            "--filter",
-            "strict-match",
-            "--output-path",
-            str(folder),
-        ],
-        capture_output=True,
-        text=True,
-    )
+    done = subprocess.run([sys.executable, "-m", "madeval", "import", "lm-eval", str(samples), "--task", "gsm8k",
+                           "--filter", "strict-match", "--output-path", str(folder)], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     board = build_leaderboard(folder, LeaderboardOptions(prices=str(prices)))
     (row,) = board["rows"]
@@ -235,18 +202,8 @@ def test_run_with_a_bad_price_file_stops_before_any_debate(tmp_path, capsys):
     bad = tmp_path / "prices.yaml"
     bad.write_text("m: {input: 1}\n")
     with pytest.raises(SystemExit) as done:
-        main(
-            [
-                "--tasks",
-                "arith_mc",
-                "--prices",
-                str(bad),
-                "-o",
-                str(tmp_path / "out"),
-                "--base-url",
-                "http://127.0.0.1:9/v1",
-            ]
-        )
+        main(["--tasks", "arith_mc", "--prices", str(bad), "-o", str(tmp_path / "out"),
+              "--base-url", "http://127.0.0.1:9/v1"])
     err = capsys.readouterr().err
     assert done.value.code == 2 and len(err.strip().splitlines()) == 1 and "has no output price" in err
     assert not (tmp_path / "out").exists()

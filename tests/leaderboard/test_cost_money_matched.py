@@ -43,30 +43,15 @@ def runs(generated_tasks, tmp_path_factory):
                  "runs": [{"agents": 3, "max_turns": 3, "paradigm": "memory", "decider": "simple_voting",
                            "name": "debate"}, {"preset": "baseline_cot"}]}
         debate, _ = run_quietly(build_settings(first))
-        model = json.loads((debate.folder / "records.jsonl").read_text().splitlines()[0])["transcript"]["calls"][0][
-            "model"
-        ]
+        model = json.loads((debate.folder / "records.jsonl").read_text().splitlines()[0])["transcript"]["calls"][0]["model"]
         prices = root / "prices.yaml"
         prices.write_text(f"{json.dumps(model)}: {{input: {IN}, output: {OUT}}}\n")
-        second = {
-            **common,
-            "output_path": str(root / "matched"),
-            "base_url": sim.base_url,
-            "prices": str(prices),
-            "runs": [
-                {
-                    "preset": "self_consistency_matched",
-                    "preset_args": {
-                        "run": str(debate.folder),
-                        "match": "debate",
-                        "budget": "cost",
-                        "prices": str(prices),
-                    },
-                },
-                {"preset": "baseline_cot"},
-            ],
-            "leaderboard": {"charts": True},
-        }
+        second = {**common, "output_path": str(root / "matched"), "base_url": sim.base_url, "prices": str(prices),
+                  "runs": [{"preset": "self_consistency_matched",
+                            "preset_args": {"run": str(debate.folder), "match": "debate", "budget": "cost",
+                                            "prices": str(prices)}},
+                           {"preset": "baseline_cot"}],
+                  "leaderboard": {"charts": True}}
         matched, _ = run_quietly(build_settings(second))
     return debate.folder, matched.folder
 
@@ -75,11 +60,8 @@ def test_matched_on_money_buys_the_debates_dollars(runs):
     debate, matched = runs
     target, _ = dollars_per_item(debate, "debate")
     cot, cot_calls = dollars_per_item(debate, "baseline_cot")
-    config = next(
-        c
-        for c in json.loads((matched / "run.json").read_text())["configurations"].values()
-        if c["preset"] == "self_consistency_matched"
-    )
+    config = next(c for c in json.loads((matched / "run.json").read_text())["configurations"].values()
+                  if c["preset"] == "self_consistency_matched")
     args = config["preset_args"]
     assert args["matched_cost_per_item"] == pytest.approx(target, rel=1e-9)
     assert args["cost_per_sample"] == pytest.approx(cot / cot_calls, rel=1e-9)
@@ -100,32 +82,19 @@ def test_run_prices_every_row_and_draws_the_front_against_money(runs):
     assert "dollars per item" in (matched / "charts" / "cost.svg").read_text()
 
 
-@pytest.mark.parametrize(
-    ("args", "message"),
-    [
-        ("budget=tokens", "budget is calls or cost"),
-        ("budget=cost", "budget=cost needs prices=FILE"),
-        ("prices=PRICES", "prices and sample go with budget=cost"),
-        ("budget=cost,prices=PRICES,sample=nope", "unknown reference configuration 'nope'"),
-    ],
-)
+@pytest.mark.parametrize(("args", "message"), [
+    ("budget=tokens", "budget is calls or cost"),
+    ("budget=cost", "budget=cost needs prices=FILE"),
+    ("prices=PRICES", "prices and sample go with budget=cost"),
+    ("budget=cost,prices=PRICES,sample=nope", "unknown reference configuration 'nope'"),
+])
 def test_matched_on_money_bad_input_is_one_line_and_status_2(runs, args, message, capsys, tmp_path):
     from madeval.cli.main import main
 
     debate, _ = runs
     given = f"run={debate},match=debate," + args.replace("PRICES", str(debate.parent / "prices.yaml"))
-    argv = [
-        "--tasks",
-        "arith_mc",
-        "--preset",
-        "self_consistency_matched",
-        "-o",
-        str(tmp_path / "out"),
-        "--base-url",
-        "http://127.0.0.1:9/v1",
-        "--preset-args",
-        given,
-    ]
+    argv = ["--tasks", "arith_mc", "--preset", "self_consistency_matched", "-o", str(tmp_path / "out"),
+            "--base-url", "http://127.0.0.1:9/v1", "--preset-args", given]
     with pytest.raises(SystemExit) as done:
         main(argv)
     err = capsys.readouterr().err

@@ -95,73 +95,28 @@ def test_a_pilots_provider_cached_prompt_tokens_are_priced_at_cached_input(tmp_p
     folder = tmp_path / "run"
     folder.mkdir()
     (folder / "run.json").write_text(json.dumps({"configurations": {"c": {"label": "c"}}, "tasks": {"t": {}}}))
-    calls = [
-        {"model": "m", "prompt_tokens": 900, "completion_tokens": 300, "cached": False, "cached_prompt_tokens": 400},
-        {"model": "m", "prompt_tokens": 1100, "completion_tokens": 100, "cached": False, "cached_prompt_tokens": 600},
-        {"model": "m", "prompt_tokens": 10, "completion_tokens": 10, "cached": False, "cached_prompt_tokens": None},
-    ]
-    record = {
-        "unit": {"key": "k1", "config": "c", "task": "t", "item": "1", "repeat": 0},
-        "metrics": {"acc": 1.0},
-        "decision_success": True,
-        "parse_failure": False,
-        "turns": 1,
-        "calls": 3,
-        "tokens": {"total": 2420},
-        "transcript": {"calls": calls},
-    }
+    calls = [{"model": "m", "prompt_tokens": 900, "completion_tokens": 300, "cached": False, "cached_prompt_tokens": 400},
+             {"model": "m", "prompt_tokens": 1100, "completion_tokens": 100, "cached": False, "cached_prompt_tokens": 600},
+             {"model": "m", "prompt_tokens": 10, "completion_tokens": 10, "cached": False, "cached_prompt_tokens": None}]
+    record = {"unit": {"key": "k1", "config": "c", "task": "t", "item": "1", "repeat": 0}, "metrics": {"acc": 1.0},
+              "decision_success": True, "parse_failure": False, "turns": 1, "calls": 3,
+              "tokens": {"total": 2420}, "transcript": {"calls": calls}}
     (folder / "records.jsonl").write_text(json.dumps(record) + "\n")
     shape = pilot_shape(folder)
     # 3 paid calls: 2,010 prompt tokens, 1,000 of them cached (the call that did not say counts none)
     assert (shape.prompt_tokens, shape.cached_prompt_tokens, shape.completion_tokens) == (670, 1000 / 3, 410 / 3)
     prices = tmp_path / "prices.yaml"
     prices.write_text("m: {input: 0.15, output: 0.60, cached_input: 0.05, batch_discount: 0.5}\n")
-    shown = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "madeval",
-            "sample-size",
-            "--items",
-            "1000",
-            "--configurations",
-            "2",
-            "--prices",
-            str(prices),
-            "--model",
-            "m",
-            "--cost-pilot",
-            str(folder),
-        ],
-        capture_output=True,
-        text=True,
-    )
+    shown = subprocess.run([sys.executable, "-m", "madeval", "sample-size", "--items", "1000", "--configurations", "2",
+                            "--prices", str(prices), "--model", "m", "--cost-pilot", str(folder)],
+                           capture_output=True, text=True)
     assert shown.returncode == 0, shown.stderr
     # 2 x 1,000 x 3 = 6,000 calls: 4.02 M prompt of which 2 M cached, 0.82 M completion:
     # 2.02 M x $0.15 + 2 M x $0.05 + 0.82 M x $0.60 = $0.303 + $0.10 + $0.492 = $0.895; half in batch
     assert "2.0 M of the prompt tokens from the provider's prompt cache (333 per call" in shown.stdout
     assert "$0.90 at list prices, $0.45 at batch prices" in shown.stdout
-    given = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "madeval",
-            "sample-size",
-            "--items",
-            "1000",
-            "--configurations",
-            "2",
-            "--prices",
-            str(prices),
-            "--model",
-            "m",
-            "--cost-pilot",
-            str(folder),
-            "--prompt-tokens",
-            "1000",
-        ],
-        capture_output=True,
-        text=True,
-    )
+    given = subprocess.run([sys.executable, "-m", "madeval", "sample-size", "--items", "1000", "--configurations", "2",
+                            "--prices", str(prices), "--model", "m", "--cost-pilot", str(folder),
+                            "--prompt-tokens", "1000"], capture_output=True, text=True)
     # prompt sizes given: nothing known of their caching, all at input: 6 M x $0.15 + 0.82 M x $0.60 = $1.392
     assert "$1.39 at list prices" in given.stdout and "prompt cache" not in given.stdout

@@ -72,9 +72,7 @@ def test_rows_average_repeats_within_items_and_compare_with_the_reference(protoc
     per_item = {}
     for r in records:
         if r["unit"]["task"] == "arith_mc":
-            per_item.setdefault(r["unit"]["config"], {}).setdefault(r["unit"]["item"], []).append(
-                r["metrics"]["accuracy"]
-            )
+            per_item.setdefault(r["unit"]["config"], {}).setdefault(r["unit"]["item"], []).append(r["metrics"]["accuracy"])
     means = {c: {i: sum(v) / len(v) for i, v in items.items()} for c, items in per_item.items()}
     family = [r for r in board["rows"] if r["task"] == "arith_mc"]
     p_values = {}
@@ -183,24 +181,14 @@ def test_a_one_task_chart_s_title_lies_inside_its_figure(protocols_run, chart):
 def test_a_tag_gets_a_macro_group_row_of_its_tasks(sim, tmp_path):
     from helpers import settings_for
 
-    settings = settings_for(
-        sim.base_url,
-        tmp_path,
-        tasks=["generated"],
-        limit=5,
-        cache="off",
-        paradigm="collective_refinement",
-        decider="counting",
-        max_turns=1,
-    )
+    settings = settings_for(sim.base_url, tmp_path, tasks=["generated"], limit=5, cache="off",
+                            paradigm="collective_refinement", decider="counting", max_turns=1)
     result, printed = run_quietly(settings)
     rows = {(r["scope"], r["task"]): r for r in result.rows}
     assert set(rows) == {("task", "arith_mc"), ("task", "arith_yesno"), ("group", "generated")}
     group = rows[("group", "generated")]
     assert group["items"] == 10 and group["aggregation"] == "macro" and group["aggregation_declared"] is False
-    assert (
-        abs(group["score"] - (rows[("task", "arith_mc")]["score"] + rows[("task", "arith_yesno")]["score"]) / 2) < 1e-12
-    )
+    assert abs(group["score"] - (rows[("task", "arith_mc")]["score"] + rows[("task", "arith_yesno")]["score"]) / 2) < 1e-12
     assert group["ci_method"].startswith("stratified t")
     assert "| generated (group, macro) |" in printed
 
@@ -210,35 +198,14 @@ def test_leaderboard_show_rewrites_outputs_and_rejects_an_unknown_reference(prot
     import sys
 
     folder = protocols_run[0].folder
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "madeval",
-            "leaderboard",
-            "show",
-            str(folder),
-            "--reference",
-            "unanimity_consensus",
-            "--compare",
-            "all",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    done = subprocess.run([sys.executable, "-m", "madeval", "leaderboard", "show", str(folder), "--reference",
+                           "unanimity_consensus", "--compare", "all"], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     assert "| unanimity_consensus | arith_mc | accuracy |" in done.stdout and "| ref |" in done.stdout
     assert "| task | metric | A | B |" in done.stdout  # the all-pairs table
-    bad = subprocess.run(
-        [sys.executable, "-m", "madeval", "leaderboard", "show", str(folder), "--reference", "nope"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert (
-        bad.returncode == 2 and bad.stderr.count("\n") == 1 and "unknown reference configuration 'nope'" in bad.stderr
-    )
+    bad = subprocess.run([sys.executable, "-m", "madeval", "leaderboard", "show", str(folder), "--reference", "nope"],
+                         capture_output=True, text=True, timeout=120)
+    assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "unknown reference configuration 'nope'" in bad.stderr
     with open(folder / "comparisons.csv") as handle:
         listed = list(csv.DictReader(handle))
     assert len(listed) == 2 * 10 * 9 // 2 and {c["test"] for c in listed} <= {"mcnemar", "permutation"}
@@ -249,26 +216,11 @@ def test_leaderboard_show_rewrites_outputs_and_rejects_an_unknown_reference(prot
 
 # --- group rows follow the group's declared aggregation ---------------------------------------
 
-
 def _record(config, task, item, score, repeat=0, llm_s=0.5, wall_s=2.0):
-    return {
-        "unit": {
-            "key": f"{config}/{task}/{item}/{repeat}",
-            "config": config,
-            "task": task,
-            "item": item,
-            "repeat": repeat,
-        },
-        "metrics": {"accuracy": score},
-        "parse_failure": False,
-        "decision_success": True,
-        "turns": 1,
-        "calls": 1,
-        "tokens": {"total": 10},
-        "wall_s": wall_s,
-        "llm_s": llm_s,
-        "oracle": False,
-    }
+    return {"unit": {"key": f"{config}/{task}/{item}/{repeat}", "config": config, "task": task, "item": item,
+                     "repeat": repeat},
+            "metrics": {"accuracy": score}, "parse_failure": False, "decision_success": True, "turns": 1,
+            "calls": 1, "tokens": {"total": 10}, "wall_s": wall_s, "llm_s": llm_s, "oracle": False}
 
 
 def _group_run(weight_by_size: bool | None):
@@ -277,12 +229,8 @@ def _group_run(weight_by_size: bool | None):
     from madeval.task.files import AggregateMetric
 
     scores = {"X": {"A": [1, 1], "B": [1, 0, 0, 0]}, "Y": {"A": [0, 0], "B": [0, 0, 0, 1]}}
-    records = [
-        _record(c, t, f"i{n}", float(v))
-        for c, tasks in scores.items()
-        for t, values in tasks.items()
-        for n, v in enumerate(values)
-    ]
+    records = [_record(c, t, f"i{n}", float(v)) for c, tasks in scores.items() for t, values in tasks.items()
+               for n, v in enumerate(values)]
     declared = {}
     if weight_by_size is not None:
         declared = {"g": {"accuracy": AggregateMetric("accuracy", "mean", weight_by_size)}}
@@ -350,21 +298,12 @@ def test_run_json_records_group_aggregation_and_the_board_reads_it(tmp_path):
     assert described["group_aggregation"]["knowledge"] == {"accuracy": {"aggregation": "mean", "weight_by_size": False}}
     assert "generated" in described["groups"] and "generated" not in described["group_aggregation"]
     recorded = {"bbh": {"accuracy": {"aggregation": "mean", "weight_by_size": False}}}
-    (tmp_path / "run.json").write_text(
-        json.dumps(
-            {
-                "configurations": {},
-                "tasks": {},
-                "groups": {"bbh": ["bbh_geometric_shapes"]},
-                "group_aggregation": recorded,
-            }
-        )
-    )
+    (tmp_path / "run.json").write_text(json.dumps(
+        {"configurations": {}, "tasks": {}, "groups": {"bbh": ["bbh_geometric_shapes"]}, "group_aggregation": recorded}))
     assert load_run(tmp_path).aggregations["bbh"]["accuracy"].weight_by_size is False
 
 
 # --- time: the debates' own LLM time, not the queue ------------------------------------------
-
 
 def test_call_latency_is_the_time_holding_a_slot_not_the_wait_for_it(monkeypatch):
     """Two calls share one slot; a fake clock moves 1 s per attempt (0.5 s for a failed one)."""
@@ -396,12 +335,8 @@ def test_call_latency_is_the_time_holding_a_slot_not_the_wait_for_it(monkeypatch
     async def main():
         endpoint = Endpoint("e", "http://127.0.0.1:9/v1", concurrency=1, transport="fake")
         client = LLMClient({"e": endpoint}, concurrency=1, retry=RetryPolicy(base_delay_s=0.0))
-        done = await asyncio.gather(
-            *(
-                client.complete("e", "m", [{"role": "user", "content": name}], {}, (name,))
-                for name in ("first", "second")
-            )
-        )
+        done = await asyncio.gather(*(client.complete("e", "m", [{"role": "user", "content": name}], {}, (name,))
+                                      for name in ("first", "second")))
         await client.aclose()
         return done
 
@@ -441,40 +376,15 @@ def test_turns_chart_splits_decided_and_undecided_debates(protocols_run):
 
 # --- score against agents and turns (seed 001, Figures 4 and 5), with rescored rows ------------
 
-
 def test_scaling_charts_plot_one_series_per_setting_and_rescored_series_by_source(sim, tmp_path):
     folder = tmp_path / "scaling"
-    options = {
-        "tasks": ["arith_mc"],
-        "limit": 3,
-        "repeats": 1,
-        "seed": 3,
-        "cache": "off",
-        "base_url": sim.base_url,
-        "output_path": str(folder),
-        "common": {"persona": "none", "paradigm": "memory", "decider": "counting"},
-        "grid": {"agents": [2, 3, 4], "max_turns": [1, 2, 3]},
-        "leaderboard": {"charts": True},
-    }
+    options = {"tasks": ["arith_mc"], "limit": 3, "repeats": 1, "seed": 3, "cache": "off", "base_url": sim.base_url,
+               "output_path": str(folder), "common": {"persona": "none", "paradigm": "memory", "decider": "counting"},
+               "grid": {"agents": [2, 3, 4], "max_turns": [1, 2, 3]}, "leaderboard": {"charts": True}}
     run_quietly(build_settings(options))
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "madeval",
-            "rescore",
-            str(folder),
-            "--decider",
-            "counting:after_turns=1",
-            "--base-url",
-            sim.base_url,
-            "--cache",
-            "off",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    done = subprocess.run([sys.executable, "-m", "madeval", "rescore", str(folder), "--decider",
+                           "counting:after_turns=1", "--base-url", sim.base_url, "--cache", "off"],
+                          capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     board = build_leaderboard(folder)
     rows = chart_rows(board)

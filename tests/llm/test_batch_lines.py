@@ -117,16 +117,8 @@ def test_the_file_exchange_reads_only_the_lines_it_sent_and_says_so_once(tmp_pat
 
     async def main():
         name = await exchange.upload(b"three request lines\n" * 3, ["a", "b", "c"])
-        (tmp_path / f"{name}.output.jsonl").write_bytes(
-            b"\n".join(
-                [
-                    line("a", chat("first")),
-                    line("zzz", chat("stranger")),
-                    line("a", chat("again")),
-                    line("b", chat("bee")),
-                ]
-            )
-        )
+        (tmp_path / f"{name}.output.jsonl").write_bytes(b"\n".join(
+            [line("a", chat("first")), line("zzz", chat("stranger")), line("a", chat("again")), line("b", chat("bee"))]))
         started = asyncio.get_running_loop().time()
         outcomes = await exchange.collect(name)
         return outcomes, asyncio.get_running_loop().time() - started
@@ -146,8 +138,7 @@ def test_a_concurrency_below_a_batch_is_named_in_the_warning():
     assert concurrency_note(None, None, {"max_lines": 100}) is None
     assert concurrency_note(8, None, {}).startswith("--concurrency 8 caps each batch at 8 lines")
     assert concurrency_note(None, {"default": 300, "b": 20}, {"max_lines": 1000}).startswith(
-        "--endpoint-concurrency 20 caps each batch at 20 lines"
-    )
+        "--endpoint-concurrency 20 caps each batch at 20 lines")
     assert concurrency_note(30, 10, {}).startswith("--endpoint-concurrency 10 caps")
     assert concurrency_note(200, None, {"max_lines": 100}) is None
 
@@ -162,17 +153,13 @@ def test_a_file_is_read_line_by_line_with_each_line_bounded(tmp_path):
 
     huge = b"x" * (3 << 20)
     path = tmp_path / "output.jsonl"
-    path.write_bytes(
-        b"\n".join(
-            [
-                line("a", chat("Final Solution: A")),
-                b'{"id": "r", "custom_id": "big", "response": {"status_code": 200, "body": "' + huge + b'"}}',
-                b'{"id": "r", "response": {"status_code": 200, "body": "' + huge + b'"}, "custom_id": "late"}',
-                b"\x00\x1b[2J" + b"[" * 100_000,
-                line("b", chat("Final Solution: B")),
-            ]
-        )
-    )
+    path.write_bytes(b"\n".join([
+        line("a", chat("Final Solution: A")),
+        b'{"id": "r", "custom_id": "big", "response": {"status_code": 200, "body": "' + huge + b'"}}',
+        b'{"id": "r", "response": {"status_code": 200, "body": "' + huge + b'"}, "custom_id": "late"}',
+        b"\x00\x1b[2J" + b"[" * 100_000,
+        line("b", chat("Final Solution: B")),
+    ]))
     pieces = list(file_lines(path, 1 << 20))
     assert len(pieces) == 5 and max(map(len, pieces)) <= (1 << 20) + 1
     assert [isinstance(piece, CutLine) for piece in pieces] == [False, True, True, False, False]

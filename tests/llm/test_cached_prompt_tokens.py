@@ -117,9 +117,8 @@ def test_batch_output_lines_report_the_prefix_cache_too():
             asyncio.run(asyncio.sleep(0.01))
         out = [json.loads(x) for x in client.files.content(batch.output_file_id).text.splitlines()]
     usage = {entry["custom_id"]: entry["response"]["body"]["usage"] for entry in out}
-    assert [
-        (usage[c]["prompt_tokens"], usage[c]["prompt_tokens_details"]["cached_tokens"]) for c in ("c0", "c1", "c2")
-    ] == [(8, 0), (8, 8), (10, 4)]
+    assert [(usage[c]["prompt_tokens"], usage[c]["prompt_tokens_details"]["cached_tokens"]) for c in ("c0", "c1", "c2")] \
+        == [(8, 0), (8, 8), (10, 4)]
     # each line is also what the batch transport reads: the count arrives with the reply
     assert read_reply(json.dumps(out[2]["response"]["body"]).encode()).cached_prompt_tokens == 4
 
@@ -153,25 +152,15 @@ def test_lying_cached_counts_from_a_hostile_endpoint_are_ignored_and_every_call_
     from madeval.simulator.hostile import LYING_DETAILS, HostileServer
     from madeval.simulator.truth import GoldIndex
 
-    server = HostileServer(
-        SyntheticAgents(GoldIndex.from_tasks(generated_tasks.values()), seed=0), ["lying-usage"], rate=1.0, seed=3
-    )
-    assert all(
-        read_reply(body({"prompt_tokens": 9, "prompt_tokens_details": lie(9)})).cached_prompt_tokens is None
-        for lie in LYING_DETAILS
-    )
+    server = HostileServer(SyntheticAgents(GoldIndex.from_tasks(generated_tasks.values()), seed=0), ["lying-usage"],
+                           rate=1.0, seed=3)
+    assert all(read_reply(body({"prompt_tokens": 9, "prompt_tokens_details": lie(9)})).cached_prompt_tokens is None
+               for lie in LYING_DETAILS)
     folder = tmp_path / "run"
     with run_in_thread(server):
-        result, _ = run_quietly(
-            RunSettings(
-                base_url=server.base_url,
-                tasks=["arith_mc"],
-                limit=4,
-                cache="off",
-                output_path=str(folder),
-                configurations=[DebateConfig(paradigm="memory", agents=3, max_turns=3, decider="simple_voting")],
-            )
-        )
+        result, _ = run_quietly(RunSettings(
+            base_url=server.base_url, tasks=["arith_mc"], limit=4, cache="off", output_path=str(folder),
+            configurations=[DebateConfig(paradigm="memory", agents=3, max_turns=3, decider="simple_voting")]))
     rows = [json.loads(line) for line in (folder / "records.jsonl").read_text().splitlines()]
     assert result.outcome.failed == 0 and len(rows) == 4
     calls = [call for row in rows for call in row["transcript"]["calls"]]
@@ -186,12 +175,9 @@ def test_the_file_exchange_stand_in_reports_the_prefix_cache_and_the_reader_keep
     from madeval.llm.batch.lines import read_outcomes
 
     server = SimulatorServer(words, prefix_cache_tokens=64, block_tokens=4)
-    lines = [
-        {"custom_id": f"c{i}", "method": "POST", "url": "/v1/chat/completions", "body": chat_body(P1)} for i in range(2)
-    ]
+    lines = [{"custom_id": f"c{i}", "method": "POST", "url": "/v1/chat/completions", "body": chat_body(P1)}
+             for i in range(2)]
     content = server.batches.answer_file("".join(json.dumps(x) + "\n" for x in lines).encode())
     outcomes = read_outcomes(content, 1 << 20, "completed")
-    assert [(tuple(outcomes[c]), outcomes[c].cached_prompt_tokens) for c in ("c0", "c1")] == [
-        (("ok", 8, 1), 0),
-        (("ok", 8, 1), 8),
-    ]
+    assert [(tuple(outcomes[c]), outcomes[c].cached_prompt_tokens) for c in ("c0", "c1")] == \
+        [(("ok", 8, 1), 0), (("ok", 8, 1), 8)]

@@ -86,9 +86,7 @@ def test_fleet_routing_key_per_agent_and_debate_stable_across_runs(generated_tas
         assert seen == expected  # every call of an agent in a debate: that agent's key, and only it
         calls = [call for record in records(folder) for call in record["transcript"]["calls"]]
         assert any(call["agent"] is None for call in calls)  # the judge (the "wrong" challenge): its own key
-        per_agent = Counter(
-            (json.dumps(r["unit"]), c["agent"]) for r in records(folder) for c in r["transcript"]["calls"]
-        )
+        per_agent = Counter((json.dumps(r["unit"]), c["agent"]) for r in records(folder) for c in r["transcript"]["calls"])
         assert max(per_agent.values()) >= 2  # some agent spoke more than once: one key held across turns
         # distinct debates and agents: as many keys as (debate, agent) pairs
         assert len(seen) == len(per_agent) == len({key for _header, key in seen})
@@ -108,9 +106,7 @@ def test_fleet_routing_key_header_off_sends_none(generated_tasks, tmp_path):
         folder, seen = run_once(server, tmp_path, "run", routing_header="off")
         assert seen == Counter()
         assert server.stats.requests == sum(len(r["transcript"]["calls"]) for r in records(folder)) > 0
-        assert not any(
-            name in headers for headers in server.chat_headers for name in ("x-session-id", "x-smg-routing-key")
-        )
+        assert not any(name in headers for headers in server.chat_headers for name in ("x-session-id", "x-smg-routing-key"))
 
 
 def test_fleet_routing_key_custom_header_name(generated_tasks, tmp_path):
@@ -127,12 +123,8 @@ def test_fleet_routing_key_api_key_only_in_authorization(generated_tasks, tmp_pa
         sent = server.chat_headers
     assert seen == expected_counts(folder, "X-Session-ID")
     assert sent and all(headers["authorization"] == f"Bearer {API_KEY}" for headers in sent)
-    leaks = [
-        (name, value)
-        for headers in sent
-        for name, value in headers.items()
-        if name != "authorization" and API_KEY in value
-    ]
+    leaks = [(name, value) for headers in sent for name, value in headers.items()
+             if name != "authorization" and API_KEY in value]
     assert leaks == []
 
 

@@ -186,7 +186,7 @@ def misrecorded_replies(folder: Path, server: HostileServer) -> list[str]:
                 length, kept = int(cut.group(1)), int(cut.group(2))
                 sent_so = [s for s in server.sent.values() if s.mode == "10mb-reply" and s.proper
                            and s.length == length and s.seed in seeds_of(unit["item"], unit["repeat"], message["agent"])]
-                if not sent_so or text[: cut.start()] != (FILLER * (kept // len(FILLER) + 1))[:kept]:
+                if not sent_so or text[:cut.start()] != (FILLER * (kept // len(FILLER) + 1))[:kept]:
                     wrong.append(f"a cut reply the server did not send: {where}")
                 continue
             tag = TAG.search(text)
@@ -220,17 +220,15 @@ def test_hostile_endpoint_mode(mode, truth, planned, tmp_path):
         check_finished(rerun, f"{mode}: the re-run")
         rerun_seeds = server.stats.seeds[asked_first:]
         recorded_after, failed_lines_after = unit_outcomes(folder)
-    refailed = set(failed_lines_after[len(failed_lines) :])  # the re-run's errors.jsonl lines
+    refailed = set(failed_lines_after[len(failed_lines):])  # the re-run's errors.jsonl lines
     rerecorded = set(recorded_after) - set(recorded)
 
     # One line per mode for the report (shown with pytest -s).
-    print(
-        f"\nhostile {mode}: exit {first.exit_code}, {len(recorded)} recorded, {len(failed)} failed, "
-        f"{sabotaged_first} sabotaged of {asked_first} requests, peak RSS "
-        f"{first.peak_rss_mb:.0f} MB, {first.seconds:.1f} s; re-run: exit {rerun.exit_code}, "
-        f"{len(rerun_seeds)} requests, {len(rerecorded)} recorded, {len(refailed)} failed, "
-        f"peak RSS {rerun.peak_rss_mb:.0f} MB, {rerun.seconds:.1f} s"
-    )
+    print(f"\nhostile {mode}: exit {first.exit_code}, {len(recorded)} recorded, {len(failed)} failed, "
+          f"{sabotaged_first} sabotaged of {asked_first} requests, peak RSS "
+          f"{first.peak_rss_mb:.0f} MB, {first.seconds:.1f} s; re-run: exit {rerun.exit_code}, "
+          f"{len(rerun_seeds)} requests, {len(rerecorded)} recorded, {len(refailed)} failed, "
+          f"peak RSS {rerun.peak_rss_mb:.0f} MB, {rerun.seconds:.1f} s")
     assert not server.stats.crashes, server.stats.crashes
     assert server.stats.sabotaged.get(mode, 0) > 0, "the mode never struck: choose another seed"
     # Every unit recorded exactly once or failed, never both; the exit status says which.
@@ -302,22 +300,8 @@ def test_hostile_simulator_cli_serves_sabotaged_and_normal_replies():
     port = _free_port()
     root = str(Path(madeval.__file__).resolve().parents[1])
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([root, os.environ.get("PYTHONPATH", "")])}
-    command = [
-        sys.executable,
-        "-m",
-        "madeval",
-        "simulator",
-        "--tasks",
-        "arith_mc",
-        "--port",
-        str(port),
-        "--hostile",
-        "error-200",
-        "--hostile-rate",
-        "1",
-        "--unknown",
-        "answer",
-    ]  # "Hi" quotes no question
+    command = [sys.executable, "-m", "madeval", "simulator", "--tasks", "arith_mc", "--port", str(port),
+               "--hostile", "error-200", "--hostile-rate", "1", "--unknown", "answer"]  # "Hi" quotes no question
     server = subprocess.Popen(command, env=env, stderr=subprocess.PIPE, text=True)
     try:
         assert "serving on" in server.stderr.readline()
@@ -325,9 +309,8 @@ def test_hostile_simulator_cli_serves_sabotaged_and_normal_replies():
         models = _exchange(port, b"GET /v1/models HTTP/1.1\r\nhost: x\r\n\r\n")
         assert models.startswith(b"HTTP/1.1 200 OK") and b'"id": "simulator"' in models
         body = json.dumps({"model": "simulator", "messages": [{"role": "user", "content": "Hi"}]})
-        chat = _exchange(
-            port, f"POST /v1/chat/completions HTTP/1.1\r\nhost: x\r\ncontent-length: {len(body)}\r\n\r\n{body}".encode()
-        )
+        chat = _exchange(port, f"POST /v1/chat/completions HTTP/1.1\r\nhost: x\r\ncontent-length: "
+                               f"{len(body)}\r\n\r\n{body}".encode())
         # Every chat request is sabotaged (rate 1): a 200 carrying an error object, no choices.
         assert chat.startswith(b"HTTP/1.1 200 OK") and b'"error"' in chat and b'"choices"' not in chat
     finally:
@@ -335,14 +318,11 @@ def test_hostile_simulator_cli_serves_sabotaged_and_normal_replies():
         server.wait(timeout=10)
 
 
-@pytest.mark.parametrize(
-    "options, message",
-    [
-        (["--hostile", "trickle,slowloris"], "--hostile: unknown mode slowloris; choose from trickle, "),
-        (["--hostile", "trickle", "--hostile-rate", "1.5"], "--hostile: the rate must be between 0 and 1, got 1.5"),
-        (["--hostile", "trickle", "--rate-limit", "0.1"], "--hostile cannot be combined with"),
-    ],
-)
+@pytest.mark.parametrize("options, message", [
+    (["--hostile", "trickle,slowloris"], "--hostile: unknown mode slowloris; choose from trickle, "),
+    (["--hostile", "trickle", "--hostile-rate", "1.5"], "--hostile: the rate must be between 0 and 1, got 1.5"),
+    (["--hostile", "trickle", "--rate-limit", "0.1"], "--hostile cannot be combined with"),
+])
 def test_hostile_simulator_cli_refuses_bad_options(options, message, capsys):
     from madeval.cli.main import main
 

@@ -65,48 +65,13 @@ def test_at_most_7_percent_of_the_corpus_solutions_are_unparsed(corpus):
 
 def test_the_options_of_a_mallm_input_are_read_from_its_last_paragraph():
     question = "Which?\nA) not an option line of the question\n\nA) 1\nB) 2\nC) three\nlines\nD) 4"
-    assert item_of({"exampleId": "x", "input": [question], "references": ["B"]}).choices == (
-        "1",
-        "2",
-        "three\nlines",
-        "4",
-    )
+    assert item_of({"exampleId": "x", "input": [question], "references": ["B"]}).choices == ("1", "2", "three\nlines", "4")
 
 
-SHOT_CLOCK = Item(
-    "e959",
-    "q",
-    "E",
-    choices=(
-        "25 seconds",
-        "18 seconds",
-        "40 seconds",
-        "45 seconds",
-        "24 seconds",
-        "30 seconds",
-        "35 seconds",
-        "32 seconds",
-        "20 seconds",
-        "28 seconds",
-    ),
-)
-MONEY = Item(
-    "m",
-    "q",
-    "A",
-    choices=(
-        "$45,000. 00",
-        "$50,000.00",
-        "nothing",
-        "$230.40",
-        "16.8 %",
-        "$194.21",
-        "$14,000",
-        "12.3 m",
-        "1.16 × 10^-5 watt/meter^2",
-        "4",
-    ),
-)
+SHOT_CLOCK = Item("e959", "q", "E", choices=("25 seconds", "18 seconds", "40 seconds", "45 seconds", "24 seconds",
+                                             "30 seconds", "35 seconds", "32 seconds", "20 seconds", "28 seconds"))
+MONEY = Item("m", "q", "A", choices=("$45,000. 00", "$50,000.00", "nothing", "$230.40", "16.8 %",
+                                     "$194.21", "$14,000", "12.3 m", "1.16 × 10^-5 watt/meter^2", "4"))
 
 
 @pytest.mark.parametrize(
@@ -205,13 +170,8 @@ def test_statements_in_context(reply, expected):
 
 def test_the_bench_prints_the_figures_these_tests_measure(corpus, labels):
     """``python -m bench mallm-answers`` runs end to end and prints the same counts as the task."""
-    done = subprocess.run(
-        [sys.executable, "-m", "bench", "mallm-answers", "--repeats", "1", "--show", "0"],
-        cwd=Path(__file__).resolve().parents[2],
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
+    done = subprocess.run([sys.executable, "-m", "bench", "mallm-answers", "--repeats", "1", "--show", "0"],
+                          cwd=Path(__file__).resolve().parents[2], capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-2000:]
     items = {str(r["exampleId"]): item_of(r) for r in corpus}
     unparsed = sum(MMLU_PRO.extract(m["solution"], items[str(r["exampleId"])]) is None for r, m in solutions(corpus))

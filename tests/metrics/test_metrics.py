@@ -89,9 +89,7 @@ def test_metric_meteor_offline_wordnet_matches_nltk_documentation_and_hand_value
     from madeval.metrics.wordnet import wordnet
 
     # nltk's own doctest (nltk/translate/meteor_score.py): 0.6944.
-    hypothesis = (
-        "It is a guide to action which ensures that the military always obeys the commands of the party".split()
-    )
+    hypothesis = "It is a guide to action which ensures that the military always obeys the commands of the party".split()
     reference = "It is a guide to action that ensures that the military will forever heed Party commands".split()
     assert round(meteor_score([reference], hypothesis, wordnet=wordnet()), 4) == 0.6944
     # "car" matches "auto" only through WordNet synonyms: 4 of 4 words matched in one chunk,
@@ -110,9 +108,8 @@ def test_metric_bertscore_equals_bert_score_with_the_local_model():
     for prediction, refs in SUMMARIES:
         # one pair per call, as madeval scores items: bert-score's padding in larger batches
         # shifts scores by up to about 1e-3
-        precision, recall, f1 = score(
-            [prediction], [refs], model_type=default_model_path(), num_layers=DEFAULT_MODEL_LAYERS
-        )
+        precision, recall, f1 = score([prediction], [refs], model_type=default_model_path(),
+                                      num_layers=DEFAULT_MODEL_LAYERS)
         got = metric.score(prediction, text_item(refs))
         assert got["bertscore_f1"] == pytest.approx(float(f1[0]), abs=1e-6)
         assert got["bertscore_precision"] == pytest.approx(float(precision[0]), abs=1e-6)
@@ -195,18 +192,15 @@ def trajectory_transcript(rounds: list[list[str | None]]) -> Transcript:
     messages = []
     for turn, answers in enumerate(rounds, start=1):
         for agent, answer in enumerate(answers):
-            messages.append(
-                Message(len(messages), turn, agent, agent, "draft", f"({answer})", f"({answer})", answer, None)
-            )
+            messages.append(Message(len(messages), turn, agent, agent, "draft", f"({answer})", f"({answer})",
+                                    answer, None))
     return Transcript(agents=agents, messages=messages, turns_used=len(rounds))
 
 
 def debate_scores(metric: str, rounds, target="A", answer_type="choice", per_turn=True):
     transcript = trajectory_transcript(rounds)
     item = Item("q", "question", target, choices=tuple("ABCD"))
-    return METRICS.create(metric, {"per_turn": per_turn}).score_debate(
-        "A", item, DebateView(transcript, answer_type, target)
-    )
+    return METRICS.create(metric, {"per_turn": per_turn}).score_debate("A", item, DebateView(transcript, answer_type, target))
 
 
 def test_metric_madc_entropy_example():
@@ -232,6 +226,7 @@ def test_metric_madc_log_likelihood_example():
     assert fixed["gold_log2_likelihood_turn1"] == pytest.approx(-1.0)
     assert fixed["gold_log2_likelihood_sum"] == pytest.approx(-1.0 + math.log2(0.9))
     assert debate_scores("gold_likelihood", [list("AAAAABBBBB"), list("AAAAAAAAAA")])["gold_log2_likelihood"] == 0.0
+
 
 
 def test_metric_madc_log_likelihood_floor_when_no_agent_holds_the_gold_answer():
@@ -323,7 +318,7 @@ def test_metric_math_plain_arithmetic_and_huge_numbers(prediction, target, equal
 
 EXPLOITS = [
     "\\boxed{{__import__('pathlib').Path('{path}').touch()}}",
-    '\\boxed{{__import__("os").system("touch {path}")}}',
+    "\\boxed{{__import__(\"os\").system(\"touch {path}\")}}",
     "The answer is $\\boxed{{open('{path}', 'w')}}$",
     "\\boxed{{exec(\"open('{path}','w')\")}}",
 ]

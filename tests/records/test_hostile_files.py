@@ -66,29 +66,21 @@ def test_hostile_integer_choice_targets_in_range_still_read(tmp_path):
     from madeval.task.definition import task_loader
     from madeval.task.files import task_index
 
-    task_with_rows(
-        tmp_path / "tasks", [{"q": f"Q{i}", "opts": FOUR, "gold": gold} for i, gold in enumerate([0, 3, "1"])]
-    )
+    task_with_rows(tmp_path / "tasks", [{"q": f"Q{i}", "opts": FOUR, "gold": gold} for i, gold in enumerate([0, 3, "1"])])
     built = registries()
     task = task_loader(task_index(built, [str(tmp_path / "tasks")]), built.extractors, built.metrics)("rows_mc")
     assert [item.target for item in task.items] == ["A", "D", "B"]
 
 
-@pytest.mark.parametrize(
-    ("opts", "expected"),
-    [
-        ([f"option {i}" for i in range(27)], "27 choices, more than the 26 option letters"),
-        ("['a', 'b'", "are not a list literal"),
-        ("not a list at all", "are not a list literal"),
-        (7, "choices must be a list, got 7"),
-    ],
-)
+@pytest.mark.parametrize(("opts", "expected"), [
+    ([f"option {i}" for i in range(27)], "27 choices, more than the 26 option letters"),
+    ("['a', 'b'", "are not a list literal"),
+    ("not a list at all", "are not a list literal"),
+    (7, "choices must be a list, got 7"),
+])
 def test_hostile_malformed_choices_name_task_row_and_column(tmp_path, opts, expected):
-    rows = [
-        {"q": "Fine?", "opts": FOUR, "gold": 0},
-        {"q": "Fine too?", "opts": FOUR, "gold": 1},
-        {"q": "Broken?", "opts": opts, "gold": 0},
-    ]
+    rows = [{"q": "Fine?", "opts": FOUR, "gold": 0}, {"q": "Fine too?", "opts": FOUR, "gold": 1},
+            {"q": "Broken?", "opts": opts, "gold": 0}]
     line = one_line_error(run_task(tmp_path, rows))
     assert "task rows_mc: row 2, column 'opts'" in line and expected in line
     assert not (tmp_path / "out").exists()
@@ -117,17 +109,8 @@ def copy_of(folder, tmp_path):
     return shutil.copytree(folder, tmp_path / "copy")
 
 
-@pytest.mark.parametrize(
-    "text",
-    [
-        "{not json",
-        "[1, 2, 3]",
-        '{"configurations": [1]}',
-        '{"configurations": {"c1": "no label"}}',
-        "\udcff",
-        "[" * 100_000,
-    ],
-)
+@pytest.mark.parametrize("text", ["{not json", "[1, 2, 3]", '{"configurations": [1]}',
+                                  '{"configurations": {"c1": "no label"}}', "\udcff", "[" * 100_000])
 def test_hostile_leaderboard_show_on_an_invalid_run_json_is_one_line(finished_run, tmp_path, text):
     folder = copy_of(finished_run, tmp_path)
     (folder / "run.json").write_bytes(text.encode("utf-8", "surrogateescape"))
@@ -170,7 +153,8 @@ def test_hostile_yaml_alias_bomb_in_config_fails_fast(tmp_path):
     assert len(bomb.encode()) <= 600  # the 528-byte file of the issue, give or take the key names
     (tmp_path / "bomb.yaml").write_text(bomb)
     # refused while reading (before, the process still ran after 60 s, at 0.5-2 GB)
-    result = madeval("--config", "bomb.yaml", "--tasks", "arith_mc", "--output-path", "out", cwd=tmp_path, timeout=60)
+    result = madeval("--config", "bomb.yaml", "--tasks", "arith_mc", "--output-path", "out", cwd=tmp_path,
+                     timeout=60)
     line = one_line_error(result)
     assert "bomb.yaml" in line and "expands to more than 100000 values" in line
 
@@ -178,14 +162,12 @@ def test_hostile_yaml_alias_bomb_in_config_fails_fast(tmp_path):
 def test_hostile_yaml_aliases_that_stay_small_are_read(tmp_path):
     from madeval.settings.config import read_config_file
 
-    (tmp_path / "ok.yaml").write_text(
-        textwrap.dedent("""
+    (tmp_path / "ok.yaml").write_text(textwrap.dedent("""
         common: &base {agents: 2, max_turns: 2}
         runs:
           - *base
           - {<<: *base, decider: unanimity}
-    """)
-    )
+    """))
     read = read_config_file(tmp_path / "ok.yaml")
     assert read["runs"] == [{"agents": 2, "max_turns": 2}, {"agents": 2, "max_turns": 2, "decider": "unanimity"}]
 
@@ -217,7 +199,7 @@ def test_hostile_error_messages_render_only_the_start_of_a_huge_value():
     with pytest.raises(ValueError) as raised:
         component_options(huge)
     message = str(raised.value)
-    assert message.startswith('must be a mapping of options (key: value), got [["leaf", "leaf"')
+    assert message.startswith("must be a mapping of options (key: value), got [[\"leaf\", \"leaf\"")
     assert message.endswith("…") and len(message) < 200
     assert Leaf.rendered < 100  # only what is shown was rendered (serialising it all: 10**6)
     assert shown({"a": [1, 2]}) == '{"a": [1, 2]}'  # what fits is shown whole, as JSON

@@ -47,14 +47,9 @@ def test_rescore_adds_deciders_with_zero_new_calls(sim, counted_run):
     assert {r["calls"] for r in rescored if r["config_label"].endswith("after_turns=1")} == {3}
     board = json.loads((counted_run / "leaderboard.json").read_text())
     labels = {r["label"] for r in board["rows"]}
-    assert all(
-        r["llm_s_per_item"] > 0 and r["wall_s_per_item"] is None for r in board["rows"] if r["source"] == "rescored"
-    )
-    assert labels == {
-        "none/simple/memory/counting/3a",
-        "none/simple/memory/counting/3a -> counting:after_turns=1",
-        "none/simple/memory/counting/3a -> counting:after_turns=2",
-    }
+    assert all(r["llm_s_per_item"] > 0 and r["wall_s_per_item"] is None for r in board["rows"] if r["source"] == "rescored")
+    assert labels == {"none/simple/memory/counting/3a", "none/simple/memory/counting/3a -> counting:after_turns=1",
+                      "none/simple/memory/counting/3a -> counting:after_turns=2"}
     assert "-> counting:after_turns=2" in done.stdout and "96 debates rescored" in done.stdout
     again = rescore(counted_run, "counting:after_turns=1", sim.base_url)
     assert again.returncode == 0 and "0 debates rescored" in again.stdout
@@ -62,25 +57,14 @@ def test_rescore_adds_deciders_with_zero_new_calls(sim, counted_run):
 
 def test_rescored_decisions_equal_a_live_run_with_that_decider(sim, counted_run, tmp_path):
     rescore(counted_run, "counting:after_turns=2", sim.base_url)
-    live = settings_for(
-        sim.base_url,
-        tmp_path,
-        tasks=["arith_mc", "arith_yesno"],
-        limit=12,
-        repeats=2,
-        cache="off",
-        decider="counting",
-        decider_args={"after_turns": 2},
-        max_turns=4,
-    )
+    live = settings_for(sim.base_url, tmp_path, tasks=["arith_mc", "arith_yesno"], limit=12, repeats=2, cache="off",
+                        decider="counting", decider_args={"after_turns": 2}, max_turns=4)
     result, _ = run_quietly(live)
     key = lambda r: (r["unit"]["task"], r["unit"]["item"], r["unit"]["repeat"])  # noqa: E731
     expected = {key(r): (r["prediction"], r["turns"], r["calls"]) for r in read_records(result.folder)}
-    replayed = {
-        key(r): (r["prediction"], r["turns"], r["calls"])
-        for r in map(json.loads, (counted_run / "rescored.jsonl").read_text().splitlines())
-        if r["config_label"].endswith("counting:after_turns=2")
-    }
+    replayed = {key(r): (r["prediction"], r["turns"], r["calls"])
+                for r in map(json.loads, (counted_run / "rescored.jsonl").read_text().splitlines())
+                if r["config_label"].endswith("counting:after_turns=2")}
     assert replayed == expected
 
 
@@ -94,16 +78,8 @@ def test_rescored_records_are_scored_with_the_configurations_extra_metrics(sim, 
 
     entropy = {(3,): 0.0, (1, 2): 0.9182958340544896, (1, 1, 1): 1.584962500721156}
     folder = tmp_path / "scored"
-    run_quietly(
-        RunSettings(
-            tasks=["arith_mc"],
-            limit=8,
-            base_url=sim.base_url,
-            cache="off",
-            output_path=str(folder),
-            configurations=[DebateConfig(decider="counting", max_turns=3, metrics=["answer_entropy"])],
-        )
-    )
+    run_quietly(RunSettings(tasks=["arith_mc"], limit=8, base_url=sim.base_url, cache="off", output_path=str(folder),
+                            configurations=[DebateConfig(decider="counting", max_turns=3, metrics=["answer_entropy"])]))
     done = rescore(folder, "counting:after_turns=2", sim.base_url)
     assert done.returncode == 0, done.stderr
     rescored = [json.loads(line) for line in (folder / "rescored.jsonl").read_text().splitlines()]
@@ -120,17 +96,8 @@ def test_rescored_records_are_scored_with_the_configurations_extra_metrics(sim, 
 
 def test_rescore_skips_debates_that_stopped_before_the_decider(sim, tmp_path):
     folder = tmp_path / "consensus"
-    run_quietly(
-        settings_for(
-            sim.base_url,
-            tmp_path,
-            limit=10,
-            cache="off",
-            decider="majority_consensus",
-            max_turns=4,
-            output_path=str(folder),
-        )
-    )
+    run_quietly(settings_for(sim.base_url, tmp_path, limit=10, cache="off", decider="majority_consensus",
+                             max_turns=4, output_path=str(folder)))
     done = rescore(folder, "counting:after_turns=4", sim.base_url)
     assert done.returncode == 2
     assert done.stderr.splitlines()[-1].startswith("madeval: error: nothing could be rescored: the stored debate ended")
@@ -141,25 +108,19 @@ def test_rescore_with_voting_makes_only_vote_calls(sim, counted_run):
     before = sim.server.stats.requests
     done = rescore(counted_run, "simple_voting:vote_after_turns=2", sim.base_url)
     assert done.returncode == 0, done.stderr
-    rescored = [
-        r
-        for r in map(json.loads, (counted_run / "rescored.jsonl").read_text().splitlines())
-        if r["config_label"].endswith("simple_voting:vote_after_turns=2")
-    ]
+    rescored = [r for r in map(json.loads, (counted_run / "rescored.jsonl").read_text().splitlines())
+                if r["config_label"].endswith("simple_voting:vote_after_turns=2")]
     assert len(rescored) == 48 and all(r["turns"] >= 2 for r in rescored)
-    new = [c for r in rescored for c in r["transcript"]["calls"][-r["new_calls"] :]] if rescored else []
+    new = [c for r in rescored for c in r["transcript"]["calls"][-r["new_calls"]:]] if rescored else []
     assert new and {c["purpose"] for c in new} == {"vote"}
     assert sim.server.stats.requests - before == sum(r["new_calls"] for r in rescored)
     assert all(r["new_calls"] >= 3 for r in rescored)  # three voters, re-asks only when unreadable
 
 
-@pytest.mark.parametrize(
-    ("deciders", "message"),
-    [
-        ("countng", "did you mean counting"),
-        ("counting:after_turns", "NAME[:key=value"),
-    ],
-)
+@pytest.mark.parametrize(("deciders", "message"), [
+    ("countng", "did you mean counting"),
+    ("counting:after_turns", "NAME[:key=value"),
+])
 def test_rescore_bad_deciders_are_one_line_and_status_2(sim, counted_run, deciders, message):
     done = rescore(counted_run, deciders, sim.base_url)
     assert done.returncode == 2 and done.stderr.count("\n") == 1 and message in done.stderr
@@ -179,45 +140,24 @@ class AskTheJudge(Decider):
 
 
 def test_replay_api_lets_the_decider_call_and_never_asks_the_agents():
-    recorded, live = debate(
-        lambda turn, agent, purpose, messages: "[AGREE] Final Solution: B", decider="counting", max_turns=3
-    )
+    recorded, live = debate(lambda turn, agent, purpose, messages: "[AGREE] Final Solution: B",
+                            decider="counting", max_turns=3)
     assert recorded.turns_used == 3 and len(live.requests) == 9
     built = registries()
-    setup = DebateSetup(
-        personas=[built.personas.create("none") for _ in range(3)],
-        responder=built.responders.create("simple"),
-        paradigm=built.paradigms.create("memory"),
-        decider=AskTheJudge(),
-        agents=3,
-        max_turns=3,
-    )
+    setup = DebateSetup(personas=[built.personas.create("none") for _ in range(3)],
+                        responder=built.responders.create("simple"), paradigm=built.paradigms.create("memory"),
+                        decider=AskTheJudge(), agents=3, max_turns=3)
     judge = ScriptedLLM(lambda turn, agent, purpose, messages: "Final Solution: A")
-    replayed = asyncio.run(
-        replay(
-            setup,
-            recorded,
-            TaskPrompt("Answer.", "What is 2 + 2?"),
-            lambda transcript: setattr(judge, "transcript", transcript) or judge,
-            extract=lambda text: text[-1],
-            rng=random.Random(0),
-        )
-    )
+    replayed = asyncio.run(replay(setup, recorded, TaskPrompt("Answer.", "What is 2 + 2?"),
+                                  lambda transcript: setattr(judge, "transcript", transcript) or judge,
+                                  extract=lambda text: text[-1], rng=random.Random(0)))
     assert [(r[0], r[1], r[2]) for r in judge.requests] == [(2, None, "vote")]
     assert replayed.decision.answer == "Final Solution: A" and replayed.turns_used == 2
     assert replayed.messages == recorded.messages[:6] and replayed.decision.decider == "ask_the_judge"
     short = setup.__class__(**{**vars(setup), "max_turns": 4, "decider": built.deciders.create("counting")})
     with pytest.raises(ReplayIncomplete):
-        asyncio.run(
-            replay(
-                short,
-                recorded,
-                TaskPrompt("Answer.", "x"),
-                lambda t: judge,
-                extract=lambda text: text[-1],
-                rng=random.Random(0),
-            )
-        )
+        asyncio.run(replay(short, recorded, TaskPrompt("Answer.", "x"), lambda t: judge,
+                           extract=lambda text: text[-1], rng=random.Random(0)))
 
 
 #: Live configurations whose deciders are replayed on their own debates: consensus deciding after a
@@ -243,16 +183,8 @@ def test_replaying_each_debate_with_its_own_decider_gives_the_live_decision(sim,
 
     folder = tmp_path / "run"
     configs = [DebateConfig(max_turns=3, **options) for options in SELF_REPLAYED]
-    run_quietly(
-        RunSettings(
-            tasks=["arith_mc", "arith_yesno"],
-            limit=3,
-            base_url=sim.base_url,
-            cache="off",
-            output_path=str(folder),
-            configurations=configs,
-        )
-    )
+    run_quietly(RunSettings(tasks=["arith_mc", "arith_yesno"], limit=3, base_url=sim.base_url, cache="off",
+                            output_path=str(folder), configurations=configs))
     specs = ",".join(c.decider + "".join(f":{k}={v}" for k, v in c.decider_args.items()) for c in configs)
     done = rescore(folder, specs, sim.base_url)
     assert done.returncode == 0, done.stderr
@@ -262,9 +194,7 @@ def test_replaying_each_debate_with_its_own_decider_gives_the_live_decision(sim,
     for record in map(json.loads, (folder / "rescored.jsonl").read_text().splitlines()):
         source = sources[record["configuration"]["replay_of"]]
         if (record["configuration"]["decider"], record["configuration"]["decider_args"]) == (
-            source["decider"],
-            source["decider_args"],
-        ):
+                source["decider"], source["decider_args"]):
             own[replace(Unit.of_record(record), config=record["configuration"]["replay_of"]).key()] = record
     assert own.keys() == live.keys() and len(live) == 5 * 6
     # every stored key is the one Unit.key gives (the key a resume and a re-rescore skip by)
@@ -273,10 +203,7 @@ def test_replaying_each_debate_with_its_own_decider_gives_the_live_decision(sim,
         replayed = own[key]
         assert replayed["transcript"]["decision"] == record["transcript"]["decision"], key
         assert (replayed["turns"], replayed["prediction"], replayed["decision_success"]) == (
-            record["turns"],
-            record["prediction"],
-            record["decision_success"],
-        )
+            record["turns"], record["prediction"], record["decision_success"])
     decided = {(r["transcript"]["decision"]["success"], r["turns"]) for r in live.values()}
     assert {success for success, _ in decided} == {True, False}  # decisions and max-turns fallbacks
     assert {turns for _, turns in decided} == {1, 2, 3}

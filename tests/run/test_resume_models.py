@@ -94,9 +94,7 @@ def test_resume_refuses_other_weights_under_the_same_name(tmp_path):
     now = served_models([ref], {"default": {"served": {"id": "served", "root": "/models/b", "created": 2}}})
     assert then == [{"endpoint": "default", "model": "served", "root": "/models/a"}]  # not the request time
     RecordSink(tmp_path / "run", {"models": then}, "f1").close()
-    with pytest.raises(
-        UsageError, match=r"model 'served' \(root '/models/a'\) there, 'served' \(root '/models/b'\) now"
-    ):
+    with pytest.raises(UsageError, match=r"model 'served' \(root '/models/a'\) there, 'served' \(root '/models/b'\) now"):
         RecordSink(tmp_path / "run", {"models": now}, "f2", refusal=different_run)
 
 
@@ -115,35 +113,16 @@ def test_resume_a_folder_written_before_models_were_recorded(generated_tasks, tm
     stored = json.loads((folder / "run.json").read_text())
     assert "models" not in stored
     for given in (None, "simulator"):
-        settings = RunSettings(
-            tasks=["arith_mc"],
-            limit=2,
-            base_url=stored["settings"]["base_url"],
-            model=given,
-            configurations=[DebateConfig()],
-        )
-        plan = build_plan(
-            settings,
-            {"arith_mc": generated_tasks["arith_mc"]},
-            registries(),
-            default_model=ModelRef("simulator", "default"),
-            endpoints={"default"},
-        )
+        settings = RunSettings(tasks=["arith_mc"], limit=2, base_url=stored["settings"]["base_url"], model=given,
+                               configurations=[DebateConfig()])
+        plan = build_plan(settings, {"arith_mc": generated_tasks["arith_mc"]}, registries(),
+                          default_model=ModelRef("simulator", "default"), endpoints={"default"})
         models = served_models([ModelRef("simulator", "default")], {})
         assert plan.fingerprint(models) != stored["fingerprint"]  # the new hash: only the older check accepts it
-        sink = RecordSink(
-            folder,
-            {"default_model": "simulator", "models": models},
-            plan.fingerprint(models),
-            older=lambda run, plan=plan: matches_older_folder(run, plan, "simulator"),
-        )
+        sink = RecordSink(folder, {"default_model": "simulator", "models": models}, plan.fingerprint(models),
+                          older=lambda run, plan=plan: matches_older_folder(run, plan, "simulator"))
         assert len(sink.finished) == 2
         sink.close()
         with pytest.raises(UsageError, match="model 'simulator' there, 'beta' now"):
-            RecordSink(
-                folder,
-                {"default_model": "beta", "models": []},
-                "other",
-                older=lambda run, plan=plan: matches_older_folder(run, plan, "beta"),
-                refusal=different_run,
-            )
+            RecordSink(folder, {"default_model": "beta", "models": []}, "other",
+                       older=lambda run, plan=plan: matches_older_folder(run, plan, "beta"), refusal=different_run)

@@ -57,14 +57,8 @@ def estimate(sim, plan, concurrency=1, yes=False, ask=None, done=()):
     async def main():
         client = LLMClient({"e": Endpoint("e", sim.base_url, concurrency=concurrency)})
         try:
-            return await confirm_long_run(
-                plan,
-                client,
-                client.endpoints,
-                SimpleNamespace(calls_in_flight=lambda: concurrency, yes=yes),
-                ask=ask,
-                done=done,
-            )
+            return await confirm_long_run(plan, client, client.endpoints,
+                                          SimpleNamespace(calls_in_flight=lambda: concurrency, yes=yes), ask=ask, done=done)
         finally:
             await client.aclose()
 
@@ -80,12 +74,8 @@ def test_yes_or_a_yes_answer_starts_it_and_a_short_run_is_never_probed(generated
     assert (size.low, size.high, size.parallel) == (9000, 102000, 2)
     with simulate(tasks=generated_tasks.values(), latency_s=0.5) as sim:
         record = estimate(sim, long_plan, yes=True)
-        assert (record["calls_low"], record["calls_high"], record["units"], record["units_done_before"]) == (
-            9000,
-            102000,
-            3000,
-            0,
-        )
+        assert (record["calls_low"], record["calls_high"], record["units"], record["units_done_before"]) == \
+            (9000, 102000, 3000, 0)
         # the least time is the calls at the probe's measured seconds a call, one in flight
         assert record["seconds_per_call"] >= 0.5 and record["in_flight"] == 1
         assert abs(record["expected_s_at_least"] - 9000 * record["seconds_per_call"]) <= 0.1 + 9000 * 0.00005
@@ -136,8 +126,7 @@ def test_resume_a_long_run_estimates_only_the_units_left(generated_tasks):
 
 
 def test_the_estimate_is_kept_in_run_json_and_a_resume_asks_only_about_what_is_left(
-    generated_tasks, tmp_path, monkeypatch, capsys
-):
+        generated_tasks, tmp_path, monkeypatch, capsys):
     """With the bound at 1 s: 10 units (30 calls at least) at 0.1 s a call, 2 in flight, is long
     (1.5 s or more); 8 left is too (1.2 s); 1 left (3 calls) is not, so it starts without a yes."""
     import json

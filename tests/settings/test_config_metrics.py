@@ -53,9 +53,7 @@ def test_unknown_extra_metric_is_one_line_and_status_2(tmp_path, text):
     assert result.returncode == 2, result.stderr
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("madeval: error: config run.yaml: ")
-    assert (
-        "metrics must name registered metrics: unknown metric 'answer_entropi'; did you mean answer_entropy" in lines[0]
-    )
+    assert "metrics must name registered metrics: unknown metric 'answer_entropi'; did you mean answer_entropy" in lines[0]
     assert not (tmp_path / "out").exists() and result.stdout == ""
 
 
@@ -63,23 +61,12 @@ def test_extra_debate_metric_is_scored_with_the_transcript_and_shown_as_rows(sim
     """One configuration scores answer_entropy besides the task's accuracy, the other does not: the
     first gets the entropy of its last turn's answers in every record and a leaderboard row, the
     second neither."""
-    refine = {
-        "paradigm": "collective_refinement",
-        "decider": "simple_voting",
-        "decider_args": {"vote_after_turns": 2},
-        "max_turns": 2,
-    }
-    settings = RunSettings(
-        tasks=["arith_mc"],
-        limit=6,
-        base_url=sim.base_url,
-        cache="off",
-        output_path=str(tmp_path / "run"),
-        configurations=[
-            DebateConfig(**refine, metrics=["answer_entropy", "accuracy"], name="scored"),
-            DebateConfig(**refine, name="plain"),
-        ],
-    )
+    refine = {"paradigm": "collective_refinement", "decider": "simple_voting", "decider_args": {"vote_after_turns": 2},
+              "max_turns": 2}
+    settings = RunSettings(tasks=["arith_mc"], limit=6, base_url=sim.base_url, cache="off",
+                           output_path=str(tmp_path / "run"),
+                           configurations=[DebateConfig(**refine, metrics=["answer_entropy", "accuracy"], name="scored"),
+                                           DebateConfig(**refine, name="plain")])
     result, _ = run_quietly(settings)
     records = [r for r in read_records(result.folder) if r["config_label"] == "scored"]
     assert len(records) == 6
@@ -91,8 +78,7 @@ def test_extra_debate_metric_is_scored_with_the_transcript_and_shown_as_rows(sim
     assert all(set(r["metrics"]) == {"accuracy"} for r in read_records(result.folder) if r["config_label"] == "plain")
     rows = {(r["label"], r["metric"]): r for r in result.rows}
     assert rows[("scored", "answer_entropy")]["score"] == pytest.approx(
-        sum(r["metrics"]["answer_entropy"] for r in records) / 6
-    )
+        sum(r["metrics"]["answer_entropy"] for r in records) / 6)
     assert ("scored", "answer_entropy_sum") in rows and ("plain", "answer_entropy") not in rows
     assert {("scored", "accuracy"), ("plain", "accuracy")} <= set(rows)
     assert "| scored | arith_mc | answer_entropy |" in (result.folder / "leaderboard.md").read_text()

@@ -82,62 +82,24 @@ def test_draw_is_seeded_nested_and_keeps_dataset_order():
 
 
 def test_bad_sample_options_exit_2_without_output(tmp_path):
-    for args in (
-        ["--sample", "many"],
-        ["--sample", "fpc", "--confidence", "95"],
-        ["--sample", "fpc", "--margin", "-1"],
-    ):
-        done = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "madeval",
-                "--tasks",
-                "arith_mc",
-                *args,
-                "--base-url",
-                "http://127.0.0.1:9",
-                "-o",
-                "out",
-            ],
-            cwd=tmp_path,
-            capture_output=True,
-            text=True,
-        )
+    for args in (["--sample", "many"], ["--sample", "fpc", "--confidence", "95"], ["--sample", "fpc", "--margin", "-1"]):
+        done = subprocess.run([sys.executable, "-m", "madeval", "--tasks", "arith_mc", *args, "--base-url",
+                               "http://127.0.0.1:9", "-o", "out"], cwd=tmp_path, capture_output=True, text=True)
         assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1, done.stderr
         assert not (tmp_path / "out").exists()
 
 
 def test_sampled_items_are_shared_by_configurations_and_recorded(sim, tmp_path):
-    settings = settings_for(
-        sim.base_url,
-        tmp_path,
-        tasks=["arith_mc", "arith_yesno"],
-        sample="fpc",
-        margin=0.2,
-        repeats=2,
-        cache="off",
-        seed=11,
-    )
-    settings.configurations = [
-        DebateConfig(decider="majority_consensus", max_turns=2),
-        DebateConfig(decider="unanimity_consensus", max_turns=2),
-    ]
+    settings = settings_for(sim.base_url, tmp_path, tasks=["arith_mc", "arith_yesno"], sample="fpc",
+                            margin=0.2, repeats=2, cache="off", seed=11)
+    settings.configurations = [DebateConfig(decider="majority_consensus", max_turns=2),
+                               DebateConfig(decider="unanimity_consensus", max_turns=2)]
     result, _ = run_quietly(settings)
     run = json.loads((result.folder / "run.json").read_text())
     mc = run["tasks"]["arith_mc"]
     # n0 = ceil(1.959964^2 * 0.25 / 0.04) = 25; 25 / (1 + 24/1000) = 24.41 -> 25
-    assert mc["sampling"] == {
-        "method": "fpc",
-        "confidence": 0.95,
-        "margin": 0.2,
-        "n0": 25,
-        "seed": 11,
-        "limit": None,
-        "population": 1000,
-        "size": 25,
-        "source": "generator",
-    }
+    assert mc["sampling"] == {"method": "fpc", "confidence": 0.95, "margin": 0.2, "n0": 25, "seed": 11,
+                              "limit": None, "population": 1000, "size": 25, "source": "generator"}
     assert run["tasks"]["arith_yesno"]["sampling"]["population"] == 4000
     assert len(mc["items"]) == 25 and mc["items"] != [f"arith-mc-{k:05d}" for k in range(25)]
     records = read_records(result.folder)
@@ -150,16 +112,7 @@ def test_sampled_items_are_shared_by_configurations_and_recorded(sim, tmp_path):
     assert first == second  # paired: the same items and repeats for every configuration
     assert {item for task, item, _ in first if task == "arith_mc"} == set(mc["items"])
     # the same seed draws the same items in another run
-    again = settings_for(
-        sim.base_url,
-        tmp_path,
-        tasks=["arith_mc"],
-        sample="fpc",
-        margin=0.2,
-        cache="off",
-        seed=11,
-        max_turns=1,
-        output_path=str(tmp_path / "again"),
-    )
+    again = settings_for(sim.base_url, tmp_path, tasks=["arith_mc"], sample="fpc", margin=0.2, cache="off",
+                         seed=11, max_turns=1, output_path=str(tmp_path / "again"))
     result2, _ = run_quietly(again)
     assert json.loads((result2.folder / "run.json").read_text())["tasks"]["arith_mc"]["items"] == mc["items"]

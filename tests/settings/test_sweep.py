@@ -34,32 +34,22 @@ def test_a_preset_run_keeps_its_own_options_over_common():
         "grid": {"decider": ["majority_consensus"]}, "runs": [{"preset": "baseline_cot"}],
     })
     baseline = settings.configurations[1]
-    assert (baseline.label(), baseline.agents, baseline.max_turns, baseline.decider) == (
-        "baseline_cot",
-        1,
-        1,
-        "counting",
-    )
+    assert (baseline.label(), baseline.agents, baseline.max_turns, baseline.decider) == ("baseline_cot", 1, 1, "counting")
     assert settings.configurations[0].agents == 3
 
 
-@pytest.mark.parametrize(
-    ("options", "message"),
-    [
-        ({"grid": {"decider": ["majority"]}, "decider": "unanimity"}, "both set for every configuration and varied"),
-        ({"grid": {"decider": []}}, "non-empty list"),
-        ({"common": {"tasks": ["arith_mc"]}}, "cannot vary per configuration"),
-        ({"runs": [{"decider": "counting"}, {"decider": "counting"}]}, "both labelled"),
-        # An alias is the component it names: the same configuration twice.
-        (
-            {"runs": [{"decider": "unanimity"}, {"decider": "unanimity_consensus"}]},
-            "both labelled none/simple/memory/unanimity_consensus/3a",
-        ),
-        ({"runs": {"decider": "counting"}}, "runs must be a list"),
-        ({"leaderboard": {"correction": "bonferroni"}}, "correction must be one of"),
-        ({"leaderboard": {"refrence": "x"}}, "unknown leaderboard option refrence"),
-    ],
-)
+@pytest.mark.parametrize(("options", "message"), [
+    ({"grid": {"decider": ["majority"]}, "decider": "unanimity"}, "both set for every configuration and varied"),
+    ({"grid": {"decider": []}}, "non-empty list"),
+    ({"common": {"tasks": ["arith_mc"]}}, "cannot vary per configuration"),
+    ({"runs": [{"decider": "counting"}, {"decider": "counting"}]}, "both labelled"),
+    # An alias is the component it names: the same configuration twice.
+    ({"runs": [{"decider": "unanimity"}, {"decider": "unanimity_consensus"}]},
+     "both labelled none/simple/memory/unanimity_consensus/3a"),
+    ({"runs": {"decider": "counting"}}, "runs must be a list"),
+    ({"leaderboard": {"correction": "bonferroni"}}, "correction must be one of"),
+    ({"leaderboard": {"refrence": "x"}}, "unknown leaderboard option refrence"),
+])
 def test_bad_sweeps_are_usage_errors(options, message):
     with pytest.raises(UsageError, match=message):
         build_settings({"tasks": ["arith_mc"], **options})
@@ -67,13 +57,8 @@ def test_bad_sweeps_are_usage_errors(options, message):
 
 def test_bad_sweep_file_is_one_line_and_status_2(tmp_path):
     (tmp_path / "sweep.yaml").write_text("tasks: [arith_mc]\ngrid:\n  decider: [majority, unanimty]\n")
-    done = subprocess.run(
-        [sys.executable, "-m", "madeval", "--config", "sweep.yaml", "--output-path", "out"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    done = subprocess.run([sys.executable, "-m", "madeval", "--config", "sweep.yaml", "--output-path", "out"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=120)
     assert done.returncode == 2
     assert done.stderr.count("\n") == 1 and "did you mean unanimity" in done.stderr
     assert not (tmp_path / "out").exists()

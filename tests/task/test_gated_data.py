@@ -55,19 +55,13 @@ def test_the_local_copy_the_message_names_is_the_file_read(tmp_path, monkeypatch
     assert task.source == f"mirror {copy}"
     assert [item.id for item in task.items] == ["rec0", "rec1", "rec2"]
     for item in task.items:
-        assert item.choices["ABCD".index(item.target)] == "right" and sorted(item.choices) == [
-            "right",
-            "wrong 1",
-            "wrong 2",
-            "wrong 3",
-        ]
+        assert item.choices["ABCD".index(item.target)] == "right" and sorted(item.choices) == ["right", "wrong 1", "wrong 2", "wrong 3"]
 
 
 def test_a_hub_refusal_that_names_the_dataset_gated_is_recognised():
     # datasets' own wording (datasets/load.py) when the hub refuses a gated dataset.
-    refusal = DatasetNotFoundError(
-        "Dataset 'Idavidrein/gpqa' is a gated dataset on the Hub. You must be authenticated to access it."
-    )
+    refusal = DatasetNotFoundError("Dataset 'Idavidrein/gpqa' is a gated dataset on the Hub. "
+                                   "You must be authenticated to access it.")
     assert refused_as_gated(refusal)
     assert not refused_as_gated(DatasetNotFoundError("Dataset 'someone/typo' doesn't exist on the Hub."))
     assert not refused_as_gated(ConnectionError("x" * 5000 + " gated"))  # only the start of a long message

@@ -180,18 +180,11 @@ def random_forms(count: int, seed: int) -> list[str]:
                 break
             text += part
         if rng.random() < 0.5:
-            text += rng.choice(
-                [
-                    "Z",
-                    f"+{rng.randrange(26):02d}",
-                    f"-{rng.randrange(26):02d}:{rng.randrange(62):02d}",
-                    f"+{rng.randrange(26):02d}{rng.randrange(62):02d}",
-                    ".5",
-                ]
-            )
+            text += rng.choice(["Z", f"+{rng.randrange(26):02d}", f"-{rng.randrange(26):02d}:{rng.randrange(62):02d}",
+                                f"+{rng.randrange(26):02d}{rng.randrange(62):02d}", ".5"])
         for _ in range(rng.choice([0, 0, 1, 2])):
             at = rng.randrange(len(text) + 1)
-            text = text[:at] + rng.choice("0123456789-:TZ+ .") + text[at + rng.randrange(2) :]
+            text = text[:at] + rng.choice("0123456789-:TZ+ .") + text[at + rng.randrange(2):]
         forms.append(text)
     return forms
 
@@ -217,30 +210,13 @@ def test_a_mirror_datasets_cannot_read_either_is_one_line_exit_2_and_nothing_wri
 
     data = tmp_path / "data" / "gsm8k"
     data.mkdir(parents=True)
-    (data / "test.jsonl").write_text(
-        '{"question": "q", "answer": "#### 1"}\n{"question": "q", "question": "r", "answer": "#### 2"}\n'
-    )
+    (data / "test.jsonl").write_text('{"question": "q", "answer": "#### 1"}\n'
+                                     '{"question": "q", "question": "r", "answer": "#### 2"}\n')
     out = tmp_path / "out"
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "madeval",
-            "--tasks",
-            "gsm8k",
-            "--limit",
-            "1",
-            "--no-progress",
-            "--base-url",
-            "http://127.0.0.1:9/v1",
-            "-o",
-            str(out),
-        ],
-        capture_output=True,
-        text=True,
-        env={**os.environ, "MADEVAL_DATA_DIR": str(tmp_path / "data"), "HF_HUB_OFFLINE": "1"},
-        timeout=120,
-    )
+    done = subprocess.run([sys.executable, "-m", "madeval", "--tasks", "gsm8k", "--limit", "1", "--no-progress",
+                           "--base-url", "http://127.0.0.1:9/v1", "-o", str(out)], capture_output=True, text=True,
+                          env={**os.environ, "MADEVAL_DATA_DIR": str(tmp_path / "data"), "HF_HUB_OFFLINE": "1"},
+                          timeout=120)
     assert done.returncode == 2, done.stderr
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and "test.jsonl: datasets cannot read it" in lines[0] and "twice" in lines[0], lines

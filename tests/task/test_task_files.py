@@ -83,9 +83,7 @@ def test_include_function_and_template_fields(task_folder):
 def test_mirror_is_read_when_the_data_dir_holds_it(task_folder, tmp_path, monkeypatch):
     data = tmp_path / "data" / "some"
     data.mkdir(parents=True)
-    rows = [
-        {"question": f"Q{i}", "subject": "logic", "choices": ["a", "b", "c", "d"], "answer": i % 4} for i in range(7)
-    ]
+    rows = [{"question": f"Q{i}", "subject": "logic", "choices": ["a", "b", "c", "d"], "answer": i % 4} for i in range(7)]
     (data / "test.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     monkeypatch.setenv("MADEVAL_DATA_DIR", str(tmp_path / "data"))
     task = tasks_named(["from_mirror"], task_folder)["from_mirror"]
@@ -112,10 +110,7 @@ def test_missing_data_with_the_variable_set_names_the_missing_file(task_folder, 
 
 
 def test_unknown_keys_fail_with_the_closest_known_key(task_folder):
-    write(
-        task_folder,
-        "typo.yaml",
-        """
+    write(task_folder, "typo.yaml", """
         task: typo_key
         include: _mc_template.yaml
         dataset: {generator: !function rows.make, size: 3, seed: 1}
@@ -123,19 +118,14 @@ def test_unknown_keys_fail_with_the_closest_known_key(task_folder):
         doc_to_choice: opts
         doc_to_target: gold
         metrc_list: [{metric: accuracy}]
-    """,
-    )
+    """)
     with pytest.raises(UsageError, match=r"task typo_key: unknown key 'metrc_list'; did you mean metric_list\?"):
         tasks_named(["typo_key"], task_folder)
-    write(
-        task_folder,
-        "typo.yaml",
-        """
+    write(task_folder, "typo.yaml", """
         task: typo_dataset
         include: _mc_template.yaml
         dataset: {generator: !function rows.make, size: 3, seeed: 1}
-    """,
-    )
+    """)
     with pytest.raises(UsageError, match=r"dataset: unknown key 'seeed'; did you mean seed\?"):
         tasks_named(["typo_dataset"], task_folder)
     write(task_folder, "typo.yaml", "group: typo_group\ntask: [templated]\naggregate_metrics: []\n")
@@ -153,27 +143,20 @@ def test_unknown_keys_fail_with_the_closest_known_key(task_folder):
     ],
 )
 def test_misspelt_column_names_fail(task_folder, value, message):
-    write(
-        task_folder,
-        "typo.yaml",
-        f"""
+    write(task_folder, "typo.yaml", f"""
         task: typo_column
         include: _mc_template.yaml
         dataset: {{generator: !function rows.make, size: 3, seed: 1}}
         doc_to_text: {value}
         doc_to_choice: opts
         doc_to_target: gold
-    """,
-    )
+    """)
     with pytest.raises(UsageError, match="task typo_column: doc_to_text " + message):
         tasks_named(["typo_column"], task_folder)
 
 
 def test_literal_text_and_templates_still_render(task_folder):
-    write(
-        task_folder,
-        "literal.yaml",
-        """
+    write(task_folder, "literal.yaml", """
         task: literal_text
         include: _mc_template.yaml
         dataset: {generator: !function rows.make, size: 3, seed: 1}
@@ -181,8 +164,7 @@ def test_literal_text_and_templates_still_render(task_folder):
         doc_to_context: "{{ 'Letters' }}"
         doc_to_choice: opts
         doc_to_target: gold
-    """,
-    )
+    """)
     item = tasks_named(["literal_text"], task_folder)["literal_text"].items[0]
     assert item.input.startswith("Which letter is the middle one?\nA) x") and item.context == "Letters"
 
@@ -233,9 +215,8 @@ def test_groups_and_tags_expand(task_folder):
 def test_include_path_overrides_a_builtin_task(tmp_path):
     folder = tmp_path / "override"
     folder.mkdir()
-    (folder / "arith_mc.yaml").write_text(
-        (registries().task_sources[0][1] / "generated" / "arith_mc.yaml").read_text().replace("size: 1000", "size: 12")
-    )
+    (folder / "arith_mc.yaml").write_text((registries().task_sources[0][1] / "generated" / "arith_mc.yaml").read_text()
+                                          .replace("size: 1000", "size: 12"))
     (folder / "arith.py").write_text((registries().task_sources[0][1] / "generated" / "arith.py").read_text())
     assert len(tasks_named(["arith_mc"], folder)["arith_mc"].items) == 12
 

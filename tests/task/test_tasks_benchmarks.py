@@ -222,13 +222,8 @@ def test_task_group_specs(tasks):
     members = {name: index.group_spec(name).tasks for name in index.groups}
     # the issue's groups, and 001 Table 3's selection (GPQA's 546 items are gpqa_extended)
     assert members["knowledge"] == ("mmlu", "mmlu_pro", "gpqa_main", "gpqa_diamond", "gpqa_extended")
-    assert members["reasoning"] == (
-        "strategyqa",
-        "musr_murder_mysteries",
-        "musr_object_placements",
-        "musr_team_allocation",
-        "squad_v2",
-    )
+    assert members["reasoning"] == ("strategyqa", "musr_murder_mysteries", "musr_object_placements",
+                                    "musr_team_allocation", "squad_v2")
     assert members["voc_knowledge"] == ("mmlu", "mmlu_pro", "gpqa_extended")
     assert members["voc_reasoning"] == ("strategyqa", "musr_murder_mysteries", "squad_v2")
     for name in index.groups:  # every group declares how its tasks combine

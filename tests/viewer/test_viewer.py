@@ -83,11 +83,7 @@ def test_the_page_holds_every_debate_with_the_facts_of_the_dynamics(viewed_run):
         assert [index["configs"][row["c"]], index["tasks"][row["t"]], row["item"]] == \
             readable((record["config_label"], record["unit"]["task"], record["unit"]["item"]))
         assert row["right"] == (record["metrics"]["accuracy"] == 1.0) == facts.final_right
-        assert (row["first"], row["drift"], row["unparsed"]) == (
-            facts.first_turn_vote_right,
-            facts.drift,
-            facts.unparsed,
-        )
+        assert (row["first"], row["drift"], row["unparsed"]) == (facts.first_turn_vote_right, facts.drift, facts.unparsed)
     lost, hostile = index["debates"][-2:]
     assert (lost["first"], lost["right"], lost["drift"], lost["unparsed"]) == (True, False, True, 0)
     assert (hostile["first"], hostile["right"], hostile["drift"], hostile["unparsed"]) == (True, True, False, 1)
@@ -142,17 +138,14 @@ def test_a_debate_s_answers_are_scored_once_for_its_facts_and_its_messages_toget
 
 
 def test_embedded_data_cannot_close_its_element():
-    assert "<" not in inert_json({"x": "</script><!--"}) and json.loads(inert_json({"x": "</script>"})) == {
-        "x": "</script>"
-    }
+    assert "<" not in inert_json({"x": "</script><!--"}) and json.loads(inert_json({"x": "</script>"})) == {"x": "</script>"}
     packed = pack({"text": HOSTILE})
     assert re.fullmatch(r"[A-Za-z0-9+/=]+", packed)
     import base64
     import gzip
-
     shown = HOSTILE.replace("\ud800", "\ufffd")  # a lone surrogate has no UTF-8 form: U+FFFD, as a browser draws it
     assert json.loads(gzip.decompress(base64.b64decode(packed)).decode("utf-8"))["text"] == shown
-    assert json.loads(inert_json([HOSTILE, "\U0001f600"])) == [shown, "\U0001f600"]  # a real pair is kept
+    assert json.loads(inert_json([HOSTILE, "\U0001F600"])) == [shown, "\U0001F600"]  # a real pair is kept
 
 
 def test_a_folder_that_is_no_run_is_one_line_and_status_2_with_nothing_written(tmp_path):
@@ -165,47 +158,24 @@ def test_a_page_of_a_slice_holds_only_its_debates_and_an_empty_slice_writes_noth
     folder, _ = viewed_run
     records = list(read_records(folder))
     page = tmp_path / "slice.html"
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "madeval",
-            "view",
-            str(folder),
-            "--output",
-            str(page),
-            "--task",
-            "arith_yesno",
-            "--config",
-            "simple_voting,baseline_direct",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    expected = [
-        r
-        for r in records
-        if r["unit"]["task"] == "arith_yesno" and r["config_label"] in ("simple_voting", "baseline_direct")
-    ]
+    done = subprocess.run([sys.executable, "-m", "madeval", "view", str(folder), "--output", str(page),
+                           "--task", "arith_yesno", "--config", "simple_voting,baseline_direct"],
+                          capture_output=True, text=True, timeout=300)
+    expected = [r for r in records if r["unit"]["task"] == "arith_yesno"
+                and r["config_label"] in ("simple_voting", "baseline_direct")]
     assert done.returncode == 0 and done.stdout.startswith(f"{len(expected)} debates in {page}"), done.stderr
     index = json.loads(re.search(r"id='madeval-index'>(.*?)</script>", page.read_text()).group(1))
     assert [r["item"] for r in index["debates"]] == [r["unit"]["item"] for r in expected] and len(expected) == 18
     empty = tmp_path / "empty.html"
-    done = subprocess.run(
-        [sys.executable, "-m", "madeval", "view", str(folder), "--output", str(empty), "--task", "nope"],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    done = subprocess.run([sys.executable, "-m", "madeval", "view", str(folder), "--output", str(empty), "--task", "nope"],
+                          capture_output=True, text=True, timeout=300)
     assert done.returncode == 2 and "no debate of" in done.stderr and done.stderr.count("\n") == 1
     described = json.loads((folder / "run.json").read_text())
     labels = ", ".join(c["label"] for c in described["configurations"].values())
     assert sorted(labels.split(", ")) == sorted({r["config_label"] for r in records} - {"hand", HOSTILE_LABEL})
     # the labels only records name (the hand-made debates appended to records.jsonl) are listed too, after run.json's
-    assert done.stderr.rstrip().endswith(
-        f"is of task nope (it has task arith_mc, arith_yesno; configuration {labels}, hand, {HOSTILE_LABEL})"
-    )
+    assert done.stderr.rstrip().endswith(f"is of task nope (it has task arith_mc, arith_yesno; "
+                                         f"configuration {labels}, hand, {HOSTILE_LABEL})")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["slice.html"]
 
 
@@ -232,19 +202,13 @@ def test_a_record_of_another_shape_is_left_out_and_named_and_a_broken_line_count
     folder, written = viewed_run
     copy = tmp_path / "run"
     shutil.copytree(folder, copy, ignore=shutil.ignore_patterns("*.html", "run.lock"))
-    odd = {
-        **LOST,
-        "unit": {**LOST["unit"], "key": "odd", "item": "odd-item"},
-        "transcript": {"messages": ["not a message"]},
-    }
+    odd = {**LOST, "unit": {**LOST["unit"], "key": "odd", "item": "odd-item"}, "transcript": {"messages": ["not a message"]}}
     with open(copy / "records.jsonl", "ab") as handle:
         handle.write(encode_line(odd) + b"{not json\n")
     done = write_viewer(copy)
     assert done["debates"] == written["debates"]
-    assert done["notes"] == [
-        "records left out: 1 broken line skipped (records.jsonl:%d)" % (written["debates"] + 2),
-        "1 record with a transcript of another shape left out (odd)",
-    ]
+    assert done["notes"] == ["records left out: 1 broken line skipped (records.jsonl:%d)" % (written["debates"] + 2),
+                             "1 record with a transcript of another shape left out (odd)"]
     index = json.loads(re.search(r"id='madeval-index'>(.*?)</script>", (copy / VIEWER_FILE).read_text()).group(1))
     assert index["notes"] == done["notes"]
 
@@ -271,12 +235,8 @@ def test_a_page_that_cannot_be_written_leaves_nothing(viewed_run, tmp_path):
     with pytest.raises(StorageError, match="cannot make the folder"):
         write_viewer(folder, target)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a-file"]
-    done = subprocess.run(
-        [sys.executable, "-m", "madeval", "view", str(folder), "--output", str(target)],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    done = subprocess.run([sys.executable, "-m", "madeval", "view", str(folder), "--output", str(target)],
+                          capture_output=True, text=True, timeout=300)
     assert done.returncode == 1 and done.stderr.count("\n") == 1 and "cannot make the folder" in done.stderr
 
 
@@ -285,21 +245,13 @@ def test_output_into_missing_folders_makes_them_as_a_run_s_and_a_board_s_output_
     ``leaderboard show -o`` do); a page that is not kept (an empty slice) removes them again."""
     folder, written = viewed_run
     target = tmp_path / "new" / "deeper" / "page.html"
-    done = subprocess.run(
-        [sys.executable, "-m", "madeval", "view", str(folder), "--output", str(target)],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    done = subprocess.run([sys.executable, "-m", "madeval", "view", str(folder), "--output", str(target)],
+                          capture_output=True, text=True, timeout=300)
     assert done.returncode == 0 and done.stdout.startswith(f"{written['debates']} debates in {target}"), done.stderr
     assert sorted(p.name for p in target.parent.iterdir()) == ["page.html"]
     empty = tmp_path / "other" / "deeper" / "page.html"
-    done = subprocess.run(
-        [sys.executable, "-m", "madeval", "view", str(folder), "--output", str(empty), "--task", "nope"],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    done = subprocess.run([sys.executable, "-m", "madeval", "view", str(folder), "--output", str(empty), "--task", "nope"],
+                          capture_output=True, text=True, timeout=300)
     assert done.returncode == 2 and "no debate of" in done.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["new"]
 
@@ -388,35 +340,20 @@ def test_filters_show_the_debates_the_facts_say(viewed_run, tmp_path):
         "config+wrong": sum(r["config_label"] == label and not f.final_right for r, f in zip(records, facts)),
         "item": 1,
     }
-    cases = [
-        ["all", {}],
-        ["config", {"f-config": label}],
-        ["task", {"f-task": "arith_yesno"}],
-        ["wrong", {"f-outcome": "wrong"}],
-        ["right", {"f-outcome": "right"}],
-        ["lost", {"f-lost": True}],
-        ["drift", {"f-drift": True}],
-        ["unparsed", {"f-unparsed": True}],
-        ["config+wrong", {"f-config": label, "f-outcome": "wrong"}],
-        ["item", {"f-item": "lost-ITEM"}],
-    ]
-    probe = with_probe(
-        folder / VIEWER_FILE, FILTER_PROBE.replace("CASES", json.dumps(cases)), tmp_path / "filters.html"
-    )
+    cases = [["all", {}], ["config", {"f-config": label}], ["task", {"f-task": "arith_yesno"}],
+             ["wrong", {"f-outcome": "wrong"}], ["right", {"f-outcome": "right"}], ["lost", {"f-lost": True}],
+             ["drift", {"f-drift": True}], ["unparsed", {"f-unparsed": True}],
+             ["config+wrong", {"f-config": label, "f-outcome": "wrong"}], ["item", {"f-item": "lost-ITEM"}]]
+    probe = with_probe(folder / VIEWER_FILE, FILTER_PROBE.replace("CASES", json.dumps(cases)), tmp_path / "filters.html")
     dom = chromium_dom(probe, tmp_path / "profile-filters")
     assert attribute(dom, "data-viewer") == "ready"
     found = json.loads(attribute(dom, "data-probe"))
     assert {name: found[name]["shown"] for name in expected} == expected
     assert found["all"]["rows"] == 50  # paged
-    assert (
-        found["all"]["count"]
-        == f"{len(records)} of {len(records)} debates: {expected['right']} right, {expected['wrong']} wrong"
-    )
+    assert found["all"]["count"] == f"{len(records)} of {len(records)} debates: {expected['right']} right, {expected['wrong']} wrong"
     drifting = [f for f in facts if f.drift]
-    assert found["drift"]["count"] == (
-        f"{len(drifting)} of {len(records)} debates: {sum(f.final_right for f in drifting)} "
-        f"right, {sum(not f.final_right for f in drifting)} wrong"
-    )
+    assert found["drift"]["count"] == (f"{len(drifting)} of {len(records)} debates: {sum(f.final_right for f in drifting)} "
+                                       f"right, {sum(not f.final_right for f in drifting)} wrong")
     assert found["next"] == {"rows": len(records) - 50, "page": "page 2 of 2", "first": "51"}
     assert "lost-item" in found["lost"]["items"] and found["item"]["items"] == ["lost-item"]
     assert expected["lost"] >= 1 and expected["drift"] >= 1 and 0 < expected["wrong"] < len(records)
@@ -451,9 +388,7 @@ OPEN_PROBE = """
 
 
 def opened(folder: Path, number: int, tmp_path: Path, width: int = 1400) -> tuple[dict, str]:
-    page = with_probe(
-        folder / VIEWER_FILE, OPEN_PROBE.replace("NUMBER", str(number)), tmp_path / f"open-{number}-{width}.html"
-    )
+    page = with_probe(folder / VIEWER_FILE, OPEN_PROBE.replace("NUMBER", str(number)), tmp_path / f"open-{number}-{width}.html")
     dom = chromium_dom(page, tmp_path / f"profile-open-{number}-{width}", width)
     assert attribute(dom, "data-opened") == str(number - 1), dom[-3000:]
     return json.loads(attribute(dom, "data-probe")), dom
@@ -465,9 +400,7 @@ def test_opening_a_debate_shows_the_grid_of_turns_by_agents_with_votes_and_the_d
     assert seen["cells"] == [[0, 0, 1, 1, 1], [0, 0, 1, 1, 1]]  # turn, the vote of the turn, three agents
     assert seen["heads"] == ["turn", "vote of the turn", "Ada", "Bo", "Cy"]
     assert seen["marks"] == ["answer B \u2713", "answer B \u2713", "answer A \u2717"] + ["answer A \u2717"] * 3
-    assert seen["votes"][0].startswith("B \u2713 (2 of 3)") and seen["votes"][1].startswith(
-        "A \u2717 (3 of 3)unanimous"
-    )
+    assert seen["votes"][0].startswith("B \u2713 (2 of 3)") and seen["votes"][1].startswith("A \u2717 (3 of 3)unanimous")
     assert "decided: plurality" in seen["votes"][1]
     assert seen["decision"].startswith("Decision: A \u2717 \u2014 simple_voting, plurality, turn 2")
     assert seen["texts"][0] == "I say B. Final Solution: B"
@@ -480,9 +413,7 @@ def test_hostile_text_is_shown_as_text_and_never_runs(viewed_run, tmp_path):
     assert seen["images"] == 0
     shown = HOSTILE.replace("\ud800", "\ufffd")  # a lone surrogate has no UTF-8 form: the page shows U+FFFD
     assert seen["texts"][0] == shown and seen["texts"][1] == HUGE
-    assert seen["heads"][2] == HOSTILE_LABEL and seen["title"].startswith(
-        f"Debate {written['debates']}: {HOSTILE_LABEL}"
-    )
+    assert seen["heads"][2] == HOSTILE_LABEL and seen["title"].startswith(f"Debate {written['debates']}: {HOSTILE_LABEL}")
     assert seen["marks"] == ["unparsed", "answer B \u2713", "answer B \u2713"]
     assert seen["isolated"] == [HOSTILE_LABEL, "arith_mc", shown]  # its bidi override cannot reorder the title
     body = dom.split("<body", 1)[1]
@@ -513,18 +444,11 @@ location.hash = 'debate=NUMBER';
 def test_screenshots_of_the_list_and_an_open_debate_at_1400_and_800_px(viewed_run, tmp_path):
     """Drawn at both widths with the hand-made debate open (the list hides nothing of it)."""
     folder, written = viewed_run
-    page = with_probe(
-        folder / VIEWER_FILE, SHOT_PROBE.replace("NUMBER", str(written["debates"] - 1)), tmp_path / "shot.html"
-    )
+    page = with_probe(folder / VIEWER_FILE, SHOT_PROBE.replace("NUMBER", str(written["debates"] - 1)), tmp_path / "shot.html")
     for width in (1400, 800):
         shot = tmp_path / f"viewer-{width}.png"
-        taken = run_chromium(
-            page,
-            tmp_path / f"profile-shot-{width}",
-            "--virtual-time-budget=20000",
-            f"--screenshot={shot}",
-            f"--window-size={width},3200",
-        )
+        taken = run_chromium(page, tmp_path / f"profile-shot-{width}", "--virtual-time-budget=20000",
+                             f"--screenshot={shot}", f"--window-size={width},3200")
         assert taken.returncode == 0, taken.stderr[-2000:]
         assert shot.stat().st_size > 50_000  # a drawn page, not a blank one
 
@@ -536,9 +460,8 @@ def test_bench_viewer_measures_the_page_with_madeval_s_chromium_flags_only(viewe
     folder, written = viewed_run
     chromium()  # skips (or fails under CI) without Chromium, as the other browser tests
     root = Path(__file__).resolve().parents[2]
-    done = subprocess.run(
-        [sys.executable, "-m", "bench", "viewer", str(folder)], cwd=root, capture_output=True, text=True, timeout=600
-    )
+    done = subprocess.run([sys.executable, "-m", "bench", "viewer", str(folder)], cwd=root,
+                          capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-2000:]
     measured = json.loads(done.stdout.strip().splitlines()[-1])
     records = list(read_records(folder))
@@ -592,12 +515,8 @@ def test_a_debate_opens_from_the_keyboard_and_again_from_its_row_and_its_box_rea
     folder, written = viewed_run
     last = written["debates"] - 1  # HOSTILE_RECORD: one unparsed answer, final right
     probe = KEYBOARD_PROBE.replace("LAST", str(last))
-    with_probe(
-        folder / VIEWER_FILE,
-        "location.hash = '#debate=1'; setTimeout(function () { document.getElementById('next')"
-        ".click(); document.getElementById('next').click(); " + probe + "}, 200);",
-        tmp_path / "keys.html",
-    )
+    with_probe(folder / VIEWER_FILE, "location.hash = '#debate=1'; setTimeout(function () { document.getElementById('next')"
+               ".click(); document.getElementById('next').click(); " + probe + "}, 200);", tmp_path / "keys.html")
     dom = chromium_dom(tmp_path / "keys.html", tmp_path / "profile-keys")
     seen = json.loads(attribute(dom, "data-probe"))
     assert seen["href"] == f"#debate={last + 1}" and seen["focused"] and seen["hash"] == f"#debate={last + 1}"
@@ -629,9 +548,6 @@ def test_a_score_that_is_not_0_or_1_is_shown_with_three_decimals_as_on_the_board
         scores: document.querySelector('#debate .decision > .muted').textContent}));
     })();"""
     dom = chromium_dom(with_probe(tmp_path / "page.html", probe, tmp_path / "probe.html"), tmp_path / "profile")
-    assert json.loads(attribute(dom, "data-probe")) == {
-        "cell": "0.667",
-        "badge": "final 0.667",
-        "count": "1 of 1 debates: 0 right, 0 wrong, 1 not 0/1",
-        "scores": "scores: no_such_metric 0.667, accuracy 0",
-    }
+    assert json.loads(attribute(dom, "data-probe")) == {"cell": "0.667", "badge": "final 0.667",
+                                                        "count": "1 of 1 debates: 0 right, 0 wrong, 1 not 0/1",
+                                                        "scores": "scores: no_such_metric 0.667, accuracy 0"}

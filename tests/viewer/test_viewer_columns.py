@@ -82,9 +82,7 @@ PROBE = """
 
 def test_the_list_sorts_by_each_column_and_a_debate_shows_its_costs_and_previews(tmp_path):
     page = tmp_path / "page.html"
-    write_page(
-        page, "columns", [view_debate(record, "q", recorded=recorded) for record, recorded in records()], lambda: []
-    )
+    write_page(page, "columns", [view_debate(record, "q", recorded=recorded) for record, recorded in records()], lambda: [])
     dom = chromium_dom(with_probe(page, PROBE, tmp_path / "probe.html"), tmp_path / "profile")
     assert attribute(dom, "data-pwned") is None
     seen = json.loads(attribute(dom, "data-probe"))
@@ -101,17 +99,12 @@ def test_the_list_sorts_by_each_column_and_a_debate_shows_its_costs_and_previews
     assert seen["aria"] == ["none"] * 7 + ["ascending"] + ["none"] * 3  # the turn-1 vote column sorts it
     assert seen["focusable"]
     lost, won, unparsed = seen["opened"]
-    assert (
-        lost["costs"] == "calls 6 \u00b7 tokens 1,545 (prompt 1,200, completion 345) \u00b7 "
-        "parse failures vote abstentions 1, unparseable solutions 0"
-    )
+    assert lost["costs"] == "calls 6 \u00b7 tokens 1,545 (prompt 1,200, completion 345) \u00b7 " \
+                            "parse failures vote abstentions 1, unparseable solutions 0"
     assert won["costs"] == "calls not recorded \u00b7 tokens not recorded \u00b7 parse failures none recorded"
-    assert (
-        unparsed["costs"]
-        == f"calls 3 \u00b7 tokens 0 (prompt 0, completion 0) \u00b7 parse failures {HOSTILE_KIND.replace('_', ' ')} 2"
-    )
+    assert unparsed["costs"] == f"calls 3 \u00b7 tokens 0 (prompt 0, completion 0) \u00b7 parse failures {HOSTILE_KIND.replace('_', ' ')} 2"
     previews = lost["previews"]
     assert len(previews) == 6 and all(new == old for new, old in previews), previews
     assert previews[0][0].startswith("lead word word") and previews[0][0].endswith("\u2026")
     assert previews[1][0] == "x" * 159 and previews[2][0] == "y" * 160  # 160 characters are not cut
-    assert previews[5][0] == "\u00e9\U0001f600 end of a short text"
+    assert previews[5][0] == "\u00e9\U0001F600 end of a short text"

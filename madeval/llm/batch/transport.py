@@ -278,10 +278,8 @@ class BatchTransport:
                 wait = error.retry_after if error.retry_after is not None else min(2.0 ** (attempt - 1), 300.0)
                 if attempt == SUBMIT_ATTEMPTS:
                     raise RetryableError(error.reason, wait, None, error.detail) from None
-                warn(
-                    f"batch {step} refused ({short(error.reason, 80)}); trying again in {wait:g} s "
-                    f"({attempt} of {SUBMIT_ATTEMPTS})"
-                )
+                warn(f"batch {step} refused ({short(error.reason, 80)}); trying again in {wait:g} s "
+                     f"({attempt} of {SUBMIT_ATTEMPTS})")
                 if self.journal is not None:
                     self.journal.refused(step, error.reason, wait)
                 await asyncio.sleep(wait)
@@ -294,8 +292,7 @@ class BatchTransport:
         task = self._earlier.get(earlier.input_file)
         if task is None:
             task = self._earlier[earlier.input_file] = asyncio.get_running_loop().create_task(
-                self._collect_earlier(earlier)
-            )
+                self._collect_earlier(earlier))
         outcomes = await task
         if not isinstance(outcomes, Exception):
             outcomes = {custom_id: outcomes.pop(custom_id)} if custom_id in outcomes else {}
@@ -317,21 +314,16 @@ class BatchTransport:
         collect = asyncio.ensure_future(self._service.collect(batch_id))
         stopped = asyncio.ensure_future(self._stop.wait())
         try:
-            await asyncio.wait(
-                {collect, stopped},
-                timeout=window_seconds(window) + self._service.grace_s,
-                return_when=asyncio.FIRST_COMPLETED,
-            )
+            await asyncio.wait({collect, stopped}, timeout=window_seconds(window) + self._service.grace_s,
+                               return_when=asyncio.FIRST_COMPLETED)
         finally:
             for task in (collect, stopped):
                 task.cancel()
         if collect.done() and not collect.cancelled():
             return collect.result()
         if self._given_up is None:
-            self._given_up = (
-                f"{self._service.unanswered(batch_id)} within its window of {window} (--batch-options "
-                "window); nothing more is sent: run the same command again to wait for it again"
-            )
+            self._given_up = (f"{self._service.unanswered(batch_id)} within its window of {window} (--batch-options "
+                              "window); nothing more is sent: run the same command again to wait for it again")
             warn(self._given_up)
             self._stop.set()
             pending, self._pending, self._pending_bytes = self._pending, [], 0

@@ -99,9 +99,7 @@ NO_ADVICE = "No advice yet."  # vertical_solver_first.py default
 # --- madeval wording (answer_format="task") -----------------------------------------------------------
 TASK_SOLVER_FORMAT = " Give your final answer at the end of your response, in the format the task asks for."
 TASK_CRITIC_FORMAT = " The final answer is given in the format the task asks for."
-TASK_EVALUATOR_FORMAT = (
-    " Also check that the final answer is given at the end of the solution, in the format the task asks for."
-)
+TASK_EVALUATOR_FORMAT = " Also check that the final answer is given at the end of the solution, in the format the task asks for."
 FALLBACK_ROLE = "an expert in the field of the problem"
 
 ROLE_ASSIGNER, EVALUATOR, SOLVER = 0, 1, 2
@@ -158,7 +156,7 @@ class AgentVerseParadigm(Paradigm):
         yield [Speaker(SOLVER, "solve")]
         for _ in range(self.max_inner_turns):
             yield [Speaker(critic, "critique") for critic in critics]
-            reviews = state.transcript.messages[-len(critics) :]
+            reviews = state.transcript.messages[-len(critics):]
             if not any(m.agreement is not True and m.text.strip() for m in reviews):
                 break
             yield [Speaker(SOLVER, "solve")]
@@ -209,36 +207,23 @@ class AgentVerseResponder(Responder):
         count = str(len([a for a in ctx.agents if a.index >= SOLVER]))
         if me == ROLE_ASSIGNER:
             advice = ctx.view[-1].text if ctx.view else NO_ADVICE
-            return [
-                {
-                    "role": "system",
-                    "content": fill(
-                        ROLE_ASSIGNER_PREPEND, task_description=task, cnt_critic_agents=count, advice=advice
-                    ),
-                },
-                {"role": "user", "content": fill(ROLE_ASSIGNER_APPEND, cnt_critic_agents=count)},
-            ]
+            return [{"role": "system", "content": fill(ROLE_ASSIGNER_PREPEND, task_description=task, cnt_critic_agents=count, advice=advice)},
+                    {"role": "user", "content": fill(ROLE_ASSIGNER_APPEND, cnt_critic_agents=count)}]
         roles = self.roles(ctx)
         if me == EVALUATOR:
             solution = ctx.view[-1].text if ctx.view else ""
-            prepend = fill(
-                EVALUATOR_PREPEND, all_role_description="\n".join(roles), task_description=task, solution=solution
-            )
+            prepend = fill(EVALUATOR_PREPEND, all_role_description="\n".join(roles), task_description=task, solution=solution)
             append = fill(EVALUATOR_APPEND, evaluator_format=EVALUATOR_FORMAT if paper else TASK_EVALUATOR_FORMAT)
             return [{"role": "system", "content": prepend}, {"role": "user", "content": append}]
         role = roles[me - SOLVER]
         if me == SOLVER:
             prepend = fill(SOLVER_PREPEND, task_description=task)
-            append = fill(
-                SOLVER_APPEND, role_description=role, solver_format=SOLVER_FORMAT if paper else TASK_SOLVER_FORMAT
-            )
+            append = fill(SOLVER_APPEND, role_description=role, solver_format=SOLVER_FORMAT if paper else TASK_SOLVER_FORMAT)
         else:
             prepend = fill(CRITIC_PREPEND, role_description=role, task_description=task)
             append = fill(CRITIC_APPEND, critic_format=CRITIC_FORMAT if paper else TASK_CRITIC_FORMAT)
-        history = [
-            {"role": "assistant" if m.agent == me else "user", "content": f"[{label(m.agent)}]: {m.text}"}
-            for m in ctx.view
-        ]
+        history = [{"role": "assistant" if m.agent == me else "user", "content": f"[{label(m.agent)}]: {m.text}"}
+                   for m in ctx.view]
         return [{"role": "system", "content": prepend}, *history, {"role": "user", "content": append}]
 
     def parse(self, text: str, ctx: SpeakContext) -> Contribution:
@@ -276,22 +261,10 @@ class AgentVerseDecider(Decider):
         if last is None or last.agent != EVALUATOR or correctness(last.text) != 1:
             return None
         plan = self.last_plan(state)
-        return Decision(
-            plan.solution if plan else None,
-            plan is not None,
-            state.turn,
-            self.name,
-            "evaluator_correct",
-            {"plan": plan.id if plan else None},
-        )
+        return Decision(plan.solution if plan else None, plan is not None, state.turn, self.name,
+                        "evaluator_correct", {"plan": plan.id if plan else None})
 
     async def at_max_turns(self, state: DebateState, llm) -> Decision:
         plan = self.last_plan(state)
-        return Decision(
-            plan.solution if plan else None,
-            False,
-            state.turn,
-            self.name,
-            "max_turns_last_plan",
-            {"plan": plan.id if plan else None},
-        )
+        return Decision(plan.solution if plan else None, False, state.turn, self.name, "max_turns_last_plan",
+                        {"plan": plan.id if plan else None})

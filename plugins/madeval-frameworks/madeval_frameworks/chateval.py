@@ -138,21 +138,16 @@ class ChatEvalResponder(Responder):
         names = {a.index: a.persona.name for a in ctx.agents}
         lines = []
         for m in ctx.view:
-            lines.append(
-                m.text
-                if m.agent == SUMMARIZER_AGENT and ctx.agents[m.agent].neutral
-                else f"[{names.get(m.agent)}]: {m.text}"
-            )
+            lines.append(m.text if m.agent == SUMMARIZER_AGENT and ctx.agents[m.agent].neutral
+                         else f"[{names.get(m.agent)}]: {m.text}")
         history = "\n".join(lines) or NOTHING_YET
         role = ctx.agent.persona.description or ROLES[ROLE_ORDER[0]]
         turns = ctx.state.max_turns
         question = QUESTION.format(instruction=ctx.task.instruction, input=ctx.task.input)
         user = ROUND.format(turn=ctx.turn, turns=turns, final=FINAL if ctx.turn == turns else "")
         user += "\n\n" + YOUR_TURN.format(name=ctx.agent.persona.name)
-        return [
-            {"role": "system", "content": f"{question}\n\n{role.replace('{chat_history}', history)}"},
-            {"role": "user", "content": user},
-        ]
+        return [{"role": "system", "content": f"{question}\n\n{role.replace('{chat_history}', history)}"},
+                {"role": "user", "content": user}]
 
     def parse(self, text: str, ctx: SpeakContext) -> Contribution:
         """A debater's reply is its solution; a summary proposes none."""

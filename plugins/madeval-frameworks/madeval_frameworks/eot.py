@@ -83,7 +83,7 @@ TAIL = (
     "Based on your friend's solution, carefully re-examine your previous answer.{confidence_note} "
     "Utilize your talent and critical thinking to provide a new step-by-step solution process.\n"
     "Provide the new solution directly, refrain from commenting on your friend's approach, and "
-    'conclude by stating, "the answer is{hint}."\n'
+    "conclude by stating, \"the answer is{hint}.\"\n"
 )
 CONFIDENCE_NOTE = (
     " If your friend's confidence level is below 0.5, it suggests a high probability that the "
@@ -125,6 +125,7 @@ class EotPersonas(PersonaGenerator):
 class EotParadigm(CollectiveRefinement):
     """EoT's communication: simultaneous rounds; who hears whom by ``mode`` (memory, report, relay, debate)."""
 
+
     def __init__(self, mode: str = "memory", visible_turns_in_memory: int = 2):
         super().__init__(visible_turns_in_memory)
         if mode not in MODES:
@@ -161,11 +162,8 @@ class EotResponder(Responder):
                 name = ctx.agents[friend.agent].persona.name
                 user += FRIEND.format(name=name, text=flat(friend.text))
                 if with_confidence:
-                    history = [
-                        m.answer
-                        for _, m in sorted(by_turn(ctx.state.transcript, friend.agent).items())
-                        if m.turn < ctx.turn
-                    ]
+                    history = [m.answer for _, m in sorted(by_turn(ctx.state.transcript, friend.agent).items())
+                               if m.turn < ctx.turn]
                     value = confidence(history)
                     if value is not None:
                         user += FRIEND_CONFIDENCE.format(name=name, confidence=value)
@@ -230,15 +228,8 @@ class EotConsistency(Decider):
             return None
         messages = self._latest(state)
         agreed, ratios = self.agreed(messages)
-        state.transcript.events.append(
-            {
-                "kind": "eot_check",
-                "turn": state.turn,
-                "agreed": agreed,
-                "answers": [m.answer for m in messages],
-                "ratios": ratios,
-            }
-        )
+        state.transcript.events.append({"kind": "eot_check", "turn": state.turn, "agreed": agreed,
+                                        "answers": [m.answer for m in messages], "ratios": ratios})
         return self._decide(state, messages, True, "consistency") if agreed else None
 
     async def at_max_turns(self, state: DebateState, llm) -> Decision:
@@ -247,11 +238,5 @@ class EotConsistency(Decider):
     def _decide(self, state: DebateState, messages: list[Message], success: bool, reason: str) -> Decision:
         winner, tally, tie = plurality([m.answer for m in messages])
         text = next((m.solution for m in messages if m.answer == winner and m.solution), winner)
-        return Decision(
-            text,
-            success and winner is not None,
-            state.turn,
-            self.name,
-            reason,
-            {"answer": winner, "tally": tally, "tie": tie},
-        )
+        return Decision(text, success and winner is not None, state.turn, self.name, reason,
+                        {"answer": winner, "tally": tally, "tie": tie})

@@ -189,15 +189,8 @@ class ModeratorDecider(Decider):
             return None
         data = parse_object(last.text) or {}
         return Decision(
-            answer=last.solution,
-            success=True,
-            turn=state.turn,
-            decider=self.name,
-            reason="moderator",
-            details={
-                "supported_side": data.get("Supported Side"),
-                "preference": data.get("Whether there is a preference"),
-            },
+            answer=last.solution, success=True, turn=state.turn, decider=self.name, reason="moderator",
+            details={"supported_side": data.get("Supported Side"), "preference": data.get("Whether there is a preference")},
         )
 
     async def at_max_turns(self, state: DebateState, llm) -> Decision:
@@ -210,26 +203,13 @@ class ModeratorDecider(Decider):
             {"role": "user", "content": fill(JUDGE_CANDIDATES, aff_ans=first_aff, neg_ans=first_neg)},
         ]
         candidates = await llm.chat(None, messages, purpose="judge")
-        messages += [
-            {"role": "assistant", "content": candidates},
-            {"role": "user", "content": fill(JUDGE_FINAL, debate_topic=subject)},
-        ]
+        messages += [{"role": "assistant", "content": candidates},
+                     {"role": "user", "content": fill(JUDGE_FINAL, debate_topic=subject)}]
         final = await llm.chat(None, messages, purpose="judge")
         answer = debate_answer(final)
-        state.transcript.events.append(
-            {
-                "kind": "fallback_judge",
-                "turn": state.turn,
-                "candidates": candidates,
-                "final": final,
-                "debate_answer": answer,
-            }
-        )
+        state.transcript.events.append({"kind": "fallback_judge", "turn": state.turn, "candidates": candidates,
+                                        "final": final, "debate_answer": answer})
         return Decision(
-            answer=answer if answer is not None else final,
-            success=False,
-            turn=state.turn,
-            decider=self.name,
-            reason="fallback_judge",
-            details={"debate_answer": answer},
+            answer=answer if answer is not None else final, success=False, turn=state.turn,
+            decider=self.name, reason="fallback_judge", details={"debate_answer": answer},
         )

@@ -39,20 +39,14 @@ def eot_similarity() -> dict:
     """Exchange-of-Thought, benchmark variant (the MAD-frameworks appendix): after at least one communication round, stop
     when every pair of the agents' lower-cased answers has a difflib similarity >= 0.85; at most 3
     rounds."""
-    return {**eot(), "decider_args": {"similarity": 0.85, "compare": "answers", "min_exchanges": 1}, "max_turns": 3}
+    return {**eot(), "decider_args": {"similarity": 0.85, "compare": "answers", "min_exchanges": 1},
+            "max_turns": 3}
 
 
 def chateval() -> dict:
     """ChatEval, one-by-one: General Public, Critic, Scientist speak in turn for 2 rounds; majority."""
-    return {
-        "persona": "chateval",
-        "responder": "chateval",
-        "paradigm": "chateval",
-        "paradigm_args": {"strategy": "one_by_one"},
-        "decider": "counting",
-        "agents": 3,
-        "max_turns": 2,
-    }
+    return {"persona": "chateval", "responder": "chateval", "paradigm": "chateval",
+            "paradigm_args": {"strategy": "one_by_one"}, "decider": "counting", "agents": 3, "max_turns": 2}
 
 
 def chateval_simultaneous() -> dict:
@@ -67,28 +61,15 @@ def chateval_summarizer() -> dict:
 
 def agentverse() -> dict:
     """AgentVerse (MGSM setting): role assigner, solver, one critic, evaluator; up to 3 iterations."""
-    return {
-        "persona": "none",
-        "responder": "agentverse",
-        "paradigm": "agentverse",
-        "decider": "agentverse_evaluator",
-        "agents": 4,
-        "neutral_agents": 2,
-        "max_turns": 3,
-    }
+    return {"persona": "none", "responder": "agentverse", "paradigm": "agentverse",
+            "decider": "agentverse_evaluator", "agents": 4, "neutral_agents": 2, "max_turns": 3}
 
 
 def reconcile() -> dict:
     """ReConcile: answers with confidence, grouped discussion, stop on agreement, recalibrated
     confidence-weighted vote; 3 agents, at most 2 discussion rounds."""
-    return {
-        "persona": "none",
-        "responder": "reconcile",
-        "paradigm": "collective_refinement",
-        "decider": "reconcile",
-        "agents": 3,
-        "max_turns": 3,
-    }
+    return {"persona": "none", "responder": "reconcile", "paradigm": "collective_refinement",
+            "decider": "reconcile", "agents": 3, "max_turns": 3}
 
 
 PRESETS = {

@@ -39,10 +39,7 @@ def test_frameworks_eot_prompts_add_confidence_from_the_second_communication_rou
                              responder_args={"format_hint": " (A/B/C)"}, item_input=ITEM)
     first = llm.prompts(0, turn=1)[0]
     assert first[0] == {"role": "system", "content": PERSONAS["Kitty"]}
-    assert (
-        first[1]["content"]
-        == "Please consider the example provided and think it step by step. \nQuestion: Answer.\nWhat is 2 + 2?\nA) 3\nB) 4\nC) 5"
-    )
+    assert first[1]["content"] == "Please consider the example provided and think it step by step. \nQuestion: Answer.\nWhat is 2 + 2?\nA) 3\nB) 4\nC) 5"
     ben = llm.prompts(1, turn=2)[0][1]["content"]  # debate mode: Ben hears Peter only
     assert ben == (
         "Please consider the example provided and think it step by step.\nQuestion: Answer.\nWhat is 2 + 2?\nA) 3\nB) 4\nC) 5\n"
@@ -51,64 +48,33 @@ def test_frameworks_eot_prompts_add_confidence_from_the_second_communication_rou
         "Peter's Solution: Step by step. The answer is C. Final Solution: C\n"
         "Based on your friend's solution, carefully re-examine your previous answer. Utilize your talent and critical "
         "thinking to provide a new step-by-step solution process.\nProvide the new solution directly, refrain from "
-        'commenting on your friend\'s approach, and conclude by stating, "the answer is (A/B/C)."\n'
-    )
+        "commenting on your friend's approach, and conclude by stating, \"the answer is (A/B/C).\"\n")
     kitty = llm.prompts(0, turn=3)[0][1]["content"]  # Kitty hears Ben and Peter, with confidence
-    assert (
-        "Ben's Solution: Step by step. The answer is B. Final Solution: B\nBen's confidence in this solution is: 1.0\n"
-        in kitty
-    )
-    assert (
-        "Peter's Solution: Step by step. The answer is B. Final Solution: B\nPeter's confidence in this solution is: 0.5\n"
-        in kitty
-    )
-    assert (
-        "If your friend's confidence level is below 0.5, it suggests a high probability that the solution might be incorrect."
-        in kitty
-    )
+    assert "Ben's Solution: Step by step. The answer is B. Final Solution: B\nBen's confidence in this solution is: 1.0\n" in kitty
+    assert "Peter's Solution: Step by step. The answer is B. Final Solution: B\nPeter's confidence in this solution is: 0.5\n" in kitty
+    assert "If your friend's confidence level is below 0.5, it suggests a high probability that the solution might be incorrect." in kitty
     decision = transcript.decision
     assert (decision.success, decision.reason, decision.details["answer"]) == (False, "max_turns_most_frequent", "B")
 
 
 def test_frameworks_eot_stops_when_all_agree_even_after_the_first_turn():
-    transcript, llm = debate(
-        lambda t, a, p, m: "Final Solution: B",
-        responder="eot",
-        paradigm="eot",
-        decider="eot_consistency",
-        persona="eot",
-        agents=3,
-        max_turns=6,
-    )
-    assert (transcript.decision.success, transcript.decision.turn, transcript.decision.reason) == (
-        True,
-        1,
-        "consistency",
-    )
+    transcript, llm = debate(lambda t, a, p, m: "Final Solution: B", responder="eot", paradigm="eot",
+                             decider="eot_consistency", persona="eot", agents=3, max_turns=6)
+    assert (transcript.decision.success, transcript.decision.turn, transcript.decision.reason) == (True, 1, "consistency")
     assert len(llm.requests) == 3
 
 
 def test_frameworks_eot_similarity_variant_uses_difflib_ratios_of_replies_when_asked():
-    replies = {
-        0: "the answer is b because two and two make four",
-        1: "the answer is b because 2 and 2 make four",
-        2: "i think it is c",
-    }
+    replies = {0: "the answer is b because two and two make four", 1: "the answer is b because 2 and 2 make four",
+               2: "i think it is c"}
 
     def script(turn, agent, purpose, messages):
         return replies[agent] if turn == 1 else replies[0]
 
-    transcript, _ = debate(
-        script,
-        responder="eot",
-        paradigm="eot",
-        decider="eot_consistency",
-        persona="eot",
-        agents=3,
-        max_turns=3,
-        decider_args={"similarity": 0.85, "compare": "responses", "min_exchanges": 0},
-        extract=lambda text: text.split("is ")[1][0].upper() if "is " in text else None,
-    )
+    transcript, _ = debate(script, responder="eot", paradigm="eot", decider="eot_consistency", persona="eot",
+                           agents=3, max_turns=3,
+                           decider_args={"similarity": 0.85, "compare": "responses", "min_exchanges": 0},
+                           extract=lambda text: text.split("is ")[1][0].upper() if "is " in text else None)
     checks = [e for e in transcript.events if e["kind"] == "eot_check"]
     assert checks[0]["agreed"] is False and min(checks[0]["ratios"]) < 0.85
     assert checks[1]["agreed"] is True and checks[1]["ratios"] == [1.0, 1.0, 1.0]
@@ -124,50 +90,24 @@ def alike(turn, agent, purpose, messages):
 
 
 def test_frameworks_eot_similarity_compares_answers_after_an_exchange():
-    transcript, llm = debate(
-        alike,
-        responder="eot",
-        paradigm="eot",
-        decider="eot_consistency",
-        persona="eot",
-        agents=3,
-        max_turns=3,
-        decider_args={"similarity": 0.85},
-    )
+    transcript, llm = debate(alike, responder="eot", paradigm="eot", decider="eot_consistency", persona="eot",
+                             agents=3, max_turns=3, decider_args={"similarity": 0.85})
     checks = [(e["turn"], e["agreed"], e["ratios"]) for e in transcript.events if e["kind"] == "eot_check"]
     # No check after the independent answers; then the lower-cased answers "c", "c", "d" are compared.
     assert checks == [(2, False, [1.0, 0.0, 0.0]), (3, True, [1.0, 1.0, 1.0])]
-    assert (transcript.decision.success, transcript.decision.turn, transcript.decision.details["answer"]) == (
-        True,
-        3,
-        "C",
-    )
+    assert (transcript.decision.success, transcript.decision.turn, transcript.decision.details["answer"]) == (True, 3, "C")
     assert "Peter's Solution: Here is my updated solution. Final Solution: D" in llm.prompts(0, turn=2)[0][1]["content"]
     # Whole replies, checked from turn 1, would have stopped before any exchange: C, C and D look alike.
-    early, _ = debate(
-        alike,
-        responder="eot",
-        paradigm="eot",
-        decider="eot_consistency",
-        persona="eot",
-        agents=3,
-        max_turns=3,
-        decider_args={"similarity": 0.85, "compare": "responses", "min_exchanges": 0},
-    )
+    early, _ = debate(alike, responder="eot", paradigm="eot", decider="eot_consistency", persona="eot",
+                      agents=3, max_turns=3,
+                      decider_args={"similarity": 0.85, "compare": "responses", "min_exchanges": 0})
     assert early.decision.turn == 1 and min(early.events[-1]["ratios"]) > 0.85
 
 
 def test_frameworks_eot_similarity_checks_after_an_exchange_even_when_all_agree_at_once():
-    transcript, llm = debate(
-        lambda t, a, p, m: "Final Solution: B",
-        responder="eot",
-        paradigm="eot",
-        decider="eot_consistency",
-        persona="eot",
-        agents=3,
-        max_turns=3,
-        decider_args={"similarity": 0.85},
-    )
+    transcript, llm = debate(lambda t, a, p, m: "Final Solution: B", responder="eot", paradigm="eot",
+                             decider="eot_consistency", persona="eot", agents=3, max_turns=3,
+                             decider_args={"similarity": 0.85})
     assert (transcript.decision.success, transcript.decision.turn) == (True, 2)
     assert len(llm.requests) == 6
 
@@ -182,15 +122,9 @@ def test_frameworks_eot_similarity_preset_exchanges_on_the_simulator(generated_t
     from madeval.simulator import simulate
 
     with simulate(tasks=generated_tasks.values(), accuracy=0.5, conformity=0.5) as sim:
-        settings = RunSettings(
-            tasks=["arith_mc"],
-            configurations=[debate_config({"preset": "eot_similarity"})],
-            limit=20,
-            base_url=sim.base_url,
-            output_path=str(tmp_path / "run"),
-            cache="off",
-            transport="direct",
-        )
+        settings = RunSettings(tasks=["arith_mc"], configurations=[debate_config({"preset": "eot_similarity"})],
+                               limit=20, base_url=sim.base_url, output_path=str(tmp_path / "run"), cache="off",
+                               transport="direct")
         result = run(settings, show_progress=False, out=io.StringIO())
         kinds = dict(sim.agents.stats.kinds)
     assert result.outcome.finished == 20 and result.outcome.failed == 0

@@ -75,11 +75,7 @@ def test_frameworks_install_and_uninstall_in_a_clean_venv(tmp_path, generated_ta
     assert not any(_importable(python, module) for module in OURS)
     sources = tmp_path / "src"
     for package in PACKAGES:  # build from copies, so the repository gets no build folders
-        shutil.copytree(
-            PLUGINS / package,
-            sources / package,
-            ignore=shutil.ignore_patterns("tests", "__pycache__", "*.egg-info", "build"),
-        )
+        shutil.copytree(PLUGINS / package, sources / package, ignore=shutil.ignore_patterns("tests", "__pycache__", "*.egg-info", "build"))
     offline = ("--no-index", "--no-build-isolation")
 
     # madeval-freemad declares madeval-madc: with no index to find it, pip refuses ...
@@ -92,23 +88,8 @@ def test_frameworks_install_and_uninstall_in_a_clean_venv(tmp_path, generated_ta
     _pip(python, "install", *offline, "--find-links", str(wheels), str(sources / "madeval-freemad"))
     assert sorted(_ours(python)) == ["madeval-freemad", "madeval-madc"]
     with simulate(tasks=generated_tasks.values(), accuracy=0.6, conformity=0.5) as sim:
-        done = _madeval(
-            python,
-            "--tasks",
-            "arith_mc",
-            "--limit",
-            "3",
-            "--preset",
-            "freemad_n",
-            "--base-url",
-            sim.base_url,
-            "--output-path",
-            "out",
-            "--cache",
-            "off",
-            "--no-progress",
-            cwd=tmp_path,
-        )
+        done = _madeval(python, "--tasks", "arith_mc", "--limit", "3", "--preset", "freemad_n", "--base-url",
+                        sim.base_url, "--output-path", "out", "--cache", "off", "--no-progress", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     records = list(read_records(tmp_path / "out"))
     assert len(records) == 3 and all(r["transcript"]["decision"]["decider"] == "freemad_score" for r in records)

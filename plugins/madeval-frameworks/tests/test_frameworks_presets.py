@@ -38,9 +38,7 @@ def freemad():
 
 def test_frameworks_presets_bundle_components():
     layouts = {name: debate_config({"preset": name}) for name in FRAMEWORKS}
-    assert {
-        n: (c.responder, c.paradigm, c.decider, c.agents, c.neutral_agents, c.max_turns) for n, c in layouts.items()
-    } == {
+    assert {n: (c.responder, c.paradigm, c.decider, c.agents, c.neutral_agents, c.max_turns) for n, c in layouts.items()} == {
         "som": ("som", "som", "counting", 3, 0, 3),
         "multi_persona": ("multi_persona", "multi_persona", "moderator", 3, 1, 3),
         "eot": ("eot", "eot", "eot_consistency", 3, 0, 6),
@@ -71,16 +69,8 @@ def test_frameworks_every_preset_runs_and_a_sweep_makes_a_leaderboard(freemad, g
     assert [run["preset"] for run in options["runs"]] == ALL and set(ALL) == _package_presets()
     assert options["tasks"] == ["arith_mc"]
     with simulate(tasks=generated_tasks.values(), accuracy=0.6, conformity=0.6, persuasion=0.3) as sim:
-        settings = build_settings(
-            {
-                **options,
-                "limit": 12,
-                "cache": "off",
-                "transport": "direct",
-                "output_path": str(tmp_path / "run"),
-                "base_url": sim.base_url,
-            }
-        )
+        settings = build_settings({**options, "limit": 12, "cache": "off", "transport": "direct",
+                                   "output_path": str(tmp_path / "run"), "base_url": sim.base_url})
         result = run(settings, show_progress=False, out=io.StringIO())
         kinds = dict(sim.agents.stats.kinds)
     assert result.outcome.finished == 12 * len(ALL) and result.outcome.failed == 0
@@ -93,17 +83,8 @@ def test_frameworks_every_preset_runs_and_a_sweep_makes_a_leaderboard(freemad, g
     assert board["title"] == "MAD frameworks, every plugin preset (arith_mc)"
     assert [r["label"] for r in board["rows"] if r.get("reference")] == ["som"]  # the sweep's reference row
     # Every framework's own prompts reached the simulator.
-    for kind in (
-        "som_update",
-        "moderator",
-        "eot_update",
-        "chateval",
-        "summary",
-        "role_assigner",
-        "critic_agree",
-        "evaluator",
-        "reconcile",
-    ):
+    for kind in ("som_update", "moderator", "eot_update", "chateval", "summary", "role_assigner", "critic_agree",
+                 "evaluator", "reconcile"):
         assert kinds.get(kind, 0) > 0, kind
     records = list(read_records(result.folder))
     by_config = {}

@@ -85,9 +85,7 @@ class CommunicationAttack(Paradigm):
         self.inner.validate(setup)
         bad = [t for t in self.targets if not 0 <= t < setup.agents]
         if bad:
-            raise UsageError(
-                f"paradigm 'communication_attack': no agent {bad[0]} among {setup.agents} agents (indices start at 0)"
-            )
+            raise UsageError(f"paradigm 'communication_attack': no agent {bad[0]} among {setup.agents} agents (indices start at 0)")
 
     def attacked(self, state: DebateState) -> tuple[int, ...]:
         """The attacked agents of this debate (chosen once, recorded in a ``communication_attack`` event)."""
@@ -101,13 +99,12 @@ class CommunicationAttack(Paradigm):
             if self.select == "first":
                 chosen = tuple(voters[:count])
             elif self.select == "last":
-                chosen = tuple(voters[len(voters) - count :]) if count else ()
+                chosen = tuple(voters[len(voters) - count:]) if count else ()
             else:
                 chosen = tuple(sorted(substream(state, "communication-attack").sample(voters, count)))
         self._attacked = (state.transcript, chosen)
-        state.transcript.events.append(
-            {"kind": "communication_attack", "attacked": list(chosen), "paradigm": self.inner.name}
-        )
+        state.transcript.events.append({"kind": "communication_attack", "attacked": list(chosen),
+                                        "paradigm": self.inner.name})
         return chosen
 
     def turn(self, state: DebateState) -> Iterator[list[Speaker]]:

@@ -36,38 +36,23 @@ def three(turn, agent, purpose, messages):
 def test_freemad_anti_conformity_replaces_the_conformity_advice():
     _, llm = debate(three, responder="anti_conformity", paradigm="som", decider="freemad_score", agents=3)
     update = llm.prompts(0, turn=2)[0][-1]["content"]
-    assert update.startswith(
-        "These are the solutions to the problem from other agents: \n\n One agent solution: ```Reasoning of agent 1."
-    )
+    assert update.startswith("These are the solutions to the problem from other agents: \n\n One agent solution: ```Reasoning of agent 1.")
     assert ANTI_CONFORMITY in update
     assert "Since some malicious agents may deliberately disseminate incorrect answers" in update
     assert "Using the reasoning from other agents as additional advice" not in update
     assert update.endswith("Answer in the format the task asks for: Answer.")
     _, conforming = debate(three, responder="conformity", paradigm="som", decider="freemad_score", agents=3)
-    assert (
-        "Using the reasoning from other agents as additional advice" in conforming.prompts(0, turn=2)[0][-1]["content"]
-    )
+    assert "Using the reasoning from other agents as additional advice" in conforming.prompts(0, turn=2)[0][-1]["content"]
 
 
 def test_freemad_attacked_agent_sees_no_peer_but_is_still_seen():
-    transcript, llm = debate(
-        three,
-        responder="conformity",
-        paradigm="communication_attack",
-        decider="counting",
-        agents=3,
-        max_turns=3,
-        paradigm_args={"paradigm": "som", "targets": "1"},
-    )
+    transcript, llm = debate(three, responder="conformity", paradigm="communication_attack", decider="counting",
+                             agents=3, max_turns=3, paradigm_args={"paradigm": "som", "targets": "1"})
     assert [e for e in transcript.events if e["kind"] == "communication_attack"] == [
-        {"kind": "communication_attack", "attacked": [1], "paradigm": "som"}
-    ]
+        {"kind": "communication_attack", "attacked": [1], "paradigm": "som"}]
     for turn in (2, 3):
         attacked = llm.prompts(1, turn=turn)[0][-1]["content"]
-        assert (
-            attacked
-            == "Can you double check that your answer is correct. Answer in the format the task asks for: Answer."
-        )
+        assert attacked == "Can you double check that your answer is correct. Answer in the format the task asks for: Answer."
         for agent in (0, 2):
             seen = llm.prompts(agent, turn=turn)[0][-1]["content"]
             assert "Reasoning of agent 1." in seen  # the attacked agent still sends
@@ -77,15 +62,9 @@ def test_freemad_attacked_agent_sees_no_peer_but_is_still_seen():
 
 def test_freemad_attack_chooses_a_fraction_of_the_agents():
     def attacked(seed=0, **options):
-        transcript, _ = debate(
-            three,
-            responder="conformity",
-            paradigm="communication_attack",
-            decider="counting",
-            agents=6,
-            paradigm_args={"paradigm": "som", **options},
-            seed=seed,
-        )
+        transcript, _ = debate(three, responder="conformity", paradigm="communication_attack",
+                               decider="counting", agents=6, paradigm_args={"paradigm": "som", **options},
+                               seed=seed)
         return next(e["attacked"] for e in transcript.events if e["kind"] == "communication_attack")
 
     assert attacked(fraction=1 / 3, select="first") == [0, 1]
@@ -97,13 +76,8 @@ def test_freemad_attack_chooses_a_fraction_of_the_agents():
 
 
 def test_freemad_attack_records_the_wrapped_paradigm_by_its_registered_name():
-    transcript, _ = debate(
-        three,
-        responder="conformity",
-        paradigm="attack",
-        decider="counting",
-        paradigm_args={"paradigm": "society_of_minds", "select": "first"},
-    )
+    transcript, _ = debate(three, responder="conformity", paradigm="attack", decider="counting",
+                           paradigm_args={"paradigm": "society_of_minds", "select": "first"})
     event = next(e for e in transcript.events if e["kind"] == "communication_attack")
     assert event["paradigm"] == "som" and event["attacked"] == [0]
 
@@ -117,52 +91,30 @@ def test_freemad_attack_bad_options_are_usage_errors():
     with pytest.raises(UsageError, match="cannot wrap itself"):
         paradigms.create("communication_attack", {"paradigm": "attack"})  # its alias is itself too
     with pytest.raises(UsageError, match="no agent 7 among 3 agents"):
-        debate(
-            three,
-            responder="conformity",
-            paradigm="communication_attack",
-            decider="counting",
-            paradigm_args={"targets": "7"},
-        )
+        debate(three, responder="conformity", paradigm="communication_attack", decider="counting",
+               paradigm_args={"targets": "7"})
 
 
 def test_freemad_token_cost_sums_agents_calls_per_round():
-    transcript = Transcript(
-        calls=[
-            Call("draft", 0, 1, "m", "e", prompt_tokens=100, completion_tokens=20),
-            Call("draft", 1, 1, "m", "e", prompt_tokens=110, completion_tokens=30),
-            Call("refine", 0, 2, "m", "e", prompt_tokens=300, completion_tokens=25),
-            Call("judge", None, 2, "m", "e", prompt_tokens=999, completion_tokens=99),  # no agent: left out
-        ]
-    )
-    assert token_cost(transcript) == {
-        "token_cost": 585.0,
-        "token_cost_prompt": 510.0,
-        "token_cost_completion": 75.0,
-        "token_cost_turn1": 260.0,
-        "token_cost_turn2": 325.0,
-    }
+    transcript = Transcript(calls=[
+        Call("draft", 0, 1, "m", "e", prompt_tokens=100, completion_tokens=20),
+        Call("draft", 1, 1, "m", "e", prompt_tokens=110, completion_tokens=30),
+        Call("refine", 0, 2, "m", "e", prompt_tokens=300, completion_tokens=25),
+        Call("judge", None, 2, "m", "e", prompt_tokens=999, completion_tokens=99),  # no agent: left out
+    ])
+    assert token_cost(transcript) == {"token_cost": 585.0, "token_cost_prompt": 510.0, "token_cost_completion": 75.0,
+                                      "token_cost_turn1": 260.0, "token_cost_turn2": 325.0}
 
 
 def test_freemad_presets_report_the_token_cost_of_every_run(generated_tasks, tmp_path):
     """The presets list ``token_cost`` in their ``metrics``, so a freemad_n run on a task whose
     metric_list names only accuracy records Eq. 6 for every debate and shows it in the leaderboard."""
-    assert (
-        debate_config({"preset": "freemad_n"}).metrics
-        == debate_config({"preset": "freemad_c"}).metrics
-        == ["token_cost"]
-    )
+    assert debate_config({"preset": "freemad_n"}).metrics == debate_config({"preset": "freemad_c"}).metrics == ["token_cost"]
     assert generated_tasks["arith_mc"].metric_names == ["accuracy"]
     with simulate(tasks=generated_tasks.values()) as sim:
-        settings = RunSettings(
-            tasks=["arith_mc"],
-            limit=4,
-            base_url=sim.base_url,
-            configurations=[debate_config({"preset": "freemad_n"})],
-            output_path=str(tmp_path / "run"),
-            cache="off",
-            transport="direct",
-        )
+        settings = RunSettings(tasks=["arith_mc"], limit=4, base_url=sim.base_url,
+                               configurations=[debate_config({"preset": "freemad_n"})],
+                               output_path=str(tmp_path / "run"), cache="off", transport="direct")
         result = run(settings, show_progress=False, out=io.StringIO())
     records = list(read_records(result.folder))
     assert len(records) == 4
@@ -186,22 +138,10 @@ def test_freemad_presets_report_the_token_cost_of_every_run(generated_tasks, tmp
 def test_freemad_presets_run_on_the_simulator(generated_tasks, tmp_path):
     configs = [debate_config({"preset": "freemad_n"}), debate_config({"preset": "freemad_c"})]
     assert (configs[0].responder, configs[0].paradigm, configs[0].decider, configs[0].agents, configs[0].max_turns) == (
-        "anti_conformity",
-        "som",
-        "freemad_score",
-        4,
-        2,
-    )
+        "anti_conformity", "som", "freemad_score", 4, 2)
     with simulate(tasks=generated_tasks.values(), accuracy=0.6, conformity=0.5) as sim:
-        settings = RunSettings(
-            tasks=["arith_mc"],
-            configurations=configs,
-            limit=15,
-            base_url=sim.base_url,
-            output_path=str(tmp_path / "run"),
-            cache="off",
-            transport="direct",
-        )
+        settings = RunSettings(tasks=["arith_mc"], configurations=configs, limit=15, base_url=sim.base_url,
+                               output_path=str(tmp_path / "run"), cache="off", transport="direct")
         result = run(settings, show_progress=False, out=io.StringIO())
         kinds = dict(sim.agents.stats.kinds)
     assert result.outcome.finished == 30 and result.outcome.failed == 0
@@ -209,18 +149,8 @@ def test_freemad_presets_run_on_the_simulator(generated_tasks, tmp_path):
     assert all(r["decision_success_rate"] == 1.0 and r["mean_turns"] == 2.0 for r in result.rows)
 
 
-def _attack_run(
-    tasks,
-    tmp_path,
-    items,
-    *,
-    task="arith_yesno",
-    max_turns=2,
-    repeats=1,
-    accuracy=0.6,
-    rescore_freemad=False,
-    **profile,
-):
+def _attack_run(tasks, tmp_path, items, *, task="arith_yesno", max_turns=2, repeats=1, accuracy=0.6,
+                rescore_freemad=False, **profile):
     """3 agents in Free-MAD-c's conformity debate (Society of Minds, ``max_turns - 1`` debate rounds)
     on ``task``, decided by ``counting`` (the last-round majority), unattacked and with a third of the
     agents attacked. With ``rescore_freemad`` the same debates are also decided by ``freemad_score``
@@ -228,34 +158,17 @@ def _attack_run(
     Returns the accuracy rows by label (``counting``, ``counting attacked``, ``freemad_score``,
     ``freemad_score attacked``), the records by (label, item, repeat) and the simulator's request kinds.
     """
-
     def config(attacked):
-        paradigm = (
-            {"paradigm": "communication_attack", "paradigm_args": {"paradigm": "som", "fraction": 1 / 3}}
-            if attacked
-            else {"paradigm": "som"}
-        )
-        return DebateConfig(
-            responder="conformity",
-            decider="counting",
-            agents=3,
-            max_turns=max_turns,
-            name=f"counting{' attacked' if attacked else ''}",
-            **paradigm,
-        )
+        paradigm = {"paradigm": "communication_attack", "paradigm_args": {"paradigm": "som", "fraction": 1 / 3}} \
+            if attacked else {"paradigm": "som"}
+        return DebateConfig(responder="conformity", decider="counting", agents=3, max_turns=max_turns,
+                            name=f"counting{' attacked' if attacked else ''}", **paradigm)
 
     configs = [config(False), config(True)]
     with simulate(tasks=tasks.values(), accuracy=accuracy, **profile) as sim:
-        settings = RunSettings(
-            tasks=[task],
-            configurations=configs,
-            limit=items,
-            repeats=repeats,
-            base_url=sim.base_url,
-            output_path=str(tmp_path / "run"),
-            cache="off",
-            transport="direct",
-        )
+        settings = RunSettings(tasks=[task], configurations=configs, limit=items, repeats=repeats,
+                               base_url=sim.base_url, output_path=str(tmp_path / "run"), cache="off",
+                               transport="direct")
         result = run(settings, show_progress=False, out=io.StringIO())
         kinds = dict(sim.agents.stats.kinds)
         assert sim.agents.stats.unknown_questions == 0  # the simulator finds the question in Du et al.'s prompt
@@ -341,9 +254,8 @@ def test_freemad_communication_attack_on_persuadable_agents_lowers_majority_and_
     from a persuasive truth is a loss Free-MAD's score cannot prevent (a limitation the package
     README records with the figures).
     """
-    rows, records, kinds = _attack_run(
-        generated_tasks, tmp_path, ATTACK_ITEMS, rescore_freemad=True, conformity=0.8, persuasion=0.8
-    )
+    rows, records, kinds = _attack_run(generated_tasks, tmp_path, ATTACK_ITEMS, rescore_freemad=True,
+                                       conformity=0.8, persuasion=0.8)
     assert kinds["som_double_check"] == ATTACK_ITEMS  # one attacked agent per attacked debate
     n = ATTACK_ITEMS
     plain, attacked = rows["counting"]["score"], rows["counting attacked"]["score"]
@@ -410,8 +322,7 @@ def _attack_model(accuracy, conformity, self_doubt, rounds, attacked, options=4)
     start = defaultdict(float)
     for private in itertools.product(answers, repeat=3):
         start[(private, (private,))] += math.prod(
-            accuracy if a == 0 else (1 - accuracy) / (options - 1) for a in private
-        )
+            accuracy if a == 0 else (1 - accuracy) / (options - 1) for a in private)
     states = start
     for _ in range(rounds):
         following = defaultdict(float)
@@ -421,7 +332,8 @@ def _attack_model(accuracy, conformity, self_doubt, rounds, attacked, options=4)
             for agent in range(3):
                 if agent == attacked:
                     others = [a for a in answers if a != current[agent]]
-                    choices.append([(self_doubt / len(others), a) for a in others] + [(1 - self_doubt, private[agent])])
+                    choices.append([(self_doubt / len(others), a) for a in others]
+                                   + [(1 - self_doubt, private[agent])])
                     continue
                 peers = [current[j] for j in range(3) if j != agent]
                 counts = Counter(peers)
@@ -453,16 +365,8 @@ def test_freemad_score_withstands_the_attack_when_cut_off_agents_doubt_themselve
     assert plain_model == pytest.approx((0.826, 0.826))  # the hand value above
     assert attacked_model == pytest.approx((0.7699, 0.8176), abs=5e-5)
 
-    rows, records, kinds = _attack_run(
-        generated_tasks,
-        tmp_path,
-        SELF_DOUBT_ITEMS,
-        task="arith_mc",
-        max_turns=3,
-        repeats=SELF_DOUBT_REPEATS,
-        rescore_freemad=True,
-        **SELF_DOUBT,
-    )
+    rows, records, kinds = _attack_run(generated_tasks, tmp_path, SELF_DOUBT_ITEMS, task="arith_mc", max_turns=3,
+                                       repeats=SELF_DOUBT_REPEATS, rescore_freemad=True, **SELF_DOUBT)
     n = SELF_DOUBT_ITEMS * SELF_DOUBT_REPEATS
     assert kinds["som_double_check"] == 2 * n  # the attacked agent, in both debate rounds
     flipped = 0
@@ -473,21 +377,14 @@ def test_freemad_score_withstands_the_attack_when_cut_off_agents_doubt_themselve
             flipped += sum(row[agent] != before[agent] for before, row in itertools.pairwise(transcript.trajectory()))
     assert flipped > 0  # the self-check prompt now moves the attacked agent
 
-    expected = {
-        "counting": plain_model[0],
-        "counting attacked": attacked_model[0],
-        "freemad_score": plain_model[1],
-        "freemad_score attacked": attacked_model[1],
-    }
+    expected = {"counting": plain_model[0], "counting attacked": attacked_model[0],
+                "freemad_score": plain_model[1], "freemad_score attacked": attacked_model[1]}
     for label, value in expected.items():
         assert abs(rows[label]["score"] - value) <= 3 * math.sqrt(value * (1 - value) / n), label
     plain, attacked = rows["counting"]["score"], rows["counting attacked"]["score"]
     assert plain - attacked >= 3 * math.sqrt((plain * (1 - plain) + attacked * (1 - attacked)) / n)
-    paired = [
-        records[("counting", item, repeat)]["metrics"]["accuracy"] - record["metrics"]["accuracy"]
-        for (label, item, repeat), record in records.items()
-        if label == "counting attacked"
-    ]
+    paired = [records[("counting", item, repeat)]["metrics"]["accuracy"] - record["metrics"]["accuracy"]
+              for (label, item, repeat), record in records.items() if label == "counting attacked"]
     assert len(paired) == n and statistics.fmean(paired) >= 6 * statistics.stdev(paired) / math.sqrt(n)
     free = rows["freemad_score"]
     assert free["ci_low"] <= rows["freemad_score attacked"]["score"] <= free["ci_high"]

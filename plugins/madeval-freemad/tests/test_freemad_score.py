@@ -83,17 +83,9 @@ def test_freemad_options_weights_factor_and_bad_values():
     assert [parse_factor("1;0.25")(k) for k in range(3)] == [1.0, 0.25, 0.25]
     assert parse_factor("halving")(2) == 0.25 and parse_factor("constant")(5) == 1.0
     # With w2 = w3 = 0 only initial and kept answers count; agent 0 switching A -> B changes nothing.
-    transcript, _ = debate(
-        lambda t, a, p, m: (
-            ["Final Solution: A", "Final Solution: B", "Final Solution: B"][a] if t == 1 else "Final Solution: B"
-        ),
-        responder="conformity",
-        paradigm="som",
-        decider="freemad_score",
-        agents=3,
-        max_turns=2,
-        decider_args={"weights": "1;0;0;1", "factor": "constant"},
-    )
+    transcript, _ = debate(lambda t, a, p, m: ["Final Solution: A", "Final Solution: B", "Final Solution: B"][a] if t == 1 else "Final Solution: B",
+                           responder="conformity", paradigm="som", decider="freemad_score", agents=3,
+                           max_turns=2, decider_args={"weights": "1;0;0;1", "factor": "constant"})
     assert transcript.decision.details["scores"] == {"A": 1.0, "B": 4.0}  # A 1; B 1 + 1, then kept twice
     deciders = registries().deciders
     with pytest.raises(UsageError, match=r"decider 'freemad_score': weights must be four numbers"):
@@ -105,31 +97,16 @@ def test_freemad_options_weights_factor_and_bad_values():
 
 
 def test_freemad_score_replays_on_a_stored_debate_exactly_as_live():
-    live, _ = debate(
-        worked_script, responder="conformity", paradigm="som", decider="freemad_score", agents=3, max_turns=2, seed=5
-    )
-    stored, _ = debate(
-        worked_script, responder="conformity", paradigm="som", decider="counting", agents=3, max_turns=2, seed=5
-    )
+    live, _ = debate(worked_script, responder="conformity", paradigm="som", decider="freemad_score",
+                     agents=3, max_turns=2, seed=5)
+    stored, _ = debate(worked_script, responder="conformity", paradigm="som", decider="counting",
+                       agents=3, max_turns=2, seed=5)
     built = registries()
-    setup = DebateSetup(
-        personas=[built.personas.create("none") for _ in range(3)],
-        responder=built.responders.create("conformity"),
-        paradigm=built.paradigms.create("som"),
-        decider=built.deciders.create("freemad_score"),
-        agents=3,
-        max_turns=2,
-    )
+    setup = DebateSetup(personas=[built.personas.create("none") for _ in range(3)],
+                        responder=built.responders.create("conformity"), paradigm=built.paradigms.create("som"),
+                        decider=built.deciders.create("freemad_score"), agents=3, max_turns=2)
     assert setup.decider.transcript_only
-    replayed = asyncio.run(
-        replay(
-            setup,
-            stored,
-            TaskPrompt("Answer.", "What is 2 + 2?"),
-            lambda t: ScriptedLLM(lambda *a: "", t),
-            extract=letter,
-            rng=random.Random(5),
-        )
-    )
+    replayed = asyncio.run(replay(setup, stored, TaskPrompt("Answer.", "What is 2 + 2?"),
+                                  lambda t: ScriptedLLM(lambda *a: "", t), extract=letter, rng=random.Random(5)))
     assert replayed.decision == live.decision
     assert replayed.calls == []  # no new call: the score reads the transcript only

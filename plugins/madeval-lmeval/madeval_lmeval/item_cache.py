@@ -48,13 +48,8 @@ def code_files() -> list[Path]:
     from .mirrors import builtin_task_folder
 
     root = Path(madeval.__file__).resolve().parent
-    return [
-        *sorted(_HERE.glob("*.py")),
-        root / "task.py",
-        root / "item.py",
-        root / "datasources.py",
-        builtin_task_folder() / "_multiple_choice.yaml",
-    ]
+    return [*sorted(_HERE.glob("*.py")), root / "task.py", root / "item.py", root / "datasources.py",
+            builtin_task_folder() / "_multiple_choice.yaml"]
 
 
 def lm_eval_code_files() -> list[Path]:
@@ -62,12 +57,8 @@ def lm_eval_code_files() -> list[Path]:
     filters): their sizes and times are in the key too, for an lm-eval edited in place (an
     editable install) without a new version."""
     root = lm_eval_task_folder().parent
-    return [
-        root / "utils.py",
-        root / "api" / "task.py",
-        root / "api" / "samplers.py",
-        *sorted((root / "filters").glob("*.py")),
-    ]
+    return [root / "utils.py", root / "api" / "task.py", root / "api" / "samplers.py",
+            *sorted((root / "filters").glob("*.py"))]
 
 
 def key_of(name: str, include_paths: tuple[str, ...], num_fewshot: int, seed: int) -> str:
@@ -75,16 +66,10 @@ def key_of(name: str, include_paths: tuple[str, ...], num_fewshot: int, seed: in
     code = hashlib.sha256()
     for path in code_files():
         code.update(path.name.encode() + b"\0" + (path.read_bytes() if path.is_file() else b"") + b"\0")
-    described = {
-        "format": FORMAT,
-        "lm_eval": importlib.metadata.version("lm_eval"),
-        "lm_eval_code": stats(lm_eval_code_files()),
-        "task": name,
-        "include_paths": list(include_paths),
-        "num_fewshot": num_fewshot,
-        "seed": seed if num_fewshot else None,
-        "code": code.hexdigest(),
-    }
+    described = {"format": FORMAT, "lm_eval": importlib.metadata.version("lm_eval"),
+                 "lm_eval_code": stats(lm_eval_code_files()), "task": name,
+                 "include_paths": list(include_paths), "num_fewshot": num_fewshot,
+                 "seed": seed if num_fewshot else None, "code": code.hexdigest()}
     return hashlib.sha256(json.dumps(described, sort_keys=True).encode()).hexdigest()
 
 
@@ -108,20 +93,16 @@ class Prepared:
 
 
 def _row(item: Item) -> list[Any]:
-    return [item.id, item.input, item.target, item.context, list(item.choices) if item.choices else None, item.doc]
+    return [item.id, item.input, item.target, item.context, list(item.choices) if item.choices else None,
+            item.doc]
 
 
 def _item(row: Any) -> Item:
     item_id, text, target, context, choices, doc = row
     strings = isinstance(target, list) and all(isinstance(t, str) for t in target)
-    if (
-        not isinstance(item_id, str)
-        or not isinstance(text, str)
-        or not (isinstance(target, str) or strings)
-        or not (context is None or isinstance(context, str))
-        or not isinstance(doc, dict)
-        or not (choices is None or (isinstance(choices, list) and all(isinstance(c, str) for c in choices)))
-    ):
+    if (not isinstance(item_id, str) or not isinstance(text, str) or not (isinstance(target, str) or strings)
+            or not (context is None or isinstance(context, str)) or not isinstance(doc, dict)
+            or not (choices is None or (isinstance(choices, list) and all(isinstance(c, str) for c in choices)))):
         raise TypeError("not an item")
     return Item(item_id, text, target, context, tuple(choices) if choices is not None else None, doc)
 
@@ -214,15 +195,10 @@ def read(key: str) -> Prepared | None:
             raise TypeError("bad file list")
         folders = [_text(folder) for folder in data["folders"]]
         prepared = Prepared(
-            output_type=_checked(data["output_type"], OUTPUT_TYPES),
-            dataset_path=_text(data["dataset_path"]),
-            source=_text(data["source"]),
-            answer_type=_text(data["answer_type"]),
+            output_type=_checked(data["output_type"], OUTPUT_TYPES), dataset_path=_text(data["dataset_path"]),
+            source=_text(data["source"]), answer_type=_text(data["answer_type"]),
             metric_names=[_text(name) for name in data["metric_names"]],
-            items=[_item(row) for row in data["items"]],
-            files=files,
-            folders=folders,
-        )
+            items=[_item(row) for row in data["items"]], files=files, folders=folders)
     except NOT_OURS as error:
         _warn(path, f"not a cache file of this madeval: {type(error).__name__}")
         return None
@@ -244,18 +220,10 @@ def _checked(value: Any, allowed: tuple[str, ...]) -> str:
 def write(key: str, prepared: Prepared) -> bool:
     """Store ``prepared`` for ``key`` atomically (a rename), only when it reads back equal; False
     when it was not stored (values JSON does not keep, or the folder is not writable)."""
-    data = {
-        "format": FORMAT,
-        "key": key,
-        "output_type": prepared.output_type,
-        "dataset_path": prepared.dataset_path,
-        "source": prepared.source,
-        "answer_type": prepared.answer_type,
-        "metric_names": prepared.metric_names,
-        "files": prepared.files,
-        "folders": prepared.folders,
-        "items": [_row(item) for item in prepared.items],
-    }
+    data = {"format": FORMAT, "key": key, "output_type": prepared.output_type,
+            "dataset_path": prepared.dataset_path, "source": prepared.source,
+            "answer_type": prepared.answer_type, "metric_names": prepared.metric_names,
+            "files": prepared.files, "folders": prepared.folders, "items": [_row(item) for item in prepared.items]}
     try:
         text = json.dumps(data, ensure_ascii=False, allow_nan=False)
         back = [_row(_item(row)) for row in json.loads(text)["items"]]

@@ -37,9 +37,7 @@ def known_mirrors() -> dict[tuple[str, str | None, str], dict[str, Any]]:
         dataset = read_yaml(path).get("dataset")  # madeval's own reading: tags and include chains
         if isinstance(dataset, dict) and dataset.get("path") and dataset.get("mirror"):
             key = (str(dataset["path"]), dataset.get("name"), str(dataset.get("split", "test")))
-            table.setdefault(
-                key, {k: dataset[k] for k in ("path", "name", "split", "mirror", "filter") if k in dataset}
-            )
+            table.setdefault(key, {k: dataset[k] for k in ("path", "name", "split", "mirror", "filter") if k in dataset})
     return table
 
 
@@ -120,11 +118,8 @@ class MirroredDataset:
 
         loaded = self.loaded
         columns = list(loaded[self.eval_split][0]) if loaded[self.eval_split] else []
-        return datasets.DatasetDict(
-            {
-                split: datasets.Dataset.from_list(found)
-                if found
-                else datasets.Dataset.from_dict({column: [] for column in columns})
-                for split, found in loaded.items()
-            }
-        )
+        return datasets.DatasetDict({
+            split: datasets.Dataset.from_list(found) if found
+            else datasets.Dataset.from_dict({column: [] for column in columns})
+            for split, found in loaded.items()
+        })
