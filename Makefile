@@ -64,8 +64,12 @@ demo: $(DEMO_STAMP)
 	@echo "The board as a page: $(DEMO_OUT)/leaderboard.html"
 	@echo "Each debate, turn by turn: $(BIN)/madeval view $(DEMO_OUT)  (writes $(DEMO_OUT)/debates.html)"
 
+# The suite runs on every core (pytest-xdist): tests/<stage>/ follows madeval's stages, and every
+# test can share the machine with the others (no fixed port, no process-wide state left behind).
+TEST_WORKERS ?= auto
+
 test: install
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS)
 
 clean:
 	rm -rf $(VENV) madeval-out

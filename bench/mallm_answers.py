@@ -29,7 +29,7 @@ from typing import Any, Iterator
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = "mallm/mmlu_pro_memory_llama31_70b.json.gz"
-LABELS = ROOT / "tests" / "fixtures" / "mallm_answers" / "labels.jsonl"
+LABELS = ROOT / "tests" / "metrics" / "fixtures" / "mallm_answers" / "labels.jsonl"
 OPTION_LINE = re.compile(r"([A-Z])\) (.*)")
 NOTE_LETTER = re.compile(r"\b[A-Z]\b")
 NOTE_DETAIL = re.compile(r"\s*\([^()]*\)|:.*")

@@ -308,6 +308,7 @@ def test_run_json_records_group_aggregation_and_the_board_reads_it(tmp_path):
 def test_call_latency_is_the_time_holding_a_slot_not_the_wait_for_it(monkeypatch):
     """Two calls share one slot; a fake clock moves 1 s per attempt (0.5 s for a failed one)."""
     from madeval.llm import client as client_module
+    from madeval.llm import transports as transports_module
     from madeval.llm.client import Endpoint, LLMClient, RetryPolicy
     from madeval.llm.transports import RetryableError
 
@@ -330,7 +331,7 @@ def test_call_latency_is_the_time_holding_a_slot_not_the_wait_for_it(monkeypatch
         async def close(self):
             pass
 
-    monkeypatch.setitem(client_module.TRANSPORTS, "fake", lambda base_url, api_key, timeout_s, **limits: Transport())
+    monkeypatch.setitem(transports_module.TRANSPORTS, "fake", lambda base_url, api_key, timeout_s, **limits: Transport())
 
     async def main():
         endpoint = Endpoint("e", "http://127.0.0.1:9/v1", concurrency=1, transport="fake")
