@@ -69,7 +69,8 @@ class Reader:
         self.url: str | None = None
         self.servers: list[subprocess.Popen] = []
         self.namespace: dict = {}
-        self.env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+        paths = [str(ROOT), os.environ.get("PYTHONPATH")]  # the commands import this checkout's madeval
+        self.env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, paths))}
 
     def endpoint(self, text: str) -> str:
         """``text`` with the pages' endpoint URLs replaced by the running simulator's."""

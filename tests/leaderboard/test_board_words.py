@@ -1,5 +1,5 @@
 """The board's words (issue 24, items 5 and 6): each column defined once (on the board and in
-README), the adjusted p named as adjusted, one score scale everywhere, the long note once and short
+docs/leaderboard.md), the adjusted p named as adjusted, one score scale everywhere, the long note once and short
 with one configuration, one quotable sentence per comparison (best against runner-up always among
 them), ``--compare all`` keeping the "vs ref" column, and a merged board's own title and a charts
 command that works when pasted."""
@@ -52,15 +52,15 @@ def main_table_columns(text: str) -> list[str]:
     return [c.strip() for c in text.splitlines()[0].strip("|").split("|")]
 
 
-def test_every_column_is_defined_once_on_the_board_and_in_the_readme(sweep):
+def test_every_column_is_defined_once_on_the_board_and_in_the_docs(sweep):
     result, printed = sweep
     assert printed.count("Columns:") == 1
     for column in main_table_columns(printed)[3:]:  # configuration, task, metric explain themselves
         assert column in LEGEND, column
         assert printed.count(f"- **{column}**:") == 1
-    readme = (ROOT / "README.md").read_text()
+    documented = (ROOT / "docs" / "leaderboard.md").read_text()
     for column, meaning in LEGEND.items():
-        assert f"**{column}**: {meaning}." in readme, column
+        assert f"**{column}**: {meaning}." in documented, column
     page = (result.folder / "leaderboard.html").read_text()
     assert page.count("<dt>decided</dt>") == 1 and page.count("<dt>LLM s/item</dt>") == 1
 
@@ -83,7 +83,7 @@ def test_one_score_scale_in_the_table_json_csv_and_rows(sweep):
         listed = list(csv.DictReader(handle))
     for row, kept, line in zip(result.rows, stored, listed):
         assert 0 <= row["score"] <= 1 and kept["score"] == row["score"] and float(line["score"]) == row["score"]
-        cells = next(l for l in printed.splitlines() if l.startswith(f"| {row['label']} |"))
+        cells = next(line for line in printed.splitlines() if line.startswith(f"| {row['label']} |"))
         assert f"| {row['score']:.3f} | {row['ci_low']:.3f}–{row['ci_high']:.3f} |" in cells
     for row in result.rows:
         if row["delta"] is not None:
@@ -203,7 +203,7 @@ def test_compare_all_keeps_the_vs_ref_column(sweep):
         items = sorted(scores[reference])
         expected = statistics.fmean(scores[row["config"]][k] - scores[reference][k] for k in items)
         assert row["delta"] == pytest.approx(expected) and row["p_adjusted"] is not None
-        line = next(l for l in markdown(board).splitlines() if l.startswith(f"| {row['label']} |"))
+        line = next(line for line in markdown(board).splitlines() if line.startswith(f"| {row['label']} |"))
         assert f"{row['delta']:+.3f}" in line and "after Holm" in line
     assert len(board["comparisons"]) == 3 and sum(c["top_two"] for c in board["comparisons"]) == 1
 
