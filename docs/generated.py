@@ -9,9 +9,14 @@ package and not a page of the site.
 
 from __future__ import annotations
 
+import functools
 import inspect
+import io
+import itertools
 import re
+import tempfile
 from dataclasses import MISSING, fields
+from pathlib import Path
 from typing import Any
 
 import click
@@ -156,3 +161,50 @@ def hook_signatures() -> list[str]:
         if re.match(r"^[a-z]", name) and getattr(function, "madeval_spec", None) is not None:
             found.append(f"{name}{inspect.signature(function)}")
     return found
+
+
+ROOT = Path(__file__).resolve().parent.parent
+#: The study README.md and docs/getting-started.md show, and the simulator it is shown on.
+STUDY = "examples/study.yaml"
+STUDY_SIMULATOR = {"accuracy": 0.6, "conformity": 0.3}
+#: The columns of the study's board README.md shows (the others are left out for width).
+STUDY_COLUMNS = ("configuration", "score", "95% CI", "decided", "turns", "calls/item", "vs ref", "MDE (80% power)")
+
+
+def study_file() -> str:
+    """examples/study.yaml without its comment, in a ``yaml`` fence."""
+    text = (ROOT / STUDY).read_text(encoding="utf-8")
+    return fence("\n".join(line for line in text.splitlines() if not line.startswith("#")), "yaml")
+
+
+@functools.cache
+def _study() -> tuple[str, list[str]]:
+    """The study run on the simulator (``madeval simulator --accuracy 0.6 --conformity 0.3``, seed 0):
+    the board as printed and its closing sentences. The simulator is deterministic, so they are too."""
+    from madeval.evaluation import evaluate
+    from madeval.simulator import simulate
+    from madeval.task.definition import load_task
+
+    printed = io.StringIO()
+    arith = [load_task("arith_mc")]
+    with tempfile.TemporaryDirectory() as folder, simulate(tasks=arith, **STUDY_SIMULATOR) as simulator:
+        result = evaluate(config=str(ROOT / STUDY), base_url=simulator.base_url, output_path=folder, cache="off",
+                          out=printed)
+    return printed.getvalue(), list(result.board["conclusions"])
+
+
+def study_board() -> str:
+    """The study's main table (the first table printed) with :data:`STUDY_COLUMNS` only, in a text fence."""
+    lines = _study()[0].splitlines()
+    first = next(i for i, line in enumerate(lines) if line.startswith("| "))
+    table = [line for line in itertools.takewhile(lambda line: line.startswith("|"), lines[first:])]
+    rows = [[cell.strip() for cell in line.strip("|").split("|")] for line in table if not line.startswith("|---")]
+    keep = [rows[0].index(column) for column in STUDY_COLUMNS]
+    rows = [[row[i] for i in keep] for row in rows]
+    widths = [max(len(row[i]) for row in rows) for i in range(len(keep))]
+    return fence("\n".join("| " + " | ".join(c.ljust(w) for c, w in zip(row, widths)) + " |" for row in rows))
+
+
+def study_sentences() -> str:
+    """The sentences the study's board ends with, as printed."""
+    return fence("In short:\n" + "\n".join(f"- {said}" for said in _study()[1]))

@@ -1,9 +1,10 @@
 """The code blocks of the pages a newcomer follows run as written, against the simulator.
 
-Each page's blocks run in order in one folder, as a reader would type them: ``bash`` lines are
-commands (``madeval ...``, the simulator started with ``&``, ``cp``), a ``yaml`` block with a
-``:caption:`` is the file of that name, a ``yaml`` block without one must be a valid config file,
-``python`` blocks run in one namespace, and ``text`` blocks are output, not run. Every endpoint URL
+Each page's blocks run in order in one folder holding a copy of ``examples/``, as a reader in a clone
+would type them: ``bash`` lines are commands (``madeval ...``, the simulator started with ``&``,
+``cp``), a ``yaml`` block with a ``:caption:`` is the file of that name, a ``yaml`` block without one
+must be a valid config file, a ``literalinclude`` shows a file of the repository, ``python`` blocks
+run in one namespace, and ``text`` blocks are output, not run. Every endpoint URL
 on the pages (the simulator's port 8765, a server's 8000) is the simulator the page starts, on a
 free port; a run with no ``--base-url`` (the embedded model) is pointed at it too. Install commands
 (``make``, ``pip install``) are what CI runs anyway and are skipped. A block of another language, or
@@ -44,6 +45,10 @@ def code_blocks(page: str) -> list[tuple[str, str | None, str, int]]:
         if token.type != "fence":
             continue
         info, content, caption = token.info.strip(), token.content, None
+        included = re.fullmatch(r"\{literalinclude\}\s+(\S+)", info)
+        if included:  # the file shown, relative to docs/
+            found.append(("{literalinclude}", included.group(1), content, token.map[0] + 1))
+            continue
         directive = re.fullmatch(r"\{code-block\}\s+(\S+)", info)
         if directive:
             info = directive.group(1)
@@ -127,6 +132,8 @@ class Reader:
             example.write_text(content, encoding="utf-8")
             options = read_config_file(example)
             assert build_settings({"tasks": ["arith_mc"], **options}).configurations
+        elif language == "{literalinclude}":
+            assert (ROOT / "docs" / caption).is_file(), f"{self.page}:{line}: no file {caption}"
         elif language == "python":
             exec(compile(self.endpoint(content), f"{self.page}:{line}", "exec"), self.namespace)
         else:
@@ -141,6 +148,7 @@ class Reader:
 @pytest.mark.parametrize("page", PAGES)
 def test_the_pages_code_blocks_run_against_the_simulator(page, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)  # the python blocks write where the commands do
+    shutil.copytree(ROOT / "examples", tmp_path / "examples")
     reader = Reader(page, tmp_path)
     try:
         for block in code_blocks(page):
