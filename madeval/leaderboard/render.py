@@ -4,8 +4,8 @@ Every score is on the metric's own scale, 0 to 1 for accuracy-like metrics, in e
 (tables, charts, CSV, JSON, ``evaluate().rows``, the closing sentences): the scale the records,
 rescoring, ``sample-size --delta`` and lm-eval's own results use, so a number copied from any
 output means the same as in any other, and metrics outside [0, 1] need no second rule. Each
-column is defined once, in :data:`LEGEND` (printed under the table; README's "Reading the
-leaderboard" repeats it), and the board ends with one sentence per comparison (:mod:`.sentences`).
+column is defined once, in :data:`LEGEND` (printed under the table; docs/leaderboard.md repeats it,
+generated from it), and the board ends with one sentence per comparison (:mod:`.sentences`).
 
 Costs and times are per item (one debate on an item, its repeats averaged). The time shown is the
 **LLM time** (``LLM s/item``): the sum of the debate's calls' own latencies, measured from the moment
@@ -104,7 +104,7 @@ def points(row: dict[str, Any], value: float, sign: bool = False) -> str:
 
 
 #: Each column of the board, defined once: printed under the Markdown table, on the HTML page and in
-#: README's "Reading the leaderboard" (a test keeps README in step).
+#: docs/leaderboard.md (a generated block; tests/docs/test_generated_blocks.py keeps it in step).
 LEGEND = {
     "score": "the metric averaged over items (each item's repeats averaged first), on the metric's own "
              "scale: 0 to 1 for accuracy (0.732 = 73.2% of items right)",

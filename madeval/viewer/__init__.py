@@ -38,7 +38,7 @@ def write_viewer(run: str | Path, output: str | Path | None = None, *, tasks: li
     """Write the viewer page of the run folder ``run`` to ``output`` (default ``RUN/debates.html``).
 
     ``tasks`` and ``configs`` (configuration labels) keep only those debates: a page of a slice of
-    a run too large for one page (see the README's size limit).
+    a run too large for one page (see the size limit in docs/records.md).
 
     Returns ``path``, ``debates`` (how many the page holds), ``bytes`` (its size) and ``notes``
     (records skipped, questions that could not be read). A folder that is no run, or a slice with

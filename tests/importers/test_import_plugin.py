@@ -1,4 +1,4 @@
-"""A third-party format through ``register_importers``: CONTRIBUTING.md's example, as a plugin."""
+"""A third-party format through ``register_importers``: the example of docs/plugins.md, as a plugin."""
 
 from __future__ import annotations
 

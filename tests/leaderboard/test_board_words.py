@@ -1,5 +1,5 @@
 """The board's words (issue 24, items 5 and 6): each column defined once (on the board and in
-README), the adjusted p named as adjusted, one score scale everywhere, the long note once and short
+docs/leaderboard.md), the adjusted p named as adjusted, one score scale everywhere, the long note once and short
 with one configuration, one quotable sentence per comparison (best against runner-up always among
 them), ``--compare all`` keeping the "vs ref" column, and a merged board's own title and a charts
 command that works when pasted."""
@@ -52,15 +52,15 @@ def main_table_columns(text: str) -> list[str]:
     return [c.strip() for c in text.splitlines()[0].strip("|").split("|")]
 
 
-def test_every_column_is_defined_once_on_the_board_and_in_the_readme(sweep):
+def test_every_column_is_defined_once_on_the_board_and_in_the_docs(sweep):
     result, printed = sweep
     assert printed.count("Columns:") == 1
     for column in main_table_columns(printed)[3:]:  # configuration, task, metric explain themselves
         assert column in LEGEND, column
         assert printed.count(f"- **{column}**:") == 1
-    readme = (ROOT / "README.md").read_text()
+    documented = (ROOT / "docs" / "leaderboard.md").read_text()
     for column, meaning in LEGEND.items():
-        assert f"**{column}**: {meaning}." in readme, column
+        assert f"**{column}**: {meaning}." in documented, column
     page = (result.folder / "leaderboard.html").read_text()
     assert page.count("<dt>decided</dt>") == 1 and page.count("<dt>LLM s/item</dt>") == 1
 
@@ -154,7 +154,8 @@ def test_a_sentence_opening_with_a_lower_case_label_starts_with_a_capital_and_qu
 
     won = {"label_a": "baseline_direct", "label_b": "debate", "delta": 0.122, "delta_ci_low": 0.044,
            "delta_ci_high": 0.2, "p_adjusted": 0.0021, "significant": True, "items": 30, "mde": None, "top_two": False}
-    assert sentence(won, "holm") == "Baseline_direct beats debate by 0.122 (95% CI 0.044 to 0.200, p=0.0021 after Holm)."
+    assert sentence(won, "holm") == (
+        "Baseline_direct beats debate by 0.122 (95% CI 0.044 to 0.200, p=0.0021 after Holm).")
     assert sentence({**won, "delta": -0.122, "delta_ci_low": -0.2, "delta_ci_high": -0.044}, "holm").startswith(
         "Debate beats baseline_direct by 0.122")
     apart = {**won, "delta": 0.3, "significant": False, "p_adjusted": 0.06, "mde": 0.25}

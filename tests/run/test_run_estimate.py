@@ -100,7 +100,7 @@ def test_yes_is_a_config_key():
 
 
 def test_yes_in_a_config_file_is_the_yes_option(tmp_path):
-    """YAML 1.1 reads a bare ``yes:`` key as the boolean true; the README's ``yes: true`` still works."""
+    """YAML 1.1 reads a bare ``yes:`` key as the boolean true; the documented ``yes: true`` still works."""
     from madeval.settings.config import read_config_file
 
     path = tmp_path / "run.yaml"

@@ -169,16 +169,16 @@ def test_literal_text_and_templates_still_render(task_folder):
     assert item.input.startswith("Which letter is the middle one?\nA) x") and item.context == "Letters"
 
 
-def contributing_yaml_blocks() -> list[str]:
-    """The ```yaml blocks of CONTRIBUTING.md, in order."""
-    text = (Path(__file__).resolve().parents[2] / "CONTRIBUTING.md").read_text(encoding="utf-8")
+def documented_yaml_blocks() -> list[str]:
+    """The ```yaml blocks of the tasks page (docs/tasks.md), in order."""
+    text = (Path(__file__).resolve().parents[2] / "docs" / "tasks.md").read_text(encoding="utf-8")
     return re.findall(r"```yaml\n(.*?)```", text, flags=re.DOTALL)
 
 
-def test_contributing_task_example_loads_and_renders_like_the_shipped_task(tmp_path, monkeypatch):
+def test_the_documented_task_example_loads_and_renders_like_the_shipped_task(tmp_path, monkeypatch):
     data = Path(__file__).resolve().parents[3] / "shared" / "data"
     monkeypatch.setenv("MADEVAL_DATA_DIR", os.environ.get("MADEVAL_DATA_DIR") or str(data))
-    example = next(block for block in contributing_yaml_blocks() if block.startswith("task:"))
+    example = next(block for block in documented_yaml_blocks() if block.startswith("task:"))
     folder = tmp_path / "doc"
     folder.mkdir()
     (folder / "example.yaml").write_text(example.replace("task: musr_murder_mysteries", "task: doc_example", 1))
@@ -197,8 +197,8 @@ def test_contributing_task_example_loads_and_renders_like_the_shipped_task(tmp_p
     assert documented.score(documented.extract(reply, first), first) == {"accuracy": 1.0}
 
 
-def test_contributing_group_example_parses(tmp_path):
-    example = next(block for block in contributing_yaml_blocks() if block.startswith("group:"))
+def test_the_documented_group_example_parses(tmp_path):
+    example = next(block for block in documented_yaml_blocks() if block.startswith("group:"))
     (tmp_path / "group.yaml").write_text(example.replace("group: bbh", "group: doc_group", 1))
     index = task_index(registries(), [str(tmp_path)])
     assert index.group_spec("doc_group").tasks == index.group_spec("bbh").tasks

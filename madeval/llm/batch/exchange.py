@@ -3,7 +3,7 @@
 Each round's request file is written to FOLDER as ``madeval-<stamp>-<n>.jsonl`` (atomically: it
 appears complete), and its answers are read from ``madeval-<stamp>-<n>.output.jsonl`` once that
 appears there, in the OpenAI batch line format, as ``vllm run-batch -i IN -o OUT`` writes it. No
-server is needed: a loop on the cluster answers each request file (see the README). An output file
+server is needed: a loop on the cluster answers each request file (see docs/scale.md). An output file
 is read once it answers every line, or once it has not grown for ``STABLE_LOOKS`` looks (what is
 missing is then retried in a later file).
 """
