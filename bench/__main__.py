@@ -134,7 +134,8 @@ def main(argv: list[str] | None = None) -> None:
                 report["target"][transport] = {**best, "ratio_median": statistics.median(r["ratio"] for r in runs),
                                                "ratios": [r["ratio"] for r in runs]}
             rerun = measure({**base, "transport": transports[0], "items": args.items, "base_url": url,
-                             "output_path": str(work / "rerun"), "cache": str(work / f"cache-{transports[0]}-0.sqlite")})
+                             "output_path": str(work / "rerun"),
+                             "cache": str(work / f"cache-{transports[0]}-0.sqlite")})
         report["cache_rerun"] = {"calls": rerun["calls"], "cached_calls": rerun["cached_calls"],
                                  "wall_s": rerun["wall_s"]}
         with simulator_process(latency=0.0, tasks="bench_arith", include_path=tasks) as url:
@@ -174,7 +175,8 @@ def print_table(report: dict) -> None:
     rows = [
         ("workload", f"{w['items']} items, {w['agents']} agents, {w['paradigm']} + {w['decider']}, "
                      f"latency {1000 * w['latency_s']:.0f} ms, concurrency {w['concurrency']}"),
-        ("environment", f"commit {e['commit']}, {e['cpus']} cpus, load {e['load_before']:.2f} -> {e['load_after']:.2f}"),
+        ("environment",
+         f"commit {e['commit']}, {e['cpus']} cpus, load {e['load_before']:.2f} -> {e['load_after']:.2f}"),
     ]
     for transport, t in report["target"].items():
         rows += [

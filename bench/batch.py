@@ -72,7 +72,8 @@ async def rounds_through(base_url: str, folder: Path, rounds: int, lines: int, p
     try:
         for number in range(1, rounds + 1):
             replies = await asyncio.gather(*(
-                transport.chat("simulator", [{"role": "user", "content": f"Round {number}, call {call}: A, B, C or D?"}],
+                transport.chat("simulator",
+                               [{"role": "user", "content": f"Round {number}, call {call}: A, B, C or D?"}],
                                {"max_tokens": 16}) for call in range(lines)))
             assert len(replies) == lines
             del replies

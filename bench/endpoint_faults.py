@@ -95,7 +95,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--latency", type=float, default=0.05, help="rate-limit: seconds per reply")
     parser.add_argument("--date", action="store_true", help="rate-limit: Retry-After as an HTTP date")
     parser.add_argument("--hostile-rate", type=float, default=0.2, help="big-replies: share of 10 MB replies")
-    parser.add_argument("--seed", type=int, default=3, help="big-replies: the simulator's seed (which requests get them)")
+    parser.add_argument("--seed", type=int, default=3,
+                        help="big-replies: the simulator's seed (which requests get them)")
     parser.add_argument("--code", type=Path, help="run the madeval of this checkout (default: this one)")
     args = parser.parse_args(argv)
     if args.scenario == "rate-limit" and args.concurrency is None:

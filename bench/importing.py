@@ -116,7 +116,8 @@ def main(argv: list[str] | None = None) -> None:
         rows.append((f"{size} small records", path, path.stat().st_size))
     print(f"{'input':40} {'file MB':>8} {'records':>8} {'import s':>9} {'ms/record':>10} {'peak RSS MB':>12}")
     for number, (name, path, size) in enumerate(rows):
-        result = measure({"task": "mmlu_pro", "file": str(path) if path else None, "output": str(work / f"out-{number}")})
+        result = measure({"task": "mmlu_pro", "file": str(path) if path else None,
+                          "output": str(work / f"out-{number}")})
         per = f"{result['per_record_ms']:.2f}" if result["per_record_ms"] else "-"
         print(f"{name:40} {size / 1e6:8.1f} {result['records']:8d} {result['import_s']:9.2f} {per:>10} "
               f"{result['peak_rss_mb']:12.0f}")

@@ -187,10 +187,12 @@ def print_report(figures: dict[str, Any], show: int) -> None:
         rows += [
             ("agreement with labels", f"{labels['agree']} of {labels['labels']} "
                                       f"({100 * labels['agree'] / labels['labels']:.1f}%; target >= 98%)"),
-            ("wrong letters", f"{len(labels['wrong'])} (target 0); {len(labels['missed'])} labelled answers read as none"),
+            ("wrong letters",
+             f"{len(labels['wrong'])} (target 0); {len(labels['missed'])} labelled answers read as none"),
         ]
     rows += [
-        ("final answers, madeval", f"{figures['final_correct']} of {f} correct ({100 * figures['final_correct'] / f:.1f}%), "
+        ("final answers, madeval",
+         f"{figures['final_correct']} of {f} correct ({100 * figures['final_correct'] / f:.1f}%), "
                                    f"{figures['final_unparsed']} unparsed"),
         ("final answers, MALLM", f"{figures['final_correct_mallm']} of {f} correct "
                                  f"({100 * figures['final_correct_mallm'] / f:.1f}%), {figures['final_unparsed_mallm']} unparsed"),

@@ -135,7 +135,8 @@ async def in_chromium(page: Path, profile: Path) -> dict:
     chromium = find_chromium()
     if chromium is None:
         raise SystemExit(MISSING)
-    process = subprocess.Popen(chromium_command(chromium, profile, "--remote-debugging-port=0", "--enable-precise-memory-info",
+    process = subprocess.Popen(chromium_command(chromium, profile, "--remote-debugging-port=0",
+                                                "--enable-precise-memory-info",
                                                 "--window-size=1400,1000", "about:blank"),
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     try:
@@ -162,7 +163,8 @@ async def in_chromium(page: Path, profile: Path) -> dict:
                 await call("Page.enable")
                 await call("Page.navigate", url=page.resolve().as_uri())
                 ready = "location.protocol === 'file:' && document.readyState === 'complete'"
-                while not (await call("Runtime.evaluate", expression=ready, returnByValue=True))["result"]["result"].get("value"):
+                while not (await call("Runtime.evaluate", expression=ready,
+                                      returnByValue=True))["result"]["result"].get("value"):
                     await asyncio.sleep(0.05)
                 answer = await call("Runtime.evaluate", expression=MEASURE, awaitPromise=True, returnByValue=True)
                 value = answer["result"]["result"].get("value")

@@ -57,7 +57,8 @@ class Judge(Decider):
         )
         if not verdict.strip():
             return None
-        return Decision(solution_of(verdict, state), True, state.turn, self.name, "judge", {"solutions": len(solutions)})
+        return Decision(solution_of(verdict, state), True, state.turn, self.name, "judge",
+                        {"solutions": len(solutions)})
 
 
 @hookimpl

@@ -28,7 +28,8 @@ JSON_OBJECT = re.compile(r"\{.*\}", re.DOTALL)
 # Few-shot examples for Figure 13's <example 1..3> (the paper does not print MALLM's).
 EXPERT_EXAMPLES = (
     {"role": "Mathematician", "description": "A mathematician who checks every calculation and spots gaps in a proof."},
-    {"role": "Software Developer", "description": "An engineer who builds mobile apps and knows what users need from them."},
+    {"role": "Software Developer",
+     "description": "An engineer who builds mobile apps and knows what users need from them."},
     {"role": "Historian", "description": "A historian of science who puts claims in context and checks their sources."},
 )
 
@@ -41,11 +42,13 @@ IPIP_FACETS = {
     ),
     "agreeableness": (
         ["trusting", "straightforward", "altruistic", "cooperative", "modest", "sympathetic"],
-        ["sceptical", "guarded", "self-interested", "competitive", "self-assured about their superiority", "hard-headed"],
+        ["sceptical", "guarded", "self-interested", "competitive", "self-assured about their superiority",
+         "hard-headed"],
     ),
     "conscientiousness": (
         ["self-efficacious", "orderly", "dutiful", "achievement-striving", "self-disciplined", "deliberate"],
-        ["unsure of themselves", "disorganised", "casual about obligations", "content with little", "easily distracted", "impulsive"],
+        ["unsure of themselves", "disorganised", "casual about obligations", "content with little",
+         "easily distracted", "impulsive"],
     ),
     "neuroticism": (
         ["anxious", "quick to anger", "easily discouraged", "self-conscious", "immoderate", "vulnerable to stress"],

@@ -148,7 +148,8 @@ class Voting(Decider):
             "kind": "vote",
             "decider": self.name,
             "turn": state.turn,
-            "solutions": [{"number": i, "agents": agents, "text": text} for i, (agents, text) in enumerate(candidates, 1)],
+            "solutions": [{"number": i, "agents": agents,
+                           "text": text} for i, (agents, text) in enumerate(candidates, 1)],
             "ballots": ballots,
             "totals": {str(k): v for k, v in totals.items()},
             "answer_totals": by_answer,
@@ -187,7 +188,8 @@ class Voting(Decider):
             solutions=mallm.solution_lines(solutions),
             **self.prompt_fields(),
         )
-        messages = [{"role": "system", "content": mallm.ROLE_SYSTEM.format(persona=role)}, {"role": "user", "content": user}]
+        messages = [{"role": "system", "content": mallm.ROLE_SYSTEM.format(persona=role)},
+                    {"role": "user", "content": user}]
         replies, problems = [], []
         asked = reply_in(self.ballot_kind, state)
         for attempt in range(self.max_reasks + 1):

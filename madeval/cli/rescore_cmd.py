@@ -19,7 +19,8 @@ from madeval.util.shown_text import terminal_text
               help="Deciders to replay, comma separated, each NAME[:key=value...] (e.g. counting:after_turns=2).")
 @shared_option("base_url", help="Endpoint for the deciders' own calls (votes).", shown_default="the run's")
 @shared_option("endpoints", shown_default="the run's")
-@shared_option("concurrency", help="Debates replayed at once and LLM calls in flight at most.", shown_default="the run's")
+@shared_option("concurrency", help="Debates replayed at once and LLM calls in flight at most.",
+               shown_default="the run's")
 @shared_option("cache", shown_default="the run's")
 def rescore(run: Path, deciders: str, base_url, endpoints, concurrency, cache) -> None:
     """Apply transcript-only deciders to RUN's debates without new discussion calls."""

@@ -9,7 +9,8 @@ from madeval.errors import UsageError
 
 @click.command()
 @click.option("--tasks", default="generated", show_default=True, help="Tasks whose gold answers the agents know.")
-@click.option("--gold", type=click.Path(exists=True, dir_okay=False), help="Extra gold file (JSONL: input, answer, kind, options).")
+@click.option("--gold", type=click.Path(exists=True, dir_okay=False),
+              help="Extra gold file (JSONL: input, answer, kind, options).")
 @click.option("--include-path", multiple=True, help="Extra folder of task YAML files (repeatable).")
 @click.option("--port", type=int, default=8765, show_default=True)
 @click.option("--accuracy", type=float, default=0.6, show_default=True, help="Chance an agent's own answer is right.")
@@ -76,7 +77,8 @@ from madeval.errors import UsageError
               "token_limit_exceeded (default: no limit).")
 @click.option("--seed", type=int, default=0, show_default=True)
 def simulator(tasks, gold, include_path, port, accuracy, conformity, persuasion, self_doubt, latency, rate_limit,
-              quota, retry_after_date, server_error, timeout_rate, empty, malformed, hostile, hostile_rate, hostile_interval,
+              quota, retry_after_date, server_error, timeout_rate, empty, malformed, hostile, hostile_rate,
+              hostile_interval,
               max_concurrency, prefix_cache_tokens, block_tokens, prefill_ms_per_1k, refuse_response_format,
               unknown, served, batch_delay, batch_fail_rate, batch_expire_after, batch_cancel_after, batch_fail,
               batch_refuse_uploads, batch_refuse_looks, batch_enqueued_token_limit, seed) -> None:

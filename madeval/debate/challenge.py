@@ -57,7 +57,8 @@ async def _challenge(state: DebateState, llm: DebateLLM, agent: int, variant: st
     prefix = ""
     if variant == "history":
         names = {a.index: a.persona.name for a in state.agents}
-        history = "\n".join(own.MEMORY_ENTRY.format(name=names[m.agent], text=m.text) for m in state.transcript.messages)
+        history = "\n".join(own.MEMORY_ENTRY.format(name=names[m.agent],
+                                                    text=m.text) for m in state.transcript.messages)
         prefix = own.CHALLENGE_HISTORY.format(history=history)
     fields = {"instruction": state.task.instruction, "input": state.task.input, "final_answer": shown}
     reply = await llm.chat(
@@ -65,7 +66,8 @@ async def _challenge(state: DebateState, llm: DebateLLM, agent: int, variant: st
         purpose="challenge",
     )
     agrees, _ = parse_agreement(reply)
-    result: dict[str, Any] = {"agent": agent, "reply": reply, "agrees": agrees, "new_solution": None, "new_answer": None}
+    result: dict[str, Any] = {"agent": agent, "reply": reply, "agrees": agrees, "new_solution": None,
+                              "new_answer": None}
     if agrees is False:
         new = await llm.chat(
             agent, [system, {"role": "user", "content": prefix + mallm.CHALLENGE_NEW_ANSWER.format(**fields)}],

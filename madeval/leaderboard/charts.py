@@ -445,7 +445,8 @@ def _cost(board: dict[str, Any], rows: list[dict[str, Any]]) -> Figure | None:
                 ax.xaxis.set_major_formatter(FuncFormatter(lambda value, _: dollars(value)))
             ax.set_ylabel(metric)
             ax.grid(alpha=0.3)
-    handles = [Line2D([], [], linestyle="", marker=style(configs.index(c))["marker"], color=style(configs.index(c))["color"],
+    handles = [Line2D([], [], linestyle="", marker=style(configs.index(c))["marker"],
+                      color=style(configs.index(c))["color"],
                       label=f"{number[c]} {board['configurations'][c]['label']}") for c in shown]
     handles.append(Line2D([], [], linestyle="--", color="black", marker="o", markersize=10, markerfacecolor="none",
                           label="Pareto front"))

@@ -44,7 +44,8 @@ def _said(comparison: dict[str, Any], p: str, shown: dict[str, Any], where: str)
     few = "too few items"
     if comparison["significant"]:
         winner, loser, sign = (a, b, 1) if delta > 0 else (b, a, -1)
-        low, high = sorted((sign * comparison.get("delta_ci_low", delta), sign * comparison.get("delta_ci_high", delta)))
+        low, high = sorted((sign * comparison.get("delta_ci_low", delta),
+                            sign * comparison.get("delta_ci_high", delta)))
         text = (f"{winner} beats {loser}{where} by {points(shown, abs(delta))} (95% CI {points(shown, low)} to "
                 f"{points(shown, high)}, {p})")
         if mde is not None:

@@ -72,7 +72,8 @@ class OpenAITransport:
         """
         body = {"model": model, "messages": messages, **params}
         options = _AUTH if headers is None else {**_AUTH, "headers": headers}
-        raw = await self._call(lambda: self._client.post("/chat/completions", cast_to=bytes, body=body, options=options),
+        raw = await self._call(lambda: self._client.post("/chat/completions", cast_to=bytes, body=body,
+                                                         options=options),
                                self._timeout_s)
         return read_reply(raw)
 

@@ -184,7 +184,8 @@ class RunSettings:
     transport: str = option("aiohttp", help="How calls travel: 'aiohttp' (a third of the official client's "
                             "CPU per call), 'openai' (the official client) or 'batch' (calls gathered into the "
                             "endpoint's Batch API, half price, hours per turn: see --batch-options); 'direct' "
-                            "is an old name of aiohttp.", convert=rule.transport_name, check=rule.known_transport, results=False)
+                            "is an old name of aiohttp.", convert=rule.transport_name, check=rule.known_transport,
+                            results=False)
     batch_options: dict[str, Any] = option(
         factory=dict, help="With --transport batch: key=value,... of flush_s (seconds without a new call "
         "before a batch is sent), max_lines and max_bytes (per request file), poll_s (longest pause between "

@@ -231,7 +231,8 @@ class SyntheticAgents:
             return _other_answer(current if current is not None else private, gold, draw.rng("doubt-answer"))
         return private
 
-    def _reply(self, user: str, prompt: str, gold: Gold, profile: AgentProfile, private: str, draw: _Draws) -> tuple[str, str]:
+    def _reply(self, user: str, prompt: str, gold: Gold, profile: AgentProfile, private: str,
+               draw: _Draws) -> tuple[str, str]:
         lowered = user.lower()
         if "generate a participant" in lowered:
             return "persona", _persona(draw, ipip="extraversion" in prompt.lower())
@@ -444,7 +445,8 @@ def _persona(draw: _Draws, ipip: bool = False) -> str:
     rng = draw.rng("persona")
     field_name = rng.choice(["Mathematician", "Logician", "Teacher", "Engineer", "Analyst", "Historian"])
     if ipip:
-        levels = {d: rng.choice(["high", "low"]) for d in ("extraversion", "agreeableness", "conscientiousness", "neuroticism", "openness")}
+        levels = {d: rng.choice(["high", "low"]) for d in ("extraversion", "agreeableness", "conscientiousness",
+                                                           "neuroticism", "openness")}
         return json.dumps({"role": field_name, **levels, "experience": rng.choice(["junior", "senior", "expert"]),
                            "gender": rng.choice(["female", "male", "non-binary"])})
     return json.dumps({"role": field_name, "description": f"A careful {field_name.lower()} who checks every step."})

@@ -59,7 +59,8 @@ def load_docs_with_source(task: str, dataset: dict[str, Any], task_path: Path) -
     return keep_matching(rows, dataset.get("filter"), task), source
 
 
-def keep_matching(rows: list[dict[str, Any]], conditions: dict[str, Any] | None, task: str = "") -> list[dict[str, Any]]:
+def keep_matching(rows: list[dict[str, Any]], conditions: dict[str, Any] | None,
+                  task: str = "") -> list[dict[str, Any]]:
     """The rows whose columns equal the given values (a list of values means any of them)."""
     if not conditions:
         return rows

@@ -10,7 +10,8 @@ from madeval.core.transcript import Transcript
 from madeval.errors import UsageError
 
 # Turn-1 positions in every voting test: agent 1 says A, agents 2 and 3 say B.
-POSITIONS = {0: "I think A. Final Solution: A", 1: "[DISAGREE] Final Solution: B", 2: "[DISAGREE] It is B. Final Solution: B"}
+POSITIONS = {0: "I think A. Final Solution: A", 1: "[DISAGREE] Final Solution: B",
+             2: "[DISAGREE] It is B. Final Solution: B"}
 
 
 def voting_script(ballots, positions=POSITIONS):

@@ -117,7 +117,8 @@ def test_bad_api_key_type_is_refused_without_echoing_it(tmp_path):
         (["--endpoint-concurrency", "0"], "endpoint_concurrency must be at least 1, got 0"),
         (["--endpoint-concurrency", "many"], "endpoint_concurrency must be an integer or NAME=N,..., got 'many'"),
         (["--endpoint-concurrency", "default=0"], "endpoint_concurrency of endpoint default must be at least 1"),
-        (["--endpoint-concurrency", "other=2"], "endpoint_concurrency names unknown endpoint 'other' (endpoints: default)"),
+        (["--endpoint-concurrency", "other=2"],
+         "endpoint_concurrency names unknown endpoint 'other' (endpoints: default)"),
         (["--concurrency", "0"], "concurrency must be at least 1, got 0"),
         # Checked offline, before the (unreachable) endpoint is contacted:
         (["--decider", "counting", "--decider-args", "rounds=2"], "has no option rounds"),
@@ -188,7 +189,8 @@ def test_unknown_model_names_the_closest_listed(sim, tmp_path):
     assert "unknown model 'simulatr': endpoint 'default' lists" in line and line.endswith("closest: simulator")
 
 
-@pytest.mark.parametrize("option", [("--agent-models", "simulator,simulatro,simulator"), ("--judge-model", "simulatro")])
+@pytest.mark.parametrize("option",
+                         [("--agent-models", "simulator,simulatro,simulator"), ("--judge-model", "simulatro")])
 def test_unknown_agent_or_judge_model_is_refused_before_anything_is_written(sim, tmp_path, option):
     result = madeval("--tasks", "arith_mc", "--base-url", sim.base_url, "--model", "simulator", *option,
                      "--decider", "judge", "--output-path", "out", "--cache", "off", cwd=tmp_path)
@@ -236,7 +238,8 @@ def test_a_listed_model_passes_and_an_endpoint_without_a_list_gets_the_benefit_o
     listing = Listing(["gpt-4o", "gpt-4o-mini"])
     asyncio.run(check_models(listing, [ModelRef("gpt-4o", "default"), ModelRef("gpt-4o-mini", "default")]))
     assert listing.asked == 1  # one /models request per endpoint, however many models use it
-    with pytest.raises(UsageError, match=r"unknown model 'gpt4o': endpoint 'default' lists 3 models; closest: gpt-4o, "):
+    with pytest.raises(UsageError,
+                       match=r"unknown model 'gpt4o': endpoint 'default' lists 3 models; closest: gpt-4o, "):
         asyncio.run(check_models(Listing(["gpt-4o", "gpt-4o-mini", "llama"]), [ModelRef("gpt4o", "default")]))
 
 

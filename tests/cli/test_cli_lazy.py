@@ -57,7 +57,8 @@ def test_help_imports_no_command_and_lists_them_as_click_would():
     assert shown["imported"] == []
     assert shown["lazy"] == shown["eager"]
     assert "Run debates on tasks and print the leaderboard table." in shown["lazy"]["80"]
-    done = subprocess.run([sys.executable, "-c", "import sys\nfrom madeval.cli.main import main\ntry:\n main(['--help'])\n"
+    done = subprocess.run([sys.executable, "-c",
+                           "import sys\nfrom madeval.cli.main import main\ntry:\n main(['--help'])\n"
                            "except SystemExit:\n pass\nprint([m for m in sys.modules if m.endswith('_cmd')])"],
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0 and done.stdout.splitlines()[-1] == "[]", done.stderr[-2000:]

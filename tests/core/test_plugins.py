@@ -71,7 +71,8 @@ def test_a_name_registered_twice_names_both_plugins():
     Clash.register_deciders = hookimpl(Clash.register_deciders)
     pm.register(Clash, name="clash-plugin")
     try:
-        with pytest.raises(UsageError, match="registered by both plugin 'madeval.builtins.counting' and plugin 'clash-plugin'"):
+        with pytest.raises(UsageError,
+                           match="registered by both plugin 'madeval.builtins.counting' and plugin 'clash-plugin'"):
             registries()
     finally:
         pm.unregister(name="clash-plugin")

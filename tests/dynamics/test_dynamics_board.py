@@ -105,7 +105,8 @@ def test_metrics_without_dynamics_say_why(tmp_path):
     board = build_leaderboard(write_run(tmp_path / "run", {"c": "c"}, records))
     assert only(board, metric="f1") == {"config": "c", "label": "c", "task": "t", "metric": "f1", "items": 2,
                                         "reason": NOT_BINARY}
-    assert only(board, metric="answer_entropy")["reason"] == "metric answer_entropy scores the whole debate, not one answer"
+    assert only(board,
+                metric="answer_entropy")["reason"] == "metric answer_entropy scores the whole debate, not one answer"
     assert only(board, metric="accuracy")["first_turn_vote"] == 1.0
     text = (tmp_path / "run" / "leaderboard.md")
     write_outputs(board, tmp_path / "run")

@@ -70,7 +70,8 @@ def test_every_debate_is_one_sample_with_every_message(exported, generated_tasks
         names = {a["index"]: a["persona"]["name"] for a in transcript["agents"]}
         for shown, message in zip(said, transcript["messages"]):
             assert shown.role == "assistant"
-            assert (shown.metadata["agent"], shown.metadata["turn"], shown.metadata["persona"], shown.metadata["answer"]) \
+            assert (shown.metadata["agent"], shown.metadata["turn"], shown.metadata["persona"],
+                    shown.metadata["answer"]) \
                 == (message["agent"], message["turn"], names[message["agent"]], message["answer"])
             if message["text"] != HOSTILE:  # checked in the next test
                 assert shown.text == message["text"]
@@ -90,7 +91,8 @@ def test_the_hand_made_debates_keep_their_figures_and_their_text(exported):
     assert dynamics["transitions"] == {"correct_to_correct": 0, "correct_to_wrong": 2, "wrong_to_correct": 0,
                                        "wrong_to_wrong": 1}
     hostile = next(s for s in log.samples if s.metadata["configuration"] == HOSTILE_LABEL)
-    assert hostile.metadata["item"] == HOSTILE.replace("\ud800", "\ufffd") and "<" not in hostile.id and "\x00" not in hostile.id
+    assert hostile.metadata["item"] == HOSTILE.replace("\ud800",
+                                                       "\ufffd") and "<" not in hostile.id and "\x00" not in hostile.id
     text = hostile.messages[1].text
     assert text == HOSTILE.replace("\ud800", "\ufffd")  # a lone surrogate cannot be stored as UTF-8
     assert hostile.messages[1].metadata["answer"] is None and hostile.metadata["dynamics"]["unparsed"] == 1
@@ -108,7 +110,8 @@ def test_the_log_s_results_are_the_leaderboard_s_scores(exported):
 
 def test_bad_input_is_one_line_and_status_2_with_nothing_written(exported, tmp_path):
     folder, _, _ = exported
-    for arguments, said in [([str(tmp_path / "none"), "--output", str(tmp_path / "x.eval")], "not a madeval run folder"),
+    for arguments, said in [([str(tmp_path / "none"), "--output", str(tmp_path / "x.eval")],
+                             "not a madeval run folder"),
                             ([str(folder), "--output", str(tmp_path / "x.txt")], "a .eval or .json file")]:
         done = subprocess.run([sys.executable, "-m", "madeval", "export", *arguments, "--format", "inspect"],
                               capture_output=True, text=True, timeout=120)
@@ -124,7 +127,8 @@ def test_a_record_of_another_shape_is_left_out_and_named(exported, tmp_path):
     folder, _, _ = exported
     copy = tmp_path / "run"
     shutil.copytree(folder, copy, ignore=shutil.ignore_patterns("run.lock"))
-    odd = {**LOST, "unit": {**LOST["unit"], "key": "odd", "item": "odd-item"}, "transcript": {"messages": ["not a message"]}}
+    odd = {**LOST, "unit": {**LOST["unit"], "key": "odd", "item": "odd-item"},
+           "transcript": {"messages": ["not a message"]}}
     with open(copy / "records.jsonl", "ab") as handle:
         handle.write(encode_line(odd))
     done = export_inspect(copy, tmp_path / "odd.eval")

@@ -163,8 +163,10 @@ def test_a_sentence_opening_with_a_lower_case_label_starts_with_a_capital_and_qu
                                        "(baseline_direct − debate = +0.300, p=0.06 uncorrected); 30 items usually "
                                        "see differences of 0.250 or more.")
     assert sentence({**apart, "top_two": True}, "none").startswith("Best against runner-up: baseline_direct and debate")
-    for label, opens in [("3 agents", "3 agents beats"), ('"fast" run', '"fast" run beats'), ("<b>x</b>", "<b>x</b> beats"),
-                         ("ßig", "ßig beats"), ("élan", "Élan beats"), ("Already", "Already beats"), ("日本", "日本 beats")]:
+    for label, opens in [("3 agents", "3 agents beats"), ('"fast" run', '"fast" run beats'),
+                         ("<b>x</b>", "<b>x</b> beats"),
+                         ("ßig", "ßig beats"), ("élan", "Élan beats"), ("Already", "Already beats"),
+                         ("日本", "日本 beats")]:
         assert sentence({**won, "label_a": label}, "holm").startswith(opens), label
     assert capitalised("ǆemal") == "ǅemal" and capitalised("") == "" and capitalised("x") == "X"
 

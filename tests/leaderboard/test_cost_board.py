@@ -156,7 +156,8 @@ def test_lean_load_keeps_tokens_per_model(tmp_path):
 
 def test_leaderboard_show_prices_option(tmp_path, prices):
     folder = write_run(tmp_path / "run", RECORDS, CONFIGS)
-    shown = subprocess.run([sys.executable, "-m", "madeval", "leaderboard", "show", str(folder), "--prices", str(prices)],
+    shown = subprocess.run([sys.executable, "-m", "madeval", "leaderboard", "show", str(folder), "--prices",
+                            str(prices)],
                            capture_output=True, text=True)
     assert shown.returncode == 0, shown.stderr
     assert "$4.30" in shown.stdout

@@ -95,9 +95,12 @@ def test_a_pilots_provider_cached_prompt_tokens_are_priced_at_cached_input(tmp_p
     folder = tmp_path / "run"
     folder.mkdir()
     (folder / "run.json").write_text(json.dumps({"configurations": {"c": {"label": "c"}}, "tasks": {"t": {}}}))
-    calls = [{"model": "m", "prompt_tokens": 900, "completion_tokens": 300, "cached": False, "cached_prompt_tokens": 400},
-             {"model": "m", "prompt_tokens": 1100, "completion_tokens": 100, "cached": False, "cached_prompt_tokens": 600},
-             {"model": "m", "prompt_tokens": 10, "completion_tokens": 10, "cached": False, "cached_prompt_tokens": None}]
+    calls = [{"model": "m", "prompt_tokens": 900, "completion_tokens": 300, "cached": False,
+              "cached_prompt_tokens": 400},
+             {"model": "m", "prompt_tokens": 1100, "completion_tokens": 100, "cached": False,
+              "cached_prompt_tokens": 600},
+             {"model": "m", "prompt_tokens": 10, "completion_tokens": 10, "cached": False,
+              "cached_prompt_tokens": None}]
     record = {"unit": {"key": "k1", "config": "c", "task": "t", "item": "1", "repeat": 0}, "metrics": {"acc": 1.0},
               "decision_success": True, "parse_failure": False, "turns": 1, "calls": 3,
               "tokens": {"total": 2420}, "transcript": {"calls": calls}}

@@ -52,7 +52,8 @@ def test_protocol_sweep_produces_every_output(protocols_run):
         assert (folder / "charts" / f"{chart}.png").stat().st_size > 10_000
         assert (folder / "charts" / f"{chart}.svg").read_text().lstrip().startswith("<?xml")
     rows = result.rows
-    assert {(r["label"], r["task"]) for r in rows} == {(line, t) for line in labels for t in ("arith_mc", "arith_yesno")}
+    assert {(r["label"], r["task"]) for r in rows} == {(line,
+                                                        t) for line in labels for t in ("arith_mc", "arith_yesno")}
     assert all(r["items"] == 8 and r["units"] == 24 and r["repeats"] == 3 for r in rows)
     assert [r["label"] for r in rows[:10]] == PROTOCOLS + BASELINES  # run order
     direct = next(r for r in rows if r["label"] == "baseline_direct")
@@ -72,7 +73,8 @@ def test_rows_average_repeats_within_items_and_compare_with_the_reference(protoc
     per_item = {}
     for r in records:
         if r["unit"]["task"] == "arith_mc":
-            per_item.setdefault(r["unit"]["config"], {}).setdefault(r["unit"]["item"], []).append(r["metrics"]["accuracy"])
+            per_item.setdefault(r["unit"]["config"],
+                                {}).setdefault(r["unit"]["item"], []).append(r["metrics"]["accuracy"])
     means = {c: {i: sum(v) / len(v) for i, v in items.items()} for c, items in per_item.items()}
     family = [r for r in board["rows"] if r["task"] == "arith_mc"]
     p_values = {}
@@ -188,7 +190,8 @@ def test_a_tag_gets_a_macro_group_row_of_its_tasks(sim, tmp_path):
     assert set(rows) == {("task", "arith_mc"), ("task", "arith_yesno"), ("group", "generated")}
     group = rows[("group", "generated")]
     assert group["items"] == 10 and group["aggregation"] == "macro" and group["aggregation_declared"] is False
-    assert abs(group["score"] - (rows[("task", "arith_mc")]["score"] + rows[("task", "arith_yesno")]["score"]) / 2) < 1e-12
+    assert abs(group["score"] - (rows[("task",
+                                       "arith_mc")]["score"] + rows[("task", "arith_yesno")]["score"]) / 2) < 1e-12
     assert group["ci_method"].startswith("stratified t")
     assert "| generated (group, macro) |" in printed
 
@@ -299,7 +302,8 @@ def test_run_json_records_group_aggregation_and_the_board_reads_it(tmp_path):
     assert "generated" in described["groups"] and "generated" not in described["group_aggregation"]
     recorded = {"bbh": {"accuracy": {"aggregation": "mean", "weight_by_size": False}}}
     (tmp_path / "run.json").write_text(json.dumps(
-        {"configurations": {}, "tasks": {}, "groups": {"bbh": ["bbh_geometric_shapes"]}, "group_aggregation": recorded}))
+        {"configurations": {}, "tasks": {}, "groups": {"bbh": ["bbh_geometric_shapes"]},
+         "group_aggregation": recorded}))
     assert load_run(tmp_path).aggregations["bbh"]["accuracy"].weight_by_size is False
 
 
@@ -331,7 +335,8 @@ def test_call_latency_is_the_time_holding_a_slot_not_the_wait_for_it(monkeypatch
         async def close(self):
             pass
 
-    monkeypatch.setitem(transports_module.TRANSPORTS, "fake", lambda base_url, api_key, timeout_s, **limits: Transport())
+    monkeypatch.setitem(transports_module.TRANSPORTS, "fake", lambda base_url, api_key, timeout_s,
+                        **limits: Transport())
 
     async def main():
         endpoint = Endpoint("e", "http://127.0.0.1:9/v1", concurrency=1, transport="fake")

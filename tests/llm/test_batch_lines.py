@@ -118,7 +118,8 @@ def test_the_file_exchange_reads_only_the_lines_it_sent_and_says_so_once(tmp_pat
     async def main():
         name = await exchange.upload(b"three request lines\n" * 3, ["a", "b", "c"])
         (tmp_path / f"{name}.output.jsonl").write_bytes(b"\n".join(
-            [line("a", chat("first")), line("zzz", chat("stranger")), line("a", chat("again")), line("b", chat("bee"))]))
+            [line("a", chat("first")), line("zzz", chat("stranger")), line("a", chat("again")),
+             line("b", chat("bee"))]))
         started = asyncio.get_running_loop().time()
         outcomes = await exchange.collect(name)
         return outcomes, asyncio.get_running_loop().time() - started

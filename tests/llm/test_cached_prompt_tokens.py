@@ -117,7 +117,8 @@ def test_batch_output_lines_report_the_prefix_cache_too():
             asyncio.run(asyncio.sleep(0.01))
         out = [json.loads(x) for x in client.files.content(batch.output_file_id).text.splitlines()]
     usage = {entry["custom_id"]: entry["response"]["body"]["usage"] for entry in out}
-    assert [(usage[c]["prompt_tokens"], usage[c]["prompt_tokens_details"]["cached_tokens"]) for c in ("c0", "c1", "c2")] \
+    assert [(usage[c]["prompt_tokens"],
+             usage[c]["prompt_tokens_details"]["cached_tokens"]) for c in ("c0", "c1", "c2")] \
         == [(8, 0), (8, 8), (10, 4)]
     # each line is also what the batch transport reads: the count arrives with the reply
     assert read_reply(json.dumps(out[2]["response"]["body"]).encode()).cached_prompt_tokens == 4

@@ -86,7 +86,8 @@ def test_fleet_routing_key_per_agent_and_debate_stable_across_runs(generated_tas
         assert seen == expected  # every call of an agent in a debate: that agent's key, and only it
         calls = [call for record in records(folder) for call in record["transcript"]["calls"]]
         assert any(call["agent"] is None for call in calls)  # the judge (the "wrong" challenge): its own key
-        per_agent = Counter((json.dumps(r["unit"]), c["agent"]) for r in records(folder) for c in r["transcript"]["calls"])
+        per_agent = Counter((json.dumps(r["unit"]),
+                             c["agent"]) for r in records(folder) for c in r["transcript"]["calls"])
         assert max(per_agent.values()) >= 2  # some agent spoke more than once: one key held across turns
         # distinct debates and agents: as many keys as (debate, agent) pairs
         assert len(seen) == len(per_agent) == len({key for _header, key in seen})

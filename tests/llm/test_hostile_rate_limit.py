@@ -79,7 +79,8 @@ def test_hostile_gate_pause_holds_every_request_until_retry_after():
 
 async def _flood(base_url: str, calls: int, concurrency: int) -> LLMClient:
     endpoint = Endpoint("sim", base_url, concurrency=concurrency, timeout_s=30.0)
-    client = LLMClient({"sim": endpoint}, concurrency=concurrency, retry=RetryPolicy(max_attempts=30, base_delay_s=0.05))
+    client = LLMClient({"sim": endpoint}, concurrency=concurrency,
+                       retry=RetryPolicy(max_attempts=30, base_delay_s=0.05))
     try:
         await asyncio.gather(*(client.complete("sim", "m", [{"role": "user", "content": f"question {i}"}],
                                                {"max_tokens": 16}, scope=(i,)) for i in range(calls)))

@@ -65,7 +65,8 @@ def test_at_most_7_percent_of_the_corpus_solutions_are_unparsed(corpus):
 
 def test_the_options_of_a_mallm_input_are_read_from_its_last_paragraph():
     question = "Which?\nA) not an option line of the question\n\nA) 1\nB) 2\nC) three\nlines\nD) 4"
-    assert item_of({"exampleId": "x", "input": [question], "references": ["B"]}).choices == ("1", "2", "three\nlines", "4")
+    assert item_of({"exampleId": "x", "input": [question],
+                    "references": ["B"]}).choices == ("1", "2", "three\nlines", "4")
 
 
 SHOT_CLOCK = Item("e959", "q", "E", choices=("25 seconds", "18 seconds", "40 seconds", "45 seconds", "24 seconds",

@@ -200,7 +200,8 @@ def trajectory_transcript(rounds: list[list[str | None]]) -> Transcript:
 def debate_scores(metric: str, rounds, target="A", answer_type="choice", per_turn=True):
     transcript = trajectory_transcript(rounds)
     item = Item("q", "question", target, choices=tuple("ABCD"))
-    return METRICS.create(metric, {"per_turn": per_turn}).score_debate("A", item, DebateView(transcript, answer_type, target))
+    return METRICS.create(metric,
+                          {"per_turn": per_turn}).score_debate("A", item, DebateView(transcript, answer_type, target))
 
 
 def test_metric_madc_entropy_example():

@@ -66,7 +66,8 @@ def test_hostile_integer_choice_targets_in_range_still_read(tmp_path):
     from madeval.task.definition import task_loader
     from madeval.task.files import task_index
 
-    task_with_rows(tmp_path / "tasks", [{"q": f"Q{i}", "opts": FOUR, "gold": gold} for i, gold in enumerate([0, 3, "1"])])
+    task_with_rows(tmp_path / "tasks",
+                   [{"q": f"Q{i}", "opts": FOUR, "gold": gold} for i, gold in enumerate([0, 3, "1"])])
     built = registries()
     task = task_loader(task_index(built, [str(tmp_path / "tasks")]), built.extractors, built.metrics)("rows_mc")
     assert [item.target for item in task.items] == ["A", "D", "B"]

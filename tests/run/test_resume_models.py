@@ -94,7 +94,8 @@ def test_resume_refuses_other_weights_under_the_same_name(tmp_path):
     now = served_models([ref], {"default": {"served": {"id": "served", "root": "/models/b", "created": 2}}})
     assert then == [{"endpoint": "default", "model": "served", "root": "/models/a"}]  # not the request time
     RecordSink(tmp_path / "run", {"models": then}, "f1").close()
-    with pytest.raises(UsageError, match=r"model 'served' \(root '/models/a'\) there, 'served' \(root '/models/b'\) now"):
+    with pytest.raises(UsageError,
+                       match=r"model 'served' \(root '/models/a'\) there, 'served' \(root '/models/b'\) now"):
         RecordSink(tmp_path / "run", {"models": now}, "f2", refusal=different_run)
 
 

@@ -58,7 +58,8 @@ def estimate(sim, plan, concurrency=1, yes=False, ask=None, done=()):
         client = LLMClient({"e": Endpoint("e", sim.base_url, concurrency=concurrency)})
         try:
             return await confirm_long_run(plan, client, client.endpoints,
-                                          SimpleNamespace(calls_in_flight=lambda: concurrency, yes=yes), ask=ask, done=done)
+                                          SimpleNamespace(calls_in_flight=lambda: concurrency, yes=yes),
+                                          ask=ask, done=done)
         finally:
             await client.aclose()
 

@@ -65,7 +65,8 @@ def test_extra_debate_metric_is_scored_with_the_transcript_and_shown_as_rows(sim
               "max_turns": 2}
     settings = RunSettings(tasks=["arith_mc"], limit=6, base_url=sim.base_url, cache="off",
                            output_path=str(tmp_path / "run"),
-                           configurations=[DebateConfig(**refine, metrics=["answer_entropy", "accuracy"], name="scored"),
+                           configurations=[DebateConfig(**refine, metrics=["answer_entropy", "accuracy"],
+                                                        name="scored"),
                                            DebateConfig(**refine, name="plain")])
     result, _ = run_quietly(settings)
     records = [r for r in read_records(result.folder) if r["config_label"] == "scored"]

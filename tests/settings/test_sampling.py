@@ -82,7 +82,8 @@ def test_draw_is_seeded_nested_and_keeps_dataset_order():
 
 
 def test_bad_sample_options_exit_2_without_output(tmp_path):
-    for args in (["--sample", "many"], ["--sample", "fpc", "--confidence", "95"], ["--sample", "fpc", "--margin", "-1"]):
+    for args in (["--sample", "many"], ["--sample", "fpc", "--confidence", "95"],
+                 ["--sample", "fpc", "--margin", "-1"]):
         done = subprocess.run([sys.executable, "-m", "madeval", "--tasks", "arith_mc", *args, "--base-url",
                                "http://127.0.0.1:9", "-o", "out"], cwd=tmp_path, capture_output=True, text=True)
         assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1, done.stderr

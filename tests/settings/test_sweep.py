@@ -34,7 +34,8 @@ def test_a_preset_run_keeps_its_own_options_over_common():
         "grid": {"decider": ["majority_consensus"]}, "runs": [{"preset": "baseline_cot"}],
     })
     baseline = settings.configurations[1]
-    assert (baseline.label(), baseline.agents, baseline.max_turns, baseline.decider) == ("baseline_cot", 1, 1, "counting")
+    assert (baseline.label(), baseline.agents, baseline.max_turns,
+            baseline.decider) == ("baseline_cot", 1, 1, "counting")
     assert settings.configurations[0].agents == 3
 
 

@@ -83,7 +83,8 @@ def test_include_function_and_template_fields(task_folder):
 def test_mirror_is_read_when_the_data_dir_holds_it(task_folder, tmp_path, monkeypatch):
     data = tmp_path / "data" / "some"
     data.mkdir(parents=True)
-    rows = [{"question": f"Q{i}", "subject": "logic", "choices": ["a", "b", "c", "d"], "answer": i % 4} for i in range(7)]
+    rows = [{"question": f"Q{i}", "subject": "logic", "choices": ["a", "b", "c", "d"],
+             "answer": i % 4} for i in range(7)]
     (data / "test.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     monkeypatch.setenv("MADEVAL_DATA_DIR", str(tmp_path / "data"))
     task = tasks_named(["from_mirror"], task_folder)["from_mirror"]

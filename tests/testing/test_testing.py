@@ -37,7 +37,8 @@ def test_lastword_example_own_test_passes(tmp_path):
     """The example package's test, as its author runs it (the module importable, madeval installed)."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(LASTWORD.parent), os.environ.get("PYTHONPATH", "")]),
            "MADEVAL_LOAD_PLUGINS": ""}
-    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(LASTWORD.parent / "tests")],
+    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                           str(LASTWORD.parent / "tests")],
                           cwd=tmp_path, env=env, capture_output=True, text=True)
     assert done.returncode == 0 and "1 passed" in done.stdout, done.stdout[-2000:]
 
@@ -58,7 +59,8 @@ def test_lastword_plugin_decides_after_the_first_turn_on_the_simulator(lastword,
     for record in records:
         transcript = record["transcript"]
         last = transcript["messages"][-1]
-        assert (record["turns"], record["decision_success"], transcript["decision"]["decider"]) == (1, True, "last_word")
+        assert (record["turns"], record["decision_success"],
+                transcript["decision"]["decider"]) == (1, True, "last_word")
         assert (last["turn"], last["agent"]) == (1, 2)
         assert record["prediction"] == last["answer"]
     # The last speaker is not always the majority: some debate's answer is its first agent's minority.
@@ -106,7 +108,8 @@ def test_society_of_minds_prompts_are_answered_by_the_madc_plugin_hook():
     sim = SyntheticAgents(truth, default=AgentProfile(accuracy=1.0, conformity=1.0))
     update = {"role": "user", "content": "These are the solutions to the problem from other agents: \n\n One agent "
               "solution: ```Final Solution: C```\n\n One agent solution: ```Final Solution: C```"}
-    conversation = ({"role": "user", "content": QUESTION}, {"role": "assistant", "content": "Final Solution: B"}, update)
+    conversation = ({"role": "user", "content": QUESTION},
+                    {"role": "assistant", "content": "Final Solution: B"}, update)
     with registered(madc_plugin):
         assert ask(sim, *conversation) == "Here is my updated solution. Final Solution: C"
     assert sim.stats.kinds == {"som_update": 1}

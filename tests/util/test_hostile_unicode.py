@@ -44,7 +44,8 @@ def test_hostile_digits_of_other_scripts_read_as_ascii_numbers(eighteen):
     assert answers_match("number", eighteen, "18") and answers_match("math", f"{eighteen}.0", "18")
 
 
-@pytest.mark.parametrize("reply", ["FINAL SOLUTION: \uff22", "FINAL SOLUTION\uff1a\uff22", "The answer is \uff08\uff22\uff09.",
+@pytest.mark.parametrize("reply",
+                         ["FINAL SOLUTION: \uff22", "FINAL SOLUTION\uff1a\uff22", "The answer is \uff08\uff22\uff09.",
                                    "\uff22"])
 def test_hostile_full_width_option_letters_read_as_the_letter(reply):
     assert MMLU.extract(reply, FOUR) == "B"

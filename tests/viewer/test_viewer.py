@@ -83,7 +83,8 @@ def test_the_page_holds_every_debate_with_the_facts_of_the_dynamics(viewed_run):
         assert [index["configs"][row["c"]], index["tasks"][row["t"]], row["item"]] == \
             readable((record["config_label"], record["unit"]["task"], record["unit"]["item"]))
         assert row["right"] == (record["metrics"]["accuracy"] == 1.0) == facts.final_right
-        assert (row["first"], row["drift"], row["unparsed"]) == (facts.first_turn_vote_right, facts.drift, facts.unparsed)
+        assert (row["first"], row["drift"],
+                row["unparsed"]) == (facts.first_turn_vote_right, facts.drift, facts.unparsed)
     lost, hostile = index["debates"][-2:]
     assert (lost["first"], lost["right"], lost["drift"], lost["unparsed"]) == (True, False, True, 0)
     assert (hostile["first"], hostile["right"], hostile["drift"], hostile["unparsed"]) == (True, True, False, 1)
@@ -167,7 +168,8 @@ def test_a_page_of_a_slice_holds_only_its_debates_and_an_empty_slice_writes_noth
     index = json.loads(re.search(r"id='madeval-index'>(.*?)</script>", page.read_text()).group(1))
     assert [r["item"] for r in index["debates"]] == [r["unit"]["item"] for r in expected] and len(expected) == 18
     empty = tmp_path / "empty.html"
-    done = subprocess.run([sys.executable, "-m", "madeval", "view", str(folder), "--output", str(empty), "--task", "nope"],
+    done = subprocess.run([sys.executable, "-m", "madeval", "view", str(folder), "--output", str(empty),
+                           "--task", "nope"],
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 2 and "no debate of" in done.stderr and done.stderr.count("\n") == 1
     described = json.loads((folder / "run.json").read_text())
@@ -202,7 +204,8 @@ def test_a_record_of_another_shape_is_left_out_and_named_and_a_broken_line_count
     folder, written = viewed_run
     copy = tmp_path / "run"
     shutil.copytree(folder, copy, ignore=shutil.ignore_patterns("*.html", "run.lock"))
-    odd = {**LOST, "unit": {**LOST["unit"], "key": "odd", "item": "odd-item"}, "transcript": {"messages": ["not a message"]}}
+    odd = {**LOST, "unit": {**LOST["unit"], "key": "odd", "item": "odd-item"},
+           "transcript": {"messages": ["not a message"]}}
     with open(copy / "records.jsonl", "ab") as handle:
         handle.write(encode_line(odd) + b"{not json\n")
     done = write_viewer(copy)
@@ -250,7 +253,8 @@ def test_output_into_missing_folders_makes_them_as_a_run_s_and_a_board_s_output_
     assert done.returncode == 0 and done.stdout.startswith(f"{written['debates']} debates in {target}"), done.stderr
     assert sorted(p.name for p in target.parent.iterdir()) == ["page.html"]
     empty = tmp_path / "other" / "deeper" / "page.html"
-    done = subprocess.run([sys.executable, "-m", "madeval", "view", str(folder), "--output", str(empty), "--task", "nope"],
+    done = subprocess.run([sys.executable, "-m", "madeval", "view", str(folder), "--output", str(empty),
+                           "--task", "nope"],
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 2 and "no debate of" in done.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["new"]
@@ -344,7 +348,8 @@ def test_filters_show_the_debates_the_facts_say(viewed_run, tmp_path):
              ["wrong", {"f-outcome": "wrong"}], ["right", {"f-outcome": "right"}], ["lost", {"f-lost": True}],
              ["drift", {"f-drift": True}], ["unparsed", {"f-unparsed": True}],
              ["config+wrong", {"f-config": label, "f-outcome": "wrong"}], ["item", {"f-item": "lost-ITEM"}]]
-    probe = with_probe(folder / VIEWER_FILE, FILTER_PROBE.replace("CASES", json.dumps(cases)), tmp_path / "filters.html")
+    probe = with_probe(folder / VIEWER_FILE, FILTER_PROBE.replace("CASES", json.dumps(cases)),
+                       tmp_path / "filters.html")
     dom = chromium_dom(probe, tmp_path / "profile-filters")
     assert attribute(dom, "data-viewer") == "ready"
     found = json.loads(attribute(dom, "data-probe"))
@@ -388,7 +393,8 @@ OPEN_PROBE = """
 
 
 def opened(folder: Path, number: int, tmp_path: Path, width: int = 1400) -> tuple[dict, str]:
-    page = with_probe(folder / VIEWER_FILE, OPEN_PROBE.replace("NUMBER", str(number)), tmp_path / f"open-{number}-{width}.html")
+    page = with_probe(folder / VIEWER_FILE, OPEN_PROBE.replace("NUMBER", str(number)),
+                      tmp_path / f"open-{number}-{width}.html")
     dom = chromium_dom(page, tmp_path / f"profile-open-{number}-{width}", width)
     assert attribute(dom, "data-opened") == str(number - 1), dom[-3000:]
     return json.loads(attribute(dom, "data-probe")), dom
@@ -444,7 +450,8 @@ location.hash = 'debate=NUMBER';
 def test_screenshots_of_the_list_and_an_open_debate_at_1400_and_800_px(viewed_run, tmp_path):
     """Drawn at both widths with the hand-made debate open (the list hides nothing of it)."""
     folder, written = viewed_run
-    page = with_probe(folder / VIEWER_FILE, SHOT_PROBE.replace("NUMBER", str(written["debates"] - 1)), tmp_path / "shot.html")
+    page = with_probe(folder / VIEWER_FILE, SHOT_PROBE.replace("NUMBER", str(written["debates"] - 1)),
+                      tmp_path / "shot.html")
     for width in (1400, 800):
         shot = tmp_path / f"viewer-{width}.png"
         taken = run_chromium(page, tmp_path / f"profile-shot-{width}", "--virtual-time-budget=20000",
@@ -515,7 +522,8 @@ def test_a_debate_opens_from_the_keyboard_and_again_from_its_row_and_its_box_rea
     folder, written = viewed_run
     last = written["debates"] - 1  # HOSTILE_RECORD: one unparsed answer, final right
     probe = KEYBOARD_PROBE.replace("LAST", str(last))
-    with_probe(folder / VIEWER_FILE, "location.hash = '#debate=1'; setTimeout(function () { document.getElementById('next')"
+    with_probe(folder / VIEWER_FILE,
+               "location.hash = '#debate=1'; setTimeout(function () { document.getElementById('next')"
                ".click(); document.getElementById('next').click(); " + probe + "}, 200);", tmp_path / "keys.html")
     dom = chromium_dom(tmp_path / "keys.html", tmp_path / "profile-keys")
     seen = json.loads(attribute(dom, "data-probe"))

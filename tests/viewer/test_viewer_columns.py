@@ -82,7 +82,8 @@ PROBE = """
 
 def test_the_list_sorts_by_each_column_and_a_debate_shows_its_costs_and_previews(tmp_path):
     page = tmp_path / "page.html"
-    write_page(page, "columns", [view_debate(record, "q", recorded=recorded) for record, recorded in records()], lambda: [])
+    write_page(page, "columns",
+               [view_debate(record, "q", recorded=recorded) for record, recorded in records()], lambda: [])
     dom = chromium_dom(with_probe(page, PROBE, tmp_path / "probe.html"), tmp_path / "profile")
     assert attribute(dom, "data-pwned") is None
     seen = json.loads(attribute(dom, "data-probe"))

@@ -43,7 +43,8 @@ def test_only_the_wanted_rows_of_a_mirror_become_items_and_they_are_the_run_s_it
     from madeval import load_task
 
     reference = load_task("mirrored_mc", [mirrored]).items  # through datasets, as a run reads it
-    assert len(reference) == 30 and {"mirrored_mc-3", "mirrored_mc-7"} <= {i.id for i in reference}  # rows 4 and 9 after the filter
+    assert len(reference) == 30 and {"mirrored_mc-3",
+                                     "mirrored_mc-7"} <= {i.id for i in reference}  # rows 4 and 9 after the filter
     # 102 is art (filtered out); 104 has no id (it is mirrored_mc-3, its place after the filter)
     wanted = {"102", "104", "mirrored_mc-3", "mirrored_mc-7", "139", "103", "no such item"}
     streamed = load_task("mirrored_mc", [mirrored]).items_with_ids(wanted)
@@ -69,7 +70,8 @@ def test_a_run_s_questions_load_no_task_until_a_debate_asks_and_then_only_its_it
 def test_a_broken_mirror_line_is_a_note_not_a_crash(mirrored, tmp_path):
     mirror = tmp_path / "data" / "mirrored" / "test.jsonl"
     mirror.write_text(mirror.read_text() + "{not json\n")
-    questions = load_questions({"settings": {"include_path": [str(mirrored)]}, "tasks": {"mirrored_mc": {"items": ["101"]}}})
+    questions = load_questions({"settings": {"include_path": [str(mirrored)]},
+                                "tasks": {"mirrored_mc": {"items": ["101"]}}})
     assert questions.of({"unit": {"task": "mirrored_mc", "item": "101"}}) is None
     assert len(questions.notes) == 1 and "mirrored_mc" in questions.notes[0]
 

@@ -207,18 +207,21 @@ class AgentVerseResponder(Responder):
         count = str(len([a for a in ctx.agents if a.index >= SOLVER]))
         if me == ROLE_ASSIGNER:
             advice = ctx.view[-1].text if ctx.view else NO_ADVICE
-            return [{"role": "system", "content": fill(ROLE_ASSIGNER_PREPEND, task_description=task, cnt_critic_agents=count, advice=advice)},
+            return [{"role": "system", "content": fill(ROLE_ASSIGNER_PREPEND, task_description=task,
+                                                       cnt_critic_agents=count, advice=advice)},
                     {"role": "user", "content": fill(ROLE_ASSIGNER_APPEND, cnt_critic_agents=count)}]
         roles = self.roles(ctx)
         if me == EVALUATOR:
             solution = ctx.view[-1].text if ctx.view else ""
-            prepend = fill(EVALUATOR_PREPEND, all_role_description="\n".join(roles), task_description=task, solution=solution)
+            prepend = fill(EVALUATOR_PREPEND, all_role_description="\n".join(roles), task_description=task,
+                           solution=solution)
             append = fill(EVALUATOR_APPEND, evaluator_format=EVALUATOR_FORMAT if paper else TASK_EVALUATOR_FORMAT)
             return [{"role": "system", "content": prepend}, {"role": "user", "content": append}]
         role = roles[me - SOLVER]
         if me == SOLVER:
             prepend = fill(SOLVER_PREPEND, task_description=task)
-            append = fill(SOLVER_APPEND, role_description=role, solver_format=SOLVER_FORMAT if paper else TASK_SOLVER_FORMAT)
+            append = fill(SOLVER_APPEND, role_description=role,
+                          solver_format=SOLVER_FORMAT if paper else TASK_SOLVER_FORMAT)
         else:
             prepend = fill(CRITIC_PREPEND, role_description=role, task_description=task)
             append = fill(CRITIC_APPEND, critic_format=CRITIC_FORMAT if paper else TASK_CRITIC_FORMAT)

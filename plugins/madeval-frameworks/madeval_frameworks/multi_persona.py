@@ -190,7 +190,8 @@ class ModeratorDecider(Decider):
         data = parse_object(last.text) or {}
         return Decision(
             answer=last.solution, success=True, turn=state.turn, decider=self.name, reason="moderator",
-            details={"supported_side": data.get("Supported Side"), "preference": data.get("Whether there is a preference")},
+            details={"supported_side": data.get("Supported Side"),
+                     "preference": data.get("Whether there is a preference")},
         )
 
     async def at_max_turns(self, state: DebateState, llm) -> Decision:

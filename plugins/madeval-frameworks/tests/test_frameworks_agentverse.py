@@ -44,7 +44,8 @@ def test_frameworks_agentverse_agreeing_critics_end_the_review_and_correctness_1
     stages = [(m.agent, m.stage) for m in transcript.messages]
     assert stages == [(0, "recruit"), (2, "solve"), (3, "critique"), (4, "critique"), (1, "evaluate")]
     decision = transcript.decision
-    assert (decision.success, decision.turn, decision.answer, decision.reason) == (True, 1, "Plan. Final Solution: A", "evaluator_correct")
+    assert (decision.success, decision.turn, decision.answer,
+            decision.reason) == (True, 1, "Plan. Final Solution: A", "evaluator_correct")
     solver = llm.prompts(2, turn=1)[0]
     assert solver[0]["content"].startswith("Solve the following math problem: \nAnswer.\n\nWhat is 2 + 2?")
     assert solver[-1]["content"].startswith("You are a mathematician who checks arithmetic. Using the information in the chat history")
@@ -62,14 +63,17 @@ def test_frameworks_agentverse_agreeing_critics_end_the_review_and_correctness_1
 def test_frameworks_agentverse_objections_make_the_solver_revise_at_most_three_times():
     objection = ["Wrong: it is B.", "[Agree]"]
     reviews = {1: [objection, objection, objection], 2: [["[Agree]", "[Agree]"]]}
-    transcript, llm = run(make_script(reviews, ["Correctness: 0\nResponse: check the sum", "Correctness: 1\nResponse: ok"]))
+    transcript, llm = run(make_script(reviews,
+                                      ["Correctness: 0\nResponse: check the sum", "Correctness: 1\nResponse: ok"]))
     first = [(m.agent, m.stage) for m in transcript.messages if m.turn == 1]
-    assert first == [(0, "recruit"), (2, "solve")] + [(3, "critique"), (4, "critique"), (2, "solve")] * 3 + [(1, "evaluate")]
+    assert first == [(0, "recruit"), (2, "solve")] + [(3, "critique"), (4, "critique"),
+                                                      (2, "solve")] * 3 + [(1, "evaluate")]
     assert transcript.decision.turn == 2 and transcript.decision.answer == "Revised. Final Solution: B"
     # The evaluator's advice reaches the role assigner and the group in the next iteration.
     assert "Here are some suggestion:\nCorrectness: 0\nResponse: check the sum" in llm.prompts(0, turn=2)[0][0]["content"]
     history = [m["content"] for m in llm.prompts(2, turn=2)[0][1:-1]]
-    assert history[:2] == ["[Solver]: Revised. Final Solution: B", "[Evaluator]: Correctness: 0\nResponse: check the sum"]
+    assert history[:2] == ["[Solver]: Revised. Final Solution: B",
+                           "[Evaluator]: Correctness: 0\nResponse: check the sum"]
     # An agreeing critic backs the solver's plan; an objecting one proposes nothing.
     critiques = [m for m in transcript.messages if m.stage == "critique" and m.turn == 1]
     assert [m.agreement for m in critiques[:2]] == [False, True] and critiques[1].answer == "A"
@@ -79,4 +83,5 @@ def test_frameworks_agentverse_without_acceptance_returns_the_last_plan():
     reviews = {t: [["[Agree]"]] for t in (1, 2)}
     transcript, _ = run(make_script(reviews, ["Correctness: 0\nResponse: no"] * 2), agents=4, max_turns=2)
     decision = transcript.decision
-    assert (decision.success, decision.reason, decision.answer) == (False, "max_turns_last_plan", "Revised. Final Solution: B")
+    assert (decision.success, decision.reason,
+            decision.answer) == (False, "max_turns_last_plan", "Revised. Final Solution: B")

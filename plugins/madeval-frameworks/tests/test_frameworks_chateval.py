@@ -84,7 +84,8 @@ def test_frameworks_chateval_every_call_opens_with_the_question_and_the_history_
         assert first == QUESTION + ROLES[role].replace("{chat_history}", history)  # the role's words, verbatim
         up_to_history = first[: first.index(". In non-final rounds")]
         assert second.startswith(up_to_history + "\n[")  # the same history, then the lines said since
-        reused = prefix_reuse([prompt_tokens(llm.prompts(agent, turn=1)[0]), prompt_tokens(llm.prompts(agent, turn=2)[0])])
+        reused = prefix_reuse([prompt_tokens(llm.prompts(agent, turn=1)[0]),
+                               prompt_tokens(llm.prompts(agent, turn=2)[0])])
         assert reused.reusable_tokens == len(prompt_tokens([{"role": "system", "content": up_to_history}]))
     # Across agents: the question and "You are" are the common prefix of the first round's calls.
     firsts = [prompt_tokens(llm.prompts(agent, turn=1)[0]) for agent in range(3)]

@@ -60,7 +60,8 @@ def test_frameworks_eot_prompts_add_confidence_from_the_second_communication_rou
 def test_frameworks_eot_stops_when_all_agree_even_after_the_first_turn():
     transcript, llm = debate(lambda t, a, p, m: "Final Solution: B", responder="eot", paradigm="eot",
                              decider="eot_consistency", persona="eot", agents=3, max_turns=6)
-    assert (transcript.decision.success, transcript.decision.turn, transcript.decision.reason) == (True, 1, "consistency")
+    assert (transcript.decision.success, transcript.decision.turn,
+            transcript.decision.reason) == (True, 1, "consistency")
     assert len(llm.requests) == 3
 
 
@@ -95,7 +96,8 @@ def test_frameworks_eot_similarity_compares_answers_after_an_exchange():
     checks = [(e["turn"], e["agreed"], e["ratios"]) for e in transcript.events if e["kind"] == "eot_check"]
     # No check after the independent answers; then the lower-cased answers "c", "c", "d" are compared.
     assert checks == [(2, False, [1.0, 0.0, 0.0]), (3, True, [1.0, 1.0, 1.0])]
-    assert (transcript.decision.success, transcript.decision.turn, transcript.decision.details["answer"]) == (True, 3, "C")
+    assert (transcript.decision.success, transcript.decision.turn,
+            transcript.decision.details["answer"]) == (True, 3, "C")
     assert "Peter's Solution: Here is my updated solution. Final Solution: D" in llm.prompts(0, turn=2)[0][1]["content"]
     # Whole replies, checked from turn 1, would have stopped before any exchange: C, C and D look alike.
     early, _ = debate(alike, responder="eot", paradigm="eot", decider="eot_consistency", persona="eot",

@@ -75,7 +75,8 @@ def test_frameworks_install_and_uninstall_in_a_clean_venv(tmp_path, generated_ta
     assert not any(_importable(python, module) for module in OURS)
     sources = tmp_path / "src"
     for package in PACKAGES:  # build from copies, so the repository gets no build folders
-        shutil.copytree(PLUGINS / package, sources / package, ignore=shutil.ignore_patterns("tests", "__pycache__", "*.egg-info", "build"))
+        shutil.copytree(PLUGINS / package, sources / package,
+                        ignore=shutil.ignore_patterns("tests", "__pycache__", "*.egg-info", "build"))
     offline = ("--no-index", "--no-build-isolation")
 
     # madeval-freemad declares madeval-madc: with no index to find it, pip refuses ...

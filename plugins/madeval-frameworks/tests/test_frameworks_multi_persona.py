@@ -14,7 +14,8 @@ TOPIC = "Answer.\n\n" + ITEM
 
 
 def verdict(answer=""):
-    return json.dumps({"Whether there is a preference": "Yes" if answer else "No", "Supported Side": "Negative" if answer else "",
+    return json.dumps({"Whether there is a preference": "Yes" if answer else "No",
+                       "Supported Side": "Negative" if answer else "",
                        "Reason": "", "debate_answer": answer})
 
 
@@ -36,7 +37,8 @@ def run(script, **options):
 def test_frameworks_multi_persona_stops_when_the_moderator_answers():
     transcript, llm = run(script_for(["", "Final Solution: B", "x"]))
     decision = transcript.decision
-    assert (decision.success, decision.turn, decision.answer, decision.reason) == (True, 2, "Final Solution: B", "moderator")
+    assert (decision.success, decision.turn, decision.answer,
+            decision.reason) == (True, 2, "Final Solution: B", "moderator")
     assert decision.details["supported_side"] == "Negative"
     assert [(m.turn, m.agent) for m in transcript.messages] == [(1, 1), (1, 2), (1, 0), (2, 1), (2, 2), (2, 0)]
 
@@ -67,7 +69,8 @@ def test_frameworks_multi_persona_conversations_are_the_authors():
 def test_frameworks_multi_persona_fallback_judge_reads_the_first_round():
     transcript, llm = run(script_for(["", "", ""]))
     decision = transcript.decision
-    assert (decision.success, decision.turn, decision.reason, decision.answer) == (False, 3, "fallback_judge", "Final Solution: C")
+    assert (decision.success, decision.turn, decision.reason,
+            decision.answer) == (False, 3, "fallback_judge", "Final Solution: C")
     judge = llm.prompts(None)
     assert len(judge) == 2
     assert judge[0][1]["content"] == ("Affirmative side arguing: Affirmative round 1. Final Solution: A\n\nNegative side arguing: "

@@ -38,7 +38,8 @@ def freemad():
 
 def test_frameworks_presets_bundle_components():
     layouts = {name: debate_config({"preset": name}) for name in FRAMEWORKS}
-    assert {n: (c.responder, c.paradigm, c.decider, c.agents, c.neutral_agents, c.max_turns) for n, c in layouts.items()} == {
+    assert {n: (c.responder, c.paradigm, c.decider, c.agents, c.neutral_agents,
+                c.max_turns) for n, c in layouts.items()} == {
         "som": ("som", "som", "counting", 3, 0, 3),
         "multi_persona": ("multi_persona", "multi_persona", "moderator", 3, 1, 3),
         "eot": ("eot", "eot", "eot_consistency", 3, 0, 6),

@@ -43,7 +43,8 @@ def test_frameworks_reconcile_weighted_vote_can_beat_the_majority():
     last = [reply("A", 0.65), reply("A", "70%"), reply("B", 1.0)]
     transcript, llm = run([[reply("A", 0.9), reply("B", 0.9), reply("C", 0.5)], last], max_turns=2)
     event = [e for e in transcript.events if e["kind"] == "reconcile_vote"][-1]
-    assert event["scores"] == pytest.approx({"A": 0.6, "B": 1.0}) and event["winner"] == "B" and event["majority"] == "A"
+    assert event["scores"] == pytest.approx({"A": 0.6,
+                                             "B": 1.0}) and event["winner"] == "B" and event["majority"] == "A"
     assert transcript.decision.answer == "The answer is B." and transcript.decision.reason == "weighted_vote"
     prompt = llm.prompts(0, turn=2)[0][0]["content"]
     assert prompt.startswith("Q: What is 2 + 2?\nA) 3\nB) 4\nC) 5 Please answer the question with step-by-step reasoning. "
@@ -59,11 +60,13 @@ def test_frameworks_reconcile_weighted_vote_can_beat_the_majority():
 
 def test_frameworks_reconcile_stops_when_all_agents_agree():
     transcript, llm = run([[reply("B", 0.9), reply("B", 0.5), reply("B", 0.8)]])
-    assert (transcript.decision.turn, transcript.decision.reason, transcript.decision.answer) == (1, "consensus", "The answer is B.")
+    assert (transcript.decision.turn, transcript.decision.reason,
+            transcript.decision.answer) == (1, "consensus", "The answer is B.")
     assert len(llm.requests) == 3
 
 
 def test_frameworks_reconcile_unreadable_reply_is_recorded_not_guessed():
-    transcript, _ = run([[reply("A", 0.9), "I think A", reply("B", 0.9)], [reply("A", 0.9), "no idea", reply("A", 0.9)]], max_turns=2)
+    transcript, _ = run([[reply("A", 0.9), "I think A", reply("B", 0.9)],
+                         [reply("A", 0.9), "no idea", reply("A", 0.9)]], max_turns=2)
     assert transcript.messages[1].parse_notes == ("reply is not JSON with an answer",)
     assert transcript.decision.details["scores"] == pytest.approx({"A": 1.6})

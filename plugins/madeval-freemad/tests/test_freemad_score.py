@@ -83,7 +83,8 @@ def test_freemad_options_weights_factor_and_bad_values():
     assert [parse_factor("1;0.25")(k) for k in range(3)] == [1.0, 0.25, 0.25]
     assert parse_factor("halving")(2) == 0.25 and parse_factor("constant")(5) == 1.0
     # With w2 = w3 = 0 only initial and kept answers count; agent 0 switching A -> B changes nothing.
-    transcript, _ = debate(lambda t, a, p, m: ["Final Solution: A", "Final Solution: B", "Final Solution: B"][a] if t == 1 else "Final Solution: B",
+    transcript, _ = debate(lambda t, a, p, m: ["Final Solution: A", "Final Solution: B",
+                                               "Final Solution: B"][a] if t == 1 else "Final Solution: B",
                            responder="conformity", paradigm="som", decider="freemad_score", agents=3,
                            max_turns=2, decider_args={"weights": "1;0;0;1", "factor": "constant"})
     assert transcript.decision.details["scores"] == {"A": 1.0, "B": 4.0}  # A 1; B 1 + 1, then kept twice

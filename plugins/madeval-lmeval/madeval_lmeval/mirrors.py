@@ -37,7 +37,8 @@ def known_mirrors() -> dict[tuple[str, str | None, str], dict[str, Any]]:
         dataset = read_yaml(path).get("dataset")  # madeval's own reading: tags and include chains
         if isinstance(dataset, dict) and dataset.get("path") and dataset.get("mirror"):
             key = (str(dataset["path"]), dataset.get("name"), str(dataset.get("split", "test")))
-            table.setdefault(key, {k: dataset[k] for k in ("path", "name", "split", "mirror", "filter") if k in dataset})
+            table.setdefault(key,
+                             {k: dataset[k] for k in ("path", "name", "split", "mirror", "filter") if k in dataset})
     return table
 
 

@@ -60,7 +60,8 @@ def test_lmeval_yaml_folder_runs_through_include_path(tmp_path):
     assert index.expand("tiny_sums") == ["lm_eval:tiny_sums"]  # claimed: lm-eval's format, not madeval's
     task = task_loader(index, registries().extractors, registries().metrics)("lm_eval:tiny_sums")
     items = task.items
-    assert [item.input for item in items[:2]] == ["What is 0 plus 1? (tiny_sums #0)", "What is 1 plus 3? (tiny_sums #1)"]
+    assert [item.input for item in items[:2]] == ["What is 0 plus 1? (tiny_sums #0)",
+                                                  "What is 1 plus 3? (tiny_sums #1)"]
     assert task.metric_names == ["exact_match,final-number"]
     assert task.score("Final Solution: 4", items[1]) == {"exact_match,final-number": 1.0}
     assert task.score("Final Solution: 5", items[1]) == {"exact_match,final-number": 0.0}

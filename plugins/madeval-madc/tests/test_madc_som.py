@@ -72,7 +72,8 @@ def test_madc_preset_runs_on_the_simulator(generated_tasks, tmp_path):
 
     with simulate(tasks=generated_tasks.values(), accuracy=0.6, conformity=0.7) as sim:
         settings = RunSettings(tasks=["arith_mc"], configurations=[debate_config({"preset": "madc"})], limit=20,
-                               base_url=sim.base_url, output_path=str(tmp_path / "run"), cache="off", transport="direct")
+                               base_url=sim.base_url, output_path=str(tmp_path / "run"), cache="off",
+                               transport="direct")
         result = run(settings, show_progress=False, out=__import__("io").StringIO())
         kinds = dict(sim.agents.stats.kinds)
     assert result.outcome.finished == 20 and result.outcome.failed == 0
