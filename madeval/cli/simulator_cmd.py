@@ -167,6 +167,41 @@ from madeval.errors import UsageError
     "tokens of the unfinished batches over this many fails as a whole with OpenAI's "
     "token_limit_exceeded (default: no limit).",
 )
+@click.option(
+    "--batch-bad-downloads",
+    type=int,
+    default=0,
+    show_default=True,
+    help="Batch API: the first this many downloads of an output or error file are spoilt (--batch-bad-download).",
+)
+@click.option(
+    "--batch-bad-download",
+    type=click.Choice(["refused", "not-json", "cut-short"]),
+    default="refused",
+    show_default=True,
+    help="Batch API: how a spoilt download goes wrong: HTTP 500, an HTML page, or half the file's bytes.",
+)
+@click.option(
+    "--batch-lost-creations",
+    type=int,
+    default=0,
+    show_default=True,
+    help="Batch API: the first this many batch creations make the batch, then answer HTTP 500.",
+)
+@click.option(
+    "--batch-refuse-lists",
+    type=int,
+    default=0,
+    show_default=True,
+    help="Batch API: the first this many lists of batches (GET /v1/batches) get HTTP 503.",
+)
+@click.option(
+    "--batch-unknown-lines",
+    type=int,
+    default=0,
+    show_default=True,
+    help="Batch API: each output file gets this many more lines naming a custom_id never sent.",
+)
 @click.option("--seed", type=int, default=0, show_default=True)
 def simulator(
     tasks,
@@ -203,6 +238,11 @@ def simulator(
     batch_refuse_uploads,
     batch_refuse_looks,
     batch_enqueued_token_limit,
+    batch_bad_downloads,
+    batch_bad_download,
+    batch_lost_creations,
+    batch_refuse_lists,
+    batch_unknown_lines,
     seed,
 ) -> None:
     """Serve synthetic agents with known accuracy, conformity, persuasion, self-doubt, latency and faults.
@@ -238,8 +278,10 @@ def simulator(
     \b
     The Files and Batches API (/v1/files, /v1/batches) answers each batch's lines with the same
     agents: --batch-delay, --batch-fail-rate, --batch-expire-after, --batch-cancel-after,
-    --batch-fail, --batch-refuse-uploads, --batch-refuse-looks and --batch-enqueued-token-limit shape how (for --transport batch; GET /stats counts
-    files, batches and lines under "batches").
+    --batch-fail, --batch-refuse-uploads, --batch-refuse-looks and --batch-enqueued-token-limit shape
+    how (for --transport batch; GET /stats counts files, batches and lines under "batches"). Faults
+    that would make a client pay twice: --batch-bad-downloads with --batch-bad-download,
+    --batch-lost-creations, --batch-refuse-lists and --batch-unknown-lines.
     """
     from madeval.core.plugins import registries
     from madeval.settings.config import RunSettings
@@ -269,6 +311,11 @@ def simulator(
         batch_refuse_looks,
         seed,
         batch_enqueued_token_limit,
+        bad_downloads=batch_bad_downloads,
+        bad_download=batch_bad_download,
+        lost_creations=batch_lost_creations,
+        refuse_lists=batch_refuse_lists,
+        unknown_lines=batch_unknown_lines,
     )
     modes = _hostile_modes(
         hostile,
@@ -366,6 +413,10 @@ BATCH_FLAGS = {
     "refuse_uploads": "--batch-refuse-uploads",
     "refuse_looks": "--batch-refuse-looks",
     "enqueued_token_limit": "--batch-enqueued-token-limit",
+    "bad_downloads": "--batch-bad-downloads",
+    "lost_creations": "--batch-lost-creations",
+    "refuse_lists": "--batch-refuse-lists",
+    "unknown_lines": "--batch-unknown-lines",
 }
 
 
@@ -379,8 +430,10 @@ def _batch_options(
     refuse_looks: int,
     seed: int,
     enqueued_token_limit: int | None = None,
+    **faults,
 ):
-    """The Batch API's behaviour from the --batch-* flags (one line and exit 2 for a bad value)."""
+    """The Batch API's behaviour from the --batch-* flags (one line and exit 2 for a bad value);
+    ``faults``: the other :class:`~madeval.simulator.batches.BatchOptions` fields, by name."""
     from madeval.simulator.batches import BatchOptions
 
     try:
@@ -394,6 +447,7 @@ def _batch_options(
             refuse_looks=refuse_looks,
             seed=seed,
             enqueued_token_limit=enqueued_token_limit,
+            **faults,
         )
     except ValueError as error:
         field, _, rest = str(error).partition(" ")
