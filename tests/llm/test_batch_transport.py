@@ -459,11 +459,11 @@ def test_a_bug_in_one_batch_fails_only_that_batchs_calls(batch_sim):
     from madeval.llm.wire import FatalError
 
     class FirstBatchBreaks(BatchTransport):
-        async def _wait(self, batch_id, window):
+        async def _wait(self, batch_id, window, custom_ids):
             if self.batches_created == 1:  # only the first batch, while the second is submitted
                 await asyncio.sleep(0.3)
                 raise KeyError("injected bug")
-            return await super()._wait(batch_id, window)
+            return await super()._wait(batch_id, window, custom_ids)
 
     def ask(group, call):
         return [{"role": "user", "content": f"Group {group}, call {call}: A, B, C or D?"}]

@@ -17,6 +17,7 @@ import os
 import time
 from collections import Counter
 from pathlib import Path
+from typing import Collection
 from urllib.parse import unquote, urlsplit
 
 from madeval.llm.batch.lines import note_odd_lines, read_outcomes
@@ -93,6 +94,11 @@ class FileExchange:
             last_size = size
             await asyncio.sleep(pause)
             pause = min(pause * 2, self.settings.poll_s)
+
+    async def read(self, outcomes: dict[str, Reply | Exception], custom_ids: Collection[str],
+                   window: str) -> dict[str, Reply | Exception]:
+        """The outcomes :meth:`collect` read (it reads the output file to know it is complete)."""
+        return outcomes
 
     def unanswered(self, name: str) -> str:
         """What is missing when ``name`` is given up (one clause of the warning line)."""

@@ -15,12 +15,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import hashlib
 import json
 import re
 import time
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Collection, Iterator
 
 from madeval.llm.batch.exchange import FileExchange, exchange_folder
 from madeval.llm.batch.journal import BatchJournal, Earlier
@@ -30,6 +31,8 @@ from madeval.llm.batch.settings import BatchSettings, window_seconds
 from madeval.llm.wire import DEFAULT_MAX_RESPONSE_BYTES, FatalError, Reply, RetryableError, Unanswered, short
 
 Outcomes = dict[str, Reply | Exception]
+#: What :meth:`BatchTransport._unless_stopped` gives when the work did not end.
+_NOTHING = object()
 #: Bytes of a request file per prompt token at least, for telling a batch over the enqueued token
 #: limit alone from one that meets the organisation's other batches: English text is about 4 bytes
 #: a token, CJK text 3 bytes a character and up to 1.5 tokens each, and each line adds its JSON.
@@ -168,7 +171,7 @@ class BatchTransport:
         window = self.settings.window
         content = b"".join(line for _, line in lines)
         try:
-            file_id = await self._submitting("upload", lambda: self._service.upload(content, custom_ids))
+            file_id = await self._submitting("upload", functools.partial(self._service.upload, content, custom_ids))
             if self.journal is not None:
                 self.journal.uploaded(file_id, custom_ids)
         except (FatalError, RetryableError) as error:
@@ -176,21 +179,22 @@ class BatchTransport:
             return
         size = len(content)
         del content, lines  # the request file (up to max_bytes) is not held for the hours of the wait
-        outcomes, refused_at = await self._send(file_id, window), time.monotonic()
+        outcomes, refused_at = await self._send(file_id, window, custom_ids), time.monotonic()
         while isinstance(outcomes, OverTokenLimit):
             outcomes = await self._over_token_limit(outcomes, file_id, custom_ids, window, size, refused_at)
         if outcomes is not None:
             self._hand_out(custom_ids, outcomes, "line missing from its batch")
 
-    async def _send(self, file_id: str, window: str) -> Outcomes | Exception:
-        """Create a batch over the uploaded ``file_id`` and wait for it: its outcomes, or the error
-        all its lines get. It counts as out (its tokens enqueued) from its creation request on."""
+    async def _send(self, file_id: str, window: str, custom_ids: list[str]) -> Outcomes | Exception:
+        """Create a batch over the uploaded ``file_id`` (of the lines ``custom_ids``) and wait for it:
+        its outcomes, or the error all its lines get. It counts as out (its tokens enqueued) from its
+        creation request on."""
         with self._counted_out():
             try:
                 batch_id = await self._create(file_id, window)
             except (FatalError, RetryableError) as error:
                 return _not_submitted(error)
-            return await self._wait(batch_id, window)
+            return await self._wait(batch_id, window, custom_ids)
 
     @contextlib.contextmanager
     def _counted_out(self) -> Iterator[None]:
@@ -240,7 +244,7 @@ class BatchTransport:
                 stopped.cancel()
             if self._given_up is not None:
                 return Unanswered(self._given_up)
-            return await self._send(file_id, window)
+            return await self._send(file_id, window, custom_ids)
         limit = _stated_limit(refusal.reason)
         if limit is not None and size // BYTES_PER_TOKEN_AT_LEAST <= limit:
             if time.monotonic() - refused_at > window_seconds(window):
@@ -250,7 +254,7 @@ class BatchTransport:
                 await asyncio.wait_for(self._stop.wait(), self.settings.poll_s)
                 return Unanswered(self._given_up or "stopped")
             except TimeoutError:
-                return await self._send(file_id, window)
+                return await self._send(file_id, window, custom_ids)
         if len(custom_ids) == 1:
             return FatalError(f"the request alone is over the provider's enqueued token limit "
                               f"({short(refusal.reason, 300)}); it is not sent again")
@@ -260,7 +264,8 @@ class BatchTransport:
             return RetryableError(f"batch over the enqueued token limit not split: its request file cannot be "
                                   f"read ({short(str(error), 80)})")
         found = {custom_id for custom_id, _ in lines}
-        self._deliver([c for c in custom_ids if c not in found], {}, RetryableError("line missing from its request file"))
+        self._deliver([c for c in custom_ids if c not in found], {},
+                      RetryableError("line missing from its request file"))
         half = (len(lines) + 1) // 2
         for part in (lines[:half], lines[half:]):
             if part:
@@ -309,34 +314,44 @@ class BatchTransport:
         else:
             self._deliver(custom_ids, outcomes, RetryableError(missing))
 
-    async def _wait(self, batch_id: str, window: str) -> Outcomes | Exception:
-        """``batch_id``'s outcomes, or :class:`Unanswered` once it is past ``window`` (plus the
-        service's grace) from now, or once another batch was given up (see the module's note)."""
+    async def _wait(self, batch_id: str, window: str, custom_ids: Collection[str]) -> Outcomes | Exception:
+        """``batch_id``'s outcomes (its lines sent as ``custom_ids``), or :class:`Unanswered` once it
+        is past ``window`` (plus the service's grace) from now unfinished, or once another batch was
+        given up (see the module's note). Reading a finished batch's files is bounded by the service
+        (:meth:`ProviderBatches.read`), not by this wait: its lines are paid for."""
         if self._given_up is not None:
             return Unanswered(self._given_up)
-        collect = asyncio.ensure_future(self._service.collect(batch_id))
+        finished = await self._unless_stopped(self._service.collect(batch_id),
+                                              window_seconds(window) + self._service.grace_s)
+        if finished is _NOTHING and self._given_up is None:
+            self._give_up(f"{self._service.unanswered(batch_id)} within its window of {window} (--batch-options "
+                          "window); nothing more is sent: run the same command again to wait for it again")
+        if finished is _NOTHING:
+            return Unanswered(self._given_up or "stopped")
+        if isinstance(finished, Exception):
+            return finished
+        outcomes = await self._unless_stopped(self._service.read(finished, custom_ids, window), None)
+        return Unanswered(self._given_up or "stopped") if outcomes is _NOTHING else outcomes
+
+    async def _unless_stopped(self, work, timeout: float | None) -> Any:
+        """``work``'s result, or :data:`_NOTHING` once ``timeout`` seconds passed or the run stopped
+        waiting (``work`` is then cancelled)."""
+        task = asyncio.ensure_future(work)
         stopped = asyncio.ensure_future(self._stop.wait())
         try:
-            await asyncio.wait(
-                {collect, stopped},
-                timeout=window_seconds(window) + self._service.grace_s,
-                return_when=asyncio.FIRST_COMPLETED,
-            )
+            await asyncio.wait({task, stopped}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
         finally:
-            for task in (collect, stopped):
-                task.cancel()
-        if collect.done() and not collect.cancelled():
-            return collect.result()
-        if self._given_up is None:
-            self._given_up = (
-                f"{self._service.unanswered(batch_id)} within its window of {window} (--batch-options "
-                "window); nothing more is sent: run the same command again to wait for it again"
-            )
-            warn(self._given_up)
-            self._stop.set()
-            pending, self._pending, self._pending_bytes = self._pending, [], 0
-            self._deliver([custom_id for custom_id, _ in pending], {}, Unanswered(self._given_up))
-        return Unanswered(self._given_up)
+            for waiting in (task, stopped):
+                waiting.cancel()
+        return task.result() if task.done() and not task.cancelled() else _NOTHING
+
+    def _give_up(self, reason: str) -> None:
+        """Stop waiting for every batch, with one warning line: the pending calls fail, nothing more is sent."""
+        self._given_up = reason
+        warn(reason)
+        self._stop.set()
+        pending, self._pending, self._pending_bytes = self._pending, [], 0
+        self._deliver([custom_id for custom_id, _ in pending], {}, Unanswered(reason))
 
     async def _collect_earlier(self, earlier: Earlier) -> Outcomes | Exception:
         """The outcomes of an earlier upload's batch, awaited for the window it was created with;
@@ -350,7 +365,8 @@ class BatchTransport:
             if batch_id is None:
                 return {}  # never submitted: its lines are sent now, for the first time
         with self._counted_out():
-            return await self._wait(batch_id, earlier.window or self.settings.window)
+            return await self._wait(batch_id, earlier.window or self.settings.window,
+                                    self.journal.sent_in(earlier.input_file) if self.journal else ())
 
     def _deliver(self, custom_ids: list[str], outcomes: dict[str, Reply | Exception], missing: Exception) -> None:
         """Resolve the waiting calls of ``custom_ids`` with their outcomes (``missing`` when absent)."""
