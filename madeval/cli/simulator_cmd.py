@@ -189,11 +189,18 @@ from madeval.errors import UsageError
     help="Batch API: the first this many batch creations make the batch, then answer HTTP 500.",
 )
 @click.option(
+    "--batch-refuse-creations",
+    type=int,
+    default=0,
+    show_default=True,
+    help="Batch API: the first this many batch creations make nothing and answer HTTP 500.",
+)
+@click.option(
     "--batch-refuse-lists",
     type=int,
     default=0,
     show_default=True,
-    help="Batch API: the first this many lists of batches (GET /v1/batches) get HTTP 503.",
+    help="Batch API: the first this many lists of more than one batch (GET /v1/batches) get HTTP 503.",
 )
 @click.option(
     "--batch-unknown-lines",
@@ -241,6 +248,7 @@ def simulator(
     batch_bad_downloads,
     batch_bad_download,
     batch_lost_creations,
+    batch_refuse_creations,
     batch_refuse_lists,
     batch_unknown_lines,
     seed,
@@ -281,7 +289,7 @@ def simulator(
     --batch-fail, --batch-refuse-uploads, --batch-refuse-looks and --batch-enqueued-token-limit shape
     how (for --transport batch; GET /stats counts files, batches and lines under "batches"). Faults
     that would make a client pay twice: --batch-bad-downloads with --batch-bad-download,
-    --batch-lost-creations, --batch-refuse-lists and --batch-unknown-lines.
+    --batch-lost-creations, --batch-refuse-creations, --batch-refuse-lists and --batch-unknown-lines.
     """
     from madeval.core.plugins import registries
     from madeval.settings.config import RunSettings
@@ -314,6 +322,7 @@ def simulator(
         bad_downloads=batch_bad_downloads,
         bad_download=batch_bad_download,
         lost_creations=batch_lost_creations,
+        refuse_creations=batch_refuse_creations,
         refuse_lists=batch_refuse_lists,
         unknown_lines=batch_unknown_lines,
     )
@@ -415,6 +424,7 @@ BATCH_FLAGS = {
     "enqueued_token_limit": "--batch-enqueued-token-limit",
     "bad_downloads": "--batch-bad-downloads",
     "lost_creations": "--batch-lost-creations",
+    "refuse_creations": "--batch-refuse-creations",
     "refuse_lists": "--batch-refuse-lists",
     "unknown_lines": "--batch-unknown-lines",
 }

@@ -36,8 +36,10 @@ by the client answers nothing.
 Faults that would make a client pay twice: ``bad_downloads`` spoils the first that many downloads of
 an output or error file (``bad_download``: ``refused``, HTTP 500; ``not-json``, an HTML page with
 status 200; ``cut-short``, the file's first half of bytes with status 200); ``lost_creations``
-creates the first that many batches and answers their creation with HTTP 500 anyway;
-``refuse_lists`` answers the first that many lists of batches (``GET /v1/batches``) with HTTP 503;
+creates the first that many batches and answers their creation with HTTP 500 anyway, where
+``refuse_creations`` answers the first that many creations with HTTP 500 and creates nothing;
+``refuse_lists`` answers the first that many lists of more than one batch (``GET /v1/batches``; a
+check that the API is served asks one, and is answered) with HTTP 503;
 ``unknown_lines`` adds that many lines naming a ``custom_id`` never sent to each output file.
 
 ``stats()`` counts files, batches and lines for ``GET /stats``: ``lines_submitted`` are the lines of
@@ -84,7 +86,8 @@ class BatchOptions:
     bad_downloads: int = 0  # the first this many downloads of an output or error file are spoilt
     bad_download: str = "refused"  # how: refused (HTTP 500), not-json (an HTML page) or cut-short (half the bytes)
     lost_creations: int = 0  # the first this many batch creations create the batch, then answer HTTP 500
-    refuse_lists: int = 0  # the first this many lists of batches get HTTP 503
+    refuse_creations: int = 0  # the first this many batch creations create nothing and answer HTTP 500
+    refuse_lists: int = 0  # the first this many lists of more than one batch get HTTP 503
     unknown_lines: int = 0  # lines naming a custom_id never sent, added to each output file
 
     def __post_init__(self) -> None:
@@ -95,8 +98,8 @@ class BatchOptions:
         for name in ("expire_after_lines", "cancel_after_lines"):
             if (getattr(self, name) or 0) < 0:
                 raise ValueError(f"{name} must be >= 0: {getattr(self, name)}")
-        for name in ("refuse_uploads", "refuse_looks", "bad_downloads", "lost_creations", "refuse_lists",
-                     "unknown_lines"):
+        for name in ("refuse_uploads", "refuse_looks", "bad_downloads", "lost_creations", "refuse_creations",
+                     "refuse_lists", "unknown_lines"):
             if getattr(self, name) < 0:
                 raise ValueError(f"{name} must be >= 0: {getattr(self, name)}")
         if self.bad_download not in BAD_DOWNLOADS:
@@ -161,6 +164,7 @@ class BatchService:
             "most_tokens_enqueued": 0,
             "downloads_spoilt": 0,
             "creations_lost": 0,
+            "creations_refused": 0,
             "lists_refused": 0,
         }
 
@@ -212,13 +216,13 @@ class BatchService:
     def _list(self, query: dict[str, list[str]]) -> Response:
         """``GET /v1/batches``: a page of ``limit`` batches (1 to 100, default 20), newest first,
         those created before the batch ``after`` when given."""
-        if self.counts["lists_refused"] < self.options.refuse_lists:
-            self.counts["lists_refused"] += 1
-            return _error(503, "The batch service is unavailable (simulated).", "service_unavailable")
         try:
             limit = min(max(int(query.get("limit", ["20"])[0]), 1), 100)
         except ValueError:
             return _error(400, "limit must be a whole number.", "invalid_request")
+        if limit > 1 and self.counts["lists_refused"] < self.options.refuse_lists:
+            self.counts["lists_refused"] += 1
+            return _error(503, "The batch service is unavailable (simulated).", "service_unavailable")
         newest = list(reversed(self.batches.values()))
         after = query.get("after", [None])[0]
         if after is not None:
@@ -275,6 +279,9 @@ class BatchService:
             window = request.get("completion_window", "24h")
         except (ValueError, KeyError, TypeError):
             return _error(400, "A batch needs input_file_id, endpoint and completion_window.", "invalid_request")
+        if self.counts["creations_refused"] < self.options.refuse_creations:
+            self.counts["creations_refused"] += 1  # nothing made
+            return _error(500, "The server had an error while processing your request (simulated).", "server_error")
         if endpoint != CHAT_URL:
             return _error(400, f"Only {CHAT_URL} is served in batches.", "invalid_request")
         if input_id not in self.files:

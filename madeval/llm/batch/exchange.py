@@ -56,9 +56,10 @@ class FileExchange:
         """The request file is the batch: its name."""
         return name
 
-    async def find(self, name: str) -> str | None:
-        """``name`` when its request file was written (a kill may come before the rename)."""
-        return name if (self.folder / (name + REQUEST_SUFFIX)).exists() else None
+    async def find(self, name: str, known: Collection[str] = ()) -> str | None:
+        """``name`` when its request file was written (a kill may come before the rename) and is
+        not among ``known``."""
+        return name if name not in known and (self.folder / (name + REQUEST_SUFFIX)).exists() else None
 
     async def upload(self, content: bytes, custom_ids: list[str]) -> str:
         """Write a request file (whole, then renamed) of the lines ``custom_ids``; its name without suffix."""

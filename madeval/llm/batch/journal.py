@@ -8,7 +8,9 @@ recorded lack it: the run's own window holds then). A resumed run reads the file
 whose line is in a batch submitted earlier is answered from that batch (collected when it
 finishes, or read from its output file if it already has) instead of being sent again; a line
 whose upload was journaled but whose batch was not (a kill between the two) is looked up by its
-input file among the endpoint's batches, and sent again only if no batch was created over it.
+input file among the endpoint's batches, and sent again only once the endpoint's list proves no batch
+was created over it (a list that cannot be read is asked again; see
+:meth:`madeval.llm.batch.transport.BatchTransport._look_up`).
 """
 
 from __future__ import annotations

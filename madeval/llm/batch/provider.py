@@ -71,18 +71,35 @@ class _FilesAPI(OpenAITransport):
         """Ask for one batch of the list: fails when the endpoint has no Batch API."""
         await self._call(lambda: self._client.batches.list(limit=1), min(self._timeout_s, 10.0))
 
-    async def find(self, file_id: str, limit: int = 10_000) -> str | None:
-        """The newest batch over the input file ``file_id`` among the latest ``limit`` batches."""
+    async def find(self, file_id: str, known: Collection[str] = (), limit: int = 10_000) -> str | None:
+        """The newest batch over the input file ``file_id`` other than the ``known`` ones; None only
+        when the list proves there is none: it ends, or reaches a batch created before the file was
+        (the provider's clock, both). A list that cannot be read raises the transport's errors; one
+        of ``limit`` batches without that proof is a :class:`FatalError`."""
+        since = await self.created_at(file_id)
         page = await self._call(lambda: self._client.batches.list(limit=100), self._timeout_s)
         seen = 0
         while True:
             for batch in page.data:
-                if batch.input_file_id == file_id:
+                if batch.input_file_id == file_id and batch.id not in known:
                     return str(batch.id)
+                if since is not None and isinstance(batch.created_at, int) and batch.created_at < since:
+                    return None
             seen += len(page.data)
-            if not page.has_next_page() or seen >= limit:
+            if not page.has_next_page():
                 return None
+            if seen >= limit:
+                raise FatalError(f"its batches cannot be told: over {limit:,} batches were made since it was uploaded")
             page = await self._call(page.get_next_page, self._timeout_s)
+
+    async def created_at(self, file_id: str) -> int | None:
+        """When the endpoint says a file was uploaded (None: it says not, or no longer knows the file)."""
+        try:
+            found = await self._call(lambda: self._client.files.retrieve(file_id), self._timeout_s)
+        except FatalError:
+            return None
+        created = getattr(found, "created_at", None)
+        return created if isinstance(created, int) and not isinstance(created, bool) else None
 
     async def retrieve(self, batch_id: str) -> Any:
         """The batch object (``openai.types.Batch``)."""
@@ -140,9 +157,10 @@ class ProviderBatches:
         """Create a batch over an uploaded request file; its batch id."""
         return await self._api.create(file_id, self.settings.window)
 
-    async def find(self, file_id: str) -> str | None:
-        """The batch created over ``file_id`` among the endpoint's batches, newest first (None: none)."""
-        return await self._api.find(file_id)
+    async def find(self, file_id: str, known: Collection[str] = ()) -> str | None:
+        """The batch created over ``file_id`` among the endpoint's batches, newest first, other than
+        the ``known`` ones; None only when the list proves there is none (see :meth:`_FilesAPI.find`)."""
+        return await self._api.find(file_id, known)
 
     async def request_lines(self, file_id: str, custom_ids: list[str]) -> list[tuple[str, bytes]]:
         """The lines of the uploaded request file ``file_id`` that carry ``custom_ids``, in their
