@@ -197,6 +197,7 @@ def test_the_simulator_cli_cancels_or_fails_batches(simulator_cli, flags, status
                                   ["--batch-refuse-looks", "-3"], ["--batch-enqueued-token-limit", "0"],
                                   ["--batch-fail", "--hostile", "trickle"], ["--batch-bad-downloads", "-1"],
                                   ["--batch-lost-creations", "-1"], ["--batch-refuse-lists", "-2"],
+                                  ["--batch-refuse-creations", "-1"],
                                   ["--batch-unknown-lines", "-1"], ["--batch-bad-download", "lost"]])
 def test_the_simulator_cli_refuses_a_bad_batch_flag_in_one_line(args, capsys):
     from madeval.cli.main import main
@@ -274,6 +275,18 @@ def test_a_lost_creation_makes_the_batch_and_answers_500():
         assert made.input_file_id == upload.id and finished(client, made.id).status == "completed"
         counts = server.stats.batches
     assert counts["creations_lost"] == 1 and counts["batches_created"] == 1 and counts["lines_submitted"] == 2
+
+
+def test_a_refused_creation_makes_nothing():
+    with serve(refuse_creations=1) as server:
+        client = openai.OpenAI(base_url=server.base_url, api_key="-", max_retries=0)
+        upload = client.files.create(file=("in.jsonl", request_file(["a", "b"])), purpose="batch")
+        with pytest.raises(openai.InternalServerError):
+            client.batches.create(input_file_id=upload.id, endpoint="/v1/chat/completions", completion_window="24h")
+        assert client.batches.list().data == []
+        assert submit(client, ["a"]).status == "in_progress"
+        counts = server.stats.batches
+    assert counts["creations_refused"] == 1 and counts["batches_created"] == 1 and counts["lines_submitted"] == 1
 
 
 def test_the_list_of_batches_pages_and_can_be_refused():
