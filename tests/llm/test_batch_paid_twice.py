@@ -39,7 +39,7 @@ def test_an_output_file_that_cannot_be_used_is_read_again_not_its_lines_sent_aga
     assert not any(call["errors"] for row in rows for call in row["transcript"]["calls"])
     said = warnings(capfd.readouterr().err)
     cause = {"refused": "its output file file-sim-", "not-json": "its files yield 0 of the 4 lines its request_counts "
-             "say (1 lines not JSON or cut short)", "cut-short": "of the 4 lines its request_counts say"}[kind]
+             "say (1 line not JSON or cut short)", "cut-short": "of the 4 lines its request_counts say"}[kind]
     assert len(said) == 2 and cause in said[0], said
     assert "reading its files again for up to its window of 24h (its lines are paid for: they are not sent again)" \
         in said[0]
@@ -58,7 +58,7 @@ def test_an_output_file_that_never_reads_whole_fails_its_calls_in_one_line_witho
     assert result.outcome.failed == 4 and counts["batches_created"] == 1 and counts["lines_submitted"] == 4
     said = warnings(capfd.readouterr().err)
     assert len(said) == 2 and "reading its files again for up to its window of 1s" in said[0], said
-    assert said[1].endswith("its files yield 0 of the 4 lines its request_counts say (1 lines not JSON or cut short), "
+    assert said[1].endswith("its files yield 0 of the 4 lines its request_counts say (1 line not JSON or cut short), "
                             "still after its window of 1s; its lines are paid for: not sent again (4 calls fail)")
     errors = [json.loads(line)["error"] for line in (tmp_path / "run" / "errors.jsonl").read_text().splitlines()]
     assert len(errors) == 4 and all("its lines are paid for: not sent again" in error for error in errors)
@@ -110,7 +110,7 @@ def test_without_request_counts_a_file_with_lines_not_json_is_a_fault_and_a_shor
         spoilt = asyncio.run(read(server, [answer], b'{"custom_id": "b", "respo'))
         short = asyncio.run(read(server, [answer]))
     assert spoilt["a"][0] == "Final Solution: A" and isinstance(spoilt["b"], FatalError)
-    assert "its files hold 1 lines that are not JSON or cut short, and 1 of its 2 lines" in str(spoilt["b"])
+    assert "its files hold 1 line not JSON or cut short, and 1 of its 2 lines" in str(spoilt["b"])
     assert short == {"a": ("Final Solution: A", 1, 1)}
     said = warnings(capfd.readouterr().err)
     assert len(said) == 2 and said[1].endswith("(1 calls fail)"), said

@@ -360,11 +360,12 @@ def _short_files(read: int, answered: int | None, sent: int, problems: Counter) 
     """Why a batch's files, downloaded, cannot be used whole (None: they can): ``read`` lines of the
     ``sent`` ones found where its ``request_counts`` say ``answered`` (None: it gives no counts)."""
     bad = problems["bad"] + problems["cut"]
-    spoilt = f" ({bad:,} lines not JSON or cut short)" if bad else ""
+    lines = f"{bad:,} line{'' if bad == 1 else 's'}"
+    spoilt = f" ({lines} not JSON or cut short)" if bad else ""
     if answered is not None and read < min(answered, sent):
         return f"its files yield {read:,} of the {answered:,} lines its request_counts say{spoilt}"
     if answered is None and bad and read < sent:
-        return f"its files hold {bad:,} lines that are not JSON or cut short, and {read:,} of its {sent:,} lines"
+        return f"its files hold {lines} not JSON or cut short, and {read:,} of its {sent:,} lines"
     return None
 
 
