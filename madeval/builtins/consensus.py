@@ -43,6 +43,16 @@ class Consensus(Decider):
         """``(threshold, strict)`` for the current turn."""
         return self.threshold, self.strict
 
+    def least_chain(self, first_turn: int, turn: int, max_turns: int, final: int = 0) -> int:
+        """Two steps (every threshold needs two backers, a debate having at least two voters, and an
+        agreement backs a draft of an earlier step), then the draft's final solution; or every step
+        of every turn, when that is fewer (at ``max_turns`` no final solution is asked)."""
+        return min(2 + final, first_turn + (max_turns - 1) * turn)
+
+    def most_chain(self, first_turn: int, turn: int, max_turns: int, final: int) -> int:
+        """Every step of every turn, then the deciding draft's final solution (none at ``max_turns``)."""
+        return first_turn + (max_turns - 1) * turn + final
+
     async def after_step(self, state: DebateState, llm) -> Decision | None:
         draft = state.current_draft()
         voters = [a for a in state.agents if not a.neutral]

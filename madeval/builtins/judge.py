@@ -36,9 +36,14 @@ class Judge(Decider):
                 f"decider 'judge' decides after {self.after_turns} turns, but max_turns is {setup.max_turns}"
             )
 
-    def least_chain(self, first_turn: int, turn: int, max_turns: int) -> int:
-        """The turns until the judge is asked, then its call."""
-        return first_turn + (self.after_turns - 1) * turn + 1
+    def least_chain(self, first_turn: int, turn: int, max_turns: int, final: int = 0) -> int:
+        """The turns until the judge is asked, the agents' final solutions, then its call."""
+        return first_turn + (self.after_turns - 1) * turn + final + 1
+
+    def most_chain(self, first_turn: int, turn: int, max_turns: int, final: int) -> int:
+        """Every turn, and after each from ``after_turns`` on (an empty verdict goes on) the agents'
+        final solutions, then the judge's call."""
+        return first_turn + (max_turns - 1) * turn + (max_turns - self.after_turns + 1) * (final + 1)
 
     async def after_turn(self, state: DebateState, llm: DebateLLM) -> Decision | None:
         if state.turn < self.after_turns:

@@ -39,6 +39,9 @@ class Memory(Paradigm):
     def least_steps(self, agents: int) -> int:
         return agents  # one agent a step
 
+    def most_steps(self, agents: int) -> int:
+        return agents
+
 
 class Relay(Paradigm):
     """Relay: agents speak in order; a message is seen only by its author and the next agent."""
@@ -56,6 +59,9 @@ class Relay(Paradigm):
     def least_steps(self, agents: int) -> int:
         return agents  # one agent a step
 
+    def most_steps(self, agents: int) -> int:
+        return agents
+
 
 class Report(Paradigm):
     """Report: agent 1 drafts every turn for all to see; the others report to agent 1 only."""
@@ -71,6 +77,9 @@ class Report(Paradigm):
 
     def least_steps(self, agents: int) -> int:
         return agents  # agent 1's draft, then one report a step
+
+    def most_steps(self, agents: int) -> int:
+        return agents
 
 
 class Debate(Paradigm):
@@ -102,6 +111,9 @@ class Debate(Paradigm):
     def least_steps(self, agents: int) -> int:
         return 1 + self.debate_rounds * (agents - 1)  # the draft, then each round's debaters in turn
 
+    def most_steps(self, agents: int) -> int:
+        return self.least_steps(agents)
+
 
 class CollectiveRefinement(Paradigm):
     """Collective Refinement: all agents speak at once; each sees every answer of the last turn.
@@ -128,6 +140,9 @@ class CollectiveRefinement(Paradigm):
     def turn(self, state: DebateState) -> Iterator[list[Speaker]]:
         stage = "draft" if state.turn == 1 else "refine"
         yield [Speaker(agent.index, stage) for agent in state.agents]
+
+    def most_steps(self, agents: int) -> int:
+        return 1  # every agent at once
 
 
 class CollectiveImprovement(CollectiveRefinement):

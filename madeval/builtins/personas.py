@@ -94,6 +94,7 @@ class NoPersona(PersonaGenerator):
     """No persona: agent N is "Participant N"; no LLM call."""
 
     sequential = False
+    most_calls = 0
 
     async def generate(self, agent: int, task: TaskPrompt, existing: list[Persona], llm) -> Persona:
         return Persona(name=f"Participant {agent + 1}", generator=self.name)
@@ -102,10 +103,17 @@ class NoPersona(PersonaGenerator):
 class GeneratedPersona(PersonaGenerator):
     """Shared loop of LLM persona generators: ask, validate, re-ask up to ``max_attempts``."""
 
+    least_calls = 1
+
     def __init__(self, max_attempts: int = 3):
         if max_attempts < 1:
             raise ValueError("max_attempts must be at least 1")
         self.max_attempts = max_attempts
+
+    @property
+    def most_calls(self) -> int:
+        """One call an attempt, each re-ask after the one before."""
+        return self.max_attempts
 
     def system_prompt(self) -> str:
         """The generator's system prompt."""

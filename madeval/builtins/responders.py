@@ -180,6 +180,7 @@ class SplitFreeTextResponder(FreeTextResponder):
     When the agent agrees, the agreement reply is its whole message (no second call).
     """
 
+    most_calls = 2  # the agreement, then the contribution
 
     async def respond(self, ctx: SpeakContext, llm) -> Contribution:
         if ctx.stage not in ("improve", "feedback"):

@@ -119,9 +119,16 @@ class Voting(Decider):
         finals = await final_solutions(state, llm, voters)
         return [([agent], finals[agent] or NO_SOLUTION) for agent in voters]
 
-    def least_chain(self, first_turn: int, turn: int, max_turns: int) -> int:
-        """The turns until the first vote, then one round of ballots (cast at once)."""
-        return first_turn + (self.vote_after_turns - 1) * turn + 1
+    def least_chain(self, first_turn: int, turn: int, max_turns: int, final: int = 0) -> int:
+        """The turns until the first vote, the agents' final solutions, then one round of ballots
+        (cast at once)."""
+        return first_turn + (self.vote_after_turns - 1) * turn + final + 1
+
+    def most_chain(self, first_turn: int, turn: int, max_turns: int, final: int) -> int:
+        """Every turn, and a vote after each from ``vote_after_turns`` on (a tie goes on): the
+        agents' final solutions, then ballots re-asked up to ``max_reasks`` times."""
+        votes = max_turns - self.vote_after_turns + 1
+        return first_turn + (max_turns - 1) * turn + votes * (final + 1 + self.max_reasks)
 
     async def after_turn(self, state: DebateState, llm: DebateLLM) -> Decision | None:
         if state.turn < self.vote_after_turns:

@@ -9,79 +9,250 @@ from madeval.errors import UsageError
 
 @click.command()
 @click.option("--tasks", default="generated", show_default=True, help="Tasks whose gold answers the agents know.")
-@click.option("--gold", type=click.Path(exists=True, dir_okay=False),
-              help="Extra gold file (JSONL: input, answer, kind, options).")
+@click.option(
+    "--gold",
+    type=click.Path(exists=True, dir_okay=False),
+    help="Extra gold file (JSONL: input, answer, kind, options).",
+)
 @click.option("--include-path", multiple=True, help="Extra folder of task YAML files (repeatable).")
 @click.option("--port", type=int, default=8765, show_default=True)
 @click.option("--accuracy", type=float, default=0.6, show_default=True, help="Chance an agent's own answer is right.")
-@click.option("--conformity", type=float, default=0.0, show_default=True,
-              help="Chance an agent adopts the most common answer shown to it (blind to the truth).")
-@click.option("--persuasion", type=float, default=0.0, show_default=True,
-              help="Chance an agent whose own answer is wrong adopts the gold answer when a peer shown "
-                   "to it holds it (applied before conformity).")
-@click.option("--self-doubt", type=float, default=0.0, show_default=True,
-              help="Chance an agent asked to double-check its answer with no peer answer shown (the "
-                   "self-check prompt of an agent cut off by a communication attack) abandons its "
-                   "current answer for a different one (self-correction without feedback degrades "
-                   "answers: Huang et al., ICLR 2024).")
+@click.option(
+    "--conformity",
+    type=float,
+    default=0.0,
+    show_default=True,
+    help="Chance an agent adopts the most common answer shown to it (blind to the truth).",
+)
+@click.option(
+    "--persuasion",
+    type=float,
+    default=0.0,
+    show_default=True,
+    help="Chance an agent whose own answer is wrong adopts the gold answer when a peer shown "
+    "to it holds it (applied before conformity).",
+)
+@click.option(
+    "--self-doubt",
+    type=float,
+    default=0.0,
+    show_default=True,
+    help="Chance an agent asked to double-check its answer with no peer answer shown (the "
+    "self-check prompt of an agent cut off by a communication attack) abandons its "
+    "current answer for a different one (self-correction without feedback degrades "
+    "answers: Huang et al., ICLR 2024).",
+)
 @click.option("--latency", type=float, default=0.0, show_default=True, help="Seconds before each reply.")
 @click.option("--rate-limit", type=float, default=0.0, help="Share of requests answered with HTTP 429.")
-@click.option("--quota", type=float, help="At most this many chat requests a second; the others get HTTP 429 "
-              "with a Retry-After (a rate limit as a real API has one).")
+@click.option(
+    "--quota",
+    type=float,
+    help="At most this many chat requests a second; the others get HTTP 429 "
+    "with a Retry-After (a rate limit as a real API has one).",
+)
 @click.option("--retry-after-date", is_flag=True, help="Send --quota's Retry-After as an HTTP date, not seconds.")
 @click.option("--server-error", type=float, default=0.0, help="Share of requests answered with HTTP 500.")
 @click.option("--timeout-rate", type=float, default=0.0, help="Share of requests held until the client times out.")
 @click.option("--empty", type=float, default=0.0, help="Share of replies with empty content.")
 @click.option("--malformed", type=float, default=0.0, help="Share of replies that are not valid JSON.")
-@click.option("--hostile", help="Sabotage chat requests with these modes, comma separated (see "
-              "madeval.simulator.hostile.MODES: trickle, endless-chunked, huge-length, smuggled, "
-              "conflicting-length, invalid-json, wrong-shape, empty-choices, error-200, "
-              "endless-continue, reset-mid-body, 10mb-reply, nested-json, nested-400, lying-usage).")
-@click.option("--hostile-rate", type=float, default=0.2, show_default=True,
-              help="Share of chat requests sabotaged (chosen by a hash of --seed and the request).")
-@click.option("--hostile-interval", type=float, default=0.5, show_default=True,
-              help="Seconds between the bytes of 'trickle' and the responses of 'endless-continue'.")
-@click.option("--max-concurrency", type=int, help="Answer at most this many chat requests at once; the "
-              "others wait in a queue (a replica; default: no limit).")
-@click.option("--prefix-cache-tokens", type=int, help="Keep a prefix cache of this many prompt tokens, "
-              "least recently used blocks dropped first, and report each reply's cached share as "
-              "usage.prompt_tokens_details.cached_tokens (default: none, and no cached count).")
-@click.option("--block-tokens", type=int, default=16, show_default=True,
-              help="Tokens per prefix cache block (vLLM's block size).")
-@click.option("--prefill-ms-per-1k", type=float, default=0.0, show_default=True,
-              help="Milliseconds per 1,000 prompt tokens not found in the prefix cache, on top of --latency.")
-@click.option("--refuse-response-format", type=click.Choice(["400", "500"]),
-              help="Refuse requests that ask for structured answers (response_format): 400, or 500 with "
-                   "a validation error as llama-cpp-python answers OpenAI's json_schema form.")
-@click.option("--unknown", type=click.Choice(["error", "answer"]), default="error", show_default=True,
-              help="A prompt quoting no known question: refused with HTTP 400, which the run reports as "
-                   "failed units (error), or answered at random (answer).")
-@click.option("--served-model-name", "served", multiple=True,
-              help="The model name GET /models lists (repeatable; vLLM's option): only these names. "
-                   "[default: 'simulator' and every name asked for]")
-@click.option("--batch-delay", type=float, default=0.0, show_default=True,
-              help="Batch API: seconds from a batch's creation to its completion.")
-@click.option("--batch-fail-rate", type=float, default=0.0, show_default=True,
-              help="Batch API: share of lines that fail (server_error in the error file).")
-@click.option("--batch-expire-after", type=int, help="Batch API: a batch expires after answering this many "
-              "lines, the rest in its error file as batch_expired (default: never).")
-@click.option("--batch-cancel-after", type=int, help="Batch API: the provider cancels a batch after answering "
-              "this many lines, the rest in no file (default: never).")
+@click.option(
+    "--hostile",
+    help="Sabotage chat requests with these modes, comma separated (see "
+    "madeval.simulator.hostile.MODES: trickle, endless-chunked, huge-length, smuggled, "
+    "conflicting-length, invalid-json, wrong-shape, empty-choices, error-200, "
+    "endless-continue, reset-mid-body, 10mb-reply, nested-json, nested-400, lying-usage).",
+)
+@click.option(
+    "--hostile-rate",
+    type=float,
+    default=0.2,
+    show_default=True,
+    help="Share of chat requests sabotaged (chosen by a hash of --seed and the request).",
+)
+@click.option(
+    "--hostile-interval",
+    type=float,
+    default=0.5,
+    show_default=True,
+    help="Seconds between the bytes of 'trickle' and the responses of 'endless-continue'.",
+)
+@click.option(
+    "--max-concurrency",
+    type=int,
+    help="Answer at most this many chat requests at once; the others wait in a queue (a replica; default: no limit).",
+)
+@click.option(
+    "--prefix-cache-tokens",
+    type=int,
+    help="Keep a prefix cache of this many prompt tokens, "
+    "least recently used blocks dropped first, and report each reply's cached share as "
+    "usage.prompt_tokens_details.cached_tokens (default: none, and no cached count).",
+)
+@click.option(
+    "--block-tokens", type=int, default=16, show_default=True, help="Tokens per prefix cache block (vLLM's block size)."
+)
+@click.option(
+    "--prefill-ms-per-1k",
+    type=float,
+    default=0.0,
+    show_default=True,
+    help="Milliseconds per 1,000 prompt tokens not found in the prefix cache, on top of --latency.",
+)
+@click.option(
+    "--refuse-response-format",
+    type=click.Choice(["400", "500"]),
+    help="Refuse requests that ask for structured answers (response_format): 400, or 500 with "
+    "a validation error as llama-cpp-python answers OpenAI's json_schema form.",
+)
+@click.option(
+    "--unknown",
+    type=click.Choice(["error", "answer"]),
+    default="error",
+    show_default=True,
+    help="A prompt quoting no known question: refused with HTTP 400, which the run reports as "
+    "failed units (error), or answered at random (answer).",
+)
+@click.option(
+    "--served-model-name",
+    "served",
+    multiple=True,
+    help="The model name GET /models lists (repeatable; vLLM's option): only these names. "
+    "[default: 'simulator' and every name asked for]",
+)
+@click.option(
+    "--batch-delay",
+    type=float,
+    default=0.0,
+    show_default=True,
+    help="Batch API: seconds from a batch's creation to its completion.",
+)
+@click.option(
+    "--batch-fail-rate",
+    type=float,
+    default=0.0,
+    show_default=True,
+    help="Batch API: share of lines that fail (server_error in the error file).",
+)
+@click.option(
+    "--batch-expire-after",
+    type=int,
+    help="Batch API: a batch expires after answering this many "
+    "lines, the rest in its error file as batch_expired (default: never).",
+)
+@click.option(
+    "--batch-cancel-after",
+    type=int,
+    help="Batch API: the provider cancels a batch after answering "
+    "this many lines, the rest in no file (default: never).",
+)
 @click.option("--batch-fail", is_flag=True, help="Batch API: every batch fails as a whole when it is created.")
-@click.option("--batch-refuse-uploads", type=int, default=0, show_default=True,
-              help="Batch API: the first this many file uploads get HTTP 429 with Retry-After: 1.")
-@click.option("--batch-refuse-looks", type=int, default=0, show_default=True,
-              help="Batch API: the first this many looks at a batch's status get HTTP 503.")
-@click.option("--batch-enqueued-token-limit", type=int, help="Batch API: a batch that would bring the prompt "
-              "tokens of the unfinished batches over this many fails as a whole with OpenAI's "
-              "token_limit_exceeded (default: no limit).")
+@click.option(
+    "--batch-refuse-uploads",
+    type=int,
+    default=0,
+    show_default=True,
+    help="Batch API: the first this many file uploads get HTTP 429 with Retry-After: 1.",
+)
+@click.option(
+    "--batch-refuse-looks",
+    type=int,
+    default=0,
+    show_default=True,
+    help="Batch API: the first this many looks at a batch's status get HTTP 503.",
+)
+@click.option(
+    "--batch-enqueued-token-limit",
+    type=int,
+    help="Batch API: a batch that would bring the prompt "
+    "tokens of the unfinished batches over this many fails as a whole with OpenAI's "
+    "token_limit_exceeded (default: no limit).",
+)
+@click.option(
+    "--batch-bad-downloads",
+    type=int,
+    default=0,
+    show_default=True,
+    help="Batch API: the first this many downloads of an output or error file are spoilt (--batch-bad-download).",
+)
+@click.option(
+    "--batch-bad-download",
+    type=click.Choice(["refused", "not-json", "cut-short"]),
+    default="refused",
+    show_default=True,
+    help="Batch API: how a spoilt download goes wrong: HTTP 500, an HTML page, or half the file's bytes.",
+)
+@click.option(
+    "--batch-lost-creations",
+    type=int,
+    default=0,
+    show_default=True,
+    help="Batch API: the first this many batch creations make the batch, then answer HTTP 500.",
+)
+@click.option(
+    "--batch-refuse-creations",
+    type=int,
+    default=0,
+    show_default=True,
+    help="Batch API: the first this many batch creations make nothing and answer HTTP 500.",
+)
+@click.option(
+    "--batch-refuse-lists",
+    type=int,
+    default=0,
+    show_default=True,
+    help="Batch API: the first this many lists of more than one batch (GET /v1/batches) get HTTP 503.",
+)
+@click.option(
+    "--batch-unknown-lines",
+    type=int,
+    default=0,
+    show_default=True,
+    help="Batch API: each output file gets this many more lines naming a custom_id never sent.",
+)
 @click.option("--seed", type=int, default=0, show_default=True)
-def simulator(tasks, gold, include_path, port, accuracy, conformity, persuasion, self_doubt, latency, rate_limit,
-              quota, retry_after_date, server_error, timeout_rate, empty, malformed, hostile, hostile_rate,
-              hostile_interval,
-              max_concurrency, prefix_cache_tokens, block_tokens, prefill_ms_per_1k, refuse_response_format,
-              unknown, served, batch_delay, batch_fail_rate, batch_expire_after, batch_cancel_after, batch_fail,
-              batch_refuse_uploads, batch_refuse_looks, batch_enqueued_token_limit, seed) -> None:
+def simulator(
+    tasks,
+    gold,
+    include_path,
+    port,
+    accuracy,
+    conformity,
+    persuasion,
+    self_doubt,
+    latency,
+    rate_limit,
+    quota,
+    retry_after_date,
+    server_error,
+    timeout_rate,
+    empty,
+    malformed,
+    hostile,
+    hostile_rate,
+    hostile_interval,
+    max_concurrency,
+    prefix_cache_tokens,
+    block_tokens,
+    prefill_ms_per_1k,
+    refuse_response_format,
+    unknown,
+    served,
+    batch_delay,
+    batch_fail_rate,
+    batch_expire_after,
+    batch_cancel_after,
+    batch_fail,
+    batch_refuse_uploads,
+    batch_refuse_looks,
+    batch_enqueued_token_limit,
+    batch_bad_downloads,
+    batch_bad_download,
+    batch_lost_creations,
+    batch_refuse_creations,
+    batch_refuse_lists,
+    batch_unknown_lines,
+    seed,
+) -> None:
     """Serve synthetic agents with known accuracy, conformity, persuasion, self-doubt, latency and faults.
 
     \b
@@ -115,8 +286,10 @@ def simulator(tasks, gold, include_path, port, accuracy, conformity, persuasion,
     \b
     The Files and Batches API (/v1/files, /v1/batches) answers each batch's lines with the same
     agents: --batch-delay, --batch-fail-rate, --batch-expire-after, --batch-cancel-after,
-    --batch-fail, --batch-refuse-uploads, --batch-refuse-looks and --batch-enqueued-token-limit shape how (for --transport batch; GET /stats counts
-    files, batches and lines under "batches").
+    --batch-fail, --batch-refuse-uploads, --batch-refuse-looks and --batch-enqueued-token-limit shape
+    how (for --transport batch; GET /stats counts files, batches and lines under "batches"). Faults
+    that would make a client pay twice: --batch-bad-downloads with --batch-bad-download,
+    --batch-lost-creations, --batch-refuse-creations, --batch-refuse-lists and --batch-unknown-lines.
     """
     from madeval.core.plugins import registries
     from madeval.settings.config import RunSettings
@@ -126,17 +299,47 @@ def simulator(tasks, gold, include_path, port, accuracy, conformity, persuasion,
     from madeval.simulator.truth import GoldIndex
     from madeval.task.definition import load_tasks
 
-    for name, value in (("accuracy", accuracy), ("conformity", conformity), ("persuasion", persuasion),
-                        ("self-doubt", self_doubt)):
+    for name, value in (
+        ("accuracy", accuracy),
+        ("conformity", conformity),
+        ("persuasion", persuasion),
+        ("self-doubt", self_doubt),
+    ):
         if not 0 <= value <= 1:
             raise UsageError(f"--{name} must be between 0 and 1, got {value}")
     _check_replica(max_concurrency, prefix_cache_tokens, block_tokens, prefill_ms_per_1k)
     replica_wanted = max_concurrency is not None or prefix_cache_tokens is not None or prefill_ms_per_1k
-    batch_options = _batch_options(batch_delay, batch_fail_rate, batch_expire_after, batch_cancel_after, batch_fail,
-                                   batch_refuse_uploads, batch_refuse_looks, seed, batch_enqueued_token_limit)
-    modes = _hostile_modes(hostile, hostile_rate, hostile_interval,
-                           latency or rate_limit or quota or server_error or timeout_rate or empty or malformed
-                           or replica_wanted or batch_options != BatchOptions(seed=seed))
+    batch_options = _batch_options(
+        batch_delay,
+        batch_fail_rate,
+        batch_expire_after,
+        batch_cancel_after,
+        batch_fail,
+        batch_refuse_uploads,
+        batch_refuse_looks,
+        seed,
+        batch_enqueued_token_limit,
+        bad_downloads=batch_bad_downloads,
+        bad_download=batch_bad_download,
+        lost_creations=batch_lost_creations,
+        refuse_creations=batch_refuse_creations,
+        refuse_lists=batch_refuse_lists,
+        unknown_lines=batch_unknown_lines,
+    )
+    modes = _hostile_modes(
+        hostile,
+        hostile_rate,
+        hostile_interval,
+        latency
+        or rate_limit
+        or quota
+        or server_error
+        or timeout_rate
+        or empty
+        or malformed
+        or replica_wanted
+        or batch_options != BatchOptions(seed=seed),
+    )
     if quota is not None and not quota > 0:
         raise UsageError(f"--quota must be positive, got {quota}")
     settings = RunSettings(tasks=[t for t in tasks.split(",") if t], include_path=list(include_path))
@@ -144,24 +347,52 @@ def simulator(tasks, gold, include_path, port, accuracy, conformity, persuasion,
     index = GoldIndex.from_tasks(loaded.values())
     if gold:
         index.update(GoldIndex.from_jsonl(gold))
-    faults = Faults(rate_limit=rate_limit, server_error=server_error, timeout=timeout_rate,
-                    empty=empty, malformed=malformed, seed=seed, requests_per_s=quota,
-                    retry_after_date=retry_after_date,
-                    refuse_response_format=int(refuse_response_format) if refuse_response_format else None)
-    agents = SyntheticAgents(index, default=AgentProfile(accuracy, conformity, persuasion, self_doubt),
-                             seed=seed, unknown=unknown)
+    faults = Faults(
+        rate_limit=rate_limit,
+        server_error=server_error,
+        timeout=timeout_rate,
+        empty=empty,
+        malformed=malformed,
+        seed=seed,
+        requests_per_s=quota,
+        retry_after_date=retry_after_date,
+        refuse_response_format=int(refuse_response_format) if refuse_response_format else None,
+    )
+    agents = SyntheticAgents(
+        index, default=AgentProfile(accuracy, conformity, persuasion, self_doubt), seed=seed, unknown=unknown
+    )
     if modes:
         from madeval.simulator.hostile import HostileServer
 
-        server = HostileServer(agents, modes, rate=hostile_rate, seed=seed, interval_s=hostile_interval,
-                               port=port, keep_log=False, served=served)
+        server = HostileServer(
+            agents,
+            modes,
+            rate=hostile_rate,
+            seed=seed,
+            interval_s=hostile_interval,
+            port=port,
+            keep_log=False,
+            served=served,
+        )
     else:
-        server = SimulatorServer(agents, port=port, latency_s=latency, faults=faults,
-                                 max_concurrency=max_concurrency, prefix_cache_tokens=prefix_cache_tokens,
-                                 block_tokens=block_tokens, prefill_s_per_token=prefill_ms_per_1k / 1e6,
-                                 served=served, batch_options=batch_options)
-    serve_forever(server, ready=lambda bound: click.echo(
-        f"simulator: {len(index)} questions known; serving on {bound.base_url}", err=True))
+        server = SimulatorServer(
+            agents,
+            port=port,
+            latency_s=latency,
+            faults=faults,
+            max_concurrency=max_concurrency,
+            prefix_cache_tokens=prefix_cache_tokens,
+            block_tokens=block_tokens,
+            prefill_s_per_token=prefill_ms_per_1k / 1e6,
+            served=served,
+            batch_options=batch_options,
+        )
+    serve_forever(
+        server,
+        ready=lambda bound: click.echo(
+            f"simulator: {len(index)} questions known; serving on {bound.base_url}", err=True
+        ),
+    )
 
 
 def _hostile_modes(hostile: str | None, rate: float, interval: float, other_faults: float) -> list[str]:
@@ -176,34 +407,66 @@ def _hostile_modes(hostile: str | None, rate: float, interval: float, other_faul
     except ValueError as error:
         raise UsageError(f"--hostile: {error}") from None
     if other_faults:
-        raise UsageError("--hostile cannot be combined with --latency, the fault rates, the replica or the batch options")
+        raise UsageError(
+            "--hostile cannot be combined with --latency, the fault rates, the replica or the batch options"
+        )
     return modes
 
 
 #: The --batch-* flag of each BatchOptions field, for the one-line error.
-BATCH_FLAGS = {"completion_delay_s": "--batch-delay", "fail_rate": "--batch-fail-rate",
-               "expire_after_lines": "--batch-expire-after", "cancel_after_lines": "--batch-cancel-after",
-               "refuse_uploads": "--batch-refuse-uploads", "refuse_looks": "--batch-refuse-looks",
-               "enqueued_token_limit": "--batch-enqueued-token-limit"}
+BATCH_FLAGS = {
+    "completion_delay_s": "--batch-delay",
+    "fail_rate": "--batch-fail-rate",
+    "expire_after_lines": "--batch-expire-after",
+    "cancel_after_lines": "--batch-cancel-after",
+    "refuse_uploads": "--batch-refuse-uploads",
+    "refuse_looks": "--batch-refuse-looks",
+    "enqueued_token_limit": "--batch-enqueued-token-limit",
+    "bad_downloads": "--batch-bad-downloads",
+    "lost_creations": "--batch-lost-creations",
+    "refuse_creations": "--batch-refuse-creations",
+    "refuse_lists": "--batch-refuse-lists",
+    "unknown_lines": "--batch-unknown-lines",
+}
 
 
-def _batch_options(delay: float, fail_rate: float, expire_after: int | None, cancel_after: int | None,
-                   fail: bool, refuse_uploads: int, refuse_looks: int, seed: int,
-                   enqueued_token_limit: int | None = None):
-    """The Batch API's behaviour from the --batch-* flags (one line and exit 2 for a bad value)."""
+def _batch_options(
+    delay: float,
+    fail_rate: float,
+    expire_after: int | None,
+    cancel_after: int | None,
+    fail: bool,
+    refuse_uploads: int,
+    refuse_looks: int,
+    seed: int,
+    enqueued_token_limit: int | None = None,
+    **faults,
+):
+    """The Batch API's behaviour from the --batch-* flags (one line and exit 2 for a bad value);
+    ``faults``: the other :class:`~madeval.simulator.batches.BatchOptions` fields, by name."""
     from madeval.simulator.batches import BatchOptions
 
     try:
-        return BatchOptions(completion_delay_s=delay, fail_rate=fail_rate, expire_after_lines=expire_after,
-                            cancel_after_lines=cancel_after, fail_batches=fail, refuse_uploads=refuse_uploads,
-                            refuse_looks=refuse_looks, seed=seed, enqueued_token_limit=enqueued_token_limit)
+        return BatchOptions(
+            completion_delay_s=delay,
+            fail_rate=fail_rate,
+            expire_after_lines=expire_after,
+            cancel_after_lines=cancel_after,
+            fail_batches=fail,
+            refuse_uploads=refuse_uploads,
+            refuse_looks=refuse_looks,
+            seed=seed,
+            enqueued_token_limit=enqueued_token_limit,
+            **faults,
+        )
     except ValueError as error:
         field, _, rest = str(error).partition(" ")
         raise UsageError(f"{BATCH_FLAGS.get(field, field)} {rest}") from None
 
 
-def _check_replica(max_concurrency: int | None, cache_tokens: int | None, block_tokens: int,
-                   prefill_ms_per_1k: float) -> None:
+def _check_replica(
+    max_concurrency: int | None, cache_tokens: int | None, block_tokens: int, prefill_ms_per_1k: float
+) -> None:
     """One line and exit 2 for a replica option out of range."""
     if max_concurrency is not None and max_concurrency < 1:
         raise UsageError(f"--max-concurrency must be at least 1, got {max_concurrency}")

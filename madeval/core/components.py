@@ -216,6 +216,11 @@ class PersonaGenerator(Component):
     """Makes one persona per call. ``sequential`` generators see the personas made before."""
 
     sequential = True
+    #: The fewest and the most calls one after another that :meth:`generate` makes for one agent (the
+    #: bounds of a batch run's round trips; ``most_calls`` None: not known, as for a generator that
+    #: does not say).
+    least_calls: int = 0
+    most_calls: int | None = None
 
     async def generate(
         self, agent: int, task: TaskPrompt, existing: list[Persona], llm: DebateLLM
@@ -243,6 +248,13 @@ class Responder(Component):
     def reply_kind(self, stage: str) -> ReplySchema | None:
         """The JSON schema a reply at ``stage`` is asked in with structured answers (``None``: text)."""
         return None
+
+    @property
+    def most_calls(self) -> int | None:
+        """The most calls one after another that one :meth:`respond` makes (the bounds of a batch
+        run's round trips): 1 for the default :meth:`respond`; None (not known) for a responder that
+        overrides it without saying. :meth:`final_solution` is taken to make one call."""
+        return 1 if type(self).respond is Responder.respond else None
 
     def structured(self, text: str, ctx: SpeakContext) -> dict[str, Any]:
         """The readable fields of ``text`` in :meth:`reply_kind`'s schema (none when structured
@@ -288,6 +300,12 @@ class Paradigm(Component):
         ``--transport batch``). 1 unless a paradigm knows better."""
         return 1
 
+    def most_steps(self, agents: int) -> int | None:
+        """The most steps one after another in a turn of ``agents`` agents: with the responders'
+        calls, an upper bound of the batch round trips a turn takes. None (not known) unless a
+        paradigm says."""
+        return None
+
     def view(self, agent: int, state: DebateState) -> list[Message]:
         """The messages ``agent`` sees now."""
         oldest = state.turn - self.visible_turns
@@ -326,12 +344,20 @@ class Decider(Component):
         """The recorded fallback at ``max_turns``: the first agent's solution, not a success."""
         return fallback_first_agent(state, self.name)
 
-    def least_chain(self, first_turn: int, turn: int, max_turns: int) -> int:
+    def least_chain(self, first_turn: int, turn: int, max_turns: int, final: int = 0) -> int:
         """The fewest calls one after another in a debate whose first turn takes at least
-        ``first_turn`` steps and each later one ``turn`` (of ``max_turns``): a lower bound of the
-        batch round trips the debate needs. A decider that may end a debate after any step
-        (:meth:`after_step`) gives 1; one that decides only after a turn, the first turn."""
+        ``first_turn`` steps and each later one ``turn`` (of ``max_turns``), when an agent's final
+        solution takes ``final`` calls (0 or 1): a lower bound of the batch round trips the debate
+        needs. A decider that may end a debate after any step (:meth:`after_step`) gives 1; one that
+        decides only after a turn, the first turn."""
         return 1 if type(self).after_step is not Decider.after_step else first_turn
+
+    def most_chain(self, first_turn: int, turn: int, max_turns: int, final: int) -> int | None:
+        """The most calls one after another in a debate whose first turn takes at most ``first_turn``
+        calls one after another and each later one ``turn`` (of ``max_turns``), when an agent's final
+        solution takes ``final`` calls (0 or 1): an upper bound of the batch round trips the debate
+        needs (calls sent again after a failure aside). None (not known) unless a decider says."""
+        return None
 
     def validate(self, setup: DebateSetup) -> None:
         if self.needs_agreement and not (
@@ -375,9 +401,17 @@ class AnswerDecider(Decider):
     async def at_max_turns(self, state: DebateState, llm: DebateLLM) -> Decision:
         return self.decide(state)
 
-    def least_chain(self, first_turn: int, turn: int, max_turns: int) -> int:
+    def least_chain(self, first_turn: int, turn: int, max_turns: int, final: int = 0) -> int:
         """The turns until it decides (no call of its own)."""
-        return first_turn + ((self.after_turns or max_turns) - 1) * turn
+        return first_turn + (self._deciding_turn(max_turns) - 1) * turn
+
+    def most_chain(self, first_turn: int, turn: int, max_turns: int, final: int) -> int:
+        """The turns until it decides, at most (no call of its own): always the same turn."""
+        return first_turn + (self._deciding_turn(max_turns) - 1) * turn
+
+    def _deciding_turn(self, max_turns: int) -> int:
+        """The turn it decides after: ``after_turns``, or ``max_turns`` when that comes first."""
+        return min(self.after_turns or max_turns, max_turns)
 
     def decide(self, state: DebateState) -> Decision:
         """The decision on the answers in ``state`` now."""

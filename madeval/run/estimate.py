@@ -13,9 +13,10 @@ The estimate of a run that was asked about is kept in its ``run.json`` (``estima
 
 Through ``--transport batch`` the seconds a call takes say nothing (a call waits for its whole
 batch) and a probe would be a batch of its own. A batch run instead says, in one line and without
-asking, the least number of batch round trips it needs one after another (:func:`least_round_trips`,
-its longest chain of dependent calls at the least) and the provider's completion window, which
-bounds each round trip.
+asking, the fewest and the most batch round trips it needs one after another (:func:`round_trips`:
+the bounds of its debates' chains of dependent calls, :mod:`madeval.debate.chain`) and the
+provider's completion window, which bounds each round trip: so the time it may take, in days when
+the window is a day.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any, Callable, Collection
 
+from madeval.debate.chain import ChainBounds, chain_bounds
 from madeval.errors import LLMError, UsageError
 from madeval.llm.batch.settings import BatchSettings, window_seconds
 
@@ -98,38 +100,68 @@ def estimate_record(size: RunSize, per_call: float) -> dict[str, Any]:
             "units": size.units, "units_done_before": size.done}
 
 
-def least_round_trips(plan: Any, registries: Any, configs: Collection[str] | None = None) -> int:
-    """The fewest batch round trips ``plan``'s run needs: the longest of its configurations' least
-    chains of calls one after another (the paradigm's :meth:`~madeval.core.components.Paradigm.least_steps`
-    a turn, the decider's :meth:`~madeval.core.components.Decider.least_chain`); each call of a chain
-    waits for the batch holding the call before it. ``configs``: only those configurations (the ones
-    a resumed run has units left of); all when None."""
+def round_trips(plan: Any, registries: Any, configs: Collection[str] | None = None) -> ChainBounds:
+    """The fewest and the most batch round trips ``plan``'s run needs one after another: the
+    largest bounds of its configurations' chains of dependent calls (:func:`~madeval.debate.chain.chain_bounds`;
+    debates run side by side, and each call of a chain waits for the batch holding the call before
+    it). ``most`` is None, with the reason, when a configuration's components do not say.
+    ``configs``: only those configurations (the ones a resumed run has units left of); all when None."""
     from madeval.run.plan import debate_setup
 
-    longest = 0
+    least, most, unknown = 0, 0, None
     for config_id, planned in plan.configs.items():
         if configs is not None and config_id not in configs:
             continue
-        setup = debate_setup(planned.config, registries)
-        turn = setup.paradigm.least_steps(setup.agents)
-        first = 1 if setup.all_agents_draft_first else turn  # turn 1: one step of independent drafts
-        longest = max(longest, setup.decider.least_chain(first, turn, setup.max_turns))
-    return longest
+        bounds = chain_bounds(debate_setup(planned.config, registries))
+        least = max(least, bounds.least)
+        if bounds.most is None:
+            unknown = unknown or bounds.unknown
+        else:
+            most = max(most, bounds.most)
+    return ChainBounds(least, None if unknown else most, unknown)
 
 
-def batch_text(size: RunSize, round_trips: int, window: str) -> str:
+def in_windows(least: int, window: str, most: int | None = None) -> str:
+    """The time of ``least`` (to ``most``) windows: in whole days, hours or minutes when the window
+    is one (``2 to 30 days`` for 2 to 30 windows of 24h), else as :func:`duration` says it."""
+    seconds = window_seconds(window)
+    for unit, name in ((86400, "day"), (3600, "hour"), (60, "minute")):
+        if seconds % unit == 0:
+            low = round(least * seconds / unit)
+            if most is None or most == least:
+                return f"{low:,} {name}{'' if low == 1 else 's'}"
+            return f"{low:,} to {round(most * seconds / unit):,} {name}s"
+    if most is None or most == least:
+        return duration(least * seconds)
+    return f"{duration(least * seconds)} to {duration(most * seconds)}"
+
+
+def batch_text(size: RunSize, bounds: ChainBounds, window: str) -> str:
     """What a batch run is told instead of an estimate of its time (see the module)."""
-    most = duration(round_trips * window_seconds(window))
     resumed = f" for the {size.units - size.done:,} of its {size.units:,} units not done yet" if size.done else ""
-    return (f"this batch run makes at least {size.low:,} calls (up to {size.high:,}){resumed} in at least "
-            f"{round_trips:,} batch round trips one after another (its longest chain of dependent calls), each "
-            f"answered within the provider's window of {window} (--batch-options window): {most} for these alone if each takes "
-            "its whole window")
+    if bounds.most is None:
+        trips, why = f"at least {bounds.least:,}", f"; no upper bound, as {bounds.unknown}"
+        time = f"at least {in_windows(bounds.least, window)}"
+    else:
+        trips = f"{bounds.least:,}" + (f" to {bounds.most:,}" if bounds.most != bounds.least else "")
+        why, time = "", in_windows(bounds.least, window, bounds.most)
+    return (
+        f"this batch run makes at least {size.low:,} calls (up to {size.high:,}){resumed} in {trips} batch round "
+        f"trips one after another (the chain of dependent calls of a debate{why}; each call sent again after a "
+        f"failure adds one), each answered within the provider's window of {window} (--batch-options window): "
+        f"{time} if each takes its whole window"
+    )
 
 
-async def confirm_long_run(plan: Any, client: Any, endpoints: dict[str, Any], settings: Any,
-                           ask: Callable[[str], bool] | None = None,
-                           done: Collection[str] = (), registries: Any = None) -> dict[str, Any] | None:
+async def confirm_long_run(
+    plan: Any,
+    client: Any,
+    endpoints: dict[str, Any],
+    settings: Any,
+    ask: Callable[[str], bool] | None = None,
+    done: Collection[str] = (),
+    registries: Any = None,
+) -> dict[str, Any] | None:
     """Probe a model of ``plan`` when the run could be long; when the estimate passes
     :data:`LONG_RUN_S`, go on only with ``settings.yes`` or a yes from ``ask`` (default: on the
     terminal). ``done``: the keys of the units a resumed folder already holds (only the rest is
@@ -151,9 +183,9 @@ async def confirm_long_run(plan: Any, client: Any, endpoints: dict[str, Any], se
             if not left:
                 return None  # nothing left to send: no batch at all
             size = run_size(plan, endpoints, settings.calls_in_flight(), done)
-        round_trips = least_round_trips(plan, registries or loaded_registries(), left)
+        bounds = round_trips(plan, registries or loaded_registries(), left)
         window = BatchSettings(**settings.batch_options).window
-        print(f"madeval: {batch_text(size, round_trips, window)}", file=sys.stderr)
+        print(f"madeval: {batch_text(size, bounds, window)}", file=sys.stderr)
         return None
     if size.seconds(SLOWEST_CALL_S) > LONG_RUN_S and done:  # only then are the units left counted
         size = run_size(plan, endpoints, settings.calls_in_flight(), done)

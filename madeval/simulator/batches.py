@@ -5,14 +5,15 @@ Routes (the shapes of the openai client's ``FileObject`` and ``Batch`` types):
 - ``POST /v1/files`` (multipart/form-data, ``purpose`` and ``file``) -> a file object;
 - ``GET /v1/files/{id}`` and ``GET /v1/files/{id}/content``;
 - ``POST /v1/batches`` (JSON: ``input_file_id``, ``endpoint``, ``completion_window``) -> a batch;
-- ``GET /v1/batches`` (the list, newest first), ``GET /v1/batches/{id}`` and
-  ``POST /v1/batches/{id}/cancel``.
+- ``GET /v1/batches`` (the list, newest first, ``limit`` at a page, 20 by default, and the next page
+  ``after`` a batch id), ``GET /v1/batches/{id}`` and ``POST /v1/batches/{id}/cancel``.
 
 A batch is ``in_progress`` from its creation and finishes at the first look at it (retrieve or
 cancel) ``completion_delay_s`` or more later (the delay in force at that look counts, so a test may
-shorten it for batches already created): then every line of its input file is answered by the server's ordinary chat logic (faults included) and the
-answers go to the output file (status 200) or the error file (any other status, an injected failed
-line, or a line the batch did not reach), one JSON object per line in the OpenAI batch format::
+shorten it for batches already created): then every line of its input file is answered by the
+server's ordinary chat logic (faults included) and the answers go to the output file (status 200) or
+the error file (any other status, an injected failed line, or a line the batch did not reach), one
+JSON object per line in the OpenAI batch format::
 
     {"id": "batch_req_N", "custom_id": "...", "response": {"status_code": 200, "request_id": "...",
      "body": {...chat.completion...}}, "error": null}
@@ -30,7 +31,19 @@ them), added to those of the batches not yet finished (younger than ``completion
 pass the limit ``failed`` at its creation, as OpenAI fails one over an organisation's enqueued token
 limit: ``errors.data[0]`` is ``{"code": "token_limit_exceeded", "message": "Enqueued token limit
 reached for MODEL in organization org-simulator. Limit: N enqueued tokens. ..."}``. A batch cancelled
-by the client answers nothing. ``stats()`` counts files, batches and lines for ``GET /stats``.
+by the client answers nothing.
+
+Faults that would make a client pay twice: ``bad_downloads`` spoils the first that many downloads of
+an output or error file (``bad_download``: ``refused``, HTTP 500; ``not-json``, an HTML page with
+status 200; ``cut-short``, the file's first half of bytes with status 200); ``lost_creations``
+creates the first that many batches and answers their creation with HTTP 500 anyway, where
+``refuse_creations`` answers the first that many creations with HTTP 500 and creates nothing;
+``refuse_lists`` answers the first that many lists of more than one batch (``GET /v1/batches``; a
+check that the API is served asks one, and is answered) with HTTP 503;
+``unknown_lines`` adds that many lines naming a ``custom_id`` never sent to each output file.
+
+``stats()`` counts files, batches and lines for ``GET /stats``: ``lines_submitted`` are the lines of
+every batch created (what a provider bills, whether or not the client learnt of the batch).
 """
 
 from __future__ import annotations
@@ -41,6 +54,7 @@ import itertools
 import json
 import random
 import time
+import urllib.parse
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -49,6 +63,10 @@ CHAT_URL = "/v1/chat/completions"
 MAX_LINES = 50_000
 
 Response = tuple[int, bytes, str]  # status, JSON body, extra header lines
+#: How a spoilt download of an output or error file goes wrong (``BatchOptions.bad_download``).
+BAD_DOWNLOADS = ("refused", "not-json", "cut-short")
+#: What a ``not-json`` download serves: a proxy's error page, with status 200.
+NOT_JSON = b"<html><body><h1>502 Bad Gateway</h1></body></html>\n"
 
 
 @dataclass
@@ -65,6 +83,12 @@ class BatchOptions:
     refuse_looks: int = 0  # the first this many looks at a batch get HTTP 503
     retry_after_s: float = 1.0  # the Retry-After of a refused upload
     enqueued_token_limit: int | None = None  # prompt tokens of unfinished batches at most (None: no limit)
+    bad_downloads: int = 0  # the first this many downloads of an output or error file are spoilt
+    bad_download: str = "refused"  # how: refused (HTTP 500), not-json (an HTML page) or cut-short (half the bytes)
+    lost_creations: int = 0  # the first this many batch creations create the batch, then answer HTTP 500
+    refuse_creations: int = 0  # the first this many batch creations create nothing and answer HTTP 500
+    refuse_lists: int = 0  # the first this many lists of more than one batch get HTTP 503
+    unknown_lines: int = 0  # lines naming a custom_id never sent, added to each output file
 
     def __post_init__(self) -> None:
         if not 0.0 <= self.fail_rate <= 1.0:
@@ -74,9 +98,12 @@ class BatchOptions:
         for name in ("expire_after_lines", "cancel_after_lines"):
             if (getattr(self, name) or 0) < 0:
                 raise ValueError(f"{name} must be >= 0: {getattr(self, name)}")
-        for name in ("refuse_uploads", "refuse_looks"):
+        for name in ("refuse_uploads", "refuse_looks", "bad_downloads", "lost_creations", "refuse_creations",
+                     "refuse_lists", "unknown_lines"):
             if getattr(self, name) < 0:
                 raise ValueError(f"{name} must be >= 0: {getattr(self, name)}")
+        if self.bad_download not in BAD_DOWNLOADS:
+            raise ValueError(f"bad_download must be one of {', '.join(BAD_DOWNLOADS)}: {self.bad_download}")
         if self.enqueued_token_limit is not None and self.enqueued_token_limit < 1:
             raise ValueError(f"enqueued_token_limit must be >= 1: {self.enqueued_token_limit}")
         if not 0 <= self.retry_after_s <= 3600:
@@ -92,9 +119,17 @@ class _File:
     created_at: int = field(default_factory=lambda: int(time.time()))
 
     def as_json(self) -> dict[str, Any]:
-        return {"id": self.id, "object": "file", "bytes": len(self.content), "created_at": self.created_at,
-                "filename": self.filename, "purpose": self.purpose, "status": "processed",
-                "expires_at": None, "status_details": None}
+        return {
+            "id": self.id,
+            "object": "file",
+            "bytes": len(self.content),
+            "created_at": self.created_at,
+            "filename": self.filename,
+            "purpose": self.purpose,
+            "status": "processed",
+            "expires_at": None,
+            "status_details": None,
+        }
 
 
 class BatchService:
@@ -113,17 +148,33 @@ class BatchService:
         self._ids = itertools.count(1)
         self.files: dict[str, _File] = {}
         self.batches: dict[str, dict[str, Any]] = {}
-        self.counts = {"files": 0, "batches_created": 0, "batches_completed": 0, "batches_expired": 0,
-                       "batches_cancelled": 0, "batches_failed": 0, "lines_submitted": 0, "lines": 0,
-                       "lines_failed": 0, "uploads_refused": 0, "looks_refused": 0,
-                       "batches_over_token_limit": 0, "most_tokens_enqueued": 0}
+        self.counts = {
+            "files": 0,
+            "batches_created": 0,
+            "batches_completed": 0,
+            "batches_expired": 0,
+            "batches_cancelled": 0,
+            "batches_failed": 0,
+            "lines_submitted": 0,
+            "lines": 0,
+            "lines_failed": 0,
+            "uploads_refused": 0,
+            "looks_refused": 0,
+            "batches_over_token_limit": 0,
+            "most_tokens_enqueued": 0,
+            "downloads_spoilt": 0,
+            "creations_lost": 0,
+            "creations_refused": 0,
+            "lists_refused": 0,
+        }
 
     def stats(self) -> dict[str, int]:
         """The counters ``GET /stats`` shows under ``batches``."""
         return dict(self.counts)
 
-    def handle(self, method: str, path: str, headers: dict[str, str], body: bytes) -> Response | None:
-        """The response to a Files or Batches request; None when ``path`` is not one of theirs."""
+    def handle(self, method: str, path: str, headers: dict[str, str], body: bytes, query: str = "") -> Response | None:
+        """The response to a Files or Batches request (``query``: the target's text after ``?``);
+        None when ``path`` is not one of theirs."""
         parts = path.strip("/").split("/")  # v1, files|batches, [id], [content|cancel]
         if len(parts) < 2 or parts[0] != "v1" or parts[1] not in ("files", "batches"):
             return None
@@ -136,14 +187,12 @@ class BatchService:
                 if len(rest) == 1:
                     return _ok(found.as_json())
                 if rest[1:] == ["content"]:
-                    return 200, found.content, ""
+                    return self._content(found)
             return _error(404, f"No such file: {'/'.join(rest)}", "not_found")
         if method == "POST" and not rest:
             return self._create(body)
         if method == "GET" and not rest:
-            data = list(reversed(self.batches.values()))[:20]
-            return _ok({"object": "list", "data": data, "has_more": len(self.batches) > 20,
-                        "first_id": data[0]["id"] if data else None, "last_id": data[-1]["id"] if data else None})
+            return self._list(urllib.parse.parse_qs(query))
         if rest and rest[0] in self.batches:
             if method == "GET" and len(rest) == 1 and self.counts["looks_refused"] < self.options.refuse_looks:
                 self.counts["looks_refused"] += 1
@@ -164,6 +213,37 @@ class BatchService:
                 return _ok(batch)
         return _error(404, f"No such batch: {'/'.join(rest)}", "not_found")
 
+    def _list(self, query: dict[str, list[str]]) -> Response:
+        """``GET /v1/batches``: a page of ``limit`` batches (1 to 100, default 20), newest first,
+        those created before the batch ``after`` when given."""
+        try:
+            limit = min(max(int(query.get("limit", ["20"])[0]), 1), 100)
+        except ValueError:
+            return _error(400, "limit must be a whole number.", "invalid_request")
+        if limit > 1 and self.counts["lists_refused"] < self.options.refuse_lists:
+            self.counts["lists_refused"] += 1
+            return _error(503, "The batch service is unavailable (simulated).", "service_unavailable")
+        newest = list(reversed(self.batches.values()))
+        after = query.get("after", [None])[0]
+        if after is not None:
+            ids = [batch["id"] for batch in newest]
+            newest = newest[ids.index(after) + 1:] if after in ids else []
+        data = newest[:limit]
+        return _ok({"object": "list", "data": data, "has_more": len(newest) > limit,
+                    "first_id": data[0]["id"] if data else None, "last_id": data[-1]["id"] if data else None})
+
+    def _content(self, found: _File) -> Response:
+        """``GET /v1/files/{id}/content``: the file's bytes, or a spoilt download of a batch's output
+        or error file while ``bad_downloads`` lasts."""
+        if found.purpose != "batch_output" or self.counts["downloads_spoilt"] >= self.options.bad_downloads:
+            return 200, found.content, ""
+        self.counts["downloads_spoilt"] += 1
+        if self.options.bad_download == "refused":
+            return _error(500, "The file could not be read (simulated).", "server_error")
+        if self.options.bad_download == "not-json":
+            return 200, NOT_JSON, ""
+        return 200, found.content[: len(found.content) // 2], ""
+
     def _upload(self, content_type: str, body: bytes) -> Response:
         """``POST /v1/files``: a multipart form with ``purpose`` and ``file``."""
         if self.counts["uploads_refused"] < self.options.refuse_uploads:
@@ -174,7 +254,8 @@ class BatchService:
             return _error(400, "Send the file as multipart/form-data.", "invalid_request")
         # The standard library's MIME parser reads form-data (the header line supplies the boundary).
         message = email.parser.BytesParser(policy=email.policy.HTTP).parsebytes(
-            b"Content-Type: " + content_type.encode("latin-1") + b"\r\n\r\n" + body)
+            b"Content-Type: " + content_type.encode("latin-1") + b"\r\n\r\n" + body
+        )
         fields: dict[str, tuple[str | None, bytes]] = {}
         for part in message.iter_parts() if message.is_multipart() else ():
             name = part.get_param("name", header="content-disposition")
@@ -198,17 +279,33 @@ class BatchService:
             window = request.get("completion_window", "24h")
         except (ValueError, KeyError, TypeError):
             return _error(400, "A batch needs input_file_id, endpoint and completion_window.", "invalid_request")
+        if self.counts["creations_refused"] < self.options.refuse_creations:
+            self.counts["creations_refused"] += 1  # nothing made
+            return _error(500, "The server had an error while processing your request (simulated).", "server_error")
         if endpoint != CHAT_URL:
             return _error(400, f"Only {CHAT_URL} is served in batches.", "invalid_request")
         if input_id not in self.files:
             return _error(400, f"No such file: {input_id}", "invalid_request")
         now = int(time.time())
         batch = {
-            "id": f"batch_sim_{next(self._ids)}", "object": "batch", "endpoint": endpoint, "errors": None,
-            "input_file_id": input_id, "completion_window": str(window), "status": "in_progress",
-            "output_file_id": None, "error_file_id": None, "created_at": now, "in_progress_at": now,
-            "expires_at": now + 86400, "finalizing_at": None, "completed_at": None, "failed_at": None,
-            "expired_at": None, "cancelling_at": None, "cancelled_at": None,
+            "id": f"batch_sim_{next(self._ids)}",
+            "object": "batch",
+            "endpoint": endpoint,
+            "errors": None,
+            "input_file_id": input_id,
+            "completion_window": str(window),
+            "status": "in_progress",
+            "output_file_id": None,
+            "error_file_id": None,
+            "created_at": now,
+            "in_progress_at": now,
+            "expires_at": now + 86400,
+            "finalizing_at": None,
+            "completed_at": None,
+            "failed_at": None,
+            "expired_at": None,
+            "cancelling_at": None,
+            "cancelled_at": None,
             "request_counts": {"total": 0, "completed": 0, "failed": 0},
             "metadata": request.get("metadata") if isinstance(request.get("metadata"), dict) else None,
         }
@@ -221,15 +318,21 @@ class BatchService:
         tokens = sum(_prompt_tokens(line["body"]) for line in lines)
         limit = self.options.enqueued_token_limit
         if problem is None and limit is not None and self._enqueued() + tokens > limit:
-            code, problem = "token_limit_exceeded", (
-                f"Enqueued token limit reached for {str(lines[0]['body'].get('model'))[:100]} in organization "
-                f"org-simulator. Limit: {limit:,} enqueued tokens. Please try again once some in_progress "
-                "batches have been completed.")
+            code, problem = (
+                "token_limit_exceeded",
+                (
+                    f"Enqueued token limit reached for {str(lines[0]['body'].get('model'))[:100]} in organization "
+                    f"org-simulator. Limit: {limit:,} enqueued tokens. Please try again once some in_progress "
+                    "batches have been completed."
+                ),
+            )
             self.counts["batches_over_token_limit"] += 1
         if problem is not None:
-            batch.update(status="failed", failed_at=now,
-                         errors={"object": "list", "data": [{"code": code, "message": problem,
-                                                             "line": None, "param": None}]})
+            batch.update(
+                status="failed",
+                failed_at=now,
+                errors={"object": "list", "data": [{"code": code, "message": problem, "line": None, "param": None}]},
+            )
             self.counts["batches_failed"] += 1
             return _ok(batch)
         batch["request_counts"]["total"] = len(lines)
@@ -237,15 +340,22 @@ class BatchService:
         self._due[batch["id"]] = (time.monotonic(), lines)
         self._tokens[batch["id"]] = tokens
         self.counts["most_tokens_enqueued"] = max(self.counts["most_tokens_enqueued"], self._enqueued())
+        if self.counts["creations_lost"] < self.options.lost_creations:
+            self.counts["creations_lost"] += 1  # made (and billed), but the answer is an error
+            return _error(500, "The server had an error while processing your request (simulated).", "server_error")
         return _ok(batch)
 
     def _enqueued(self) -> int:
         """The prompt tokens of the batches not finished yet: in progress and younger than
         ``completion_delay_s`` (an older one is done, and answers at its next look)."""
         now = time.monotonic()
-        return sum(self._tokens[batch_id] for batch_id, (created, _) in self._due.items()
-                   if batch_id in self._tokens and self.batches[batch_id]["status"] == "in_progress"
-                   and now - created < self.options.completion_delay_s)
+        return sum(
+            self._tokens[batch_id]
+            for batch_id, (created, _) in self._due.items()
+            if batch_id in self._tokens
+            and self.batches[batch_id]["status"] == "in_progress"
+            and now - created < self.options.completion_delay_s
+        )
 
     def _finish(self, batch: dict[str, Any], lines: list[dict[str, Any]]) -> None:
         """Answer every line of ``batch`` (unless it was cancelled) and write its output files."""
@@ -258,11 +368,17 @@ class BatchService:
         for number, line in enumerate(lines):
             if cancel_at is not None and number >= cancel_at:
                 break  # the provider cancelled the batch: the lines it did not reach are in no file
-            entry = {"id": f"batch_req_{next(self._ids)}", "custom_id": line["custom_id"], "response": None,
-                     "error": None}
+            entry = {
+                "id": f"batch_req_{next(self._ids)}",
+                "custom_id": line["custom_id"],
+                "response": None,
+                "error": None,
+            }
             if limit is not None and number >= limit:
-                entry["error"] = {"code": "batch_expired",
-                                  "message": "This request could not be executed before the completion window expired."}
+                entry["error"] = {
+                    "code": "batch_expired",
+                    "message": "This request could not be executed before the completion window expired.",
+                }
                 errors.append(entry)
                 continue
             self.counts["lines"] += 1
@@ -277,9 +393,12 @@ class BatchService:
                 answer_json = answer.decode("utf-8", "replace")
             entry["response"] = {"status_code": status, "request_id": entry["id"], "body": answer_json}
             (outputs if status == 200 else errors).append(entry)
+        for number in range(self.options.unknown_lines if outputs else 0):
+            outputs.append({**outputs[0], "id": f"batch_req_{next(self._ids)}", "custom_id": f"never-sent-{number}"})
         now = int(time.time())
         self.counts["lines_failed"] += len(errors)
-        batch["request_counts"].update(completed=len(outputs), failed=len(errors))
+        batch["request_counts"].update(completed=len(outputs) - (self.options.unknown_lines if outputs else 0),
+                                       failed=len(errors))
         if outputs:
             batch["output_file_id"] = self._store(batch["id"] + "_output.jsonl", outputs)
         if errors:
@@ -305,10 +424,18 @@ class BatchService:
         for line in lines:
             status, answer = self._chat(json.dumps(line["body"]).encode())
             self.counts["lines"] += 1
-            entries.append({"id": f"batch_req_{next(self._ids)}", "custom_id": line["custom_id"],
-                            "response": {"status_code": status, "request_id": line["custom_id"],
-                                         "body": json.loads(answer) if status == 200 else answer.decode()},
-                            "error": None})
+            entries.append(
+                {
+                    "id": f"batch_req_{next(self._ids)}",
+                    "custom_id": line["custom_id"],
+                    "response": {
+                        "status_code": status,
+                        "request_id": line["custom_id"],
+                        "body": json.loads(answer) if status == 200 else answer.decode(),
+                    },
+                    "error": None,
+                }
+            )
         return "".join(json.dumps(entry) + "\n" for entry in entries).encode()
 
     def _store(self, filename: str, entries: list[dict[str, Any]]) -> str:
@@ -345,7 +472,9 @@ def _prompt_tokens(body: dict[str, Any]) -> int:
     """A request's prompt tokens as the simulator's chat logic counts them (a token per 4 characters
     of its messages' contents, at least 1)."""
     messages = body.get("messages")
-    contents = [str(m.get("content") or "") for m in messages if isinstance(m, dict)] if isinstance(messages, list) else []
+    contents = (
+        [str(m.get("content") or "") for m in messages if isinstance(m, dict)] if isinstance(messages, list) else []
+    )
     return max(1, len("\n".join(contents)) // 4)
 
 

@@ -309,7 +309,9 @@ class SimulatorServer(LoopbackServer):
                 return
         elif method == "GET" and path == MODELS_PATH:
             response = self._model_list()
-        elif self.batches is not None and (answer := self.batches.handle(method, path, headers, body)) is not None:
+        elif self.batches is not None and (
+            answer := self.batches.handle(method, path, headers, body, target.partition("?")[2])
+        ) is not None:
             response = answer
         else:
             response = _error(404, f"Unknown route: {method} {path}", "invalid_request_error",

@@ -171,3 +171,16 @@ def test_a_file_is_read_line_by_line_with_each_line_bounded(tmp_path):
     assert sorted(outcomes) == ["a", "b", "big"] and problems["cut"] == 1
     assert outcomes["a"][0] == "Final Solution: A" and outcomes["b"][0] == "Final Solution: B"
     assert isinstance(outcomes["big"], FatalError) and "reply over" in str(outcomes["big"])
+
+
+def test_lines_naming_a_custom_id_never_sent_are_counted_not_kept():
+    """100,000 output lines for requests never sent (and one not JSON) cost a count, not memory: only
+    the lines sent are kept."""
+    from collections import Counter
+
+    problems = Counter()
+    strangers = (line(f"stranger-{n}", chat("x")) for n in range(100_000))
+    outcomes = read_outcomes([line("a", chat("mine")), b"<html>", *strangers, b"\n"], 1 << 20, "completed",
+                             problems, {"a", "b"})
+    assert outcomes == {"a": ("mine", 7, 3)}
+    assert problems == Counter(unknown=100_000, bad=1)

@@ -195,7 +195,10 @@ def test_the_simulator_cli_cancels_or_fails_batches(simulator_cli, flags, status
 @pytest.mark.parametrize("args", [["--batch-fail-rate", "1.5"], ["--batch-delay", "-1"],
                                   ["--batch-expire-after", "-2"], ["--batch-refuse-uploads", "-1"],
                                   ["--batch-refuse-looks", "-3"], ["--batch-enqueued-token-limit", "0"],
-                                  ["--batch-fail", "--hostile", "trickle"]])
+                                  ["--batch-fail", "--hostile", "trickle"], ["--batch-bad-downloads", "-1"],
+                                  ["--batch-lost-creations", "-1"], ["--batch-refuse-lists", "-2"],
+                                  ["--batch-refuse-creations", "-1"],
+                                  ["--batch-unknown-lines", "-1"], ["--batch-bad-download", "lost"]])
 def test_the_simulator_cli_refuses_a_bad_batch_flag_in_one_line(args, capsys):
     from madeval.cli.main import main
 
@@ -237,3 +240,86 @@ def test_the_simulator_cli_sets_the_enqueued_token_limit(simulator_cli):
                            api_key="-", max_retries=0)
     assert submit(client, ["a" * 20]).status == "in_progress"  # 5 tokens: at the limit, not over
     assert submit(client, ["b" * 4]).errors.data[0].code == "token_limit_exceeded"
+
+
+@pytest.mark.parametrize("kind", ["refused", "not-json", "cut-short"])
+def test_the_first_downloads_of_an_output_file_can_be_spoilt(kind):
+    """Two spoilt downloads of a finished batch's output file, then the file as it is: refused with a
+    500, an HTML page with status 200, or its first half of bytes (a line cut in the middle)."""
+    with serve(bad_downloads=2, bad_download=kind) as server:
+        client = openai.OpenAI(base_url=server.base_url, api_key="-", max_retries=0)
+        batch = finished(client, submit(client, ["abc", "hello", "third"]).id)
+        whole = server.batches.files[batch.output_file_id].content
+        assert whole.count(b"\n") == 3
+        for _ in range(2):
+            if kind == "refused":
+                with pytest.raises(openai.InternalServerError):
+                    client.files.content(batch.output_file_id)
+            else:
+                spoilt = client.files.content(batch.output_file_id).content
+                assert spoilt == (b"<html><body><h1>502 Bad Gateway</h1></body></html>\n" if kind == "not-json"
+                                  else whole[: len(whole) // 2])
+        assert client.files.content(batch.output_file_id).content == whole
+        assert client.files.content(batch.input_file_id).content == request_file(["abc", "hello", "third"])
+        assert server.stats.batches["downloads_spoilt"] == 2
+
+
+def test_a_lost_creation_makes_the_batch_and_answers_500():
+    """The creation fails for the client, yet the batch exists, is listed over its file and is billed."""
+    with serve(lost_creations=1) as server:
+        client = openai.OpenAI(base_url=server.base_url, api_key="-", max_retries=0)
+        upload = client.files.create(file=("in.jsonl", request_file(["a", "b"])), purpose="batch")
+        with pytest.raises(openai.InternalServerError):
+            client.batches.create(input_file_id=upload.id, endpoint="/v1/chat/completions", completion_window="24h")
+        (made,) = client.batches.list().data
+        assert made.input_file_id == upload.id and finished(client, made.id).status == "completed"
+        counts = server.stats.batches
+    assert counts["creations_lost"] == 1 and counts["batches_created"] == 1 and counts["lines_submitted"] == 2
+
+
+def test_a_refused_creation_makes_nothing():
+    with serve(refuse_creations=1) as server:
+        client = openai.OpenAI(base_url=server.base_url, api_key="-", max_retries=0)
+        upload = client.files.create(file=("in.jsonl", request_file(["a", "b"])), purpose="batch")
+        with pytest.raises(openai.InternalServerError):
+            client.batches.create(input_file_id=upload.id, endpoint="/v1/chat/completions", completion_window="24h")
+        assert client.batches.list().data == []
+        assert submit(client, ["a"]).status == "in_progress"
+        counts = server.stats.batches
+    assert counts["creations_refused"] == 1 and counts["batches_created"] == 1 and counts["lines_submitted"] == 1
+
+
+def test_the_list_of_batches_pages_and_can_be_refused():
+    """45 batches listed 20 at a time, newest first, through the client's own paging (``after``); the
+    first list asked is refused with a 503."""
+    with serve(refuse_lists=1, completion_delay_s=30) as server:
+        client = openai.OpenAI(base_url=server.base_url, api_key="-", max_retries=0)
+        made = [submit(client, [f"q{n}"]).id for n in range(45)]
+        with pytest.raises(openai.InternalServerError):
+            client.batches.list()
+        pages = client.batches.list(limit=20)
+        assert [len(pages.data), pages.has_more] == [20, True]
+        assert [batch.id for batch in pages] == made[::-1]  # the client asks the next pages
+        assert server.stats.batches["lists_refused"] == 1
+
+
+def test_unknown_lines_are_added_to_each_output_file():
+    with serve(unknown_lines=2) as server:
+        client = openai.OpenAI(base_url=server.base_url, api_key="-", max_retries=0)
+        batch = finished(client, submit(client, ["a", "b"]).id)
+        assert sorted(lines_of(client, batch.output_file_id)) == ["c0", "c1", "never-sent-0", "never-sent-1"]
+        assert (batch.request_counts.total, batch.request_counts.completed) == (2, 2)
+
+
+def test_the_simulator_cli_sets_the_pay_twice_faults(simulator_cli):
+    client = openai.OpenAI(base_url=simulator_cli("--batch-bad-downloads", "1", "--batch-bad-download", "not-json",
+                                                  "--batch-lost-creations", "1", "--batch-refuse-lists", "1",
+                                                  "--batch-unknown-lines", "1"), api_key="-", max_retries=0)
+    upload = client.files.create(file=("in.jsonl", request_file(["a"])), purpose="batch")
+    with pytest.raises(openai.InternalServerError):
+        client.batches.create(input_file_id=upload.id, endpoint="/v1/chat/completions", completion_window="24h")
+    with pytest.raises(openai.InternalServerError):
+        client.batches.list()
+    batch = finished(client, client.batches.list().data[0].id)
+    assert client.files.content(batch.output_file_id).content.startswith(b"<html>")
+    assert sorted(lines_of(client, batch.output_file_id)) == ["c0", "never-sent-0"]

@@ -17,6 +17,7 @@ import os
 import time
 from collections import Counter
 from pathlib import Path
+from typing import Collection
 from urllib.parse import unquote, urlsplit
 
 from madeval.llm.batch.lines import note_odd_lines, read_outcomes
@@ -55,9 +56,10 @@ class FileExchange:
         """The request file is the batch: its name."""
         return name
 
-    async def find(self, name: str) -> str | None:
-        """``name`` when its request file was written (a kill may come before the rename)."""
-        return name if (self.folder / (name + REQUEST_SUFFIX)).exists() else None
+    async def find(self, name: str, known: Collection[str] = ()) -> str | None:
+        """``name`` when its request file was written (a kill may come before the rename) and is
+        not among ``known``."""
+        return name if name not in known and (self.folder / (name + REQUEST_SUFFIX)).exists() else None
 
     async def upload(self, content: bytes, custom_ids: list[str]) -> str:
         """Write a request file (whole, then renamed) of the lines ``custom_ids``; its name without suffix."""
@@ -93,6 +95,11 @@ class FileExchange:
             last_size = size
             await asyncio.sleep(pause)
             pause = min(pause * 2, self.settings.poll_s)
+
+    async def read(self, outcomes: dict[str, Reply | Exception], custom_ids: Collection[str],
+                   window: str) -> dict[str, Reply | Exception]:
+        """The outcomes :meth:`collect` read (it reads the output file to know it is complete)."""
+        return outcomes
 
     def unanswered(self, name: str) -> str:
         """What is missing when ``name`` is given up (one clause of the warning line)."""

@@ -8,7 +8,9 @@ recorded lack it: the run's own window holds then). A resumed run reads the file
 whose line is in a batch submitted earlier is answered from that batch (collected when it
 finishes, or read from its output file if it already has) instead of being sent again; a line
 whose upload was journaled but whose batch was not (a kill between the two) is looked up by its
-input file among the endpoint's batches, and sent again only if no batch was created over it.
+input file among the endpoint's batches, and sent again only once the endpoint's list proves no batch
+was created over it (a list that cannot be read is asked again; see
+:meth:`madeval.llm.batch.transport.BatchTransport._look_up`).
 """
 
 from __future__ import annotations
@@ -40,9 +42,11 @@ class BatchJournal:
         self.path = Path(folder) / JOURNAL_NAME
         #: custom_id -> the latest earlier upload holding it.
         self.earlier: dict[str, Earlier] = {}
+        #: input file -> the custom_ids of its lines (until :meth:`sent_in` is asked).
+        self._uploads: dict[str, list[str]] = {}
         if not self.path.exists():
             return
-        uploads: dict[str, list[str]] = {}
+        uploads = self._uploads
         batches: dict[str, tuple[str, str | None]] = {}
         with self.path.open("rb") as journal:
             for raw in journal:
@@ -63,6 +67,10 @@ class BatchJournal:
         """The earlier upload holding ``custom_id``, forgotten once claimed (a retry of the line sends
         it anew)."""
         return self.earlier.pop(custom_id, None)
+
+    def sent_in(self, input_file: str) -> frozenset[str]:
+        """The ``custom_id`` s of an earlier upload's lines (asked once, when its batch is collected)."""
+        return frozenset(self._uploads.pop(input_file, ()))
 
     def uploaded(self, input_file: str, custom_ids: list[str]) -> None:
         """Record an uploaded request file, before a batch is created over it."""

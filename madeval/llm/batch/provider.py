@@ -9,12 +9,13 @@ import json
 import os
 import shutil
 import tempfile
+import time
 from collections import Counter
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Collection, Iterator
 
 from madeval.llm.batch.lines import CHAT_URL, CutLine, file_lines, note_odd_lines, read_file_outcomes, warn
-from madeval.llm.batch.settings import PROVIDER_GRACE_S, BatchSettings
+from madeval.llm.batch.settings import PROVIDER_GRACE_S, BatchSettings, window_seconds
 from madeval.llm.openai_transport import OpenAITransport
 from madeval.llm.wire import ClientSideError, FatalError, Reply, RetryableError, read_model_list, short
 
@@ -32,7 +33,8 @@ DOWNLOAD_RATE = 1 << 20
 MAX_JSON_BYTES = 64 << 20
 #: Statuses after which a batch changes no more.
 FINISHED = frozenset({"completed", "expired", "cancelled", "failed"})
-#: Tries to download a finished batch's output or error file.
+#: Tries to download an uploaded request file (to split a batch over the enqueued token limit); a
+#: finished batch's output and error files are downloaded again for as long as its window.
 MAX_DOWNLOADS = 8
 #: The error code of a batch failed for an organisation's enqueued token limit (OpenAI's batch guide).
 TOKEN_LIMIT_CODE = "token_limit_exceeded"
@@ -69,18 +71,35 @@ class _FilesAPI(OpenAITransport):
         """Ask for one batch of the list: fails when the endpoint has no Batch API."""
         await self._call(lambda: self._client.batches.list(limit=1), min(self._timeout_s, 10.0))
 
-    async def find(self, file_id: str, limit: int = 10_000) -> str | None:
-        """The newest batch over the input file ``file_id`` among the latest ``limit`` batches."""
+    async def find(self, file_id: str, known: Collection[str] = (), limit: int = 10_000) -> str | None:
+        """The newest batch over the input file ``file_id`` other than the ``known`` ones; None only
+        when the list proves there is none: it ends, or reaches a batch created before the file was
+        (the provider's clock, both). A list that cannot be read raises the transport's errors; one
+        of ``limit`` batches without that proof is a :class:`FatalError`."""
+        since = await self.created_at(file_id)
         page = await self._call(lambda: self._client.batches.list(limit=100), self._timeout_s)
         seen = 0
         while True:
             for batch in page.data:
-                if batch.input_file_id == file_id:
+                if batch.input_file_id == file_id and batch.id not in known:
                     return str(batch.id)
+                if since is not None and isinstance(batch.created_at, int) and batch.created_at < since:
+                    return None
             seen += len(page.data)
-            if not page.has_next_page() or seen >= limit:
+            if not page.has_next_page():
                 return None
+            if seen >= limit:
+                raise FatalError(f"its batches cannot be told: over {limit:,} batches were made since it was uploaded")
             page = await self._call(page.get_next_page, self._timeout_s)
+
+    async def created_at(self, file_id: str) -> int | None:
+        """When the endpoint says a file was uploaded (None: it says not, or no longer knows the file)."""
+        try:
+            found = await self._call(lambda: self._client.files.retrieve(file_id), self._timeout_s)
+        except FatalError:
+            return None
+        created = getattr(found, "created_at", None)
+        return created if isinstance(created, int) and not isinstance(created, bool) else None
 
     async def retrieve(self, batch_id: str) -> Any:
         """The batch object (``openai.types.Batch``)."""
@@ -138,9 +157,10 @@ class ProviderBatches:
         """Create a batch over an uploaded request file; its batch id."""
         return await self._api.create(file_id, self.settings.window)
 
-    async def find(self, file_id: str) -> str | None:
-        """The batch created over ``file_id`` among the endpoint's batches, newest first (None: none)."""
-        return await self._api.find(file_id)
+    async def find(self, file_id: str, known: Collection[str] = ()) -> str | None:
+        """The batch created over ``file_id`` among the endpoint's batches, newest first, other than
+        the ``known`` ones; None only when the list proves there is none (see :meth:`_FilesAPI.find`)."""
+        return await self._api.find(file_id, known)
 
     async def request_lines(self, file_id: str, custom_ids: list[str]) -> list[tuple[str, bytes]]:
         """The lines of the uploaded request file ``file_id`` that carry ``custom_ids``, in their
@@ -151,22 +171,18 @@ class ProviderBatches:
             await self._download(file_id, path)
             return await asyncio.to_thread(_request_lines, path, wanted, self.settings.max_bytes)
 
-    async def collect(self, batch_id: str) -> dict[str, Reply | Exception] | RetryableError | FatalError:
-        """Wait until the batch is finished; the outcome of each line its output and error files hold.
+    async def collect(self, batch_id: str) -> Any | RetryableError | FatalError:
+        """Wait until the batch is finished: the batch object (``openai.types.Batch``) for
+        :meth:`read`, or the error all its lines get.
 
         A status that cannot be read (a 5xx, a timeout) is looked at again, one warning line per
         streak, for as long as the transport waits (its window): giving up would send, and pay for,
         lines the batch may still answer. A batch that failed as a whole prints one line and is a
         :class:`RetryableError` for all its lines, retried after ``poll_s`` (at once, a failure
         such as too many enqueued tokens would use up every attempt in seconds); one the endpoint
-        does not know (404) prints one line and answers nothing (its lines are sent again). One that
-        failed for the enqueued token limit (error code ``token_limit_exceeded``) is an
-        :class:`OverTokenLimit`, printing nothing: the transport says it once and handles it.
-
-        Each file is streamed to a temporary file in the run folder and read line by line (memory:
-        one line, bounded by the reply limit, and the outcomes), then deleted; one over
-        :data:`MAX_FILE_BYTES`, or over the disk's free space less :data:`DISK_RESERVE_BYTES`, is
-        one warning line and a :class:`FatalError` for all the batch's lines."""
+        does not know (404) prints one line and is a :class:`RetryableError` (its lines are sent
+        again). One that failed for the enqueued token limit (error code ``token_limit_exceeded``)
+        is an :class:`OverTokenLimit`, printing nothing: the transport says it once and handles it."""
         pause, failing = min(self.settings.poll_s, 1.0), False
         while True:
             try:
@@ -178,7 +194,7 @@ class ProviderBatches:
                     break
             except FatalError as error:
                 warn(f"batch {batch_id} cannot be read ({error}); its lines are sent again")
-                return {}
+                return RetryableError(f"batch {batch_id} cannot be read ({short(str(error), 80)})")
             except RetryableError as error:
                 if not failing:
                     warn(f"batch {batch_id}: its status cannot be read ({short(error.reason, 80)}); still waiting")
@@ -195,24 +211,76 @@ class ProviderBatches:
             reason = short(reasons[0] if reasons else "no reason given")
             warn(f"batch {batch_id} failed: {reason}")
             return RetryableError(f"batch failed: {reason}", retry_after=self.settings.poll_s)
+        return batch
+
+    async def read(self, batch: Any, custom_ids: Collection[str],
+                   window: str) -> dict[str, Reply | Exception] | FatalError:
+        """The outcome of each line of the finished ``batch`` (sent as ``custom_ids``) that its
+        output and error files hold; a line they lack is left out (the transport sends it again).
+
+        Its lines are paid for, so files that cannot be used are read again, not the lines sent
+        again: a download that fails, or files yielding fewer lines than the batch's
+        ``request_counts`` say (a file that is not JSON or cut short; without counts, one holding
+        lines that are no JSON object with a ``custom_id`` while lines are missing) are a provider
+        fault, downloaded again after 1, 2, 4... s (at most ``poll_s``) with one warning line per
+        streak, for up to the batch's ``window``; then the calls without a line fail with one
+        :class:`FatalError` each and one warning line, never sent (and paid) again.
+
+        Each file is streamed to a temporary file in the run folder and read line by line (memory:
+        one line, bounded by the reply limit, and the outcomes of the lines sent: a line naming a
+        ``custom_id`` never sent is counted, not kept), then deleted; one over
+        :data:`MAX_FILE_BYTES`, or over the disk's free space less :data:`DISK_RESERVE_BYTES`, is
+        one warning line and a :class:`FatalError` for all the batch's lines. Odd lines (repeated,
+        not JSON, naming a ``custom_id`` never sent) are said in one warning line per batch."""
+        sent = frozenset(custom_ids)
+        counts = getattr(batch, "request_counts", None)
+        answered = (counts.completed or 0) + (counts.failed or 0) if counts is not None and counts.total else None
+        deadline = time.monotonic() + window_seconds(window)
+        pause, streak = min(self.settings.poll_s, 1.0), None
+        while True:
+            problems: Counter = Counter()
+            try:
+                outcomes, fault = await self._read_files(batch, sent, problems)
+            except FileTooLarge as error:
+                reason = f"batch {batch.id}: {error}; its lines fail, not sent (and paid) again"
+                warn(reason)
+                return FatalError(reason)
+            if fault is None:
+                fault = _short_files(len(outcomes), answered, len(sent), problems)
+            if fault is None:
+                if streak is not None:
+                    warn(f"batch {batch.id}: its files can be read whole again")
+                note_odd_lines(f"batch {batch.id}", problems)
+                return outcomes
+            if time.monotonic() >= deadline:
+                reason = (f"batch {batch.id}: {fault}, still after its window of {window}; its lines are paid for: "
+                          "not sent again")
+                missing = len(sent) - len(outcomes)
+                warn(f"{reason} ({missing:,} calls fail)")
+                return {**{custom_id: FatalError(reason) for custom_id in sent}, **outcomes}
+            if streak is None:
+                warn(f"batch {batch.id}: {fault}; reading its files again for up to its window of {window} "
+                     "(its lines are paid for: they are not sent again)")
+            streak = fault
+            await asyncio.sleep(pause)
+            pause = min(pause * 2, self.settings.poll_s)
+
+    async def _read_files(self, batch: Any, sent: frozenset[str],
+                          problems: Counter) -> tuple[dict[str, Reply | Exception], str | None]:
+        """One reading of ``batch``'s error and output files (an output line wins over an error
+        line): the outcomes of the lines ``sent``, and what failed (None: every file downloaded)."""
         outcomes: dict[str, Reply | Exception] = {}
-        problems: Counter = Counter()  # repeats within a file (a line in both: the output line wins)
-        for file_id in (batch.error_file_id, batch.output_file_id):  # an output line wins over an error line
-            if file_id:
-                with self._downloaded(file_id) as path:
-                    try:
-                        await self._download(file_id, path)
-                    except FileTooLarge as error:
-                        reason = f"batch {batch_id}: {error}; its lines fail, not sent (and paid) again"
-                        warn(reason)
-                        return FatalError(reason)
-                    except (RetryableError, FatalError) as error:
-                        warn(f"batch {batch_id}: file {file_id} cannot be read ({error}); its lines are sent again")
-                        continue
-                    outcomes.update(await asyncio.to_thread(read_file_outcomes, path, self._max_reply, batch.status,
-                                                            problems))
-        note_odd_lines(f"batch {batch_id}", problems)
-        return outcomes
+        for kind, file_id in (("error", batch.error_file_id), ("output", batch.output_file_id)):
+            if not file_id:
+                continue
+            with self._downloaded(file_id) as path:
+                try:
+                    await self._download(file_id, path, tries=1)
+                except (RetryableError, FatalError) as error:
+                    return outcomes, f"its {kind} file {file_id} cannot be downloaded ({short(str(error), 80)})"
+                outcomes.update(await asyncio.to_thread(read_file_outcomes, path, self._max_reply, batch.status,
+                                                        problems, sent))
+        return outcomes, None
 
     @staticmethod
     def unanswered(batch_id: str) -> str:
@@ -229,14 +297,13 @@ class ProviderBatches:
         finally:
             Path(name).unlink(missing_ok=True)
 
-    async def _download(self, file_id: str, path: Path) -> None:
-        """A finished batch's file streamed into ``path``, tried ``MAX_DOWNLOADS`` times (1, 2, 4...
-        s apart, at most ``poll_s``): a file not read sends its lines, paid for already, again.
+    async def _download(self, file_id: str, path: Path, tries: int = MAX_DOWNLOADS) -> None:
+        """A file streamed into ``path``, tried ``tries`` times (1, 2, 4... s apart, at most ``poll_s``).
 
         Its size (as the endpoint gives it) is checked first against :data:`MAX_FILE_BYTES` and the
         disk's free space (a :class:`FileTooLarge`), and sets the deadline, at ``DOWNLOAD_RATE``."""
         try:
-            size = await self._files_call(lambda: self._api.size(file_id))
+            size = await self._files_call(lambda: self._api.size(file_id), tries)
         except FatalError:  # an endpoint that serves a file's content but not its metadata
             size = None
         free = shutil.disk_usage(path.parent).free - DISK_RESERVE_BYTES
@@ -247,16 +314,16 @@ class ProviderBatches:
                                f"{DISK_RESERVE_BYTES:,}) on the disk of {path.parent}")
         deadline = self._timeout_s + (size if size is not None else MAX_FILE_BYTES) / DOWNLOAD_RATE
         limit = min(MAX_FILE_BYTES, max(free, 0))
-        await self._files_call(lambda: self._files.download(file_id, path, limit, deadline))
+        await self._files_call(lambda: self._files.download(file_id, path, limit, deadline), tries)
 
-    async def _files_call(self, send):
-        """``send()``'s answer, a retryable failure tried ``MAX_DOWNLOADS`` times in all."""
+    async def _files_call(self, send, tries: int):
+        """``send()``'s answer, a retryable failure tried ``tries`` times in all."""
         pause = min(self.settings.poll_s, 1.0)
-        for attempt in range(1, MAX_DOWNLOADS + 1):
+        for attempt in range(1, tries + 1):
             try:
                 return await send()
             except RetryableError:
-                if attempt == MAX_DOWNLOADS:
+                if attempt == tries:
                     raise
             await asyncio.sleep(pause)
             pause = min(pause * 2, self.settings.poll_s)
@@ -287,6 +354,19 @@ class ProviderBatches:
         """Close the connections."""
         await self._api.close()
         await self._files.close()
+
+
+def _short_files(read: int, answered: int | None, sent: int, problems: Counter) -> str | None:
+    """Why a batch's files, downloaded, cannot be used whole (None: they can): ``read`` lines of the
+    ``sent`` ones found where its ``request_counts`` say ``answered`` (None: it gives no counts)."""
+    bad = problems["bad"] + problems["cut"]
+    lines = f"{bad:,} line{'' if bad == 1 else 's'}"
+    spoilt = f" ({lines} not JSON or cut short)" if bad else ""
+    if answered is not None and read < min(answered, sent):
+        return f"its files yield {read:,} of the {answered:,} lines its request_counts say{spoilt}"
+    if answered is None and bad and read < sent:
+        return f"its files hold {lines} not JSON or cut short, and {read:,} of its {sent:,} lines"
+    return None
 
 
 def _request_lines(path: Path, wanted: set[str], max_line: int) -> list[tuple[str, bytes]]:

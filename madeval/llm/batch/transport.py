@@ -15,12 +15,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import hashlib
 import json
 import re
 import time
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Collection, Iterator
 
 from madeval.llm.batch.exchange import FileExchange, exchange_folder
 from madeval.llm.batch.journal import BatchJournal, Earlier
@@ -30,6 +31,8 @@ from madeval.llm.batch.settings import BatchSettings, window_seconds
 from madeval.llm.wire import DEFAULT_MAX_RESPONSE_BYTES, FatalError, Reply, RetryableError, Unanswered, short
 
 Outcomes = dict[str, Reply | Exception]
+#: What :meth:`BatchTransport._unless_stopped` gives when the work did not end.
+_NOTHING = object()
 #: Bytes of a request file per prompt token at least, for telling a batch over the enqueued token
 #: limit alone from one that meets the organisation's other batches: English text is about 4 bytes
 #: a token, CJK text 3 bytes a character and up to 1.5 tokens each, and each line adds its JSON.
@@ -37,6 +40,14 @@ BYTES_PER_TOKEN_AT_LEAST = 2
 _STATED_LIMIT = re.compile(r"Limit: ([\d,]{1,20}) enqueued tokens")
 #: Tries of a batch's upload, and of its creation, before its lines fail (and go to the client's retry).
 SUBMIT_ATTEMPTS = 4
+#: What the calls of an upload are told when whether a batch was made over it cannot be told.
+UNCONFIRMED = ("its lines are not sent again, as that batch would hold them (paid): run the same command again "
+               "to look it up again")
+
+
+class Unconfirmed(FatalError):
+    """A request file over which a batch may have been made (a creation that failed, a kill before
+    its journal line) whose batches cannot be listed: its calls fail, not sent (and paid) again."""
 
 
 class BatchTransport:
@@ -76,6 +87,7 @@ class BatchTransport:
         self._out = 0  # batches created (from the request on) and not yet finished: the provider's enqueued
         self._batch_finished = asyncio.Event()  # set (and replaced) each time one of them finishes
         self._token_limit_said = False
+        self._made: dict[str, set[str]] = {}  # an uploaded file -> the batches this process made over it
         #: Batches created by this process (what a test compares with the dependency chain).
         self.batches_created = 0
 
@@ -168,7 +180,7 @@ class BatchTransport:
         window = self.settings.window
         content = b"".join(line for _, line in lines)
         try:
-            file_id = await self._submitting("upload", lambda data=content: self._service.upload(data, custom_ids))
+            file_id = await self._submitting("upload", functools.partial(self._service.upload, content, custom_ids))
             if self.journal is not None:
                 self.journal.uploaded(file_id, custom_ids)
         except (FatalError, RetryableError) as error:
@@ -176,21 +188,27 @@ class BatchTransport:
             return
         size = len(content)
         del content, lines  # the request file (up to max_bytes) is not held for the hours of the wait
-        outcomes, refused_at = await self._send(file_id, window), time.monotonic()
-        while isinstance(outcomes, OverTokenLimit):
-            outcomes = await self._over_token_limit(outcomes, file_id, custom_ids, window, size, refused_at)
+        try:
+            outcomes, refused_at = await self._send(file_id, window, custom_ids), time.monotonic()
+            while isinstance(outcomes, OverTokenLimit):
+                outcomes = await self._over_token_limit(outcomes, file_id, custom_ids, window, size, refused_at)
+        finally:
+            self._made.pop(file_id, None)
         if outcomes is not None:
             self._hand_out(custom_ids, outcomes, "line missing from its batch")
 
-    async def _send(self, file_id: str, window: str) -> Outcomes | Exception:
-        """Create a batch over the uploaded ``file_id`` and wait for it: its outcomes, or the error
-        all its lines get. It counts as out (its tokens enqueued) from its creation request on."""
+    async def _send(self, file_id: str, window: str, custom_ids: list[str]) -> Outcomes | Exception:
+        """Create a batch over the uploaded ``file_id`` (of the lines ``custom_ids``) and wait for it:
+        its outcomes, or the error all its lines get. It counts as out (its tokens enqueued) from its
+        creation request on."""
         with self._counted_out():
             try:
                 batch_id = await self._create(file_id, window)
+            except (Unconfirmed, Unanswered) as error:
+                return error
             except (FatalError, RetryableError) as error:
                 return _not_submitted(error)
-            return await self._wait(batch_id, window)
+            return await self._wait(batch_id, window, custom_ids)
 
     @contextlib.contextmanager
     def _counted_out(self) -> Iterator[None]:
@@ -205,12 +223,69 @@ class BatchTransport:
             self._batch_finished = asyncio.Event()
 
     async def _create(self, file_id: str, window: str) -> str:
-        """Create a batch over the uploaded ``file_id`` (refusals retried) and journal it; its id."""
-        batch_id = await self._submitting("creation", lambda: self._service.create(file_id))
+        """Create a batch over the uploaded ``file_id`` and journal it; its id.
+
+        A creation refused or failed (a 429, a 5xx, a timeout) may have made the batch all the same:
+        after its Retry-After (else 1, 2, 4 s), with one warning line (also journaled), the file's
+        batches are looked up (:meth:`_look_up`), and a batch found is the one waited for; only a
+        list that proves none was made allows creating again, up to ``SUBMIT_ATTEMPTS`` creations.
+        The last refusal is raised with its wait, which the client then waits before each line's
+        retry; a lookup that cannot tell raises :class:`Unconfirmed`."""
+        made = self._made.setdefault(file_id, set())  # this process's batches over the file
+        for attempt in range(1, SUBMIT_ATTEMPTS + 1):
+            try:
+                batch_id = await self._service.create(file_id)
+                break
+            except RetryableError as error:
+                wait = error.retry_after if error.retry_after is not None else min(2.0 ** (attempt - 1), 300.0)
+                warn(f"batch creation failed ({short(error.reason, 80)}); its file's batches are looked up in "
+                     f"{wait:g} s before it is created again ({attempt} of {SUBMIT_ATTEMPTS})")
+                if self.journal is not None:
+                    self.journal.refused("creation", error.reason, wait)
+                await asyncio.sleep(wait)
+                found = await self._look_up(file_id, window, made)
+                if found is not None:
+                    warn(f"batch {found} was made over file {file_id} all the same: it is waited for, not made again")
+                    batch_id = found
+                    break
+                if attempt == SUBMIT_ATTEMPTS:
+                    raise RetryableError(error.reason, wait, None, error.detail) from None
+        made.add(batch_id)
         self.batches_created += 1
         if self.journal is not None:
             self.journal.submitted(batch_id, file_id, window)
         return batch_id
+
+    async def _look_up(self, file_id: str, window: str, known: Collection[str]) -> str | None:
+        """The batch made over ``file_id`` other than the ``known`` ones, or None when the endpoint's
+        list proves none was made. A list that cannot be read is asked again after 1, 2, 4... s (at
+        most ``poll_s``), one warning line per streak, for up to ``window``: its lines must not be
+        sent (and paid) again while a batch may hold them. Then, or for a list that cannot tell, an
+        :class:`Unconfirmed` for its lines (a resume looks again)."""
+        deadline = time.monotonic() + window_seconds(window)
+        pause, failing = min(self.settings.poll_s, 1.0), None
+        while True:
+            if self._given_up is not None:
+                raise Unanswered(self._given_up)
+            try:
+                found = await self._service.find(file_id, known)
+                if failing is not None:
+                    warn(f"the batches of file {file_id} can be listed again")
+                return found
+            except FatalError as error:
+                raise _said(Unconfirmed(f"whether a batch was made over file {file_id} cannot be told "
+                                        f"({short(str(error), 120)}); {UNCONFIRMED}")) from None
+            except RetryableError as error:
+                if failing is None:
+                    warn(f"the batches of file {file_id} cannot be listed ({short(error.reason, 80)}); asking again "
+                         f"for up to its window of {window}: a batch made over it must not be paid twice")
+                failing = error.reason
+            if time.monotonic() >= deadline:
+                raise _said(Unconfirmed(f"whether a batch was made over file {file_id} cannot be told: its batches "
+                                        f"could not be listed for its window of {window} ({short(failing, 80)}); "
+                                        f"{UNCONFIRMED}"))
+            await asyncio.sleep(pause)
+            pause = min(pause * 2, self.settings.poll_s)
 
     async def _over_token_limit(self, refusal: OverTokenLimit, file_id: str, custom_ids: list[str],
                                 window: str, size: int, refused_at: float) -> Outcomes | Exception | None:
@@ -240,7 +315,7 @@ class BatchTransport:
                 stopped.cancel()
             if self._given_up is not None:
                 return Unanswered(self._given_up)
-            return await self._send(file_id, window)
+            return await self._send(file_id, window, custom_ids)
         limit = _stated_limit(refusal.reason)
         if limit is not None and size // BYTES_PER_TOKEN_AT_LEAST <= limit:
             if time.monotonic() - refused_at > window_seconds(window):
@@ -250,7 +325,7 @@ class BatchTransport:
                 await asyncio.wait_for(self._stop.wait(), self.settings.poll_s)
                 return Unanswered(self._given_up or "stopped")
             except TimeoutError:
-                return await self._send(file_id, window)
+                return await self._send(file_id, window, custom_ids)
         if len(custom_ids) == 1:
             return FatalError(f"the request alone is over the provider's enqueued token limit "
                               f"({short(refusal.reason, 300)}); it is not sent again")
@@ -279,8 +354,10 @@ class BatchTransport:
                 wait = error.retry_after if error.retry_after is not None else min(2.0 ** (attempt - 1), 300.0)
                 if attempt == SUBMIT_ATTEMPTS:
                     raise RetryableError(error.reason, wait, None, error.detail) from None
-                warn(f"batch {step} refused ({short(error.reason, 80)}); trying again in {wait:g} s "
-                     f"({attempt} of {SUBMIT_ATTEMPTS})")
+                warn(
+                    f"batch {step} refused ({short(error.reason, 80)}); trying again in {wait:g} s "
+                    f"({attempt} of {SUBMIT_ATTEMPTS})"
+                )
                 if self.journal is not None:
                     self.journal.refused(step, error.reason, wait)
                 await asyncio.sleep(wait)
@@ -293,7 +370,8 @@ class BatchTransport:
         task = self._earlier.get(earlier.input_file)
         if task is None:
             task = self._earlier[earlier.input_file] = asyncio.get_running_loop().create_task(
-                self._collect_earlier(earlier))
+                self._collect_earlier(earlier)
+            )
         outcomes = await task
         if not isinstance(outcomes, Exception):
             outcomes = {custom_id: outcomes.pop(custom_id)} if custom_id in outcomes else {}
@@ -307,43 +385,61 @@ class BatchTransport:
         else:
             self._deliver(custom_ids, outcomes, RetryableError(missing))
 
-    async def _wait(self, batch_id: str, window: str) -> Outcomes | Exception:
-        """``batch_id``'s outcomes, or :class:`Unanswered` once it is past ``window`` (plus the
-        service's grace) from now, or once another batch was given up (see the module's note)."""
+    async def _wait(self, batch_id: str, window: str, custom_ids: Collection[str]) -> Outcomes | Exception:
+        """``batch_id``'s outcomes (its lines sent as ``custom_ids``), or :class:`Unanswered` once it
+        is past ``window`` (plus the service's grace) from now unfinished, or once another batch was
+        given up (see the module's note). Reading a finished batch's files is bounded by the service
+        (:meth:`ProviderBatches.read`), not by this wait: its lines are paid for."""
         if self._given_up is not None:
             return Unanswered(self._given_up)
-        collect = asyncio.ensure_future(self._service.collect(batch_id))
+        finished = await self._unless_stopped(self._service.collect(batch_id),
+                                              window_seconds(window) + self._service.grace_s)
+        if finished is _NOTHING and self._given_up is None:
+            self._give_up(f"{self._service.unanswered(batch_id)} within its window of {window} (--batch-options "
+                          "window); nothing more is sent: run the same command again to wait for it again")
+        if finished is _NOTHING:
+            return Unanswered(self._given_up or "stopped")
+        if isinstance(finished, Exception):
+            return finished
+        outcomes = await self._unless_stopped(self._service.read(finished, custom_ids, window), None)
+        return Unanswered(self._given_up or "stopped") if outcomes is _NOTHING else outcomes
+
+    async def _unless_stopped(self, work, timeout: float | None) -> Any:
+        """``work``'s result, or :data:`_NOTHING` once ``timeout`` seconds passed or the run stopped
+        waiting (``work`` is then cancelled)."""
+        task = asyncio.ensure_future(work)
         stopped = asyncio.ensure_future(self._stop.wait())
         try:
-            await asyncio.wait({collect, stopped}, timeout=window_seconds(window) + self._service.grace_s,
-                               return_when=asyncio.FIRST_COMPLETED)
+            await asyncio.wait({task, stopped}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
         finally:
-            for task in (collect, stopped):
-                task.cancel()
-        if collect.done() and not collect.cancelled():
-            return collect.result()
-        if self._given_up is None:
-            self._given_up = (f"{self._service.unanswered(batch_id)} within its window of {window} (--batch-options "
-                              "window); nothing more is sent: run the same command again to wait for it again")
-            warn(self._given_up)
-            self._stop.set()
-            pending, self._pending, self._pending_bytes = self._pending, [], 0
-            self._deliver([custom_id for custom_id, _ in pending], {}, Unanswered(self._given_up))
-        return Unanswered(self._given_up)
+            for waiting in (task, stopped):
+                waiting.cancel()
+        return task.result() if task.done() and not task.cancelled() else _NOTHING
+
+    def _give_up(self, reason: str) -> None:
+        """Stop waiting for every batch, with one warning line: the pending calls fail, nothing more is sent."""
+        self._given_up = reason
+        warn(reason)
+        self._stop.set()
+        pending, self._pending, self._pending_bytes = self._pending, [], 0
+        self._deliver([custom_id for custom_id, _ in pending], {}, Unanswered(reason))
 
     async def _collect_earlier(self, earlier: Earlier) -> Outcomes | Exception:
         """The outcomes of an earlier upload's batch, awaited for the window it was created with;
         nothing when no batch was created over it."""
-        batch_id = earlier.batch
-        if batch_id is None:
+        batch_id, window = earlier.batch, earlier.window or self.settings.window
+        if batch_id is None:  # killed between the upload and the batch's journal line: look it up
             try:
-                batch_id = await self._service.find(earlier.input_file)
-            except (RetryableError, FatalError):
-                batch_id = None
+                batch_id = await self._look_up(earlier.input_file, window, ())
+            except (Unconfirmed, Unanswered) as error:
+                return error
             if batch_id is None:
-                return {}  # never submitted: its lines are sent now, for the first time
+                return {}  # proven never submitted: its lines are sent now, for the first time
+            if self.journal is not None:
+                self.journal.submitted(batch_id, earlier.input_file, window)
         with self._counted_out():
-            return await self._wait(batch_id, earlier.window or self.settings.window)
+            return await self._wait(batch_id, window,
+                                    self.journal.sent_in(earlier.input_file) if self.journal else ())
 
     def _deliver(self, custom_ids: list[str], outcomes: dict[str, Reply | Exception], missing: Exception) -> None:
         """Resolve the waiting calls of ``custom_ids`` with their outcomes (``missing`` when absent)."""
@@ -388,6 +484,12 @@ class BatchTransport:
         for task in [*self._tasks, *self._earlier.values(), *([self._flusher] if self._flusher else [])]:
             task.cancel()
         await self._service.close()
+
+
+def _said(error: Exception) -> Exception:
+    """``error``, once said in a warning line."""
+    warn(str(error))
+    return error
 
 
 def _stated_limit(reason: str) -> int | None:

@@ -112,6 +112,14 @@ class CommunicationAttack(Paradigm):
         self.attacked(state)
         yield from self.inner.turn(state)
 
+    def least_steps(self, agents: int) -> int:
+        """As the wrapped paradigm (its steps are unchanged)."""
+        return self.inner.least_steps(agents)
+
+    def most_steps(self, agents: int) -> int | None:
+        """As the wrapped paradigm."""
+        return self.inner.most_steps(agents)
+
     def view(self, agent: int, state: DebateState) -> list[Message]:
         """The wrapped paradigm's view, without other agents' messages for an attacked agent."""
         shown = self.inner.view(agent, state)

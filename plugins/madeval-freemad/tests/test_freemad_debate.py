@@ -389,3 +389,16 @@ def test_freemad_score_withstands_the_attack_when_cut_off_agents_doubt_themselve
     free = rows["freemad_score"]
     assert free["ci_low"] <= rows["freemad_score attacked"]["score"] <= free["ci_high"]
     print({label: (round(r["score"], 4), round(r["ci_low"], 4), round(r["ci_high"], 4)) for label, r in rows.items()})
+
+
+def test_the_attack_keeps_the_wrapped_paradigms_steps_for_a_batch_runs_bounds():
+    """The attack changes what agents see, not who speaks when: a batch run's round trips are the
+    wrapped paradigm's (Memory, 3 agents, 3 turns, counting: 9 calls one after another, no fewer, no
+    more). Before, the attack said nothing (1 step a turn: at least 3)."""
+    from madeval.debate.chain import chain_bounds
+    from madeval.run.plan import debate_setup
+
+    attack = DebateConfig(paradigm="communication_attack", paradigm_args={"paradigm": "memory"}, agents=3,
+                          max_turns=3, decider="counting")
+    bounds = chain_bounds(debate_setup(attack, registries()))
+    assert (bounds.least, bounds.most) == (9, 9)
