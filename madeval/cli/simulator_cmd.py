@@ -176,7 +176,8 @@ def _hostile_modes(hostile: str | None, rate: float, interval: float, other_faul
     except ValueError as error:
         raise UsageError(f"--hostile: {error}") from None
     if other_faults:
-        raise UsageError("--hostile cannot be combined with --latency, the fault rates, the replica or the batch options")
+        raise UsageError("--hostile cannot be combined with --latency, the fault rates, the replica "
+                         "or the batch options")
     return modes
 
 

@@ -345,7 +345,8 @@ def _prompt_tokens(body: dict[str, Any]) -> int:
     """A request's prompt tokens as the simulator's chat logic counts them (a token per 4 characters
     of its messages' contents, at least 1)."""
     messages = body.get("messages")
-    contents = [str(m.get("content") or "") for m in messages if isinstance(m, dict)] if isinstance(messages, list) else []
+    contents = ([str(m.get("content") or "") for m in messages if isinstance(m, dict)]
+                if isinstance(messages, list) else [])
     return max(1, len("\n".join(contents)) // 4)
 
 
