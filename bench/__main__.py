@@ -145,7 +145,8 @@ def main(argv: list[str] | None = None) -> None:
                     for attempt in range(args.repeats):
                         zero = measure({**base, "transport": transport, "items": args.items, "base_url": url,
                                         "output_path": str(work / f"zero-{transport}-{cache}-{attempt}"),
-                                        "cache": "off" if cache == "off" else str(work / f"zero-{transport}-{attempt}.sqlite")})
+                                        "cache": "off" if cache == "off"
+                                                 else str(work / f"zero-{transport}-{attempt}.sqlite")})
                         costs.append(1000 * zero["cpu_s"] / max(zero["calls"], 1))
                     report["cpu_per_call_ms"][f"{transport}, cache {cache}"] = {
                         "best": min(costs), "median": statistics.median(costs), "all": costs}

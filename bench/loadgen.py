@@ -17,7 +17,8 @@ async def _connection(host: str, port: int, path: str, body: bytes, stop: float,
     while time.perf_counter() < stop:
         writer.write(request)
         head = await reader.readuntil(b"\r\n\r\n")
-        length = next(int(line.split(b":")[1]) for line in head.split(b"\r\n") if line.lower().startswith(b"content-length"))
+        length = next(int(line.split(b":")[1]) for line in head.split(b"\r\n")
+                      if line.lower().startswith(b"content-length"))
         await reader.readexactly(length)
         counter[0] += 1
     writer.close()

@@ -179,7 +179,8 @@ def print_report(figures: dict[str, Any], show: int) -> None:
     n, f = figures["solutions"], figures["finals"]
     rows = [
         ("unparsed solutions", f"{figures['unparsed']} of {n} ({100 * figures['unparsed'] / n:.1f}%; target <= 7%); "
-                               f"MALLM's pattern {figures['unparsed_mallm']} ({100 * figures['unparsed_mallm'] / n:.1f}%)"),
+                               f"MALLM's pattern {figures['unparsed_mallm']} "
+                               f"({100 * figures['unparsed_mallm'] / n:.1f}%)"),
         ("why unparsed", ", ".join(f"{note} {count}" for note, count in figures["notes"]) or "(no notes)"),
     ]
     labels = figures["labels"]
@@ -195,7 +196,8 @@ def print_report(figures: dict[str, Any], show: int) -> None:
          f"{figures['final_correct']} of {f} correct ({100 * figures['final_correct'] / f:.1f}%), "
                                    f"{figures['final_unparsed']} unparsed"),
         ("final answers, MALLM", f"{figures['final_correct_mallm']} of {f} correct "
-                                 f"({100 * figures['final_correct_mallm'] / f:.1f}%), {figures['final_unparsed_mallm']} unparsed"),
+                                 f"({100 * figures['final_correct_mallm'] / f:.1f}%), "
+                                 f"{figures['final_unparsed_mallm']} unparsed"),
         ("time to read all", f"{figures['extract_s']:.3f} s for {n} solutions "
                              f"({1e6 * figures['extract_s'] / n:.0f} us each, best of repeats)"),
     ]

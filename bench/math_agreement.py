@@ -266,7 +266,8 @@ def report(cases: list[dict], undecided: int, show: int) -> None:
         print(f"\n{len(differing)} cases where {left} and {right} differ (first {min(show, len(differing))}):")
         for c in differing[:show]:
             verdicts = " ".join(f"{n}={'T' if c[n] else ('-' if c[n] is None else 'F')}" for n in CHECKERS)
-            print(f"  [{c['kind']}] {c['form']!r} vs gold {c['gold']!r} (label {'eq' if c['label'] else 'ne'}): {verdicts}")
+            print(f"  [{c['kind']}] {c['form']!r} vs gold {c['gold']!r} "
+                  f"(label {'eq' if c['label'] else 'ne'}): {verdicts}")
 
 
 if __name__ == "__main__":

@@ -113,7 +113,8 @@ def main() -> None:
                 folder = root / f"{name.split()[0]}-{attempt}"
                 codes, errors, expected = scenario(folder, attempt)
                 found = on_disk(folder)
-                print(f"| {name} | {attempt + 1} | {codes} | {errors} | {expected} | {found['present']} | {found['lines']} "
+                print(f"| {name} | {attempt + 1} | {codes} | {errors} | {expected} | {found['present']} "
+                      f"| {found['lines']} "
                       f"| {found['duplicated']} | {found['broken']} | {leaderboard_units(folder)} |", flush=True)
     print(f"\nrun folders in {root}")
 

@@ -146,7 +146,8 @@ def read_choice(text: str, letters: str, choices: Sequence[str] | None) -> Any:
     alone = LONE_LETTER.fullmatch(text)
     if alone:  # "B", "(B)", "b." : most replies of a debate that has settled (a fast path)
         letter = alone.group(1).upper()
-        return letter if letter in letters else NoAnswer(f"letter {letter} is not an option ({letters[0]}-{letters[-1]})")
+        return letter if letter in letters else NoAnswer(f"letter {letter} is not an option "
+                                                         f"({letters[0]}-{letters[-1]})")
     choices = _normal_choices(tuple(choices)) if choices else None
     plain = _plain(BOLD_LETTER.sub(r"\1)", text))
     marked = _marker_choice(plain, letters, choices)

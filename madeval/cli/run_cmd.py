@@ -32,7 +32,8 @@ def failure_advice(outcome: Any) -> str:
     head = f"madeval: {failed} units failed for good (see errors.jsonl)"
     if not unfixable:
         return f"{head}; run the same command again to retry them"
-    why = f"a re-run will not fix {'them' if unfixable == failed else f'{unfixable} of them'}: {outcome.first_unfixable}"
+    why = (f"a re-run will not fix {'them' if unfixable == failed else f'{unfixable} of them'}: "
+           f"{outcome.first_unfixable}")
     if unfixable == failed:
         return f"{head}; {why}"
     return f"{head}; running the same command again retries {failed - unfixable} of them, but {why}"

@@ -29,8 +29,8 @@ def view(run: Path, output: Path | None, tasks: str | None, configs: str | None)
     if written["bytes"] > PAGE_LIMIT_BYTES:
         click.echo(f"madeval: the page is larger than the {PAGE_LIMIT_BYTES / 1e6:.0f} MB a browser opens in a few "
                    "seconds; write a page per task or configuration with --task or --config", err=True)
-    if output is None and (run / "leaderboard.html").is_file() and VIEWER_FILE not in (run / "leaderboard.html").read_text(
-            encoding="utf-8", errors="replace"):
+    if (output is None and (run / "leaderboard.html").is_file()
+            and VIEWER_FILE not in (run / "leaderboard.html").read_text(encoding="utf-8", errors="replace")):
         click.echo(f"leaderboard.html does not link it yet: run madeval leaderboard show {shlex.quote(str(run))}")
 
 

@@ -53,7 +53,8 @@ def matched_cost(folder: str, match: str, prices: str, sample: str | None = None
     if sample is None:
         found = [cid for cid, c in data.configurations.items() if c.get("preset") in SAMPLE_PRESETS and cid != config]
         if not found:
-            raise UsageError(f"the run in {folder} has no configuration of single samples ({', '.join(SAMPLE_PRESETS)}) "
+            raise UsageError(f"the run in {folder} has no configuration of single samples "
+                             f"({', '.join(SAMPLE_PRESETS)}) "
                              "to price a sample by: add one to it, or name one with sample=CONFIG")
         sampler = found[0]
     else:

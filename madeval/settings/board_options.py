@@ -59,7 +59,8 @@ class LeaderboardOptions:
         if unknown:
             close = difflib.get_close_matches(unknown[0], sorted(known), n=1, cutoff=0.6)
             hint = f"; did you mean {close[0]}?" if close else ""
-            raise UsageError(f"unknown leaderboard option {', '.join(unknown)} (options: {', '.join(sorted(known))}){hint}")
+            raise UsageError(f"unknown leaderboard option {', '.join(unknown)} "
+                             f"(options: {', '.join(sorted(known))}){hint}")
         options = cls(**data)
         options.check()
         return options

@@ -88,7 +88,8 @@ class DebateConfig:
     all_agents_draft_first: bool = option(
         False, help="All-Agents Drafting: independent first drafts (Voting or Consensus?, 4.3).", convert=rule.flag)
     collective_improvement: bool = option(
-        False, help="Collective Improvement: agents see only the previous turn's solutions (Voting or Consensus?, 4.3).",
+        False, help="Collective Improvement: agents see only the previous turn's solutions "
+                    "(Voting or Consensus?, 4.3).",
         convert=rule.flag)
     challenge: list[str] = option(
         factory=list, help="Challenge the final answer afterwards: plain,history,wrong (Voting or Consensus?, 4.2).",

@@ -475,7 +475,8 @@ class SimulatedPrompt:
         self.lowered = self.user.lower()
         #: The text of every message before the last, one per line.
         self.before = "\n".join(contents[:-1])
-        own_texts = [str(m.get("content") or "") for m in messages if isinstance(m, dict) and m.get("role") == "assistant"]
+        own_texts = [str(m.get("content") or "") for m in messages
+                     if isinstance(m, dict) and m.get("role") == "assistant"]
         #: The answer in the agent's own latest reply (its last assistant message), if any.
         self.own = _answer_of(own_texts[-1], gold) if own_texts else None
         self._believe = believe

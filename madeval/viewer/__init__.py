@@ -50,7 +50,8 @@ def write_viewer(run: str | Path, output: str | Path | None = None, *, tasks: li
     described = read_run_description(folder)
     target = Path(output) if output is not None else folder / VIEWER_FILE
     labels = _labels(described)  # the run's configuration labels, then any only its records name
-    imported = {str(cid) for cid, c in (described.get("configurations") or {}).items() if isinstance(c, dict) and c.get("imported")}
+    imported = {str(cid) for cid, c in (described.get("configurations") or {}).items()
+                if isinstance(c, dict) and c.get("imported")}
     present = _present(described, labels)
     if tasks:
         described = {**described, "tasks": {k: v for k, v in (described.get("tasks") or {}).items() if k in tasks}}
@@ -67,12 +68,14 @@ def write_viewer(run: str | Path, output: str | Path | None = None, *, tasks: li
         return _kept(record, label, tasks, configs)
 
     records = (r for r in run_records(folder, report) if kept(r))
-    sliced = ", ".join(f"{name} {', '.join(chosen)}" for name, chosen in (("task", tasks), ("configuration", configs)) if chosen)
+    sliced = ", ".join(f"{name} {', '.join(chosen)}"
+                       for name, chosen in (("task", tasks), ("configuration", configs)) if chosen)
     made = _missing_parents(target.parent)
     try:
         written = write_page(target, f"madeval debates: {folder.name}" + (f" ({sliced})" if sliced else ""),
                              read_debates(records, questions, unreadable, imported), finished_notes,
-                             empty=(lambda: f"no debate of {folder} is of {sliced} (it has {present()})") if sliced else None)
+                             empty=(lambda: f"no debate of {folder} is of {sliced} "
+                                            f"(it has {present()})") if sliced else None)
     except BaseException:
         for made_folder in made:  # nothing half-written: not even the folders made for the page
             with contextlib.suppress(OSError):

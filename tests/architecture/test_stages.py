@@ -90,7 +90,8 @@ def upward_imports(root: Path) -> list[str]:
             continue
         for line, target in imports_of(path, module):
             if target == "madeval":
-                wrong.append(f"{path.relative_to(root.parent)}:{line}: imports the package root; import the defining module")
+                wrong.append(f"{path.relative_to(root.parent)}:{line}: imports the package root; "
+                             "import the defining module")
             elif stage_of(target) > stage_of(module):
                 wrong.append(f"{path.relative_to(root.parent)}:{line}: {module} -> {target}")
     return wrong

@@ -361,7 +361,8 @@ def test_strategyqa_a_disagreeing_letter_says_why():
         ("Each box holds 12, so 12 x 100 = 1,200 apples in all.\n#### 1,200", "1200"),
         ("#### $1,234.50", "1234.50"),
         ("The answer is 1,200 apples.", "1200"),
-        ("So she pays \uff04\uff11\uff0c\uff12\uff10\uff10 in total.\n#### \uff11\uff0c\uff12\uff10\uff10", "1200"),  # full width
+        ("So she pays \uff04\uff11\uff0c\uff12\uff10\uff10 in total.\n"
+         "#### \uff11\uff0c\uff12\uff10\uff10", "1200"),  # full width
         ("#### \u0661\u0662\u0660\u0660", "1200"),  # Arabic-Indic digits
         ("#### 18 dollars", "18"),
     ],

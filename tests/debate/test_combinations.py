@@ -35,7 +35,8 @@ def test_every_combination_runs_and_decides_when_agents_agree(generated_tasks, t
         simultaneous = config.paradigm in ("collective_refinement", "collective_improvement")
         assert (simultaneous and config.decider in CONSENSUS) or (
             config.responder == "reasoning" and config.decider == "counting") or (
-            config.paradigm == "collective_improvement" and (config.decider not in VOTING or config.responder == "reasoning"))
+            config.paradigm == "collective_improvement"
+            and (config.decider not in VOTING or config.responder == "reasoning"))
     with simulate(tasks=generated_tasks.values(), accuracy=0.6, conformity=1.0) as sim:
         settings = RunSettings(tasks=["arith_mc"], configurations=valid, limit=2, base_url=sim.base_url,
                                output_path=str(tmp_path / "sweep"), cache="off", transport="direct")

@@ -132,7 +132,8 @@ def test_a_record_of_another_shape_is_left_out_and_named(exported, tmp_path):
     with open(copy / "records.jsonl", "ab") as handle:
         handle.write(encode_line(odd))
     done = export_inspect(copy, tmp_path / "odd.eval")
-    assert done["samples"] == 2 * 2 * 4 + 2 and done["notes"] == ["1 record with a transcript of another shape left out (odd)"]
+    assert (done["samples"] == 2 * 2 * 4 + 2
+            and done["notes"] == ["1 record with a transcript of another shape left out (odd)"])
     assert len(read_eval_log(str(tmp_path / "odd.eval")).samples) == done["samples"]
 
 

@@ -170,7 +170,8 @@ def test_an_lm_eval_import_reads_not_recorded_on_a_priced_board(tmp_path, prices
     """The importer's configuration is marked imported: a real import's board says "not recorded"."""
     from pathlib import Path
 
-    samples = next((Path(__file__).parents[1] / "importers" / "fixtures" / "lmeval" / "sim-acc80").glob("samples_gsm8k_*.jsonl.gz"))
+    samples = next((Path(__file__).parents[1] / "importers" / "fixtures" / "lmeval" / "sim-acc80").glob(
+        "samples_gsm8k_*.jsonl.gz"))
     folder = tmp_path / "imported"
     done = subprocess.run([sys.executable, "-m", "madeval", "import", "lm-eval", str(samples), "--task", "gsm8k",
                            "--filter", "strict-match", "--output-path", str(folder)], capture_output=True, text=True)

@@ -43,7 +43,8 @@ def runs(generated_tasks, tmp_path_factory):
                  "runs": [{"agents": 3, "max_turns": 3, "paradigm": "memory", "decider": "simple_voting",
                            "name": "debate"}, {"preset": "baseline_cot"}]}
         debate, _ = run_quietly(build_settings(first))
-        model = json.loads((debate.folder / "records.jsonl").read_text().splitlines()[0])["transcript"]["calls"][0]["model"]
+        model = json.loads((debate.folder / "records.jsonl").read_text()
+                           .splitlines()[0])["transcript"]["calls"][0]["model"]
         prices = root / "prices.yaml"
         prices.write_text(f"{json.dumps(model)}: {{input: {IN}, output: {OUT}}}\n")
         second = {**common, "output_path": str(root / "matched"), "base_url": sim.base_url, "prices": str(prices),

@@ -208,7 +208,8 @@ def test_leaderboard_show_rewrites_outputs_and_rejects_an_unknown_reference(prot
     assert "| task | metric | A | B |" in done.stdout  # the all-pairs table
     bad = subprocess.run([sys.executable, "-m", "madeval", "leaderboard", "show", str(folder), "--reference", "nope"],
                          capture_output=True, text=True, timeout=120)
-    assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "unknown reference configuration 'nope'" in bad.stderr
+    assert (bad.returncode == 2 and bad.stderr.count("\n") == 1
+            and "unknown reference configuration 'nope'" in bad.stderr)
     with open(folder / "comparisons.csv") as handle:
         listed = list(csv.DictReader(handle))
     assert len(listed) == 2 * 10 * 9 // 2 and {c["test"] for c in listed} <= {"mcnemar", "permutation"}

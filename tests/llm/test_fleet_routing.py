@@ -107,7 +107,8 @@ def test_fleet_routing_key_header_off_sends_none(generated_tasks, tmp_path):
         folder, seen = run_once(server, tmp_path, "run", routing_header="off")
         assert seen == Counter()
         assert server.stats.requests == sum(len(r["transcript"]["calls"]) for r in records(folder)) > 0
-        assert not any(name in headers for headers in server.chat_headers for name in ("x-session-id", "x-smg-routing-key"))
+        assert not any(name in headers for headers in server.chat_headers
+                       for name in ("x-session-id", "x-smg-routing-key"))
 
 
 def test_fleet_routing_key_custom_header_name(generated_tasks, tmp_path):

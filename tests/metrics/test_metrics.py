@@ -89,7 +89,8 @@ def test_metric_meteor_offline_wordnet_matches_nltk_documentation_and_hand_value
     from madeval.metrics.wordnet import wordnet
 
     # nltk's own doctest (nltk/translate/meteor_score.py): 0.6944.
-    hypothesis = "It is a guide to action which ensures that the military always obeys the commands of the party".split()
+    hypothesis = ("It is a guide to action which ensures that the military always obeys "
+                  "the commands of the party").split()
     reference = "It is a guide to action that ensures that the military will forever heed Party commands".split()
     assert round(meteor_score([reference], hypothesis, wordnet=wordnet()), 4) == 0.6944
     # "car" matches "auto" only through WordNet synonyms: 4 of 4 words matched in one chunk,

@@ -23,7 +23,8 @@ def test_a_solution_without_an_answer_carries_the_reason_as_a_parse_note():
     transcript, _ = debate(replies, agents=3, max_turns=1, extract=lambda text: MMLU_PRO.extract(text, ITEM),
                            read=MMLU_PRO.reader(ITEM))
     first, second, third = transcript.messages
-    assert first.answer is None and f"{NO_ANSWER}: names several options after the final marker" in first.parse_notes[-1]
+    assert (first.answer is None
+            and f"{NO_ANSWER}: names several options after the final marker" in first.parse_notes[-1])
     assert second.answer == "E" and not any(note.startswith(NO_ANSWER) for note in second.parse_notes)
     assert third.parse_notes[-1] == f"{NO_ANSWER}: letter K is not an option (A-E)"
     assert transcript.parse_failures()["unparseable_solutions"] == 2

@@ -47,7 +47,8 @@ def test_rescore_adds_deciders_with_zero_new_calls(sim, counted_run):
     assert {r["calls"] for r in rescored if r["config_label"].endswith("after_turns=1")} == {3}
     board = json.loads((counted_run / "leaderboard.json").read_text())
     labels = {r["label"] for r in board["rows"]}
-    assert all(r["llm_s_per_item"] > 0 and r["wall_s_per_item"] is None for r in board["rows"] if r["source"] == "rescored")
+    assert all(r["llm_s_per_item"] > 0 and r["wall_s_per_item"] is None
+               for r in board["rows"] if r["source"] == "rescored")
     assert labels == {"none/simple/memory/counting/3a", "none/simple/memory/counting/3a -> counting:after_turns=1",
                       "none/simple/memory/counting/3a -> counting:after_turns=2"}
     assert "-> counting:after_turns=2" in done.stdout and "96 debates rescored" in done.stdout

@@ -53,7 +53,8 @@ def test_unknown_extra_metric_is_one_line_and_status_2(tmp_path, text):
     assert result.returncode == 2, result.stderr
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("madeval: error: config run.yaml: ")
-    assert "metrics must name registered metrics: unknown metric 'answer_entropi'; did you mean answer_entropy" in lines[0]
+    assert ("metrics must name registered metrics: unknown metric 'answer_entropi'; "
+            "did you mean answer_entropy" in lines[0])
     assert not (tmp_path / "out").exists() and result.stdout == ""
 
 

@@ -55,7 +55,8 @@ def test_the_local_copy_the_message_names_is_the_file_read(tmp_path, monkeypatch
     assert task.source == f"mirror {copy}"
     assert [item.id for item in task.items] == ["rec0", "rec1", "rec2"]
     for item in task.items:
-        assert item.choices["ABCD".index(item.target)] == "right" and sorted(item.choices) == ["right", "wrong 1", "wrong 2", "wrong 3"]
+        assert (item.choices["ABCD".index(item.target)] == "right"
+                and sorted(item.choices) == ["right", "wrong 1", "wrong 2", "wrong 3"])
 
 
 def test_a_hub_refusal_that_names_the_dataset_gated_is_recognised():

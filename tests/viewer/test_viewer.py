@@ -139,7 +139,8 @@ def test_a_debate_s_answers_are_scored_once_for_its_facts_and_its_messages_toget
 
 
 def test_embedded_data_cannot_close_its_element():
-    assert "<" not in inert_json({"x": "</script><!--"}) and json.loads(inert_json({"x": "</script>"})) == {"x": "</script>"}
+    assert ("<" not in inert_json({"x": "</script><!--"})
+            and json.loads(inert_json({"x": "</script>"})) == {"x": "</script>"})
     packed = pack({"text": HOSTILE})
     assert re.fullmatch(r"[A-Za-z0-9+/=]+", packed)
     import base64
@@ -355,9 +356,11 @@ def test_filters_show_the_debates_the_facts_say(viewed_run, tmp_path):
     found = json.loads(attribute(dom, "data-probe"))
     assert {name: found[name]["shown"] for name in expected} == expected
     assert found["all"]["rows"] == 50  # paged
-    assert found["all"]["count"] == f"{len(records)} of {len(records)} debates: {expected['right']} right, {expected['wrong']} wrong"
+    assert found["all"]["count"] == (f"{len(records)} of {len(records)} debates: "
+                                     f"{expected['right']} right, {expected['wrong']} wrong")
     drifting = [f for f in facts if f.drift]
-    assert found["drift"]["count"] == (f"{len(drifting)} of {len(records)} debates: {sum(f.final_right for f in drifting)} "
+    assert found["drift"]["count"] == (f"{len(drifting)} of {len(records)} debates: "
+                                       f"{sum(f.final_right for f in drifting)} "
                                        f"right, {sum(not f.final_right for f in drifting)} wrong")
     assert found["next"] == {"rows": len(records) - 50, "page": "page 2 of 2", "first": "51"}
     assert "lost-item" in found["lost"]["items"] and found["item"]["items"] == ["lost-item"]
@@ -406,7 +409,8 @@ def test_opening_a_debate_shows_the_grid_of_turns_by_agents_with_votes_and_the_d
     assert seen["cells"] == [[0, 0, 1, 1, 1], [0, 0, 1, 1, 1]]  # turn, the vote of the turn, three agents
     assert seen["heads"] == ["turn", "vote of the turn", "Ada", "Bo", "Cy"]
     assert seen["marks"] == ["answer B \u2713", "answer B \u2713", "answer A \u2717"] + ["answer A \u2717"] * 3
-    assert seen["votes"][0].startswith("B \u2713 (2 of 3)") and seen["votes"][1].startswith("A \u2717 (3 of 3)unanimous")
+    assert (seen["votes"][0].startswith("B \u2713 (2 of 3)")
+            and seen["votes"][1].startswith("A \u2717 (3 of 3)unanimous"))
     assert "decided: plurality" in seen["votes"][1]
     assert seen["decision"].startswith("Decision: A \u2717 \u2014 simple_voting, plurality, turn 2")
     assert seen["texts"][0] == "I say B. Final Solution: B"
@@ -419,7 +423,8 @@ def test_hostile_text_is_shown_as_text_and_never_runs(viewed_run, tmp_path):
     assert seen["images"] == 0
     shown = HOSTILE.replace("\ud800", "\ufffd")  # a lone surrogate has no UTF-8 form: the page shows U+FFFD
     assert seen["texts"][0] == shown and seen["texts"][1] == HUGE
-    assert seen["heads"][2] == HOSTILE_LABEL and seen["title"].startswith(f"Debate {written['debates']}: {HOSTILE_LABEL}")
+    assert (seen["heads"][2] == HOSTILE_LABEL
+            and seen["title"].startswith(f"Debate {written['debates']}: {HOSTILE_LABEL}"))
     assert seen["marks"] == ["unparsed", "answer B \u2713", "answer B \u2713"]
     assert seen["isolated"] == [HOSTILE_LABEL, "arith_mc", shown]  # its bidi override cannot reorder the title
     body = dom.split("<body", 1)[1]

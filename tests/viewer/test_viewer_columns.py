@@ -103,7 +103,8 @@ def test_the_list_sorts_by_each_column_and_a_debate_shows_its_costs_and_previews
     assert lost["costs"] == "calls 6 \u00b7 tokens 1,545 (prompt 1,200, completion 345) \u00b7 " \
                             "parse failures vote abstentions 1, unparseable solutions 0"
     assert won["costs"] == "calls not recorded \u00b7 tokens not recorded \u00b7 parse failures none recorded"
-    assert unparsed["costs"] == f"calls 3 \u00b7 tokens 0 (prompt 0, completion 0) \u00b7 parse failures {HOSTILE_KIND.replace('_', ' ')} 2"
+    assert unparsed["costs"] == (f"calls 3 \u00b7 tokens 0 (prompt 0, completion 0) \u00b7 "
+                                 f"parse failures {HOSTILE_KIND.replace('_', ' ')} 2")
     previews = lost["previews"]
     assert len(previews) == 6 and all(new == old for new, old in previews), previews
     assert previews[0][0].startswith("lead word word") and previews[0][0].endswith("\u2026")

@@ -64,7 +64,8 @@ def test_a_run_s_questions_load_no_task_until_a_debate_asks_and_then_only_its_it
     assert asked == "Question 5:\n  what \u202e is 5 + 1?\nA) 5\nB) 6\nC) 7"
     assert sorted(questions.texts) == [("mirrored_mc", "101"), ("mirrored_mc", "105")]
     assert questions.of({"unit": {"task": "gone_task", "item": "1"}}) is None
-    assert len(questions.notes) == 1 and questions.notes[0].startswith("the questions of task gone_task could not be read")
+    assert (len(questions.notes) == 1
+            and questions.notes[0].startswith("the questions of task gone_task could not be read"))
 
 
 def test_a_broken_mirror_line_is_a_note_not_a_crash(mirrored, tmp_path):

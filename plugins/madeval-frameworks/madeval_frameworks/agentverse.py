@@ -99,7 +99,8 @@ NO_ADVICE = "No advice yet."  # vertical_solver_first.py default
 # --- madeval wording (answer_format="task") -----------------------------------------------------------
 TASK_SOLVER_FORMAT = " Give your final answer at the end of your response, in the format the task asks for."
 TASK_CRITIC_FORMAT = " The final answer is given in the format the task asks for."
-TASK_EVALUATOR_FORMAT = " Also check that the final answer is given at the end of the solution, in the format the task asks for."
+TASK_EVALUATOR_FORMAT = (" Also check that the final answer is given at the end of the solution, "
+                         "in the format the task asks for.")
 FALLBACK_ROLE = "an expert in the field of the problem"
 
 ROLE_ASSIGNER, EVALUATOR, SOLVER = 0, 1, 2

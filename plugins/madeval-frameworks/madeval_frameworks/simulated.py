@@ -43,7 +43,8 @@ def reply(prompt) -> tuple[str, str] | None:
         return prompt.final("multi_persona", prompt.believe(peers, own))
     if "summarize the lines of the new lines" in lowered:  # ChatEval's summarizer: keep the answers
         new = user.split("New lines:", 1)[-1]
-        return "summary", "The group proposed: " + " ".join(f"Final Solution: {s.strip()}." for s in prompt.final_markers(new))
+        return "summary", "The group proposed: " + " ".join(f"Final Solution: {s.strip()}."
+                                                            for s in prompt.final_markers(new))
     if "part of a group discussing this question" in before.lower():  # ChatEval debaters
         # Answers are read from the role prompt on (its chat history), not from the question before it.
         history = before[before.lower().index("part of a group discussing this question"):]
@@ -53,14 +54,16 @@ def reply(prompt) -> tuple[str, str] | None:
         count = int((RECRUIT.findall(user) or ["2"])[-1])
         return "role_assigner", "\n".join(f"{i}. an expert in mathematics number {i}" for i in range(1, count + 1))
     if 'end your response with a special token "[agree]"' in lowered:
-        plans = [str(m.get("content") or "") for m in prompt.messages if str(m.get("content") or "").startswith("[Solver]:")]
+        plans = [str(m.get("content") or "") for m in prompt.messages
+                 if str(m.get("content") or "").startswith("[Solver]:")]
         plan = prompt.answer_of(plans[-1]) if plans else None
         belief = prompt.believe([plan] if plan else [], plan)
         if plan is not None and belief == plan:
             return "critic_agree", f"The solution is right. Final Solution: {prompt.say(belief)} [Agree]"
         return "critic_disagree", f"The solution is wrong; I get Final Solution: {prompt.say(belief)}."
     if "you should provide the correct solution to the math problem" in lowered:
-        reviews = [str(m.get("content") or "") for m in prompt.messages[:-1] if str(m.get("content") or "").startswith("[Critic")]
+        reviews = [str(m.get("content") or "") for m in prompt.messages[:-1]
+                   if str(m.get("content") or "").startswith("[Critic")]
         return prompt.final("solver", prompt.believe(prompt.answers(reviews), own))
     if "correctness: (0 or 1" in lowered:
         shown = prompt.answer_of(before.split("\nSolution:", 1)[-1])

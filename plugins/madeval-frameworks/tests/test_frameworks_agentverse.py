@@ -48,16 +48,19 @@ def test_frameworks_agentverse_agreeing_critics_end_the_review_and_correctness_1
             decision.reason) == (True, 1, "Plan. Final Solution: A", "evaluator_correct")
     solver = llm.prompts(2, turn=1)[0]
     assert solver[0]["content"].startswith("Solve the following math problem: \nAnswer.\n\nWhat is 2 + 2?")
-    assert solver[-1]["content"].startswith("You are a mathematician who checks arithmetic. Using the information in the chat history")
+    assert solver[-1]["content"].startswith("You are a mathematician who checks arithmetic. "
+                                            "Using the information in the chat history")
     critic = llm.prompts(4, turn=1)[0]
     assert critic[0]["content"].startswith("You are a logician. You are in a discussion group")
     assert critic[1] == {"role": "user", "content": "[Solver]: Plan. Final Solution: A"}
     assert critic[-1]["content"].endswith('end your response with a special token "[Agree]".')
     evaluator = llm.prompts(1, turn=1)[0]
     assert evaluator[0]["content"].endswith("Solution: \n```\nPlan. Final Solution: A\n```")
-    assert evaluator[0]["content"].startswith("Experts: a mathematician who checks arithmetic\na teacher of algebra\na logician\n")
+    assert evaluator[0]["content"].startswith("Experts: a mathematician who checks arithmetic\n"
+                                              "a teacher of algebra\na logician\n")
     recruiter = llm.prompts(0, turn=1)[0]
-    assert "You can recruit 3 expert in different fields." in recruiter[0]["content"] and "No advice yet." in recruiter[0]["content"]
+    assert ("You can recruit 3 expert in different fields." in recruiter[0]["content"]
+            and "No advice yet." in recruiter[0]["content"])
 
 
 def test_frameworks_agentverse_objections_make_the_solver_revise_at_most_three_times():
@@ -70,7 +73,8 @@ def test_frameworks_agentverse_objections_make_the_solver_revise_at_most_three_t
                                                       (2, "solve")] * 3 + [(1, "evaluate")]
     assert transcript.decision.turn == 2 and transcript.decision.answer == "Revised. Final Solution: B"
     # The evaluator's advice reaches the role assigner and the group in the next iteration.
-    assert "Here are some suggestion:\nCorrectness: 0\nResponse: check the sum" in llm.prompts(0, turn=2)[0][0]["content"]
+    assert ("Here are some suggestion:\nCorrectness: 0\nResponse: check the sum"
+            in llm.prompts(0, turn=2)[0][0]["content"])
     history = [m["content"] for m in llm.prompts(2, turn=2)[0][1:-1]]
     assert history[:2] == ["[Solver]: Revised. Final Solution: B",
                            "[Evaluator]: Correctness: 0\nResponse: check the sum"]

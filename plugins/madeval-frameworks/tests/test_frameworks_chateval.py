@@ -29,13 +29,16 @@ def system(llm, agent, turn):
 
 def test_frameworks_chateval_one_by_one_sees_everything_said_so_far():
     transcript, llm = run("one_by_one")
-    assert [(m.turn, m.step, m.agent) for m in transcript.messages] == [(1, 0, 0), (1, 1, 1), (1, 2, 2), (2, 0, 0), (2, 1, 1), (2, 2, 2)]
+    assert [(m.turn, m.step, m.agent) for m in transcript.messages] == [(1, 0, 0), (1, 1, 1), (1, 2, 2),
+                                                                        (2, 0, 0), (2, 1, 1), (2, 2, 2)]
     critic = system(llm, 1, 1)
     assert critic.startswith(QUESTION + "You are Critic, part of a group discussing this question.")
-    assert "Here's what's been said so far: [General Public]: Round 1, agent 0. Final Solution: B. In non-final rounds" in critic
+    assert ("Here's what's been said so far: [General Public]: Round 1, agent 0. Final Solution: B. "
+            "In non-final rounds" in critic)
     assert system(llm, 0, 1).count("[") == 0 and "(nothing yet)" in system(llm, 0, 1)
     user = llm.prompts(2, turn=2)[0][1]["content"]
-    assert user.endswith("This is round 2 of 2. This is the final round.\n\nNow it's your time to talk, please make your talk short and clear, Scientist !")
+    assert user.endswith("This is round 2 of 2. This is the final round.\n\nNow it's your time to talk, "
+                         "please make your talk short and clear, Scientist !")
     assert transcript.decision.answer == "B"
 
 
@@ -89,4 +92,5 @@ def test_frameworks_chateval_every_call_opens_with_the_question_and_the_history_
         assert reused.reusable_tokens == len(prompt_tokens([{"role": "system", "content": up_to_history}]))
     # Across agents: the question and "You are" are the common prefix of the first round's calls.
     firsts = [prompt_tokens(llm.prompts(agent, turn=1)[0]) for agent in range(3)]
-    assert prefix_reuse(firsts).reusable_tokens == 2 * len(prompt_tokens([{"role": "system", "content": QUESTION + "You are"}]))
+    assert prefix_reuse(firsts).reusable_tokens == 2 * len(prompt_tokens([{"role": "system",
+                                                                            "content": QUESTION + "You are"}]))

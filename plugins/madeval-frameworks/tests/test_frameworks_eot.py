@@ -39,7 +39,8 @@ def test_frameworks_eot_prompts_add_confidence_from_the_second_communication_rou
                              responder_args={"format_hint": " (A/B/C)"}, item_input=ITEM)
     first = llm.prompts(0, turn=1)[0]
     assert first[0] == {"role": "system", "content": PERSONAS["Kitty"]}
-    assert first[1]["content"] == "Please consider the example provided and think it step by step. \nQuestion: Answer.\nWhat is 2 + 2?\nA) 3\nB) 4\nC) 5"
+    assert first[1]["content"] == ("Please consider the example provided and think it step by step. \n"
+                                   "Question: Answer.\nWhat is 2 + 2?\nA) 3\nB) 4\nC) 5")
     ben = llm.prompts(1, turn=2)[0][1]["content"]  # debate mode: Ben hears Peter only
     assert ben == (
         "Please consider the example provided and think it step by step.\nQuestion: Answer.\nWhat is 2 + 2?\nA) 3\nB) 4\nC) 5\n"
@@ -50,9 +51,12 @@ def test_frameworks_eot_prompts_add_confidence_from_the_second_communication_rou
         "thinking to provide a new step-by-step solution process.\nProvide the new solution directly, refrain from "
         "commenting on your friend's approach, and conclude by stating, \"the answer is (A/B/C).\"\n")
     kitty = llm.prompts(0, turn=3)[0][1]["content"]  # Kitty hears Ben and Peter, with confidence
-    assert "Ben's Solution: Step by step. The answer is B. Final Solution: B\nBen's confidence in this solution is: 1.0\n" in kitty
-    assert "Peter's Solution: Step by step. The answer is B. Final Solution: B\nPeter's confidence in this solution is: 0.5\n" in kitty
-    assert "If your friend's confidence level is below 0.5, it suggests a high probability that the solution might be incorrect." in kitty
+    assert ("Ben's Solution: Step by step. The answer is B. Final Solution: B\n"
+            "Ben's confidence in this solution is: 1.0\n" in kitty)
+    assert ("Peter's Solution: Step by step. The answer is B. Final Solution: B\n"
+            "Peter's confidence in this solution is: 0.5\n" in kitty)
+    assert ("If your friend's confidence level is below 0.5, "
+            "it suggests a high probability that the solution might be incorrect." in kitty)
     decision = transcript.decision
     assert (decision.success, decision.reason, decision.details["answer"]) == (False, "max_turns_most_frequent", "B")
 

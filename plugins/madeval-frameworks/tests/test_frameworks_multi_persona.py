@@ -25,7 +25,8 @@ def script_for(moderator_answers, judge_final='{"Reason": "r", "debate_answer": 
             return "A or B" if messages[-1]["content"].endswith("Present them without reasons.") else judge_final
         if agent == 0:
             return verdict(moderator_answers[turn - 1])
-        return f"{'Affirmative' if agent == 1 else 'Negative'} round {turn}. Final Solution: {'A' if agent == 1 else 'B'}"
+        return (f"{'Affirmative' if agent == 1 else 'Negative'} round {turn}. "
+                f"Final Solution: {'A' if agent == 1 else 'B'}")
     return script
 
 
@@ -46,23 +47,31 @@ def test_frameworks_multi_persona_stops_when_the_moderator_answers():
 def test_frameworks_multi_persona_conversations_are_the_authors():
     _, llm = run(script_for(["", "", "Final Solution: A"]))
     meta = ("You are a debater. Hello and welcome to the debate. It's not necessary to fully agree with each other's "
-            "perspectives, as our objective is to find the correct answer.\nThe debate topic is stated as follows:\n" + TOPIC)
+            "perspectives, as our objective is to find the correct answer.\n"
+            "The debate topic is stated as follows:\n" + TOPIC)
     affirmative = llm.prompts(1, turn=2)[0]
     assert affirmative == [
         {"role": "system", "content": meta},
         {"role": "user", "content": TOPIC},
         {"role": "assistant", "content": "Affirmative round 1. Final Solution: A"},
-        {"role": "user", "content": "Negative round 1. Final Solution: B\n\nDo you agree with my perspective? Please provide your reasons and answer."},
+        {"role": "user", "content": "Negative round 1. Final Solution: B\n\n"
+                                    "Do you agree with my perspective? Please provide your reasons and answer."},
     ]
     negative = llm.prompts(2, turn=1)[0]
-    assert negative[1]["content"] == "Affirmative round 1. Final Solution: A\n\nYou disagree with my answer. Provide your answer and reasons."
+    assert negative[1]["content"] == ("Affirmative round 1. Final Solution: A\n\n"
+                                      "You disagree with my answer. Provide your answer and reasons.")
     assert llm.prompts(2, turn=2)[0][-1]["content"].startswith("Affirmative round 2.")
     moderator = llm.prompts(0, turn=3)[0]
     assert moderator[0]["content"].startswith('You are a moderator. There will be two debaters involved in a debate. '
-                                              'They will present their answers and discuss their perspectives on the following topic: "Answer.')
-    assert moderator[-1]["content"].startswith("Now the third round of debate for both sides has ended.\n\nAffirmative side arguing:\n"
-                                               "Affirmative round 3. Final Solution: A\n\nNegative side arguing: Negative round 3.")
-    assert moderator[-1]["content"].endswith('{"Whether there is a preference": "Yes or No", "Supported Side": "Affirmative or Negative", "Reason": "", "debate_answer": ""}')
+                                              'They will present their answers and discuss their perspectives '
+                                              'on the following topic: "Answer.')
+    assert moderator[-1]["content"].startswith("Now the third round of debate for both sides has ended.\n\n"
+                                               "Affirmative side arguing:\n"
+                                               "Affirmative round 3. Final Solution: A\n\n"
+                                               "Negative side arguing: Negative round 3.")
+    assert moderator[-1]["content"].endswith('{"Whether there is a preference": "Yes or No", '
+                                             '"Supported Side": "Affirmative or Negative", '
+                                             '"Reason": "", "debate_answer": ""}')
     assert [m["role"] for m in moderator] == ["system", "user", "assistant", "user", "assistant", "user"]
 
 
@@ -73,10 +82,12 @@ def test_frameworks_multi_persona_fallback_judge_reads_the_first_round():
             decision.answer) == (False, 3, "fallback_judge", "Final Solution: C")
     judge = llm.prompts(None)
     assert len(judge) == 2
-    assert judge[0][1]["content"] == ("Affirmative side arguing: Affirmative round 1. Final Solution: A\n\nNegative side arguing: "
-                                      "Negative round 1. Final Solution: B\n\nNow, what answer candidates do we have? Present them without reasons.")
+    assert judge[0][1]["content"] == ("Affirmative side arguing: Affirmative round 1. Final Solution: A\n\n"
+                                      "Negative side arguing: Negative round 1. Final Solution: B\n\n"
+                                      "Now, what answer candidates do we have? Present them without reasons.")
     assert judge[1][-2] == {"role": "assistant", "content": "A or B"}
-    assert judge[1][-1]["content"].startswith("Therefore, " + TOPIC + "\nPlease summarize your reasons and give the final answer")
+    assert judge[1][-1]["content"].startswith("Therefore, " + TOPIC + "\nPlease summarize your reasons "
+                                              "and give the final answer")
     event = next(e for e in transcript.events if e["kind"] == "fallback_judge")
     assert event["debate_answer"] == "Final Solution: C"
 

@@ -85,7 +85,8 @@ class CommunicationAttack(Paradigm):
         self.inner.validate(setup)
         bad = [t for t in self.targets if not 0 <= t < setup.agents]
         if bad:
-            raise UsageError(f"paradigm 'communication_attack': no agent {bad[0]} among {setup.agents} agents (indices start at 0)")
+            raise UsageError(f"paradigm 'communication_attack': no agent {bad[0]} among {setup.agents} agents "
+                             "(indices start at 0)")
 
     def attacked(self, state: DebateState) -> tuple[int, ...]:
         """The attacked agents of this debate (chosen once, recorded in a ``communication_attack`` event)."""

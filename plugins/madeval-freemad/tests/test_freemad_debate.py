@@ -36,13 +36,15 @@ def three(turn, agent, purpose, messages):
 def test_freemad_anti_conformity_replaces_the_conformity_advice():
     _, llm = debate(three, responder="anti_conformity", paradigm="som", decider="freemad_score", agents=3)
     update = llm.prompts(0, turn=2)[0][-1]["content"]
-    assert update.startswith("These are the solutions to the problem from other agents: \n\n One agent solution: ```Reasoning of agent 1.")
+    assert update.startswith("These are the solutions to the problem from other agents: \n\n "
+                             "One agent solution: ```Reasoning of agent 1.")
     assert ANTI_CONFORMITY in update
     assert "Since some malicious agents may deliberately disseminate incorrect answers" in update
     assert "Using the reasoning from other agents as additional advice" not in update
     assert update.endswith("Answer in the format the task asks for: Answer.")
     _, conforming = debate(three, responder="conformity", paradigm="som", decider="freemad_score", agents=3)
-    assert "Using the reasoning from other agents as additional advice" in conforming.prompts(0, turn=2)[0][-1]["content"]
+    assert ("Using the reasoning from other agents as additional advice"
+            in conforming.prompts(0, turn=2)[0][-1]["content"])
 
 
 def test_freemad_attacked_agent_sees_no_peer_but_is_still_seen():
@@ -52,7 +54,8 @@ def test_freemad_attacked_agent_sees_no_peer_but_is_still_seen():
         {"kind": "communication_attack", "attacked": [1], "paradigm": "som"}]
     for turn in (2, 3):
         attacked = llm.prompts(1, turn=turn)[0][-1]["content"]
-        assert attacked == "Can you double check that your answer is correct. Answer in the format the task asks for: Answer."
+        assert attacked == ("Can you double check that your answer is correct. "
+                            "Answer in the format the task asks for: Answer.")
         for agent in (0, 2):
             seen = llm.prompts(agent, turn=turn)[0][-1]["content"]
             assert "Reasoning of agent 1." in seen  # the attacked agent still sends
@@ -109,7 +112,8 @@ def test_freemad_token_cost_sums_agents_calls_per_round():
 def test_freemad_presets_report_the_token_cost_of_every_run(generated_tasks, tmp_path):
     """The presets list ``token_cost`` in their ``metrics``, so a freemad_n run on a task whose
     metric_list names only accuracy records Eq. 6 for every debate and shows it in the leaderboard."""
-    assert debate_config({"preset": "freemad_n"}).metrics == debate_config({"preset": "freemad_c"}).metrics == ["token_cost"]
+    assert (debate_config({"preset": "freemad_n"}).metrics == debate_config({"preset": "freemad_c"}).metrics
+            == ["token_cost"])
     assert generated_tasks["arith_mc"].metric_names == ["accuracy"]
     with simulate(tasks=generated_tasks.values()) as sim:
         settings = RunSettings(tasks=["arith_mc"], limit=4, base_url=sim.base_url,

@@ -59,4 +59,5 @@ INITIAL_TASK = (
 TASK_FORMAT = " Answer in the format the task asks for: {instruction}"
 
 #: madeval: the double-check prompt with the task's format instead of "(X)".
-DOUBLE_CHECK_TASK = "Can you double check that your answer is correct. Answer in the format the task asks for: {instruction}"
+DOUBLE_CHECK_TASK = ("Can you double check that your answer is correct. "
+                     "Answer in the format the task asks for: {instruction}")
