@@ -176,7 +176,9 @@ def rewrites(gold: str, problem: str, other: str) -> list[tuple[str, str, bool]]
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--lm-eval-tasks", type=Path, required=True, help="lm-eval's lm_eval/tasks folder")
-    parser.add_argument("--data", type=Path, default=Path(os.environ.get("MADEVAL_DATA_DIR", ROOT.parent / "shared" / "data")))
+    parser.add_argument(
+        "--data", type=Path, default=Path(os.environ.get("MADEVAL_DATA_DIR", ROOT.parent / "shared" / "data"))
+    )
     parser.add_argument("--old-rev", default="082f215", help="git revision of the former checker")
     parser.add_argument("--limit", type=int, default=None, help="first N items only")
     parser.add_argument("--show", type=int, default=60, help="differing cases to list")
@@ -279,7 +281,8 @@ def report(cases: list[dict], undecided: int, show: int) -> None:
         for c in differing[:show]:
             verdicts = " ".join(f"{n}={'T' if c[n] else ('-' if c[n] is None else 'F')}" for n in CHECKERS)
             print(
-                f"  [{c['kind']}] {c['form']!r} vs gold {c['gold']!r} (label {'eq' if c['label'] else 'ne'}): {verdicts}"
+                f"  [{c['kind']}] {c['form']!r} vs gold {c['gold']!r} "
+                f"(label {'eq' if c['label'] else 'ne'}): {verdicts}"
             )
 
 

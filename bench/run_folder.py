@@ -114,8 +114,8 @@ def main() -> None:
                 codes, errors, expected = scenario(folder, attempt)
                 found = on_disk(folder)
                 print(
-                    f"| {name} | {attempt + 1} | {codes} | {errors} | {expected} | {found['present']} | {found['lines']} "
-                    f"| {found['duplicated']} | {found['broken']} | {leaderboard_units(folder)} |",
+                    f"| {name} | {attempt + 1} | {codes} | {errors} | {expected} | {found['present']} "
+                    f"| {found['lines']} | {found['duplicated']} | {found['broken']} | {leaderboard_units(folder)} |",
                     flush=True,
                 )
     print(f"\nrun folders in {root}")

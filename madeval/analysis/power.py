@@ -218,5 +218,7 @@ def paired_sample_size(
     """
     if (discordance is None) == (sd is None):
         raise UsageError("give either the discordance (0/1 scores) or the SD of the paired differences")
-    n0 = mcnemar_items(delta, discordance, alpha, power) if discordance is not None else t_items(delta, sd, alpha, power)
+    n0 = (
+        mcnemar_items(delta, discordance, alpha, power) if discordance is not None else t_items(delta, sd, alpha, power)
+    )
     return finite_population_size(n0, population) if population else n0

@@ -238,8 +238,8 @@ def simulator(
     \b
     The Files and Batches API (/v1/files, /v1/batches) answers each batch's lines with the same
     agents: --batch-delay, --batch-fail-rate, --batch-expire-after, --batch-cancel-after,
-    --batch-fail, --batch-refuse-uploads, --batch-refuse-looks and --batch-enqueued-token-limit shape how (for --transport batch; GET /stats counts
-    files, batches and lines under "batches").
+    --batch-fail, --batch-refuse-uploads, --batch-refuse-looks and --batch-enqueued-token-limit
+    shape how (for --transport batch; GET /stats counts files, batches and lines under "batches").
     """
     from madeval.core.plugins import registries
     from madeval.settings.config import RunSettings

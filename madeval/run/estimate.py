@@ -124,8 +124,8 @@ def batch_text(size: RunSize, round_trips: int, window: str) -> str:
     return (
         f"this batch run makes at least {size.low:,} calls (up to {size.high:,}){resumed} in at least "
         f"{round_trips:,} batch round trips one after another (its longest chain of dependent calls), each "
-        f"answered within the provider's window of {window} (--batch-options window): {most} for these alone if each takes "
-        "its whole window"
+        f"answered within the provider's window of {window} (--batch-options window): {most} for these alone "
+        "if each takes its whole window"
     )
 
 

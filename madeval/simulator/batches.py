@@ -10,9 +10,10 @@ Routes (the shapes of the openai client's ``FileObject`` and ``Batch`` types):
 
 A batch is ``in_progress`` from its creation and finishes at the first look at it (retrieve or
 cancel) ``completion_delay_s`` or more later (the delay in force at that look counts, so a test may
-shorten it for batches already created): then every line of its input file is answered by the server's ordinary chat logic (faults included) and the
-answers go to the output file (status 200) or the error file (any other status, an injected failed
-line, or a line the batch did not reach), one JSON object per line in the OpenAI batch format::
+shorten it for batches already created): then every line of its input file is answered by the
+server's ordinary chat logic (faults included) and the answers go to the output file (status 200)
+or the error file (any other status, an injected failed line, or a line the batch did not reach),
+one JSON object per line in the OpenAI batch format::
 
     {"id": "batch_req_N", "custom_id": "...", "response": {"status_code": 200, "request_id": "...",
      "body": {...chat.completion...}}, "error": null}

@@ -260,7 +260,9 @@ class BatchTransport:
             return RetryableError(f"batch over the enqueued token limit not split: its request file cannot be "
                                   f"read ({short(str(error), 80)})")
         found = {custom_id for custom_id, _ in lines}
-        self._deliver([c for c in custom_ids if c not in found], {}, RetryableError("line missing from its request file"))
+        self._deliver(
+            [c for c in custom_ids if c not in found], {}, RetryableError("line missing from its request file")
+        )
         half = (len(lines) + 1) // 2
         for part in (lines[:half], lines[half:]):
             if part:
