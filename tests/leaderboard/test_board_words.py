@@ -154,7 +154,9 @@ def test_a_sentence_opening_with_a_lower_case_label_starts_with_a_capital_and_qu
 
     won = {"label_a": "baseline_direct", "label_b": "debate", "delta": 0.122, "delta_ci_low": 0.044,
            "delta_ci_high": 0.2, "p_adjusted": 0.0021, "significant": True, "items": 30, "mde": None, "top_two": False}
-    assert sentence(won, "holm") == "Baseline_direct beats debate by 0.122 (95% CI 0.044 to 0.200, p=0.0021 after Holm)."
+    assert sentence(won, "holm") == (
+        "Baseline_direct beats debate by 0.122 (95% CI 0.044 to 0.200, p=0.0021 after Holm)."
+    )
     assert sentence({**won, "delta": -0.122, "delta_ci_low": -0.2, "delta_ci_high": -0.044}, "holm").startswith(
         "Debate beats baseline_direct by 0.122"
     )

@@ -52,7 +52,9 @@ def test_protocol_sweep_produces_every_output(protocols_run):
         assert (folder / "charts" / f"{chart}.png").stat().st_size > 10_000
         assert (folder / "charts" / f"{chart}.svg").read_text().lstrip().startswith("<?xml")
     rows = result.rows
-    assert {(r["label"], r["task"]) for r in rows} == {(line, t) for line in labels for t in ("arith_mc", "arith_yesno")}
+    assert {(r["label"], r["task"]) for r in rows} == {
+        (line, t) for line in labels for t in ("arith_mc", "arith_yesno")
+    }
     assert all(r["items"] == 8 and r["units"] == 24 and r["repeats"] == 3 for r in rows)
     assert [r["label"] for r in rows[:10]] == PROTOCOLS + BASELINES  # run order
     direct = next(r for r in rows if r["label"] == "baseline_direct")

@@ -415,7 +415,9 @@ def test_hostile_reply_without_text_is_retried_and_never_recorded():
             finally:
                 await client.aclose()
 
-    with pytest.raises(LLMError, match=r"gave up after 2 attempts \(malformed reply: .*not text, malformed reply: no text\)"):
+    with pytest.raises(
+        LLMError, match=r"gave up after 2 attempts \(malformed reply: .*not text, malformed reply: no text\)"
+    ):
         asyncio.run(complete([numeric, null]))
     with pytest.raises(LLMError, match=r"gave up after 2 attempts"):
         asyncio.run(complete([null, null]))

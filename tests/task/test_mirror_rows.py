@@ -175,7 +175,9 @@ def random_forms(count: int, seed: int) -> list[str]:
     for _ in range(count):
         year, day = rng.choice([rng.randrange(10000), 1900, 2000, 2100]), rng.choice([rng.randrange(33), 29])
         text = f"{year:04d}-{rng.randrange(14):02d}-{day:02d}"
-        for part in (f"{rng.choice('T ')}{rng.randrange(26):02d}", f":{rng.randrange(62):02d}", f":{rng.randrange(62):02d}"):
+        for part in (
+            f"{rng.choice('T ')}{rng.randrange(26):02d}", f":{rng.randrange(62):02d}", f":{rng.randrange(62):02d}"
+        ):
             if rng.random() < 0.3:
                 break
             text += part

@@ -210,7 +210,9 @@ def test_task_math_answers(tasks):
     }
     aime = next(i for i in tasks["aime2024"].items if i.target.startswith("0"))
     value = str(int(aime.target))
-    assert tasks["aime2024"].score(tasks["aime2024"].extract(f"\\boxed{{{value}}}", aime), aime) == {"integer_match": 1.0}
+    assert tasks["aime2024"].score(tasks["aime2024"].extract(f"\\boxed{{{value}}}", aime), aime) == {
+        "integer_match": 1.0
+    }
     math500 = tasks["math500"]
     first = math500.items[0]  # gold "\left( 3, \frac{\pi}{2} \right)"
     reply = "Thus $(r,\\theta) = \\boxed{(3,\\tfrac{\\pi}{2})}$."

@@ -46,7 +46,8 @@ def test_frameworks_chateval_one_by_one_sees_everything_said_so_far():
     assert system(llm, 0, 1).count("[") == 0 and "(nothing yet)" in system(llm, 0, 1)
     user = llm.prompts(2, turn=2)[0][1]["content"]
     assert user.endswith(
-        "This is round 2 of 2. This is the final round.\n\nNow it's your time to talk, please make your talk short and clear, Scientist !"
+        "This is round 2 of 2. This is the final round.\n\n"
+        "Now it's your time to talk, please make your talk short and clear, Scientist !"
     )
     assert transcript.decision.answer == "B"
 
@@ -67,7 +68,8 @@ def test_frameworks_chateval_summary_replaces_the_history():
         "Based on the Current summary, you need to summarize from the New lines , add it onto the previous summary, "
         "and eventually return a New summary.\n\nNow, try to summarize the following record.\n\n"
         "Current summary:\nSummary after round 1.\n\nNew lines:\n"
-        "Round 2, agent 1. Final Solution: B\nRound 2, agent 2. Final Solution: B\nRound 2, agent 3. Final Solution: B\n\n"
+        "Round 2, agent 1. Final Solution: B\nRound 2, agent 2. Final Solution: B\n"
+        "Round 2, agent 3. Final Solution: B\n\n"
         "New summary:\n"
     )
     second = system(llm, 1, 2)

@@ -41,11 +41,13 @@ def test_frameworks_eot_prompts_add_confidence_from_the_second_communication_rou
     assert first[0] == {"role": "system", "content": PERSONAS["Kitty"]}
     assert (
         first[1]["content"]
-        == "Please consider the example provided and think it step by step. \nQuestion: Answer.\nWhat is 2 + 2?\nA) 3\nB) 4\nC) 5"
+        == "Please consider the example provided and think it step by step. \n"
+        "Question: Answer.\nWhat is 2 + 2?\nA) 3\nB) 4\nC) 5"
     )
     ben = llm.prompts(1, turn=2)[0][1]["content"]  # debate mode: Ben hears Peter only
     assert ben == (
-        "Please consider the example provided and think it step by step.\nQuestion: Answer.\nWhat is 2 + 2?\nA) 3\nB) 4\nC) 5\n"
+        "Please consider the example provided and think it step by step.\n"
+        "Question: Answer.\nWhat is 2 + 2?\nA) 3\nB) 4\nC) 5\n"
         "Your Solution: Step by step. The answer is B. Final Solution: B\n"
         "Here is a solution process from your friend:\n"
         "Peter's Solution: Step by step. The answer is C. Final Solution: C\n"
@@ -55,15 +57,18 @@ def test_frameworks_eot_prompts_add_confidence_from_the_second_communication_rou
     )
     kitty = llm.prompts(0, turn=3)[0][1]["content"]  # Kitty hears Ben and Peter, with confidence
     assert (
-        "Ben's Solution: Step by step. The answer is B. Final Solution: B\nBen's confidence in this solution is: 1.0\n"
+        "Ben's Solution: Step by step. The answer is B. Final Solution: B\n"
+        "Ben's confidence in this solution is: 1.0\n"
         in kitty
     )
     assert (
-        "Peter's Solution: Step by step. The answer is B. Final Solution: B\nPeter's confidence in this solution is: 0.5\n"
+        "Peter's Solution: Step by step. The answer is B. Final Solution: B\n"
+        "Peter's confidence in this solution is: 0.5\n"
         in kitty
     )
     assert (
-        "If your friend's confidence level is below 0.5, it suggests a high probability that the solution might be incorrect."
+        "If your friend's confidence level is below 0.5, "
+        "it suggests a high probability that the solution might be incorrect."
         in kitty
     )
     decision = transcript.decision

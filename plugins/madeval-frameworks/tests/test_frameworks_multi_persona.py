@@ -79,7 +79,8 @@ def test_frameworks_multi_persona_conversations_are_the_authors():
         {"role": "assistant", "content": "Affirmative round 1. Final Solution: A"},
         {
             "role": "user",
-            "content": "Negative round 1. Final Solution: B\n\nDo you agree with my perspective? Please provide your reasons and answer.",
+            "content": "Negative round 1. Final Solution: B\n\n"
+            "Do you agree with my perspective? Please provide your reasons and answer.",
         },
     ]
     negative = llm.prompts(2, turn=1)[0]
@@ -98,7 +99,8 @@ def test_frameworks_multi_persona_conversations_are_the_authors():
         "Affirmative round 3. Final Solution: A\n\nNegative side arguing: Negative round 3."
     )
     assert moderator[-1]["content"].endswith(
-        '{"Whether there is a preference": "Yes or No", "Supported Side": "Affirmative or Negative", "Reason": "", "debate_answer": ""}'
+        '{"Whether there is a preference": "Yes or No", "Supported Side": "Affirmative or Negative", '
+        '"Reason": "", "debate_answer": ""}'
     )
     assert [m["role"] for m in moderator] == ["system", "user", "assistant", "user", "assistant", "user"]
 
