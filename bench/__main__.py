@@ -26,7 +26,8 @@ doc_to_text: question
 doc_to_choice: choices
 doc_to_target: answer
 answer_type: choice
-instruction: "Answer the following multiple-choice question. Make absolutely sure to provide your solution in the end: 'FINAL SOLUTION: <Letter>'."
+instruction: "Answer the following multiple-choice question. Make absolutely sure to provide your solution in the end: \
+'FINAL SOLUTION: <Letter>'."
 answer_extraction: [choice]
 """
 

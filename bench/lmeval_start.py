@@ -7,7 +7,8 @@ chat request (polled on ``GET /stats`` every 10 ms). The first run is cold: it w
 files and stores the index (madeval_lmeval.index_cache), builds gsm8k's items through lm-eval and
 stores them (madeval_lmeval.item_cache); the others read both without importing lm_eval.tasks. The target for a
 warm run is under 1.5 s; each run's CPU time to the first call (read from ``/proc``, all threads)
-and from start to exit is printed too, since a loaded machine stretches wall times several-fold. Needs lm-eval installed and the gsm8k mirror under ``MADEVAL_DATA_DIR``.
+and from start to exit is printed too, since a loaded machine stretches wall times several-fold.
+Needs lm-eval installed and the gsm8k mirror under ``MADEVAL_DATA_DIR``.
 
 ``--task gsm8k`` measures a built-in task the same way (its rows read from the local mirror), to
 compare madeval's own path to a first call with lm-eval's.

@@ -5,8 +5,9 @@ in this process, best of 3, without the questions' loading or the packing), writ
 page (``madeval view``, timed, with the writer's peak memory) and opens it in
 headless Chromium, driven through the DevTools protocol (aiohttp's websocket client), to measure
 in the page: when the list is ready (the viewer's script done), when the whole file is parsed
-(``DOMContentLoaded``: the debates follow the list) and the load event, the JavaScript heap, one filter over every debate, sorting every debate by item id (``sort_ms``), and opening the last debate (unpacking
-it and drawing its grid). With ``--debates N`` the page is made from a copy of RUN whose records
+(``DOMContentLoaded``: the debates follow the list) and the load event, the JavaScript heap, one
+filter over every debate, sorting every debate by item id (``sort_ms``), and opening the last
+debate (unpacking it and drawing its grid). With ``--debates N`` the page is made from a copy of RUN whose records
 are repeated under new unit keys (new repeat numbers) until there are N, for sizes no real run has
 yet. With ``--huge-reply MB`` the last debate's first message is a reply of that many megabytes
 (words and blanks, as near the 16 MB reply limit), so ``open_ms`` shows what its preview costs.
@@ -64,7 +65,7 @@ new Promise(function (done) {
     })();
   })();
 })
-"""
+"""  # noqa: E501 - embedded JavaScript
 
 
 def copied_run(run: Path, debates: int, folder: Path) -> Path:

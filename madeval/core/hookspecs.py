@@ -2,8 +2,8 @@
 
 Every hook but ``simulator_reply`` (the last) is a *register callback* hook, in the style of
 simonw/llm: madeval calls the hook with a ``register`` function and the plugin calls it once for
-every component it adds, so one plugin may add many components. Core owns the names: a name used twice is an error naming both plugins, and
-an unknown name fails with the closest known names.
+every component it adds, so one plugin may add many components. Core owns the names: a name used
+twice is an error naming both plugins, and an unknown name fails with the closest known names.
 
 ``register(name, factory, *, aliases=(), description="")``
 

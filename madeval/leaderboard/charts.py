@@ -13,9 +13,9 @@
   option when a sweep varies it with everything else fixed (Voting or Consensus?, Figures 4 and 5), with a
   dotted least-squares line. Rescored configurations form their own series, named after the
   configuration they were replayed on.
-* ``cost``: score against dollars (with a price file, ``--prices``), tokens and calls per item, one point per configuration with its
-  95% interval; the cost-accuracy Pareto front (:mod:`.cost`) is joined by a dashed line and its
-  points ringed (drawn when the configurations' costs differ).
+* ``cost``: score against dollars (with a price file, ``--prices``), tokens and calls per item, one
+  point per configuration with its 95% interval; the cost-accuracy Pareto front (:mod:`.cost`) is
+  joined by a dashed line and its points ringed (drawn when the configurations' costs differ).
 * ``dynamics``: the score of each turn's vote, turn by turn, with the final decision marked
   (:mod:`madeval.dynamics.chart`; the board's ``dynamics``).
 

@@ -3,10 +3,10 @@ prices of the board's price file (``--prices``, :mod:`madeval.pricing`).
 
 A call that went through a provider's batch API (``--transport batch``; each call records its
 transport, older records follow their ``run.json``) is priced at batch prices, any other at list
-prices; the prompt tokens the provider served from its prompt cache at the ``cached_input`` price. A row is "not priced" when one of its
-records used a model the file has no price for (the board names those models in one line), and "not
-recorded" when its configuration was imported from another harness (MALLM, lm-eval), whose output
-holds no calls or tokens: neither is ever shown as 0.
+prices; the prompt tokens the provider served from its prompt cache at the ``cached_input`` price.
+A row is "not priced" when one of its records used a model the file has no price for (the board
+names those models in one line), and "not recorded" when its configuration was imported from
+another harness (MALLM, lm-eval), whose output holds no calls or tokens: neither is ever shown as 0.
 """
 
 from __future__ import annotations
@@ -107,7 +107,10 @@ def prices_note(prices: dict[str, Any] | None) -> str:
                  "(vLLM says so only with --enable-prompt-tokens-details).")
     if prices["unpriced"]:
         shown = ", ".join(prices["unpriced"])
-        text += f" No price for {shown} in the price file: rows that used {'it' if len(prices['unpriced']) == 1 else 'them'} are not priced."
+        text += (
+            f" No price for {shown} in the price file: rows that used "
+            f"{'it' if len(prices['unpriced']) == 1 else 'them'} are not priced."
+        )
     return text
 
 

@@ -88,8 +88,9 @@ def markdown(result: Check, options: LeaderboardOptions) -> str:
     verdict = (f"FAIL: {regressed} regressed, {missing} missing" if result.failed
                else "PASS: no configuration is significantly worse than the baseline")
     return "\n".join(lines) + (
-        f"\n\nOne-sided paired tests of run < baseline on shared items, {CORRECTION_NAMES[options.correction]} correction "
-        f"across all rows, alpha {options.alpha:g}.\n{detect}{verdict}\n"
+        f"\n\nOne-sided paired tests of run < baseline on shared items, "
+        f"{CORRECTION_NAMES[options.correction]} correction across all rows, "
+        f"alpha {options.alpha:g}.\n{detect}{verdict}\n"
     )
 
 

@@ -2,10 +2,10 @@
 
 The SDK reads bodies in full, error bodies included, so the cap must sit below it: each HTTP
 transport the client builds (the direct one and any proxy one from the environment) runs on
-:class:`~madeval.llm.aiohttp_transport.CleanConnector` and is wrapped so that a ``Content-Length`` over the cap, or a stream that passes it, raises
-:class:`~madeval.llm.wire.ResponseTooLarge`. A ``Content-Encoding`` header is dropped (madeval
-asks for ``identity``): a compressed body then reads as a malformed reply instead of being
-inflated past the cap.
+:class:`~madeval.llm.aiohttp_transport.CleanConnector` and is wrapped so that a ``Content-Length``
+over the cap, or a stream that passes it, raises :class:`~madeval.llm.wire.ResponseTooLarge`. A
+``Content-Encoding`` header is dropped (madeval asks for ``identity``): a compressed body then
+reads as a malformed reply instead of being inflated past the cap.
 """
 
 from __future__ import annotations

@@ -3,9 +3,9 @@
 * **Answer diversity** ("Voting or Consensus?", Section 4.3, Table 1): the mean
   cosine similarity, over all pairs of voting agents, of the sentence embeddings (SBERT) of their
   final answers. Lower similarity means more diverse answers.
-* **Answer entropy** (MADC, Key Decision-Makers in Multi-Agent Debates, Appendix, Eq. 5): in every turn, ``H = -sum_a p_a log2
-  p_a`` over the shares ``p_a`` of the agents' parsed answers (unparsed answers are left out, as in
-  the authors' code). 10 agents answering A x8, B x1, C x1 give 0.9219 bits.
+* **Answer entropy** (MADC, Key Decision-Makers in Multi-Agent Debates, Appendix, Eq. 5): in every
+  turn, ``H = -sum_a p_a log2 p_a`` over the shares ``p_a`` of the agents' parsed answers (unparsed
+  answers are left out, as in the authors' code). 10 agents answering A x8, B x1, C x1 give 0.9219 bits.
 * **Gold log-likelihood** (MADC, Appendix, Eq. 4): ``log2 P(y = gold)`` in every turn, where
   ``P`` is the share of parsed answers equal to the gold answer (A x9, B x1 with gold A:
   log2 0.9 = -0.152); MADC also sums the values over turns. When no agent holds the gold answer,

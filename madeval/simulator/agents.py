@@ -42,9 +42,10 @@ which the client sees as a failed unit it will not retry, and counted (``unknown
 ``generated`` asked ``mmlu_pro`` scored 15% with letters A-D for ten-option items) and no one
 would know. Persona generation needs no gold answer and is always answered, and so are madeval's
 probe call (:mod:`madeval.llm.probe`) and a plugin's own prompts that quote no question (a
-summary of the discussion so far), which the plugin's ``simulator_reply`` answers. ``unknown="answer"`` (``madeval simulator --unknown answer``)
-answers such prompts as a four-option question with no right answer, as a simulator that knows no
-question at all always does (it has nothing to check against).
+summary of the discussion so far), which the plugin's ``simulator_reply`` answers.
+``unknown="answer"`` (``madeval simulator --unknown answer``) answers such prompts as a
+four-option question with no right answer, as a simulator that knows no question at all always
+does (it has nothing to check against).
 
 The request kind is recognised from the wording of madeval's own prompts: persona generation,
 debate turns with [AGREE]/[DISAGREE], final-answer extraction, simple / approval / cumulative /

@@ -143,7 +143,8 @@ def _write(handle: TextIO, title: str, index: dict[str, Any], packed: TextIO) ->
     )
     handle.write("<div id='notes'></div>")
     handle.write(
-        "<p class='note'>Click a debate (or, from the keyboard, its number) to open it: a grid of turns by agents, each message opening in full. "
+        "<p class='note'>Click a debate (or, from the keyboard, its number) to open it: a grid of turns by agents, "
+        "each message opening in full. "
         f"The list shows {PAGE_ROWS} debates a page and works as soon as the page's top is read; a debate is "
         "unpacked only when opened.</p>"
     )

@@ -176,7 +176,9 @@ def test_power_sample_size_paired_from_a_pilot_with_repeats_uses_the_sd_of_diffe
                "runs": [{"preset": "baseline_cot"}, {"preset": "self_consistency"}]}
     with simulate(tasks=generated_tasks.values(), accuracy=0.6) as sim:
         result, _ = run_quietly(build_settings({**options, "base_url": sim.base_url}))
-    labels = {cid: c["label"] for cid, c in json.loads((result.folder / "run.json").read_text())["configurations"].items()}
+    labels = {
+        cid: c["label"] for cid, c in json.loads((result.folder / "run.json").read_text())["configurations"].items()
+    }
     by_item: dict = {}
     for line in (result.folder / "records.jsonl").read_text().splitlines():
         r = json.loads(line)

@@ -23,8 +23,8 @@ def test_every_public_name_imports_and_the_engine_loads_only_when_asked():
     ``madeval --help`` pays) loads neither the engine nor the built-in components."""
     code = (
         "import sys, madeval\n"
-        "heavy = [m for m in ('madeval.run.engine', 'madeval.debate.loop', 'madeval.builtins.paradigms', 'madeval.task.definition')"
-        " if m in sys.modules]\n"
+        "heavy = [m for m in ('madeval.run.engine', 'madeval.debate.loop', 'madeval.builtins.paradigms', "
+        "'madeval.task.definition') if m in sys.modules]\n"
         "names = {}\n"
         "exec('from madeval import *', names)\n"
         "print(heavy, sorted(set(madeval.__all__) - set(names)), madeval.registries.__name__)\n"

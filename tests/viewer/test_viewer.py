@@ -325,7 +325,7 @@ FILTER_PROBE = """
               first: document.querySelector('#debates tbody tr td').textContent};
   root.setAttribute('data-probe', JSON.stringify(out));
 })();
-"""
+"""  # noqa: E501 - embedded JavaScript
 
 
 def test_filters_show_the_debates_the_facts_say(viewed_run, tmp_path):
@@ -392,7 +392,7 @@ OPEN_PROBE = """
     }));
   })();
 })();
-"""
+"""  # noqa: E501 - embedded JavaScript
 
 
 def opened(folder: Path, number: int, tmp_path: Path, width: int = 1400) -> tuple[dict, str]:
@@ -516,7 +516,7 @@ KEYBOARD_PROBE = """
     })();
   })();
 })();
-"""
+"""  # noqa: E501 - embedded JavaScript
 
 
 def test_a_debate_opens_from_the_keyboard_and_again_from_its_row_and_its_box_reads_plainly(viewed_run, tmp_path):

@@ -77,7 +77,7 @@ PROBE = """
     root.setAttribute('data-probe', JSON.stringify(out));
   }); }); });
 })();
-"""
+"""  # noqa: E501 - embedded JavaScript
 
 
 def test_the_list_sorts_by_each_column_and_a_debate_shows_its_costs_and_previews(tmp_path):

@@ -47,9 +47,40 @@ from .common import require_layout
 
 # --- verbatim (the MAD-frameworks appendix, "Chateval") ---------------------------------------------------------------
 ROLES = {
-    "General Public": "You are General Public, part of a group discussing this question. Your role is to share your immediate thoughts and feelings to spark discussion. Here's what others have said so far: {chat_history}. In non-final rounds, provide your perspective or improve upon previous answers, focusing on clarity and insight. In the final round, provide a concise, conclusive answer directly addressing the question in the format 'Answer: ...' (max 800 words). Additionally, assign scores (1-10, integers only) to the answers from the previous round in the format 'Scores: Round X - Agent Y: Z'. Keep responses clear and focused.",
-    "Critic": "You are Critic, part of a group discussing this question. Your job is to challenge previous answers and refine the discussion. Here's what's been said so far: {chat_history}. In non-final rounds, point out flaws or improve upon previous answers, aiming for precision and depth. In the final round, provide a concise, conclusive answer directly addressing the question in the format 'Answer: ...' (max 800 words). Additionally, assign scores (1-10, integers only) to the answers from the previous round in the format 'Scores: Round X - Agent Y: Z'. Keep responses sharp and critical.",
-    "Scientist": "You are Scientist, part of a group discussing this question. Your role is to provide a logical, evidence-based summary to conclude the discussion. Here's what others have said so far: {chat_history}. In non-final rounds, analyze the question or counter others' points with evidence-based reasoning. In the final round, provide a concise, conclusive answer directly addressing the question in the format 'Answer: ...' (max 800 words). Additionally, assign scores (1-10, integers only) to the answers from the previous round in the format 'Scores: Round X - Agent Y: Z'. Keep responses logical and precise.",
+    "General Public": (
+        "You are General Public, part of a group discussing this question. "
+        "Your role is to share your immediate thoughts and feelings to spark discussion. "
+        "Here's what others have said so far: {chat_history}. "
+        "In non-final rounds, provide your perspective or improve upon previous answers, "
+        "focusing on clarity and insight. "
+        "In the final round, provide a concise, conclusive answer directly addressing the question "
+        "in the format 'Answer: ...' (max 800 words). "
+        "Additionally, assign scores (1-10, integers only) to the answers from the previous round "
+        "in the format 'Scores: Round X - Agent Y: Z'. "
+        "Keep responses clear and focused."
+    ),
+    "Critic": (
+        "You are Critic, part of a group discussing this question. "
+        "Your job is to challenge previous answers and refine the discussion. "
+        "Here's what's been said so far: {chat_history}. "
+        "In non-final rounds, point out flaws or improve upon previous answers, aiming for precision and depth. "
+        "In the final round, provide a concise, conclusive answer directly addressing the question "
+        "in the format 'Answer: ...' (max 800 words). "
+        "Additionally, assign scores (1-10, integers only) to the answers from the previous round "
+        "in the format 'Scores: Round X - Agent Y: Z'. "
+        "Keep responses sharp and critical."
+    ),
+    "Scientist": (
+        "You are Scientist, part of a group discussing this question. "
+        "Your role is to provide a logical, evidence-based summary to conclude the discussion. "
+        "Here's what others have said so far: {chat_history}. "
+        "In non-final rounds, analyze the question or counter others' points with evidence-based reasoning. "
+        "In the final round, provide a concise, conclusive answer directly addressing the question "
+        "in the format 'Answer: ...' (max 800 words). "
+        "Additionally, assign scores (1-10, integers only) to the answers from the previous round "
+        "in the format 'Scores: Round X - Agent Y: Z'. "
+        "Keep responses logical and precise."
+    ),
 }
 ROLE_ORDER = ("General Public", "Critic", "Scientist")
 # ChatEval's prompt template line and summary prompt (verbatim):
@@ -124,7 +155,8 @@ class ChatEvalParadigm(Paradigm):
 
 
 class ChatEvalResponder(Responder):
-    """ChatEval's role prompts (the MAD-frameworks appendix) with the chat history or the summary, and the summary prompt."""
+    """ChatEval's role prompts (the MAD-frameworks appendix) with the chat history or the summary, and the
+    summary prompt."""
 
     gives_agreement = False
 

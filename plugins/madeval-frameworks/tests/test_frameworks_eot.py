@@ -43,7 +43,8 @@ def test_frameworks_eot_prompts_add_confidence_from_the_second_communication_rou
                                    "Question: Answer.\nWhat is 2 + 2?\nA) 3\nB) 4\nC) 5")
     ben = llm.prompts(1, turn=2)[0][1]["content"]  # debate mode: Ben hears Peter only
     assert ben == (
-        "Please consider the example provided and think it step by step.\nQuestion: Answer.\nWhat is 2 + 2?\nA) 3\nB) 4\nC) 5\n"
+        "Please consider the example provided and think it step by step.\n"
+        "Question: Answer.\nWhat is 2 + 2?\nA) 3\nB) 4\nC) 5\n"
         "Your Solution: Step by step. The answer is B. Final Solution: B\n"
         "Here is a solution process from your friend:\n"
         "Peter's Solution: Step by step. The answer is C. Final Solution: C\n"

@@ -1,4 +1,5 @@
-"""madeval-freemad: Free-MAD, consensus-free multi-agent debate (Cui et al., "Free-MAD: Consensus-Free Multi-Agent Debate").
+"""madeval-freemad: Free-MAD, consensus-free multi-agent debate (Cui et al., "Free-MAD: Consensus-Free
+Multi-Agent Debate").
 
 Components (registered by :mod:`madeval_freemad.plugin`):
 

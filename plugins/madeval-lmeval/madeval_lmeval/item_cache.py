@@ -4,13 +4,13 @@ imports ``datasets`` and pandas (1.5 s of CPU) before a single prompt can be bui
 
 The file is ``lmeval-items-<key>.json`` in madeval's cache folder (:func:`.index_cache.cache_folder`).
 Its key covers what the items are built from that is cheap to name: this format, lm-eval's
-version (and the size and time of its prompt, sampler and filter modules), the task's name, the ``--include-path`` folders, the few-shot count and seed, and the
-text of madeval's code that builds items (:data:`CODE_FILES`). The file also lists, with size and
-modification time, every file the items were read from: each folder the task's YAML and its
-``include`` chain live in (their ``!function`` modules live there too) and the mirror files its
-rows came from. A different key, or any listed file changed, added or removed, builds the items
-again through lm-eval. A file that cannot be read or is not what this module writes is ignored
-with one warning and rebuilt.
+version (and the size and time of its prompt, sampler and filter modules), the task's name, the
+``--include-path`` folders, the few-shot count and seed, and the text of madeval's code that
+builds items (:data:`CODE_FILES`). The file also lists, with size and modification time, every
+file the items were read from: each folder the task's YAML and its ``include`` chain live in
+(their ``!function`` modules live there too) and the mirror files its rows came from. A different
+key, or any listed file changed, added or removed, builds the items again through lm-eval. A file
+that cannot be read or is not what this module writes is ignored with one warning and rebuilt.
 
 Items are stored only when every split came from a local mirror and they read back equal to
 what was built (JSON keeps str, int, float, bool, None, lists and str-keyed dicts), and are used

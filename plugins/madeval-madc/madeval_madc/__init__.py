@@ -1,4 +1,5 @@
-"""madeval-madc: Society-of-Minds debate (Du et al.) with MADC's allocation strategies ("Key Decision-Makers in Multi-Agent Debates").
+"""madeval-madc: Society-of-Minds debate (Du et al.) with MADC's allocation strategies ("Key Decision-Makers
+in Multi-Agent Debates").
 
 Components (registered by :mod:`madeval_madc.plugin`):
 

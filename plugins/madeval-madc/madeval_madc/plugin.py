@@ -12,7 +12,8 @@ from .responder import SocietyOfMinds
 
 
 def madc() -> dict:
-    """MADC (Key Decision-Makers in Multi-Agent Debates): 5 agents, one debate round, the most-agreed answer shown last, majority vote.
+    """MADC (Key Decision-Makers in Multi-Agent Debates): 5 agents, one debate round, the most-agreed answer
+    shown last, majority vote.
 
     MADC's agents have the system prompt "You are a helpful assistant." (``prompt/agent_com0.json``)
     and answer in one debate round after their independent answers; the final answer is the most
