@@ -84,6 +84,7 @@ docs-update: $(STAMP)
 TEST_WORKERS ?= auto
 
 test: install docs
+	$(BIN)/ruff check .
 	$(BIN)/python -m pytest -q -n $(TEST_WORKERS)
 
 clean:

@@ -103,7 +103,8 @@ CALLED_WRONG = re.compile(
     re.IGNORECASE,
 )
 NONE_MATCHES = re.compile(
-    r"\bnone[ \t]++of[ \t]++the[ \t]++(?:provided[ \t]++|given[ \t]++)?(?:answer[ \t]++)?(?:solutions|options|answers|choices)"
+    r"\bnone[ \t]++of[ \t]++the[ \t]++(?:provided[ \t]++|given[ \t]++)?(?:answer[ \t]++)?"
+    r"(?:solutions|options|answers|choices)"
     r"|\bnot[ \t]++an?[ \t]++(?:available[ \t]++)?(?:answer[ \t]++)?option", re.IGNORECASE,
 )
 STANCE_ONLY = re.compile(r"[\s\[(]*+(?:dis)?agree[\s\])]*+\.?\s*+", re.IGNORECASE)

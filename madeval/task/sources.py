@@ -130,7 +130,8 @@ def gated_hint(dataset: dict[str, Any]) -> str:
     elif root:
         local = f"or put a local copy (JSON lines, the hub's columns) at {Path(root) / str(wanted)}"
     else:
-        local = f"or put a local copy (JSON lines, the hub's columns) at {wanted} under a folder named by {DATA_DIR_VARIABLE}"
+        local = (f"or put a local copy (JSON lines, the hub's columns) at {wanted} under a folder named by "
+                 f"{DATA_DIR_VARIABLE}")
     return (f"{dataset['path']} is a gated dataset: accept its terms at {page} while logged in, then set "
             f"HF_TOKEN to an access token of that account; {local}")
 

@@ -73,7 +73,8 @@ def test_help_lists_every_command():
 
 def modules_after(code: str) -> dict:
     probe = (f"import sys, json\n{code}\n"
-             "print(json.dumps(sorted(m for m in sys.modules if m.startswith(('madeval.cli.', 'madeval.leaderboard', 'madeval.run.', 'madeval.analysis', 'numpy', 'scipy')))))")
+             "print(json.dumps(sorted(m for m in sys.modules if m.startswith(('madeval.cli.', 'madeval.leaderboard', "
+             "'madeval.run.', 'madeval.analysis', 'numpy', 'scipy')))))")
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]
     return set(json.loads(done.stdout.splitlines()[-1]))

@@ -184,8 +184,9 @@ def misrecorded_replies(folder: Path, server: HostileServer) -> list[str]:
             where = f"{unit['item']} agent {message['agent']}: {text[-80:]!r}"
             if cut := CUT.search(text):  # a reply longer than max_tokens allows: its prefix, with a note
                 length, kept = int(cut.group(1)), int(cut.group(2))
+                seeds = seeds_of(unit["item"], unit["repeat"], message["agent"])
                 sent_so = [s for s in server.sent.values() if s.mode == "10mb-reply" and s.proper
-                           and s.length == length and s.seed in seeds_of(unit["item"], unit["repeat"], message["agent"])]
+                           and s.length == length and s.seed in seeds]
                 if not sent_so or text[:cut.start()] != (FILLER * (kept // len(FILLER) + 1))[:kept]:
                     wrong.append(f"a cut reply the server did not send: {where}")
                 continue

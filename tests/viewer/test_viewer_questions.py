@@ -80,7 +80,8 @@ def test_a_broken_mirror_line_is_a_note_not_a_crash(mirrored, tmp_path):
 def test_the_viewer_does_not_import_datasets_for_a_mirrored_task(mirrored, tmp_path):
     """The seconds ``datasets`` (pyarrow, pandas) takes to import are what the page's writing spent."""
     probe = ("import sys, json; from madeval.viewer.questions import load_questions; "
-             f"q = load_questions({{'settings': {{'include_path': [{str(mirrored)!r}]}}, 'tasks': {{'mirrored_mc': {{'items': ['101']}}}}}}); "
+             f"q = load_questions({{'settings': {{'include_path': [{str(mirrored)!r}]}}, "
+             "'tasks': {'mirrored_mc': {'items': ['101']}}}); "
              "print(json.dumps([q.of({'unit': {'task': 'mirrored_mc', 'item': '101'}}), 'datasets' in sys.modules]))")
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]

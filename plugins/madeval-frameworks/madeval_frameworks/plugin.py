@@ -36,8 +36,8 @@ def eot() -> dict:
 
 
 def eot_similarity() -> dict:
-    """Exchange-of-Thought, benchmark variant (the MAD-frameworks appendix): after at least one communication round, stop
-    when every pair of the agents' lower-cased answers has a difflib similarity >= 0.85; at most 3
+    """Exchange-of-Thought, benchmark variant (the MAD-frameworks appendix): after at least one communication
+    round, stop when every pair of the agents' lower-cased answers has a difflib similarity >= 0.85; at most 3
     rounds."""
     return {**eot(), "decider_args": {"similarity": 0.85, "compare": "answers", "min_exchanges": 1},
             "max_turns": 3}

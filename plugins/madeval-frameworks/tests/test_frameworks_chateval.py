@@ -58,7 +58,8 @@ def test_frameworks_chateval_summary_replaces_the_history():
         "Based on the Current summary, you need to summarize from the New lines , add it onto the previous summary, "
         "and eventually return a New summary.\n\nNow, try to summarize the following record.\n\n"
         "Current summary:\nSummary after round 1.\n\nNew lines:\n"
-        "Round 2, agent 1. Final Solution: B\nRound 2, agent 2. Final Solution: B\nRound 2, agent 3. Final Solution: B\n\n"
+        "Round 2, agent 1. Final Solution: B\nRound 2, agent 2. Final Solution: B\n"
+        "Round 2, agent 3. Final Solution: B\n\n"
         "New summary:\n")
     second = system(llm, 1, 2)
     assert second.startswith(QUESTION + "You are General Public") and "said so far: Summary after round 1.." in second

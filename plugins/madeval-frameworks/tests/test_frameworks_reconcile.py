@@ -49,13 +49,17 @@ def test_frameworks_reconcile_weighted_vote_can_beat_the_majority():
     prompt = llm.prompts(0, turn=2)[0][0]["content"]
     assert prompt.startswith("Q: What is 2 + 2?\nA) 3\nB) 4\nC) 5 "
                              "Please answer the question with step-by-step reasoning. "
-                             "Also, evaluate your confidence level (between 0.0 and 1.0) to indicate the possibility of your answer being right.")
+                             "Also, evaluate your confidence level (between 0.0 and 1.0) to indicate the possibility "
+                             "of your answer being right.")
     # Three different answers: only the two most common are shown (ReConcile's most_common(2)).
     assert ("\n\nCarefully review the following solutions from other agents as additional information, "
             "and provide your own "
-            "answer and step-by-step reasoning to the question. Clearly states that which pointview do you agree or disagree and why.\n\n "
-            "There are 1 agents think the answer is A. One agent solution: I think the answer is A because because My confidence level is 0.9.\n\n"
-            "There are 1 agents think the answer is B. One agent solution: I think the answer is B because because My confidence level is 0.9.\n\n "
+            "answer and step-by-step reasoning to the question. Clearly states that which pointview do you agree or "
+            "disagree and why.\n\n "
+            "There are 1 agents think the answer is A. One agent solution: I think the answer is A because because "
+            "My confidence level is 0.9.\n\n"
+            "There are 1 agents think the answer is B. One agent solution: I think the answer is B because because "
+            "My confidence level is 0.9.\n\n "
             "Output your answer in json format") in prompt
     assert "think the answer is C" not in prompt
 
