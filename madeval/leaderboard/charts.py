@@ -13,9 +13,9 @@
   option when a sweep varies it with everything else fixed (Voting or Consensus?, Figures 4 and 5), with a
   dotted least-squares line. Rescored configurations form their own series, named after the
   configuration they were replayed on.
-* ``cost``: score against dollars (with a price file, ``--prices``), tokens and calls per item, one point per configuration with its
-  95% interval; the cost-accuracy Pareto front (:mod:`.cost`) is joined by a dashed line and its
-  points ringed (drawn when the configurations' costs differ).
+* ``cost``: score against dollars (with a price file, ``--prices``), tokens and calls per item, one
+  point per configuration with its 95% interval; the cost-accuracy Pareto front (:mod:`.cost`) is
+  joined by a dashed line and its points ringed (drawn when the configurations' costs differ).
 * ``dynamics``: the score of each turn's vote, turn by turn, with the final decision marked
   (:mod:`madeval.dynamics.chart`; the board's ``dynamics``).
 
@@ -46,7 +46,7 @@ from madeval.leaderboard.render import TIME_COLUMN
 from madeval.records.safe_files import refuse_linked_folder, write_bytes_atomically
 
 #: Display-only or bookkeeping fields: never what tells two configurations of a sweep apart.
-NOT_SWEEP_KEYS = {"label", "name", "source", "preset", "replay_of", "replayed_decider"}
+NOT_SWEEP_KEYS = {"label", "name", "source", "preset", "replay_of", "replayed_decider", "label_in_run", "id_in_run"}
 #: A scaling chart needs at least this many values of the varied option.
 MIN_SWEEP_POINTS = 3
 PALETTE = matplotlib.colormaps["tab10"].colors

@@ -120,12 +120,22 @@ def _name(data: RunData) -> str:
 
 
 def resolve_reference(data: RunData, wanted: str | None) -> str | None:
-    """The reference configuration's id from a label or id; default: the run's first configuration."""
+    """The reference configuration's id from a label or id; default: the run's first configuration.
+
+    On a merged board a label or id as its own run had it (``label_in_run``, ``id_in_run``: see
+    :mod:`madeval.leaderboard.merge`) names the configuration too, unless it names several: that is a
+    one-line UsageError listing them, never the first taken silently."""
     if wanted is None:
         return next((cid for cid, c in data.configurations.items() if c.get("source") == "run"), None)
-    for cid, config in data.configurations.items():
-        if wanted in (cid, config.get("label")):
-            return cid
+    exact = [cid for cid, c in data.configurations.items() if wanted in (cid, c.get("label"))]
+    found = exact or [cid for cid, c in data.configurations.items()
+                      if wanted in (c.get("id_in_run"), c.get("label_in_run"))]
+    if len(found) == 1:
+        return found[0]
+    if found:
+        named = ", ".join(f"{data.configurations[cid]['label']} ({cid})" for cid in found)
+        raise UsageError(f"reference configuration '{wanted}' names {len(found)} configurations of the merged runs: "
+                         f"{named}; pass one of these labels or ids")
     labels = ", ".join(c["label"] for c in data.configurations.values())
     raise UsageError(f"unknown reference configuration '{wanted}' (configurations: {labels})")
 
