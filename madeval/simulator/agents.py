@@ -42,9 +42,10 @@ which the client sees as a failed unit it will not retry, and counted (``unknown
 ``generated`` asked ``mmlu_pro`` scored 15% with letters A-D for ten-option items) and no one
 would know. Persona generation needs no gold answer and is always answered, and so are madeval's
 probe call (:mod:`madeval.llm.probe`) and a plugin's own prompts that quote no question (a
-summary of the discussion so far), which the plugin's ``simulator_reply`` answers. ``unknown="answer"`` (``madeval simulator --unknown answer``)
-answers such prompts as a four-option question with no right answer, as a simulator that knows no
-question at all always does (it has nothing to check against).
+summary of the discussion so far), which the plugin's ``simulator_reply`` answers.
+``unknown="answer"`` (``madeval simulator --unknown answer``) answers such prompts as a four-option
+question with no right answer, as a simulator that knows no question at all always does (it has
+nothing to check against).
 
 The request kind is recognised from the wording of madeval's own prompts: persona generation,
 debate turns with [AGREE]/[DISAGREE], final-answer extraction, simple / approval / cumulative /
@@ -67,6 +68,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 
 from madeval.core.plugins import load_plugins
+from madeval.llm.model_identity import SIMULATOR_FINGERPRINT
 from madeval.llm.probe import PROBE_PROMPT
 from madeval.simulator.truth import Gold, GoldIndex
 
@@ -142,7 +144,7 @@ class SyntheticAgents:
         if model not in self._fingerprints:
             profile = self.profiles.get(model, self.default)
             blob = json.dumps([vars(profile), self.seed, self.unknown, self.truth.digest()], sort_keys=True)
-            self._fingerprints[model] = "fp_sim_" + hashlib.sha256(blob.encode()).hexdigest()[:12]
+            self._fingerprints[model] = SIMULATOR_FINGERPRINT + hashlib.sha256(blob.encode()).hexdigest()[:12]
         return self._fingerprints[model]
 
     def __call__(self, request: dict[str, Any]) -> tuple[str, int, int]:
