@@ -66,9 +66,13 @@ def _rescore(run: Path, deciders: str, base_url, endpoints, concurrency, cache) 
         run,
         LeaderboardOptions.from_dict(data.run.get("leaderboard")),
         f"the rescored records are kept: run 'madeval leaderboard show {run}'",
+        keep_previous=True,
     )
     click.echo(terminal_text(markdown(board)), nl=False)
-    click.echo(f"\n{outcome.added} debates rescored; results in {run}")
+    click.echo(terminal_text(f"\n{outcome.added} debates rescored; results in {run}"))
+    if board.get("previous_board"):
+        click.echo(terminal_text(f"the board before this rescore is kept in {board['previous_board']}; rescored "
+                                 "rows are corrected as a family of their own, so the run's p-values are unchanged"))
 
 
 def _run_configs(data) -> int:

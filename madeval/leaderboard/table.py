@@ -37,6 +37,9 @@ from madeval.task.groups import is_declared, rule
 from madeval.task.groups import name as aggregation_name
 
 FORMAT = "madeval-leaderboard/1"
+#: What the board's statement adds when it has rescored rows.
+RESCORED_FAMILY = (" Rescored configurations (madeval rescore) are compared in a family of their own, corrected "
+                   "apart from the run's configurations, so a rescore leaves the run's p-values as they were.")
 #: Row keys that depend on timing, not on the debates (left out when comparing two runs).
 TIMING_KEYS = ("wall_s_per_item", "llm_s_per_item")
 
@@ -75,13 +78,7 @@ def build(data: RunData, options: LeaderboardOptions) -> dict[str, Any]:
                 row["aggregation_declared"] = is_declared(data.aggregations, name, metric) if group else None
                 family_rows.append(row)
             strata = strata_of(records) if macro else None
-            top = top_two(family_rows)
-            wanted = pairs(list(scores), reference, options.compare)
-            if top and top not in wanted and top[::-1] not in wanted:  # is the best better? always asked
-                wanted.append(top)
-            family = compare_family(scores, wanted, options, strata, units if data.runs else None)
-            for comparison in family:
-                comparison["top_two"] = top is not None and {comparison["a"], comparison["b"]} == set(top)
+            family = compared(data, scores, family_rows, reference, options, strata, units if data.runs else None)
             _mark(family_rows, family, reference)
             mark_fronts(family_rows, fronts)
             for comparison in family:
@@ -92,13 +89,14 @@ def build(data: RunData, options: LeaderboardOptions) -> dict[str, Any]:
             comparisons += family
             if scope == "task":
                 per_item.setdefault(name, {})[metric] = scores
-    compared = len(data.configurations) > 1
+    several = len(data.configurations) > 1
+    apart = RESCORED_FAMILY if any(c["family"] == "rescored" for c in comparisons) else ""
     return {
         "format": FORMAT,
         "title": options.title or f"madeval leaderboard: {_name(data)}",
         "run": ", ".join(data.runs) if data.runs else str(data.folder),
         "fingerprint": data.run.get("fingerprint"),
-        "statement": options.statement(compared) + "".join(
+        "statement": options.statement(several) + apart + "".join(
             f" {task}: {note}." for task, note in sorted((data.run.get("task_notes") or {}).items())),
         "options": {**options.to_dict(), "reference": reference},
         "configurations": data.configurations,
@@ -112,6 +110,35 @@ def build(data: RunData, options: LeaderboardOptions) -> dict[str, Any]:
         "prices": prices_entry(options.prices, prices, data.records) if prices is not None else None,
         **({"merged": {"runs": data.runs, "notes": data.notes}} if data.runs else {}),
     }
+
+
+def compared(data: RunData, scores: dict[str, dict[str, float]], rows: list[dict[str, Any]], reference: str | None,
+             options: LeaderboardOptions, strata: dict[str, str] | None,
+             units: dict[str, dict[tuple[str, int], float]] | None) -> list[dict[str, Any]]:
+    """The comparisons of one task (or group) and metric, in two families corrected apart.
+
+    The run's own configurations (``family`` "run") are compared as if nothing had been rescored:
+    the wanted pairs among them and their best against their runner-up, so a rescore never changes
+    the p-values the board gave before it. Every comparison a rescored configuration takes part in
+    is the "rescored" family, with the best of all rows against the runner-up when either of the two
+    is rescored. Each comparison says its family and how many comparisons its adjusted p-value is
+    adjusted over (``adjusted_over``); ``top_two`` marks the best of all rows against the runner-up.
+    """
+    rescored = {cid for cid in scores if data.configurations[cid].get("source") == "rescored"}
+    wanted = pairs(list(scores), reference, options.compare)
+    top = top_two(rows)
+    found = []
+    for family, best in (("run", top_two([r for r in rows if r["config"] not in rescored])), ("rescored", top)):
+        mine = [pair for pair in wanted if (family == "rescored") == bool(set(pair) & rescored)]
+        if best and (family == "rescored") == bool(set(best) & rescored) and best not in mine \
+                and best[::-1] not in mine:  # is the best better? always asked
+            mine.append(best)
+        tested = compare_family(scores, mine, options, strata, units)
+        for comparison in tested:
+            comparison.update(family=family, adjusted_over=len(tested),
+                              top_two=top is not None and {comparison["a"], comparison["b"]} == set(top))
+        found += tested
+    return found
 
 
 def _name(data: RunData) -> str:
