@@ -347,6 +347,14 @@ class RunSettings:
         convert=rule.text,
         results=False,
     )
+    view: bool = option(
+        False,
+        help="Also write debates.html, one page to read every debate (as 'madeval view' does), before the "
+        "board, which then links it.",
+        convert=rule.flag,
+        results=False,
+        added_later=True,
+    )
     yes: bool = option(
         False,
         help="Start a run estimated to take long without asking (needed when stdin is not a terminal).",
