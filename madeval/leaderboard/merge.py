@@ -74,16 +74,13 @@ def merge_runs(folders: list[Path], merge_same: bool = False, priced: bool = Fal
     for index, data in enumerate(runs):
         renamed = apart.get(index, {})
         for cid, config in data.configurations.items():
-            new = renamed.get(cid)
-            if new is not None:
-                merged.configurations[new[0]] = {**config, **new[1]}
-                continue
-            if cid in owner and not merge_same:
+            target, gained = renamed.get(cid, (cid, {}))
+            if target in owner and not merge_same:
                 raise UsageError(
-                    f"configuration {config['label']} ({cid}) is in both {owner[cid]} and {data.folder} with the "
+                    f"configuration {config['label']} ({cid}) is in both {owner[target]} and {data.folder} with the "
                     "same settings; pass --merge-same to pool its records")
-            owner.setdefault(cid, data.folder)
-            merged.configurations.setdefault(cid, config)
+            owner.setdefault(target, data.folder)
+            merged.configurations.setdefault(target, {**config, **gained})
         for record in data.records:
             record = _renamed_record(record, renamed)
             key = record["unit"]["key"]

@@ -122,3 +122,11 @@ def test_runs_of_the_same_settings_are_still_refused_unless_pooled(runs, tmp_pat
         build_merged_leaderboard([runs["three"], copy], LeaderboardOptions())
     pooled = build_merged_leaderboard([runs["three"], copy], LeaderboardOptions(merge_same=True))
     assert sorted(r["label"] for r in accuracy_rows(pooled)) == ["majority_consensus", "simple_voting"]
+    # with a third run of another seed: the two of one seed are still one configuration, pooled only when asked
+    with pytest.raises(UsageError, match="pass --merge-same"):
+        build_merged_leaderboard([runs["three"], copy, runs["reseeded"]], LeaderboardOptions())
+    three = build_merged_leaderboard([runs["three"], copy, runs["reseeded"]], LeaderboardOptions(merge_same=True))
+    rows = {r["label"]: r for r in accuracy_rows(three)}
+    assert set(rows) == {"majority_consensus seed=1234", "simple_voting seed=1234", "majority_consensus seed=99",
+                         "simple_voting seed=99"}
+    assert rows["majority_consensus seed=1234"]["units"] == LIMIT  # each unit once, not twice
