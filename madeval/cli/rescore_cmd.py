@@ -66,7 +66,7 @@ def _rescore(run: Path, deciders: str, base_url, endpoints, concurrency, cache) 
         run,
         LeaderboardOptions.from_dict(data.run.get("leaderboard")),
         f"the rescored records are kept: run 'madeval leaderboard show {run}'",
-        keep_previous=True,
+        keep_previous=bool(outcome.added),  # no copy of a board it does not change
     )
     click.echo(terminal_text(markdown(board)), nl=False)
     click.echo(terminal_text(f"\n{outcome.added} debates rescored; results in {run}"))

@@ -86,5 +86,8 @@ def test_rescored_rows_are_their_own_family_and_the_board_before_is_kept(server,
         assert f"the board before this rescore is kept in {kept}" in stdout
         assert json.loads((kept / "leaderboard.json").read_text()) == boards[number - 1]
     assert (folder / "previous-boards" / "1" / "leaderboard.md").read_text() == first_md
+    again = rescore(folder, "counting:after_turns=1", server.base_url)  # nothing new: no copy kept
+    assert again.returncode == 0 and "0 debates rescored" in again.stdout and "kept in" not in again.stdout
+    assert sorted(p.name for p in (folder / "previous-boards").iterdir()) == ["1", "2"]
     header = (folder / "comparisons.csv").read_text().splitlines()[0].split(",")
     assert "family" in header and "adjusted_over" in header
