@@ -58,14 +58,13 @@ install: $(STAMP) $(WORDNET) $(CHROMIUM)
 
 # The main job: a single agent against a three-agent debate on the same generated arithmetic
 # items (examples/demo.yaml), served by the embedded SmolLM2-135M-Instruct model with structured
-# answers; prints the leaderboard table, then where to see the debates. Add --base-url URL
-# --model M to use a real server.
+# answers; prints the leaderboard table, then where to see the debates (--view writes the debate
+# viewer before the board, which links it). Add --base-url URL --model M to use a real server.
 demo: $(DEMO_STAMP)
 	@echo "Running examples/demo.yaml: a single agent and a three-agent debate on the same 5 questions, on the embedded model"
-	$(BIN)/madeval --config examples/demo.yaml --output-path $(DEMO_OUT)
+	$(BIN)/madeval --config examples/demo.yaml --output-path $(DEMO_OUT) --view
 	@echo
-	@echo "The board as a page: $(DEMO_OUT)/leaderboard.html"
-	@echo "Each debate, turn by turn: $(BIN)/madeval view $(DEMO_OUT)  (writes $(DEMO_OUT)/debates.html)"
+	@echo "The board as a page (it links the debates): $(DEMO_OUT)/leaderboard.html"
 
 # The docs site (docs/ -> build/docs): Sphinx fails on any warning, and a broken reference in the
 # docstrings is one (-n). 'make test' builds it first; tests/docs/ check what it says.

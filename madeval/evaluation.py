@@ -86,10 +86,23 @@ def run(settings: RunSettings, *, show_progress: bool = True, out: TextIO = sys.
     from madeval.util.shown_text import terminal_text
 
     records = run_records(settings, show_progress=show_progress)
+    viewer = write_debates(records.folder) if settings.view else None  # first: the board links it
     board = finish(records.folder, settings)
     out.write(terminal_text(markdown(board)))  # labels may hold escape sequences (OSC 52 ...)
     out.write(summary_line(records, board))
+    if viewer:
+        out.write(terminal_text(viewer))
     return RunResult(records.folder, records.outcome, board["rows"], board)
+
+
+def write_debates(folder: Path) -> str:
+    """Write the run's debate viewer (``debates.html``, :func:`madeval.viewer.write_viewer`) into
+    ``folder`` for ``--view``; returns the lines that say where, and what it left out."""
+    from madeval.viewer import write_viewer
+
+    written = write_viewer(folder)
+    notes = "".join(f"madeval: {note}\n" for note in written["notes"])
+    return notes + f"Each debate, turn by turn: {written['path']} ({written['debates']} debates; the board links it)\n"
 
 
 def finish(folder: Path, settings: RunSettings) -> dict[str, Any]:

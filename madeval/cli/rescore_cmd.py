@@ -61,10 +61,17 @@ def _rescore(run: Path, deciders: str, base_url, endpoints, concurrency, cache) 
         click.echo(terminal_text(f"madeval: skipped {name}: {why}"), err=True)
     if outcome.skipped and not outcome.added and len(outcome.skipped) == len(specs) * _run_configs(data):
         raise UsageError(f"nothing could be rescored: {next(iter(outcome.skipped.values()))}")
-    board = publish_board(run, LeaderboardOptions.from_dict(data.run.get("leaderboard")),
-                          f"the rescored records are kept: run 'madeval leaderboard show {run}'")
+    board = publish_board(
+        run,
+        LeaderboardOptions.from_dict(data.run.get("leaderboard")),
+        f"the rescored records are kept: run 'madeval leaderboard show {run}'",
+        keep_previous=bool(outcome.added),  # no copy of a board it does not change
+    )
     click.echo(terminal_text(markdown(board)), nl=False)
-    click.echo(f"\n{outcome.added} debates rescored; results in {run}")
+    click.echo(terminal_text(f"\n{outcome.added} debates rescored; results in {run}"))
+    if board.get("previous_board"):
+        click.echo(terminal_text(f"the board before this rescore is kept in {board['previous_board']}; rescored "
+                                 "rows are corrected as a family of their own, so the run's p-values are unchanged"))
 
 
 def _run_configs(data) -> int:

@@ -94,8 +94,13 @@ def _cost_of(prices: str, model: str | None, pilot: str | None, mallm: str | Non
         raise UsageError(f"no price for model '{model}' in {prices} (models: {', '.join(table)})")
     if pilot and mallm:
         raise UsageError("give --cost-pilot or --cost-mallm, not both")
-    measured = pilot_shape(pilot) if pilot else mallm_shape(mallm, max_turns=turns) if mallm else None
+    measured = pilot_shape(pilot, model) if pilot else mallm_shape(mallm, max_turns=turns) if mallm else None
     figures = {"--calls-per-item": calls, "--prompt-tokens": prompt, "--completion-tokens": completion}
+    if measured is not None and measured.simulated and (prompt is None or completion is None):
+        raise UsageError(
+            f"the pilot run {pilot} was answered by madeval's simulator ({', '.join(measured.simulated)}): its "
+            f"replies are synthetic ({measured.completion_tokens:,.0f} tokens per call), not {model}'s; measure on a "
+            "run of that model or a MALLM file (--cost-mallm), or give --prompt-tokens and --completion-tokens")
     if measured is None and None in figures.values():
         missing = ", ".join(name for name, value in figures.items() if value is None)
         raise UsageError(f"--prices needs the calls' size: --cost-pilot RUN, --cost-mallm FILE or {missing}")
@@ -104,9 +109,11 @@ def _cost_of(prices: str, model: str | None, pilot: str | None, mallm: str | Non
         calls if calls is not None else measured.calls_per_item,
         prompt if prompt is not None else measured.prompt_tokens,
         completion if completion is not None else measured.completion_tokens,
-        measured.source + (f"; {', '.join(given)} given" if given else "") if measured else "given",
+        measured.source + ("; answered by madeval's simulator" if measured.simulated else "")
+        + (f"; {', '.join(given)} given" if given else "") if measured else "given",
         # a pilot's cached share holds for its own prompts, not for prompt sizes given instead
-        measured.cached_prompt_tokens if measured and prompt is None else 0.0)
+        measured.cached_prompt_tokens if measured and prompt is None else 0.0,
+        caution=measured.caution if measured and not (prompt is not None and completion is not None) else None)
     return model, price, shape
 
 

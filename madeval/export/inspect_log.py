@@ -14,7 +14,12 @@ agent, persona, turn, step, stage, parsed answer and agreement; ``output`` the d
 metadata holds the configuration, the decision and the dynamics of the debate
 (:func:`madeval.analysis.debate_facts.debate_facts`, when the metric can score an answer alone);
 ``model_usage`` holds the tokens of the debate's calls per model (:func:`model_usage`), and the
-log's stats their sum over the samples.
+log's stats their sum over the samples. A sample's ``total_time`` is the debate's own elapsed time;
+a debate imported from another tool has none (MALLM's ``clockSeconds`` runs while the debate waits
+for a server it shares with the others: hours for a debate of minutes), and its metadata keeps
+what that tool recorded as ``imported_wall_s``. The log's model is the debate's model(s) (the
+run's served models, else the agents'), and its ``started_at`` and ``completed_at`` are the run's
+first session's start (else when the folder was written) and the last write of its records.
 The log's results hold each (configuration, task)'s score as the leaderboard computes it: the
 mean over items of the mean over an item's repeats.
 
@@ -36,8 +41,10 @@ from typing import Any, Iterable, Mapping
 
 from madeval.analysis.run_data import read_run_description
 from madeval.errors import StorageError, UsageError
+from madeval.importers.writer import IMPORTED_KEY
 from madeval.pricing.usage import calls_usage
-from madeval.records.folder import ReadReport
+from madeval.records.folder import RECORDS_FILE, RUN_FILE, ReadReport
+from madeval.records.run_file import SESSIONS_KEY
 from madeval.viewer.debates import facts_of, left_out, readable, run_records
 from madeval.viewer.questions import load_questions
 
@@ -72,8 +79,9 @@ def sample_id(record: Mapping[str, Any]) -> str:
     return "/".join(safe) + f"~{digest}"
 
 
-def eval_sample(record: Mapping[str, Any], question: str | None):
-    """One record as an ``inspect_ai.log.EvalSample``."""
+def eval_sample(record: Mapping[str, Any], question: str | None, imported: bool = False):
+    """One record as an ``inspect_ai.log.EvalSample``; ``imported``: its debate came from another tool
+    (its ``wall_s`` is that tool's clock, kept in the metadata, not the sample's time)."""
     from inspect_ai.log import EvalSample  # the optional extra, imported when used
     from inspect_ai.model import ChatMessageAssistant, ChatMessageUser, ModelOutput
     from inspect_ai.scorer import Score
@@ -111,8 +119,9 @@ def eval_sample(record: Mapping[str, Any], question: str | None):
                   "repeat": unit.get("repeat"), "decision": decision, "prediction": record.get("prediction"),
                   "turns": record.get("turns"), "tokens": record.get("tokens"),
                   "dynamics": facts.to_dict() if facts else None,
-                  **({"no_dynamics": why_not} if why_not else {})},
-        total_time=record.get("wall_s"), model_usage=model_usage(record),
+                  **({"no_dynamics": why_not} if why_not else {}),
+                  **({"imported_wall_s": record.get("wall_s")} if imported else {})},
+        total_time=None if imported else record.get("wall_s"), model_usage=model_usage(record),
     )
 
 
@@ -141,9 +150,12 @@ def _target(target: Any) -> str | list[str]:
 
 
 def eval_log(run_name: str, described: Mapping[str, Any], samples: list[Any],
-             records: Iterable[Mapping[str, Any]]):
+             records: Iterable[Mapping[str, Any]], models: Iterable[str] = (),
+             times: tuple[str, str] | None = None):
     """The ``EvalLog`` of a run: ``samples`` and, in its results, each (configuration, task)'s score
-    per metric (the mean over items of the mean over an item's repeats, as the leaderboard)."""
+    per metric (the mean over items of the mean over an item's repeats, as the leaderboard).
+    ``models``: the debates' models (the agents' of every sample; :func:`debate_models` adds the
+    run's); ``times``: the run's (started, completed), ISO 8601 (:func:`run_times`)."""
     from inspect_ai.log import (  # the optional extra, imported when used
         EvalConfig,
         EvalDataset,
@@ -155,7 +167,6 @@ def eval_log(run_name: str, described: Mapping[str, Any], samples: list[Any],
         EvalStats,
     )
 
-    settings = described.get("settings") or {}
     tasks = list(described.get("tasks") or {})
     configurations = {cid: c.get("label", cid) for cid, c in (described.get("configurations") or {}).items()}
     scores = [
@@ -168,12 +179,48 @@ def eval_log(run_name: str, described: Mapping[str, Any], samples: list[Any],
         eval=EvalSpec(
             created=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
             task=f"madeval/{run_name}", dataset=EvalDataset(name=",".join(tasks), samples=len(samples)),
-            model=str(settings.get("model") or "madeval/debate"), config=EvalConfig(),
+            model=debate_models(described, models), config=EvalConfig(),
             metadata={"madeval_run": run_name, "configurations": configurations, "tasks": tasks},
         ),
         results=EvalResults(total_samples=len(samples), completed_samples=len(samples), scores=scores),
-        samples=samples, stats=EvalStats(model_usage=_summed(sample.model_usage for sample in samples)),
+        samples=samples, stats=EvalStats(model_usage=_summed(sample.model_usage for sample in samples),
+                                         **dict(zip(("started_at", "completed_at"), times or ()))),
     )
+
+
+def debate_models(described: Mapping[str, Any], agents: Iterable[str] = ()) -> str:
+    """The model(s) the run's debates asked, comma separated: the served models ``run.json`` lists,
+    the models its agents name (``agents``: a run imported from another tool lists no served
+    model), else ``--model`` as given; ``unknown`` when none is known."""
+    listed = described.get("models")
+    names = [str(m.get("model")) for m in listed if isinstance(m, dict) and m.get("model")] \
+        if isinstance(listed, list) else []
+    names += [str(name) for name in agents if name and name != "?"]  # "?": an importer's unknown model
+    settings = described.get("settings") if isinstance(described.get("settings"), Mapping) else {}
+    names = names or [str(settings.get("model") or described.get("default_model") or "")]
+    return ", ".join(sorted({name for name in names if name})) or "unknown"
+
+
+def run_times(run: Path, described: Mapping[str, Any]) -> tuple[str, str]:
+    """(started, completed) of a run, ISO 8601 with the time zone: its first session's start (else
+    the earliest write of ``run.json`` and the records) and the last write of its records (a later
+    rescore's are not the run's); never a completion before the start."""
+    written = [os.lstat(run / name).st_mtime for name in (RECORDS_FILE, RUN_FILE) if (run / name).is_file()]
+    sessions = described.get(SESSIONS_KEY)
+    starts = [entry.get("started") for entry in sessions if isinstance(entry, dict)] \
+        if isinstance(sessions, list) else []
+    first = next((start for start in starts if isinstance(start, str) and start), None)
+    try:
+        started = datetime.datetime.fromisoformat(first) if first else None
+    except ValueError:  # a hand-edited run.json
+        started = None
+    started = started or _utc(min(written, default=0.0))
+    completed = max(started, _utc(written[0] if written else 0.0))
+    return started.isoformat(timespec="seconds"), completed.isoformat(timespec="seconds")
+
+
+def _utc(timestamp: float) -> datetime.datetime:
+    return datetime.datetime.fromtimestamp(timestamp, datetime.timezone.utc)
 
 
 def _summed(usages: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
@@ -212,15 +259,18 @@ def export_inspect(run: Path, output: Path) -> dict[str, Any]:
     questions = load_questions(described)
     samples, scored = [], []
     report, unreadable = ReadReport(), []
+    configurations = described.get("configurations") or {}
     for record in run_records(run, report):
+        own = configurations.get(record["unit"]["config"]) or record.get("configuration")
         try:  # a transcript of another shape (a damaged file) is left out and named, as the viewer does
-            samples.append(eval_sample(record, questions.of(record)))
+            samples.append(eval_sample(record, questions.of(record), bool(own and own.get(IMPORTED_KEY))))
         except (AttributeError, KeyError, TypeError, ValueError):  # pydantic's ValidationError is a ValueError
             unreadable.append(str(record["unit"]["key"]))
             continue
         scored.append({"unit": record["unit"], "config_label": record.get("config_label"),
                        "metrics": record.get("metrics") or {}})
-    log = eval_log(run.resolve().name, described, samples, scored)
+    agents = {m.model for sample in samples for m in sample.messages if getattr(m, "model", None)}
+    log = eval_log(run.resolve().name, described, samples, scored, agents, run_times(run, described))
     temporary = output.with_name(f".{output.stem}.partial{output.suffix}")  # the suffix picks the format
     try:
         write_eval_log(log, str(temporary))

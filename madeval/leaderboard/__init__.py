@@ -81,12 +81,21 @@ def write_outputs(board: dict[str, Any], folder: str | Path,
     return [folder / name for name in OUTPUT_FILES] + charts
 
 
-def publish_board(folder: str | Path, options: LeaderboardOptions, kept: str) -> dict[str, Any]:
+def publish_board(folder: str | Path, options: LeaderboardOptions, kept: str,
+                  keep_previous: bool = False) -> dict[str, Any]:
     """Build the board of the run in ``folder`` and write it there (:func:`write_outputs`), holding
     the folder's write lock; a write that fails is one line ending with ``kept`` (what is safe and
-    how to write the board later). The run, ``madeval rescore`` and ``madeval import`` publish so."""
+    how to write the board later). The run, ``madeval rescore`` and ``madeval import`` publish so.
+    ``keep_previous`` (a rescore): the board the folder held is first moved into
+    ``previous-boards/<n>/`` (:mod:`.previous`), and the new board names that folder
+    (``previous_board``)."""
+    from madeval.leaderboard.previous import keep_previous as move_previous
+
     with folder_lock.hold(folder), writing(f"the leaderboard into {folder}", kept):
         board = build_leaderboard(folder, options)
+        moved = move_previous(Path(folder), OUTPUT_FILES) if keep_previous else None
+        if moved is not None:
+            board["previous_board"] = str(moved)
         write_outputs(board, folder)
     return board
 

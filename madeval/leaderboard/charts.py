@@ -46,7 +46,7 @@ from madeval.leaderboard.render import TIME_COLUMN
 from madeval.records.safe_files import refuse_linked_folder, write_bytes_atomically
 
 #: Display-only or bookkeeping fields: never what tells two configurations of a sweep apart.
-NOT_SWEEP_KEYS = {"label", "name", "source", "preset", "replay_of", "replayed_decider"}
+NOT_SWEEP_KEYS = {"label", "name", "source", "preset", "replay_of", "replayed_decider", "label_in_run", "id_in_run"}
 #: A scaling chart needs at least this many values of the varied option.
 MIN_SWEEP_POINTS = 3
 PALETTE = matplotlib.colormaps["tab10"].colors

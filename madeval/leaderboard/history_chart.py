@@ -8,6 +8,7 @@ charts (:mod:`.charts`: matplotlib objects, PNG and SVG, the same configuration 
 
 from __future__ import annotations
 
+import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +22,11 @@ from madeval.leaderboard.history import DROP, drops, series, short
 from madeval.records.safe_files import refuse_linked_folder
 
 DROP_COLOUR = "#d62728"
+TITLE = "Score over commits (error bars: 95% CI; ▼ red: significant drop against the baseline)"
+#: The title's size in points (matplotlib's default ``figure.titlesize``, large, at the default font size)
+TITLE_SIZE = 12.0
+#: A generous average width of a character of the default sans-serif font, in ems.
+CHARACTER_WIDTH = 0.62
 
 
 def draw(entries: list[dict[str, Any]], folder: Path, name: str = "history") -> Path:
@@ -53,8 +59,15 @@ def figure(entries: list[dict[str, Any]]) -> Figure:
                 tick.set_color(DROP_COLOUR)
         ax.grid(axis="y", alpha=0.3)
         ax.legend(fontsize=8, loc="best")
-    drawn.suptitle("Score over commits (error bars: 95% CI; ▼ red: significant drop against the baseline)")
+    drawn.suptitle(title(width), fontsize=TITLE_SIZE)
     return drawn
+
+
+def title(width: float, fontsize: float = TITLE_SIZE) -> str:
+    """The chart's title, wrapped to fit a figure ``width`` inches wide: one line of 85 characters
+    does not fit the 6 inches of a history of a few entries, and the figure would clip it."""
+    per_line = max(20, int(width * 72 / (fontsize * CHARACTER_WIDTH)))
+    return "\n".join(textwrap.wrap(TITLE, per_line))
 
 
 def _line(ax: Any, x: np.ndarray, rows: list[dict[str, Any] | None], label: str, look: dict[str, Any]) -> None:

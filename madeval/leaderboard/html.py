@@ -42,8 +42,8 @@ from madeval.leaderboard.render import (
 )
 
 STYLE = """
-body{font-family:system-ui,-apple-system,'Segoe UI',sans-serif;margin:2em auto;max-width:1400px;\
-color:#222;padding:0 1em}
+body{font-family:system-ui,-apple-system,'Segoe UI',sans-serif;margin:2em auto;max-width:1400px;color:#222;
+padding:0 1em}
 h1{font-size:1.5em}h2{font-size:1.2em;margin-top:1.6em}
 table{border-collapse:collapse;margin:.6em 0;font-size:.9em}
 th,td{border-bottom:1px solid #ddd;padding:.3em .6em;text-align:right;white-space:nowrap}
@@ -55,7 +55,7 @@ table.cost :is(th,td):is(:nth-child(-n+3),:nth-child(6),:nth-child(8)){text-alig
 .scroll{overflow-x:auto}
 th{cursor:pointer;background:#f3f3f3;user-select:none}
 th.asc::after{content:' \\25B2'}th.desc::after{content:' \\25BC'}
-tr.ref td{font-weight:600}td.sig{color:#b00020;font-weight:600}
+tr.ref td{font-weight:600}td.sig{font-weight:600}td.sig.gain{color:#1a7f37}td.sig.drop{color:#b00020}
 .note{background:#f7f7e8;border-left:4px solid #c9b800;padding:.5em 1em;max-width:900px}
 .charts img{max-width:100%;display:block;margin:1em 0;border:1px solid #eee}
 code{background:#f3f3f3;padding:0 .2em}
@@ -215,6 +215,10 @@ def _merged(board: dict[str, Any]) -> str:
     return "\n".join(parts)
 
 
+#: A history cell of a significant drop: red, as a significant drop on the board.
+DROPPED = " class='sig drop'"
+
+
 def history_section(entries: list[dict[str, Any]], chart: Path | None) -> str:
     """The CI history (:mod:`.history`): a table per task and metric, drops marked, and its chart."""
     parts = [f"<h2>History of checks</h2><p class='note'>{html.escape(history_summary(entries))}</p>"]
@@ -224,8 +228,10 @@ def history_section(entries: list[dict[str, Any]], chart: Path | None) -> str:
         body = []
         for index, line in enumerate(entries):
             rows = [by_label[label][index] for label in labels]
-            cells = "".join(f"<td{' class=sig' if row and row['status'] == DROP else ''}>{html.escape(cell(row))}</td>"
-                            for row in rows)
+            cells = "".join(
+                f"<td{DROPPED if row and row['status'] == DROP else ''}>{html.escape(cell(row))}</td>"
+                for row in rows
+            )
             verdict = "PASS" if line["passed"] else "FAIL"
             body.append(f"<tr><td>{index + 1}</td><td>{html.escape(short(line['commit']))}</td>"
                         f"<td>{html.escape(line['time'])}</td>{cells}<td>{verdict}</td></tr>")
@@ -249,12 +255,14 @@ def _reference_label(board: dict[str, Any]) -> str:
     return board["configurations"].get(reference, {}).get("label", "none") if reference else "none"
 
 
-def _cells(cells: list[tuple[str, Any]], significant_column: int | None = None) -> str:
-    """Table cells; a cell's second element is its sort key (None: sort by its text)."""
+def _cells(cells: list[tuple[str, Any]], significant_column: int | None = None, direction: str = "") -> str:
+    """Table cells; a cell's second element is its sort key (None: sort by its text). The
+    ``significant_column`` is marked significant, and ``direction`` (``gain``: green, ``drop``: red)
+    says which way; without one it is only bold (a comparison of two configurations)."""
     tds = []
     for index, (text, key) in enumerate(cells):
         sort = "" if key is None else f" data-sort='{key!r}'"
-        cls = " class='sig'" if index == significant_column else ""
+        cls = f" class='{' '.join(filter(None, ('sig', direction)))}'" if index == significant_column else ""
         shown = html.escape(text)
         if index == 0:  # a configuration label: may break after each '/' (none/simple/memory/...)
             shown = shown.replace("/", "/<wbr>")
@@ -322,7 +330,8 @@ def _table(rows: list[dict[str, Any]], correction: str = "holm", priced: bool = 
             (versus(r, correction), r["delta"]),
             (row_mde(r), r.get("mde")),
         ]
-        tds = _cells(cells, len(cells) - 2 if r.get("significant") else None)
+        gain = "gain" if (r.get("delta") or 0) > 0 else "drop"  # against the reference
+        tds = _cells(cells, len(cells) - 2 if r.get("significant") else None, gain)
         body.append(f"<tr{' class=ref' if r.get('reference') else ''}>{tds}</tr>")
     return (f"<div class='scroll'><table class='sortable rows'><thead><tr>{head}</tr></thead>"
             f"<tbody>{''.join(body)}</tbody></table></div>")

@@ -41,7 +41,7 @@ MONEY_COLUMNS = ("cost/item", "cost (total)")
 COMPARISON_FIELDS = (
     "scope", "task", "metric", "a", "label_a", "b", "label_b", "items", "delta", "delta_ci_low", "delta_ci_high",
     "test", "method", "p_value",
-    "p_adjusted", "significant", "mde", "mde_method",
+    "p_adjusted", "family", "adjusted_over", "significant", "mde", "mde_method",
 )
 #: How each test is named in tables.
 TEST_NAMES = {"mcnemar": "McNemar", "permutation": "permutation", "bootstrap": "bootstrap",

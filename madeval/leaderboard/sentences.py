@@ -16,22 +16,23 @@ from madeval.leaderboard.render import adjusted_by, points
 
 def sentence(comparison: dict[str, Any], correction: str, bounded: bool = True, where: str = "") -> str:
     """One comparison (``a - b``, see :mod:`.compare`) as a sentence; ``where`` names the task and
-    metric (`` on arith_mc (accuracy)``) when the board has more than one."""
+    metric (`` on arith_mc (accuracy)``) when the board has more than one. A sentence that opens
+    with a label quotes it exactly as it is (``simple_voting beats ...``): a label is an identifier
+    (a configuration, a component, a file name), and ``Simple_voting`` names nothing."""
     shown = {"bounded": bounded}
     p = f"p={comparison['p_adjusted']:.2g} {adjusted_by(correction)}"
     said = _said(comparison, p, shown, where)
     if comparison.get("top_two"):  # its first word follows the mark's colon: left as it is
         return "Best against runner-up: " + said
-    return capitalised(said)
+    labelled = said.startswith((comparison["label_a"], comparison["label_b"]))
+    return said if labelled else capitalised(said)
 
 
 def capitalised(text: str) -> str:
-    """``text`` starting with a capital when it starts with a lower-case letter (a sentence that
-    opens with a label such as ``baseline_direct``); otherwise as it is. Only that first character
-    changes: the label keeps its case wherever else the sentence quotes it. A text that starts with a
-    digit, a quote or ``<`` is left alone (capitalising a letter after them would change the label
-    itself: ``"fast"``, ``<b>``), and so is a letter whose capital is two letters (``ß``). The text is
-    escaped only where shown, after this."""
+    """``text`` starting with a capital when it starts with a lower-case letter (a sentence of the
+    board's own words: ``too few items ...``); otherwise as it is. Only that first character changes.
+    A letter whose capital is two letters (``ß``) is left alone. Never given a sentence that opens
+    with a label (:func:`sentence`): labels keep their case."""
     first = text[:1]
     capital = first.title()  # title case: the capital of a digraph such as ǆ starting a sentence is ǅ
     return capital + text[1:] if first.islower() and len(capital) == 1 else text

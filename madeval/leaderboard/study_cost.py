@@ -4,7 +4,11 @@ measured size, at a model's list or batch price (``madeval sample-size --prices`
 The size of a call is measured, not assumed, where a measurement exists:
 
 * :func:`pilot_shape`: from a finished (pilot) run of madeval, its recorded calls per item and
-  prompt and completion tokens per call;
+  prompt and completion tokens per call, each debate once (the run's own records: a rescored record
+  replays a debate already counted). The shape says which models answered the pilot: replies of
+  madeval's simulator are synthetic (:attr:`CallShape.simulated`, a few tokens each, which
+  ``sample-size`` refuses to price), and replies of another model than the one priced put a caution
+  before the cost;
 * :func:`mallm_shape`: from a MALLM output file (real debates; MALLM records no token counts). Each
   message's reply is its text; its prompt is rebuilt in MALLM's shape, the debate system prompt
   (MALLM paper, Figure 11: role, task, input, current solution, discussion so far) with the
@@ -22,8 +26,9 @@ from typing import Any
 
 from madeval.debate.prompts.mallm import DEBATE_SYSTEM, DISCUSSION_LINES, SIMPLE_IMPROVE
 from madeval.errors import UsageError
+from madeval.llm.model_identity import simulated_models
 from madeval.pricing.table import ModelPrice
-from madeval.pricing.usage import record_usage
+from madeval.pricing.usage import record_usage, used_models
 
 #: Characters per token of English text (OpenAI's rule of thumb), used where no tokenizer is at hand.
 CHARS_PER_TOKEN = 4.0
@@ -41,6 +46,12 @@ class CallShape:
     #: of ``prompt_tokens``, those the provider served from its prompt cache (measured on a pilot run
     #: whose provider reported them; 0 otherwise: every prompt token at the input price)
     cached_prompt_tokens: float = 0.0
+    #: the models whose replies were measured (a pilot run's), by name
+    models: tuple[str, ...] = ()
+    #: of ``models``, those madeval's simulator answered: synthetic replies, whose sizes price nothing
+    simulated: tuple[str, ...] = ()
+    #: said before the cost when its figures may not hold for the model priced
+    caution: str | None = None
 
 
 @dataclass(frozen=True)
@@ -55,8 +66,8 @@ class StudyCost:
     cached_prompt_tokens: float = 0.0
 
     def lines(self, model: str, shape: CallShape) -> list[str]:
-        """The cost said in a few lines, with its figures and their source."""
-        return [
+        """The cost said in a few lines, with its figures and their source (and the shape's caution first)."""
+        return [f"caution: {shape.caution}"] * bool(shape.caution) + [
             f"calls: {self.calls:,.0f} ({shape.calls_per_item:.2f} per item; {shape.source})",
             f"tokens: {self.prompt_tokens / 1e6:,.1f} M prompt ({shape.prompt_tokens:,.0f} per call) and "
             f"{self.completion_tokens / 1e6:,.1f} M completion ({shape.completion_tokens:,.0f} per call)"
@@ -76,24 +87,37 @@ def study_cost(items: int, configurations: int, shape: CallShape, price: ModelPr
                      price.cost(round(prompt), round(completion), round(cached), batch=True), cached)
 
 
-def pilot_shape(folder: str | Path) -> CallShape:
-    """Calls per item and tokens per call measured on a finished run (all its configurations; calls
-    answered from the response cache count as calls but their tokens cost nothing, so they are left out),
-    with the prompt tokens per call its provider said it served from its prompt cache."""
+def pilot_shape(folder: str | Path, model: str | None = None) -> CallShape:
+    """Calls per item and tokens per call measured on a finished run (all its configurations, each
+    debate once: rescored records are left out; calls answered from the response cache count as
+    calls but their tokens cost nothing, so they are left out), with the prompt tokens per call its
+    provider said it served from its prompt cache. ``model``: the model the study is priced on; a
+    pilot answered by other models (none of them madeval's simulator) gets a caution."""
     from madeval.analysis.run_data import load_run
     from madeval.leaderboard.table import per_item
 
     data = load_run(folder, transcripts=False, priced=True)
-    if not data.records:
+    own = [r for r in data.records if data.configurations[r["unit"]["config"]].get("source") == "run"]
+    if not own:
         raise UsageError(f"the run in {folder} has no records to measure calls and tokens from")
-    paid = sum(int(r["calls"]) - int(r.get("cached_calls") or 0) for r in data.records)
-    prompt = sum(p for r in data.records for p, _, _ in record_usage(r).values())
-    completion = sum(c for r in data.records for _, c, _ in record_usage(r).values())
-    cached = sum(k or 0 for r in data.records for _, _, k in record_usage(r).values())  # None: not said
+    usages = [record_usage(r) for r in own]
+    paid = sum(int(r["calls"]) - int(r.get("cached_calls") or 0) for r in own)
+    prompt = sum(p for usage in usages for p, _, _ in usage.values())
+    completion = sum(c for usage in usages for _, c, _ in usage.values())
+    cached = sum(k or 0 for usage in usages for _, _, k in usage.values())  # None: not said
     if not paid:
         raise UsageError(f"the run in {folder} recorded no calls (an imported run?): nothing to measure")
-    return CallShape(per_item(data.records, lambda r: r["calls"]), prompt / paid, completion / paid,
-                     f"measured on {len(data.records)} debates of {folder}", cached / paid)
+    used = {name for usage in usages for name in used_models(usage) if name}
+    simulated = simulated_models(data.run.get("models"), used)
+    left_out = len(data.records) - len(own)
+    source = f"measured on {len(own)} debates of {folder}" + (
+        f" ({left_out} rescored records left out: they replay those debates)" if left_out else "")
+    caution = None
+    if model is not None and used and model not in used and not simulated:
+        caution = (f"the pilot's replies came from {', '.join(sorted(used))}, not {model}: the tokens per call "
+                   f"are theirs, and {model} may write longer or shorter replies")
+    return CallShape(per_item(own, lambda r: r["calls"]), prompt / paid, completion / paid, source, cached / paid,
+                     tuple(sorted(used)), tuple(simulated), caution)
 
 
 def mallm_shape(path: str | Path, visible_turns: int = 1, max_turns: int | None = None) -> CallShape:

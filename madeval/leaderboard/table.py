@@ -37,6 +37,9 @@ from madeval.task.groups import is_declared, rule
 from madeval.task.groups import name as aggregation_name
 
 FORMAT = "madeval-leaderboard/1"
+#: What the board's statement adds when it has rescored rows.
+RESCORED_FAMILY = (" Rescored configurations (madeval rescore) are compared in a family of their own, corrected "
+                   "apart from the run's configurations, so a rescore leaves the run's p-values as they were.")
 #: Row keys that depend on timing, not on the debates (left out when comparing two runs).
 TIMING_KEYS = ("wall_s_per_item", "llm_s_per_item")
 
@@ -75,13 +78,7 @@ def build(data: RunData, options: LeaderboardOptions) -> dict[str, Any]:
                 row["aggregation_declared"] = is_declared(data.aggregations, name, metric) if group else None
                 family_rows.append(row)
             strata = strata_of(records) if macro else None
-            top = top_two(family_rows)
-            wanted = pairs(list(scores), reference, options.compare)
-            if top and top not in wanted and top[::-1] not in wanted:  # is the best better? always asked
-                wanted.append(top)
-            family = compare_family(scores, wanted, options, strata, units if data.runs else None)
-            for comparison in family:
-                comparison["top_two"] = top is not None and {comparison["a"], comparison["b"]} == set(top)
+            family = compared(data, scores, family_rows, reference, options, strata, units if data.runs else None)
             _mark(family_rows, family, reference)
             mark_fronts(family_rows, fronts)
             for comparison in family:
@@ -92,13 +89,14 @@ def build(data: RunData, options: LeaderboardOptions) -> dict[str, Any]:
             comparisons += family
             if scope == "task":
                 per_item.setdefault(name, {})[metric] = scores
-    compared = len(data.configurations) > 1
+    several = len(data.configurations) > 1
+    apart = RESCORED_FAMILY if any(c["family"] == "rescored" for c in comparisons) else ""
     return {
         "format": FORMAT,
         "title": options.title or f"madeval leaderboard: {_name(data)}",
         "run": ", ".join(data.runs) if data.runs else str(data.folder),
         "fingerprint": data.run.get("fingerprint"),
-        "statement": options.statement(compared) + "".join(
+        "statement": options.statement(several) + apart + "".join(
             f" {task}: {note}." for task, note in sorted((data.run.get("task_notes") or {}).items())),
         "options": {**options.to_dict(), "reference": reference},
         "configurations": data.configurations,
@@ -114,18 +112,57 @@ def build(data: RunData, options: LeaderboardOptions) -> dict[str, Any]:
     }
 
 
+def compared(data: RunData, scores: dict[str, dict[str, float]], rows: list[dict[str, Any]], reference: str | None,
+             options: LeaderboardOptions, strata: dict[str, str] | None,
+             units: dict[str, dict[tuple[str, int], float]] | None) -> list[dict[str, Any]]:
+    """The comparisons of one task (or group) and metric, in two families corrected apart.
+
+    The run's own configurations (``family`` "run") are compared as if nothing had been rescored:
+    the wanted pairs among them and their best against their runner-up, so a rescore never changes
+    the p-values the board gave before it. Every comparison a rescored configuration takes part in
+    is the "rescored" family, with the best of all rows against the runner-up when either of the two
+    is rescored. Each comparison says its family and how many comparisons its adjusted p-value is
+    adjusted over (``adjusted_over``); ``top_two`` marks the best of all rows against the runner-up.
+    """
+    rescored = {cid for cid in scores if data.configurations[cid].get("source") == "rescored"}
+    wanted = pairs(list(scores), reference, options.compare)
+    top = top_two(rows)
+    found = []
+    for family, best in (("run", top_two([r for r in rows if r["config"] not in rescored])), ("rescored", top)):
+        mine = [pair for pair in wanted if (family == "rescored") == bool(set(pair) & rescored)]
+        if best and (family == "rescored") == bool(set(best) & rescored) and best not in mine \
+                and best[::-1] not in mine:  # is the best better? always asked
+            mine.append(best)
+        tested = compare_family(scores, mine, options, strata, units)
+        for comparison in tested:
+            comparison.update(family=family, adjusted_over=len(tested),
+                              top_two=top is not None and {comparison["a"], comparison["b"]} == set(top))
+        found += tested
+    return found
+
+
 def _name(data: RunData) -> str:
     """The board's name: the run folder's, or the merged folders' (``a + b``)."""
     return " + ".join(Path(run).name for run in data.runs) if data.runs else data.folder.name
 
 
 def resolve_reference(data: RunData, wanted: str | None) -> str | None:
-    """The reference configuration's id from a label or id; default: the run's first configuration."""
+    """The reference configuration's id from a label or id; default: the run's first configuration.
+
+    On a merged board a label or id as its own run had it (``label_in_run``, ``id_in_run``: see
+    :mod:`madeval.leaderboard.merge`) names the configuration too, unless it names several: that is a
+    one-line UsageError listing them, never the first taken silently."""
     if wanted is None:
         return next((cid for cid, c in data.configurations.items() if c.get("source") == "run"), None)
-    for cid, config in data.configurations.items():
-        if wanted in (cid, config.get("label")):
-            return cid
+    exact = [cid for cid, c in data.configurations.items() if wanted in (cid, c.get("label"))]
+    found = exact or [cid for cid, c in data.configurations.items()
+                      if wanted in (c.get("id_in_run"), c.get("label_in_run"))]
+    if len(found) == 1:
+        return found[0]
+    if found:
+        named = ", ".join(f"{data.configurations[cid]['label']} ({cid})" for cid in found)
+        raise UsageError(f"reference configuration '{wanted}' names {len(found)} configurations of the merged runs: "
+                         f"{named}; pass one of these labels or ids")
     labels = ", ".join(c["label"] for c in data.configurations.values())
     raise UsageError(f"unknown reference configuration '{wanted}' (configurations: {labels})")
 

@@ -29,6 +29,21 @@ from typing import Any
 
 #: ``/models`` fields that do not tell one model from another (see the module's docstring).
 NOT_IDENTIFYING = frozenset({"id", "object", "created", "owned_by", "permission"})
+#: How madeval's simulator begins the ``fingerprint`` of its ``/models`` entries (and each reply's
+#: ``system_fingerprint``): a run whose ``run.json`` lists a model so was answered by synthetic agents.
+SIMULATOR_FINGERPRINT = "fp_sim_"
+#: The name the simulator answers to when a run names no model.
+SIMULATOR_MODEL = "simulator"
+
+
+def simulated_models(models: Any, used: set[str]) -> list[str]:
+    """Which of the model names ``used`` madeval's simulator answered, by what a ``run.json``'s
+    ``models`` list (``models``) says of them: a simulator fingerprint, or (a run that listed no
+    models) the simulator's own name. Sorted."""
+    listed = models if isinstance(models, list) else []
+    found = {str(entry.get("model")) for entry in listed if isinstance(entry, dict)
+             and str(entry.get("fingerprint") or "").startswith(SIMULATOR_FINGERPRINT)}
+    return sorted(name for name in used if name in found or name == SIMULATOR_MODEL)
 
 
 def served_identity(entry: dict[str, Any] | None) -> dict[str, Any] | None:

@@ -41,8 +41,9 @@ class LeaderboardOptions:
                             check=at_least(99), cli=False)
     seed: int = option(0, help="Seed of the resamples.", convert=integer, cli=False)
     title: str | None = option(None, help="Title of the HTML page.", convert=text)
-    merge_same: bool = option(False, help="Merge a configuration found in several runs (their records must "
-                              "agree) instead of refusing it.", convert=flag)
+    merge_same: bool = option(False, help="Merge a configuration found in several runs of the same settings "
+                              "(their records must agree) instead of refusing it; runs of another seed, model or "
+                              "sampling are kept apart.", convert=flag)
     prices: str | None = option(None, help="Price file (YAML or JSON: per model, dollars per million input, output "
                                 "and cached input tokens, and the batch discount): adds cost per item and per "
                                 "configuration, at batch prices for the calls that went through --transport batch.",

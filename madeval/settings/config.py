@@ -203,36 +203,82 @@ class RunSettings:
     temperature: float = option(1.0, help="Sampling temperature.", convert=rule.number,
                                 check=rule.between(0, 2))
     top_p: float = option(1.0, help="Nucleus sampling top_p.", convert=rule.number, check=rule.top_p)
-    max_tokens: int = option(1024, help="Tokens per reply at most.", convert=rule.integer,
-                             check=rule.at_least(1))
-    gen_kwargs: dict[str, Any] = option(factory=dict, help="Generation parameters sent with every call, "
-                                        "key=value,... (temperature, top_p, max_tokens, stop, presence_penalty, "
-                                        "frequency_penalty; lm-eval's until, max_gen_toks, do_sample); they win "
-                                        "over --temperature, --top-p and --max-tokens.", convert=rule.generation_kwargs,
-                                        added_later=True)
-    wandb_args: dict[str, str] = option(factory=dict, help="Log the leaderboard table, charts and run.json to "
-                                        "Weights & Biases: wandb.init arguments key=value,... (project=NAME; "
-                                        "WANDB_MODE=offline keeps them on disk). Needs the wandb extra of madeval.",
-                                        convert=rule.key_value_texts, results=False)
-    prices: str | None = option(None, help="Price file (YAML or JSON: per model, dollars per million input, output "
-                                "and cached input tokens, and the batch discount): the leaderboard adds cost per "
-                                "item and per configuration (batch prices with --transport batch).",
-                                convert=rule.text, results=False, added_later=True)
-    log_samples: bool = option(False, help="Accepted for lm-eval users: every debate is always written to "
-                               "records.jsonl, with or without it.", convert=rule.flag, results=False)
-    output_path: str | None = option(None, help="Run folder; re-running into it resumes.", convert=rule.text,
-                                     flags=("-o",), shown_default="madeval-out/run-<time>", results=False)
-    include_path: list[str] = option(factory=list, help="Extra folder of task YAML files (repeatable).",
-                                     convert=rule.paths, multiple=True)
-    cache: str = option("off", help="Response cache: 'off' (a run folder already makes re-runs and resumes "
-                        "free), 'on' (~/.cache/madeval/responses.sqlite, or in $MADEVAL_CACHE_DIR) or a file. "
-                        "Reuses a reply when the request and what the endpoint reports about the model match.",
-                        convert=rule.text, results=False)
-    yes: bool = option(False, help="Start a run estimated to take long without asking (needed when stdin "
-                       "is not a terminal).", convert=rule.flag, flags=("--yes", "-y"), results=False,
-                       added_later=True)
-    api_key: str | None = option(None, help="API key (environment variables MADEVAL_API_KEY and "
-                                 "OPENAI_API_KEY win).", convert=rule.text, repr=False, cli=False, secret=True)
+    max_tokens: int = option(1024, help="Tokens per reply at most.", convert=rule.integer, check=rule.at_least(1))
+    gen_kwargs: dict[str, Any] = option(
+        factory=dict,
+        help="Generation parameters sent with every call, "
+        "key=value,... (temperature, top_p, max_tokens, stop, presence_penalty, "
+        "frequency_penalty; lm-eval's until, max_gen_toks, do_sample); they win "
+        "over --temperature, --top-p and --max-tokens.",
+        convert=rule.generation_kwargs,
+        added_later=True,
+    )
+    wandb_args: dict[str, str] = option(
+        factory=dict,
+        help="Log the leaderboard table, charts and run.json to "
+        "Weights & Biases: wandb.init arguments key=value,... (project=NAME; "
+        "WANDB_MODE=offline keeps them on disk). Needs the wandb extra of madeval.",
+        convert=rule.key_value_texts,
+        results=False,
+    )
+    prices: str | None = option(
+        None,
+        help="Price file (YAML or JSON: per model, dollars per million input, output "
+        "and cached input tokens, and the batch discount): the leaderboard adds cost per "
+        "item and per configuration (batch prices with --transport batch).",
+        convert=rule.text,
+        results=False,
+        added_later=True,
+    )
+    log_samples: bool = option(
+        False,
+        help="Accepted for lm-eval users: every debate is always written to records.jsonl, with or without it.",
+        convert=rule.flag,
+        results=False,
+    )
+    output_path: str | None = option(
+        None,
+        help="Run folder; re-running into it resumes.",
+        convert=rule.text,
+        flags=("-o",),
+        shown_default="madeval-out/run-<time>",
+        results=False,
+    )
+    include_path: list[str] = option(
+        factory=list, help="Extra folder of task YAML files (repeatable).", convert=rule.paths, multiple=True
+    )
+    cache: str = option(
+        "off",
+        help="Response cache: 'off' (a run folder already makes re-runs and resumes "
+        "free), 'on' (~/.cache/madeval/responses.sqlite, or in $MADEVAL_CACHE_DIR) or a file. "
+        "Reuses a reply when the request and what the endpoint reports about the model match.",
+        convert=rule.text,
+        results=False,
+    )
+    view: bool = option(
+        False,
+        help="Also write debates.html, one page to read every debate (as 'madeval view' does), before the "
+        "board, which then links it.",
+        convert=rule.flag,
+        results=False,
+        added_later=True,
+    )
+    yes: bool = option(
+        False,
+        help="Start a run estimated to take long without asking (needed when stdin is not a terminal).",
+        convert=rule.flag,
+        flags=("--yes", "-y"),
+        results=False,
+        added_later=True,
+    )
+    api_key: str | None = option(
+        None,
+        help="API key (environment variables MADEVAL_API_KEY and OPENAI_API_KEY win).",
+        convert=rule.text,
+        repr=False,
+        cli=False,
+        secret=True,
+    )
     leaderboard: dict[str, Any] = field(default_factory=dict)
 
     def sample_spec(self):

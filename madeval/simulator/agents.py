@@ -68,6 +68,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 
 from madeval.core.plugins import load_plugins
+from madeval.llm.model_identity import SIMULATOR_FINGERPRINT
 from madeval.llm.probe import PROBE_PROMPT
 from madeval.simulator.truth import Gold, GoldIndex
 
@@ -143,7 +144,7 @@ class SyntheticAgents:
         if model not in self._fingerprints:
             profile = self.profiles.get(model, self.default)
             blob = json.dumps([vars(profile), self.seed, self.unknown, self.truth.digest()], sort_keys=True)
-            self._fingerprints[model] = "fp_sim_" + hashlib.sha256(blob.encode()).hexdigest()[:12]
+            self._fingerprints[model] = SIMULATOR_FINGERPRINT + hashlib.sha256(blob.encode()).hexdigest()[:12]
         return self._fingerprints[model]
 
     def __call__(self, request: dict[str, Any]) -> tuple[str, int, int]:

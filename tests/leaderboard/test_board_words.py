@@ -83,7 +83,7 @@ def test_one_score_scale_in_the_table_json_csv_and_rows(sweep):
         listed = list(csv.DictReader(handle))
     for row, kept, line in zip(result.rows, stored, listed):
         assert 0 <= row["score"] <= 1 and kept["score"] == row["score"] and float(line["score"]) == row["score"]
-        cells = next(line for line in printed.splitlines() if line.startswith(f"| {row['label']} |"))
+        cells = next(text for text in printed.splitlines() if text.startswith(f"| {row['label']} |"))
         assert f"| {row['score']:.3f} | {row['ci_low']:.3f}–{row['ci_high']:.3f} |" in cells
     for row in result.rows:
         if row["delta"] is not None:
@@ -149,25 +149,30 @@ def test_sentences_say_who_wins_or_how_large_a_difference_the_items_could_see():
                                       "be seen (A − B = +0.050, p=0.41 uncorrected).")
 
 
-def test_a_sentence_opening_with_a_lower_case_label_starts_with_a_capital_and_quotes_the_label_as_it_is():
+def test_a_sentence_opening_with_a_label_quotes_it_exactly_as_it_is():
     from madeval.leaderboard.sentences import capitalised
 
-    won = {"label_a": "baseline_direct", "label_b": "debate", "delta": 0.122, "delta_ci_low": 0.044,
+    # before: "Simple_voting beats majority_consensus", an identifier that names nothing
+    won = {"label_a": "simple_voting", "label_b": "majority_consensus", "delta": 0.122, "delta_ci_low": 0.044,
            "delta_ci_high": 0.2, "p_adjusted": 0.0021, "significant": True, "items": 30, "mde": None, "top_two": False}
     assert sentence(won, "holm") == (
-        "Baseline_direct beats debate by 0.122 (95% CI 0.044 to 0.200, p=0.0021 after Holm).")
+        "simple_voting beats majority_consensus by 0.122 (95% CI 0.044 to 0.200, p=0.0021 after Holm).")
     assert sentence({**won, "delta": -0.122, "delta_ci_low": -0.2, "delta_ci_high": -0.044}, "holm").startswith(
-        "Debate beats baseline_direct by 0.122")
+        "majority_consensus beats simple_voting by 0.122"
+    )
     apart = {**won, "delta": 0.3, "significant": False, "p_adjusted": 0.06, "mde": 0.25}
-    assert sentence(apart, "none") == ("Baseline_direct and debate differ by 0.300, but not significantly "
-                                       "(baseline_direct − debate = +0.300, p=0.06 uncorrected); 30 items usually "
-                                       "see differences of 0.250 or more.")
-    assert sentence({**apart, "top_two": True}, "none").startswith("Best against runner-up: baseline_direct and debate")
-    for label, opens in [("3 agents", "3 agents beats"), ('"fast" run', '"fast" run beats'),
-                         ("<b>x</b>", "<b>x</b> beats"),
-                         ("ßig", "ßig beats"), ("élan", "Élan beats"), ("Already", "Already beats"),
-                         ("日本", "日本 beats")]:
-        assert sentence({**won, "label_a": label}, "holm").startswith(opens), label
+    assert sentence(apart, "none") == (
+        "simple_voting and majority_consensus differ by 0.300, but not significantly "
+        "(simple_voting − majority_consensus = +0.300, p=0.06 uncorrected); 30 items usually "
+        "see differences of 0.250 or more."
+    )
+    assert sentence({**apart, "top_two": True}, "none").startswith(
+        "Best against runner-up: simple_voting and majority_consensus")
+    for label in ("3 agents", '"fast" run', "<b>x</b>", "ßig", "élan", "Already", "日本", "baseline_direct"):
+        assert sentence({**won, "label_a": label}, "holm").startswith(f"{label} beats majority_consensus"), label
+    # the board's own words still open with a capital
+    small = {**won, "delta": 0.05, "p_adjusted": 0.41, "significant": False, "mde": None}
+    assert sentence(small, "holm").startswith("Too few items to tell simple_voting from majority_consensus")
     assert capitalised("ǆemal") == "ǅemal" and capitalised("") == "" and capitalised("x") == "X"
 
 
@@ -196,7 +201,7 @@ def test_compare_all_keeps_the_vs_ref_column(sweep):
         items = sorted(scores[reference])
         expected = statistics.fmean(scores[row["config"]][k] - scores[reference][k] for k in items)
         assert row["delta"] == pytest.approx(expected) and row["p_adjusted"] is not None
-        line = next(line for line in markdown(board).splitlines() if line.startswith(f"| {row['label']} |"))
+        line = next(text for text in markdown(board).splitlines() if text.startswith(f"| {row['label']} |"))
         assert f"{row['delta']:+.3f}" in line and "after Holm" in line
     assert len(board["comparisons"]) == 3 and sum(c["top_two"] for c in board["comparisons"]) == 1
 

@@ -99,7 +99,7 @@ def test_history_ten_checks_mark_the_planted_drop_and_only_it(history, tmp_path)
     for name in ("history.md", "history.html", "charts/history.png", "charts/history.svg"):
         assert (tmp_path / "out" / name).is_file()
     page = (tmp_path / "out" / "history.html").read_text()
-    assert page.count("class=sig") == 1
+    assert page.count("class='sig drop'") == 1  # the planted drop, red
 
 
 def test_history_chart_marks_that_commit_and_only_it(history):

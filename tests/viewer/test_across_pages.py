@@ -51,7 +51,7 @@ def test_across_page_shows_the_merged_board_and_the_history_in_chromium(sim, tmp
     text = page.read_text()
     assert "<h2>Runs merged</h2>" in text and f"<code>{first}</code>: two agents" in text
     assert "<th>units</th>" in text and "<h2>History of checks</h2>" in text
-    assert text.count("class=sig") == 1 and "alt='history'" in text
+    assert text.count("class='sig drop'") == 1 and "alt='history'" in text  # the drop, red
 
     dom = run_chromium(page, tmp_path / "profile-dom", "--dump-dom")
     assert dom.returncode == 0, dom.stderr[-2000:]
