@@ -24,11 +24,9 @@ public API has no sample-by-sample writer): 284 MB peak for the 372 real MALLM d
 
 from __future__ import annotations
 
-import contextlib
 import datetime
 import hashlib
 import json
-import os
 import re
 from collections import defaultdict
 from pathlib import Path
@@ -38,6 +36,7 @@ from madeval.analysis.run_data import read_run_description
 from madeval.errors import StorageError, UsageError
 from madeval.pricing.usage import calls_usage
 from madeval.records.folder import ReadReport
+from madeval.util.safe_files import replacing_path
 from madeval.viewer.debates import facts_of, left_out, readable, run_records
 from madeval.viewer.questions import load_questions
 
@@ -221,13 +220,9 @@ def export_inspect(run: Path, output: Path) -> dict[str, Any]:
         scored.append({"unit": record["unit"], "config_label": record.get("config_label"),
                        "metrics": record.get("metrics") or {}})
     log = eval_log(run.resolve().name, described, samples, scored)
-    temporary = output.with_name(f".{output.stem}.partial{output.suffix}")  # the suffix picks the format
-    try:
-        write_eval_log(log, str(temporary))
-        os.replace(temporary, output)
+    try:  # inspect-ai writes by name: into a new private folder, then renamed over the output
+        with replacing_path(output) as temporary:  # named like the output: its suffix picks the format
+            write_eval_log(log, str(temporary))
     except OSError as error:
         raise StorageError(f"cannot write {output}: {error.strerror or error}") from None
-    finally:
-        with contextlib.suppress(OSError):
-            temporary.unlink()
     return {"samples": len(samples), "path": output, "notes": questions.notes + left_out(report, unreadable)}

@@ -43,7 +43,7 @@ from madeval.dynamics.chart import dynamics_figure
 from madeval.leaderboard.cost import board_costs, front_key
 from madeval.leaderboard.money import dollars
 from madeval.leaderboard.render import TIME_COLUMN
-from madeval.records.safe_files import refuse_linked_folder, write_bytes_atomically
+from madeval.util.safe_files import refuse_linked_folder, write_bytes_atomically
 
 #: Display-only or bookkeeping fields: never what tells two configurations of a sweep apart.
 NOT_SWEEP_KEYS = {"label", "name", "source", "preset", "replay_of", "replayed_decider"}

@@ -18,7 +18,7 @@ from matplotlib.figure import Figure
 from madeval.leaderboard.charts import RC, error_bars, style
 from madeval.leaderboard.charts import _save as save
 from madeval.leaderboard.history import DROP, drops, series, short
-from madeval.records.safe_files import refuse_linked_folder
+from madeval.util.safe_files import refuse_linked_folder
 
 DROP_COLOUR = "#d62728"
 

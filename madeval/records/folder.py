@@ -24,9 +24,10 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from madeval.errors import StorageError, UsageError
+from madeval.llm.batch.journal import JOURNAL_NAME
 from madeval.records import lock as folder_lock
-from madeval.records.safe_files import open_binary, open_descriptor, refuse_link, write_text_atomically
 from madeval.util.json_text import encode_json
+from madeval.util.safe_files import open_binary, open_descriptor, refuse_link, write_text_atomically
 
 RUN_FILE = "run.json"
 RECORDS_FILE = "records.jsonl"
@@ -34,7 +35,7 @@ ERRORS_FILE = "errors.jsonl"
 #: Files only madeval writes in a run folder, besides run.json: a folder holding one of them without
 #: a run.json is not a run of ours (another tool's records.jsonl), and is refused rather than cut.
 OWN_FILES = (RECORDS_FILE, ERRORS_FILE, "rescored.jsonl", "leaderboard.md", "leaderboard.csv",
-             "comparisons.csv", "leaderboard.json", "leaderboard.html")
+             "comparisons.csv", "leaderboard.json", "leaderboard.html", JOURNAL_NAME)
 
 
 @dataclass

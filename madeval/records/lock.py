@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Iterator
 
 from madeval.errors import StorageError, UsageError
-from madeval.records.safe_files import open_descriptor
+from madeval.util.safe_files import open_descriptor
 
 LOCK_FILE = "run.lock"
 

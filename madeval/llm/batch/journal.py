@@ -9,6 +9,9 @@ whose line is in a batch submitted earlier is answered from that batch (collecte
 finishes, or read from its output file if it already has) instead of being sent again; a line
 whose upload was journaled but whose batch was not (a kill between the two) is looked up by its
 input file among the endpoint's batches, and sent again only if no batch was created over it.
+
+The journal is a run folder's file like ``records.jsonl``: a link at its name is refused in one
+line, never read or appended through (:mod:`madeval.util.safe_files`).
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from madeval.llm.batch.settings import window_seconds
+from madeval.util.safe_files import appending, open_regular
 
 JOURNAL_NAME = "batches.jsonl"
 
@@ -40,11 +44,11 @@ class BatchJournal:
         self.path = Path(folder) / JOURNAL_NAME
         #: custom_id -> the latest earlier upload holding it.
         self.earlier: dict[str, Earlier] = {}
-        if not self.path.exists():
+        if not os.path.lexists(self.path):
             return
         uploads: dict[str, list[str]] = {}
         batches: dict[str, tuple[str, str | None]] = {}
-        with self.path.open("rb") as journal:
+        with open_regular(self.path) as journal:  # a link is refused, never read through
             for raw in journal:
                 try:
                     entry = json.loads(raw)
@@ -78,7 +82,7 @@ class BatchJournal:
         self._append({"refused": step, "reason": reason, "retry_in_s": round(wait, 3), "at": round(time.time(), 3)})
 
     def _append(self, entry: dict) -> None:
-        with self.path.open("a", encoding="utf-8") as journal:
+        with appending(self.path) as journal:  # a link is refused, never appended through
             journal.write(json.dumps(entry) + "\n")
             journal.flush()
             os.fsync(journal.fileno())
