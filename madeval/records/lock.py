@@ -79,6 +79,23 @@ def release(folder: str | Path) -> None:
         os.close(descriptor)  # closing the only descriptor drops the flock
 
 
+def abandoned(folder: str | Path) -> bool:
+    """Whether ``folder`` has a lock file that no process holds (its holder ended, however: the
+    kernel dropped the lock). False while a process holds it, when it has no lock file, and when its
+    lock file is a link or cannot be opened (not ours to judge)."""
+    try:
+        descriptor = open_descriptor(Path(folder) / LOCK_FILE, os.O_RDWR)  # never made here, never through a link
+    except (OSError, UsageError):
+        return False
+    try:
+        fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)  # another descriptor: held by this process too fails
+        return True
+    except OSError:
+        return False
+    finally:
+        os.close(descriptor)  # and the lock taken to look with it
+
+
 @contextlib.contextmanager
 def hold(folder: str | Path) -> Iterator[None]:
     """``with hold(folder):`` the folder's write lock for the duration of the block."""
