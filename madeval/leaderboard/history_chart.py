@@ -19,6 +19,7 @@ from madeval.leaderboard.charts import RC, error_bars, style
 from madeval.leaderboard.charts import _save as save
 from madeval.leaderboard.history import DROP, drops, series, short
 from madeval.util.safe_files import refuse_linked_folder
+from madeval.util.shown_text import chart_values
 
 DROP_COLOUR = "#d62728"
 
@@ -28,7 +29,7 @@ def draw(entries: list[dict[str, Any]], folder: Path, name: str = "history") -> 
     refuse_linked_folder(folder)
     folder.mkdir(parents=True, exist_ok=True)
     with matplotlib.rc_context(RC):  # labels are text, never mathtext (see .charts.RC)
-        return save(figure(entries), folder, name)
+        return save(figure(chart_values(entries)), folder, name)  # no control character reaches matplotlib
 
 
 def figure(entries: list[dict[str, Any]]) -> Figure:
