@@ -210,7 +210,8 @@ class _JsonText:
                 if held > MAX_RECORD_BYTES:
                     raise UsageError(f"{name}: record {number} is larger than {MAX_RECORD_BYTES >> 20} MB of "
                                      "JSON: not MALLM output madeval reads; nothing imported") from None
-                self.more(max(CHUNK, held))  # twice what is held: each record is read again at most log times
+                # twice what is held (each record is read again at most log times), never past the bound
+                self.more(min(max(CHUNK, held), MAX_RECORD_BYTES + 1 - held))
                 continue
             except ValueError:  # an integer of more digits than Python reads (4,300)
                 raise NotJson(f"a number of more than 4,300 digits in record {number}") from None
