@@ -29,7 +29,7 @@ from madeval.errors import UsageError
 from madeval.llm.batch.lines import LINE_ENVELOPE, file_lines, note_odd_lines, read_file_outcomes
 from madeval.llm.batch.settings import BatchSettings
 from madeval.llm.wire import ClientSideError, Reply
-from madeval.util.safe_files import refuse_link, write_bytes_atomically
+from madeval.util.safe_files import refuse_link, replacing
 
 REQUEST_SUFFIX = ".jsonl"
 OUTPUT_SUFFIX = ".output.jsonl"
@@ -73,7 +73,7 @@ class FileExchange:
         """Write a request file (whole, then renamed) of the lines ``custom_ids``; its name without suffix."""
         name = f"madeval-{self._stamp}-{os.getpid()}-{next(self._names)}"
         path = self.folder / (name + REQUEST_SUFFIX)
-        await asyncio.to_thread(write_bytes_atomically, path, content)  # a new file, renamed: never a link's target
+        await asyncio.to_thread(_write, path, content)
         self._ids[name] = frozenset(custom_ids)
         return name
 
@@ -149,3 +149,12 @@ def _size(path: Path) -> int:
     if not stat.S_ISREG(found.st_mode):
         refuse_link(path, EXCHANGE_HINT)
     return found.st_size
+
+
+def _write(path: Path, content: bytes) -> None:
+    """Write a request file whole, synced, through a new temporary file renamed over ``path`` (a
+    link planted at the name is replaced, never written through)."""
+    with replacing(path) as handle:
+        handle.write(content)
+        handle.flush()
+        os.fsync(handle.fileno())
