@@ -68,6 +68,8 @@ MAX_TURNS = 100
 CHUNK = 1 << 20
 #: A turn number as MALLM writes ``votesEachTurn``'s keys: ASCII digits.
 TURN_KEY = re.compile(r"[0-9]{1,6}")
+#: JSON's white space.
+SPACE = re.compile(r"[ \t\r\n]*")
 #: MALLM's paradigms in which every agent of a turn speaks at once (one step per turn).
 SIMULTANEOUS = ("collective_refinement",)
 #: The endpoint name of imported agents: they were asked elsewhere, so madeval has no endpoint.
@@ -190,8 +192,7 @@ class _JsonText:
     def next_character(self) -> str:
         """The next character that is not white space (read as far as needed; ``""`` at the end)."""
         while True:
-            while self.at < len(self.text) and self.text[self.at] in " \t\r\n":
-                self.at += 1
+            self.at = SPACE.match(self.text, self.at).end()  # a run of white space at C speed
             if self.at < len(self.text) or self.ended:
                 return self.text[self.at: self.at + 1]
             self.more(CHUNK)
