@@ -69,6 +69,8 @@ _LAZY = {
     "AggregateMetric": "madeval.task.files",
     "task_code": "madeval.task.files",
     "read_yaml": "madeval.task.files",
+    "read_yaml_file": "madeval.util.yaml_loader",
+    "BoundedLoader": "madeval.util.yaml_loader",
     "load_docs_with_source": "madeval.task.sources",
     "hub_reachable": "madeval.task.sources",
     "Importer": "madeval.importers.base",
@@ -90,6 +92,7 @@ if TYPE_CHECKING:  # what the lazy names are, for type checkers and editors
     from madeval.task.definition import AMBIGUOUS, NoAnswer, Task, load_task
     from madeval.task.files import AggregateMetric, GroupSpec, read_yaml, task_code
     from madeval.task.sources import hub_reachable, load_docs_with_source
+    from madeval.util.yaml_loader import BoundedLoader, read_yaml_file
 
 
 def __getattr__(name: str) -> Any:
@@ -150,6 +153,8 @@ __all__ = [
     "AggregateMetric",
     "task_code",
     "read_yaml",
+    "read_yaml_file",
+    "BoundedLoader",
     "load_docs_with_source",
     "hub_reachable",
     # importers (register_importers): other tools' output files read as debates

@@ -122,7 +122,7 @@ def history(history_file: Path, output: Path | None) -> None:
     from madeval.leaderboard.history_chart import draw
     from madeval.leaderboard.html import history_page
     from madeval.records.folder import writing
-    from madeval.records.safe_files import write_text_atomically
+    from madeval.util.safe_files import write_text_atomically
 
     entries, broken = read(history_file)
     folder = output or history_file.parent

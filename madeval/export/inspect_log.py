@@ -29,7 +29,6 @@ public API has no sample-by-sample writer): 284 MB peak for the 372 real MALLM d
 
 from __future__ import annotations
 
-import contextlib
 import datetime
 import hashlib
 import json
@@ -45,6 +44,7 @@ from madeval.importers.writer import IMPORTED_KEY
 from madeval.pricing.usage import calls_usage
 from madeval.records.folder import RECORDS_FILE, RUN_FILE, ReadReport
 from madeval.records.run_file import SESSIONS_KEY
+from madeval.util.safe_files import replacing_path
 from madeval.viewer.debates import facts_of, left_out, readable, run_records
 from madeval.viewer.questions import load_questions
 
@@ -271,13 +271,9 @@ def export_inspect(run: Path, output: Path) -> dict[str, Any]:
                        "metrics": record.get("metrics") or {}})
     agents = {m.model for sample in samples for m in sample.messages if getattr(m, "model", None)}
     log = eval_log(run.resolve().name, described, samples, scored, agents, run_times(run, described))
-    temporary = output.with_name(f".{output.stem}.partial{output.suffix}")  # the suffix picks the format
-    try:
-        write_eval_log(log, str(temporary))
-        os.replace(temporary, output)
+    try:  # inspect-ai writes by name: into a new private folder, then renamed over the output
+        with replacing_path(output) as temporary:  # named like the output: its suffix picks the format
+            write_eval_log(log, str(temporary))
     except OSError as error:
         raise StorageError(f"cannot write {output}: {error.strerror or error}") from None
-    finally:
-        with contextlib.suppress(OSError):
-            temporary.unlink()
     return {"samples": len(samples), "path": output, "notes": questions.notes + left_out(report, unreadable)}

@@ -75,7 +75,7 @@ class LmEvalSamplesImporter(Importer):
         for number, line in _lines(path):
             check_line(line, number, path.name)
             if line["filter"] not in filters:
-                filters.append(str(line["filter"]))
+                filters.append(line["filter"])
             if not wanted:
                 wanted = filters[0]
             if len(filters) > 1 and not self.filter:
@@ -146,6 +146,8 @@ def check_line(line: dict[str, Any], number: int, name: str) -> None:
         raise UsageError(f"{name}: line {number}: doc_id {short(line['doc_id'])} is not a document number")
     if not isinstance(line["resps"], list):
         raise UsageError(f"{name}: line {number}: resps is not a list")
+    if not isinstance(line["filter"], str):  # lm-eval names its filters ("none", "strict-match")
+        raise UsageError(f"{name}: line {number}: filter {short(line['filter'])} is not a filter's name")
 
 
 def _item_of(line: dict[str, Any], task: Task, index: ItemIndex, counts: dict[str, int]):

@@ -24,18 +24,24 @@ is one configuration. Each record becomes one debate:
 * **decision**: ``finalAnswer`` (``null`` is no answer, scored as wrong, like a refusal) with
   ``decisionSuccess``; decider ``mallm``, reason ``final_answer``.
 
-The array is read as a stream (``ijson``), so a file of any number of records needs the memory of
-one record at a time. ``.json.gz`` files are read through ``gzip``.
+The array is read a record at a time, so a file of any number of records needs the memory of one
+record; a record is at most :data:`MAX_RECORD_BYTES` of JSON, nests at most :data:`MAX_DEPTH`
+levels, and has at most :data:`MAX_AGENTS` agents and :data:`MAX_TURNS` turns (its debate costs the
+board and the viewer agents x turns). A file is read as Python's ``json`` writer writes it (MALLM's
+writer): ``NaN`` and ``Infinity`` are read, as is a UTF-8 byte order mark. ``.json.gz`` files are
+read through ``gzip``. Anything else, or a record past a bound, is one line naming the file and the
+record, and nothing is imported.
 """
 
 from __future__ import annotations
 
+import codecs
 import gzip
+import json
+import re
 import zlib
 from pathlib import Path
 from typing import Any, BinaryIO, Iterator
-
-import ijson
 
 from madeval.core.transcript import Agent, Decision, Message, Persona, Transcript
 from madeval.errors import UsageError
@@ -50,12 +56,30 @@ REQUIRED_KEYS = ("exampleId", "input", "finalAnswer", "globalMemory")
 MESSAGE_KEYS = ("turn", "agent_id", "message", "agreement", "solution")
 #: How deep a record may nest (MALLM's records nest about 6 levels).
 MAX_DEPTH = 64
+#: Characters of JSON one record may hold: the shared corpus's records hold 60 KB (148 KB at most),
+#: and about 2 MB with the prompts MALLM keeps in each message's ``additional_args``. A record is
+#: held whole while it is read, so this bounds an import's memory (a few times this).
+MAX_RECORD_BYTES = 64 << 20
+#: Agents a debate may have, and turns it may last: MALLM's runs use 3 to 5 agents and 7 turns by
+#: default. The board's dynamics and the viewer hold each agent's answer in every turn.
+MAX_AGENTS = 100
+MAX_TURNS = 100
+#: Bytes read at a time (and the first size of the buffer a record is read from).
+CHUNK = 1 << 20
+#: A turn number as MALLM writes ``votesEachTurn``'s keys: ASCII digits.
+TURN_KEY = re.compile(r"[0-9]{1,6}")
+#: JSON's white space.
+SPACE = re.compile(r"[ \t\r\n]*")
 #: MALLM's paradigms in which every agent of a turn speaks at once (one step per turn).
 SIMULTANEOUS = ("collective_refinement",)
 #: The endpoint name of imported agents: they were asked elsewhere, so madeval has no endpoint.
 ENDPOINT = "mallm"
-#: Errors of a file that is not (complete) JSON, or a ``.gz`` that is cut short or not gzip.
-BROKEN = (ijson.JSONError, ijson.IncompleteJSONError, EOFError, gzip.BadGzipFile, zlib.error, UnicodeDecodeError)
+#: Errors of a ``.gz`` that is cut short or not gzip, or of a file that is not UTF-8.
+BROKEN = (EOFError, gzip.BadGzipFile, zlib.error, UnicodeDecodeError)
+
+
+class NotJson(Exception):
+    """The file is not complete JSON here (the detail says what and where)."""
 
 
 class MallmImporter(Importer):
@@ -95,7 +119,8 @@ class MallmImporter(Importer):
             transcript = transcript_of(record, lambda text, item=item: read_answer(task, text, item), number, path.name)
             _describe(record, transcript, options, description)
             clock = record.get("clockSeconds")
-            wall = float(clock) if isinstance(clock, (int, float)) and not isinstance(clock, bool) else None
+            number_given = isinstance(clock, (int, float)) and not isinstance(clock, bool)
+            wall = float(clock) if number_given and 0 <= clock < 1e12 else None  # not NaN, not Infinity
             yield ImportedDebate(item, transcript, repeat, wall)
 
 
@@ -103,16 +128,13 @@ def records_of(path: Path) -> Iterator[Any]:
     """The records of a MALLM output file, one at a time: the elements of its top-level JSON array
     (or the one record of a file holding a single object, as MALLM's extracted objects do).
 
-    Anything else, or a file cut short, is a one-line UsageError naming the file (raised when the
-    reader gets there: the writer then keeps nothing of the import)."""
+    Anything else, a file cut short, or a record past :data:`MAX_RECORD_BYTES` or :data:`MAX_DEPTH`
+    is a one-line UsageError naming the file (raised when the reader gets there: the writer then
+    keeps nothing of the import)."""
     try:
         with open_binary(path) as handle:
-            first = _first_byte(handle)
-            handle.seek(0)
-            if first not in (b"[", b"{"):
-                raise UsageError(f"{path.name} is not MALLM output: not a JSON array of records")
-            yield from _values(handle, path.name, in_array=first == b"[")
-    except BROKEN as error:
+            yield from _values(_JsonText(handle), path.name)
+    except (NotJson, *BROKEN) as error:
         detail = " ".join(str(error).split())[:120]
         raise UsageError(f"{path.name} is not complete JSON (cut short or damaged: {detail}); "
                          "nothing imported") from None
@@ -120,44 +142,107 @@ def records_of(path: Path) -> Iterator[Any]:
         raise UsageError(f"cannot read {path}: {error.strerror or error}") from None
 
 
-def _values(handle: BinaryIO, name: str, *, in_array: bool) -> Iterator[Any]:
-    """The elements of the top-level array (``in_array``), or the top-level value, built one at a
-    time from ijson's events, nested at most :data:`MAX_DEPTH` deep.
-
-    ijson's ``items`` would compute a prefix string for every level (memory quadratic in the
-    depth: a 200 KB file of nested brackets takes gigabytes), so the values are built from
-    ``basic_parse`` with ijson's own ``ObjectBuilder`` and a depth check."""
-    base = 1 if in_array else 0
-    depth = 0
-    builder = None
-    for event, value in ijson.basic_parse(handle, use_float=True):
-        if event in ("start_map", "start_array"):
-            depth += 1
-            if depth > MAX_DEPTH:
-                raise UsageError(f"{name}: JSON nested more than {MAX_DEPTH} levels deep: not MALLM output")
-            if depth == base:
-                continue  # the top-level array itself
-        elif event in ("end_map", "end_array"):
-            depth -= 1
-            if depth < base:
-                continue  # the end of the top-level array
-        if builder is None:
-            builder = ijson.ObjectBuilder()
-        builder.event(event, value)
-        if depth == base:
-            yield builder.value
-            builder = None
+def _values(text: _JsonText, name: str) -> Iterator[Any]:
+    """The elements of the top-level array, or the top-level object, one at a time."""
+    first = text.next_character()
+    if first not in ("[", "{"):
+        raise UsageError(f"{name} is not MALLM output: not a JSON array of records")
+    if first == "{":
+        yield text.value(name, 1)
+    else:
+        text.at += 1
+        number = 0
+        while text.next_character() != "]":
+            if number:
+                if text.next_character() != ",":
+                    raise NotJson(f"expected ',' or ']' after record {number}")
+                text.at += 1
+                text.next_character()  # the next record's first character (read as far as needed)
+            number += 1
+            yield text.value(name, number)
+        text.at += 1
+    if text.next_character() != "":
+        raise NotJson("more after the end of the JSON value")
 
 
-def _first_byte(handle: BinaryIO) -> bytes:
-    """The first byte that is not white space (or a UTF-8 byte order mark); ``b""`` for an empty file."""
-    while True:
-        block = handle.read(4096)
-        if not block:
-            return b""
-        stripped = block.lstrip(b" \t\r\n\xef\xbb\xbf")
-        if stripped:
-            return stripped[:1]
+class _JsonText:
+    """A JSON file's text, read a chunk at a time, from which values are read one after another.
+
+    Python's own reader (``json.JSONDecoder.raw_decode``) reads each value from the text in memory;
+    a value that runs past it is read again once the text holds twice as much, so a record costs
+    about twice its size to read, and no more than :data:`MAX_RECORD_BYTES` is ever held. (ijson,
+    which streamed before, rejects the ``NaN`` and ``Infinity`` that Python's writer writes, and
+    took time quadratic in the length of a string.)"""
+
+    def __init__(self, handle: BinaryIO):
+        self.handle = handle
+        self.utf8 = codecs.getincrementaldecoder("utf-8-sig")()  # a byte order mark is dropped
+        self.text = ""
+        self.at = 0
+        self.ended = False
+        self.decoder = json.JSONDecoder()
+
+    def more(self, size: int) -> None:
+        """Read ``size`` more bytes (to the end of the file at most) after what is left unread."""
+        block = self.handle.read(size)
+        self.text = self.text[self.at:] + self.utf8.decode(block, final=not block)
+        self.at = 0
+        self.ended = not block
+
+    def next_character(self) -> str:
+        """The next character that is not white space (read as far as needed; ``""`` at the end)."""
+        while True:
+            self.at = SPACE.match(self.text, self.at).end()  # a run of white space at C speed
+            if self.at < len(self.text) or self.ended:
+                return self.text[self.at: self.at + 1]
+            self.more(CHUNK)
+
+    def value(self, name: str, number: int) -> Any:
+        """The JSON value starting at the next character (record ``number`` of the file ``name``)."""
+        while True:
+            try:
+                value, end = self.decoder.raw_decode(self.text, self.at)
+            except RecursionError:
+                raise _too_deep(name) from None
+            except json.JSONDecodeError as error:
+                held = len(self.text) - self.at
+                if self.ended or not _may_continue(error, len(self.text)):
+                    raise NotJson(f"{error.msg} in record {number}") from None
+                if held > MAX_RECORD_BYTES:
+                    raise UsageError(f"{name}: record {number} is larger than {MAX_RECORD_BYTES >> 20} MB of "
+                                     "JSON: not MALLM output madeval reads; nothing imported") from None
+                # twice what is held (each record is read again at most log times), never past the bound
+                self.more(min(max(CHUNK, held), MAX_RECORD_BYTES + 1 - held))
+                continue
+            except ValueError:  # an integer of more digits than Python reads (4,300)
+                raise NotJson(f"a number of more than 4,300 digits in record {number}") from None
+            if end - self.at > MAX_RECORD_BYTES:
+                raise UsageError(f"{name}: record {number} is larger than {MAX_RECORD_BYTES >> 20} MB of JSON: "
+                                 "not MALLM output madeval reads; nothing imported")
+            self.at = end
+            _check_depth(value, name)
+            return value
+
+
+def _may_continue(error: json.JSONDecodeError, length: int) -> bool:
+    """Whether the text may be valid once more of it is read: a string not closed yet, or a problem
+    at the end of the text read so far (a literal such as ``-Infinity`` cut in two)."""
+    return error.msg.startswith("Unterminated string") or error.pos >= length - 16
+
+
+def _check_depth(value: Any, name: str) -> None:
+    """Refuse a value nested deeper than :data:`MAX_DEPTH` (walked without recursion)."""
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            raise _too_deep(name)
+        children = item.values() if isinstance(item, dict) else item if isinstance(item, list) else ()
+        stack.extend((child, depth + 1) for child in children if isinstance(child, (dict, list)))
+
+
+def _too_deep(name: str) -> UsageError:
+    return UsageError(f"{name}: JSON nested more than {MAX_DEPTH} levels deep: not MALLM output")
 
 
 def check_record(record: Any, number: int, name: str) -> None:
@@ -176,9 +261,31 @@ def check_record(record: Any, number: int, name: str) -> None:
             keys = ", ".join(MESSAGE_KEYS)
             raise UsageError(f"{name}: record {number}: globalMemory entry {position} lacks one of {keys}: "
                              "not a message of MALLM v1.0 or later")
-        if not isinstance(entry["turn"], int) or isinstance(entry["turn"], bool) or entry["turn"] < 1:
+        if not isinstance(entry["turn"], int) or isinstance(entry["turn"], bool) or not 1 <= entry["turn"] <= MAX_TURNS:
             raise UsageError(f"{name}: record {number}: globalMemory entry {position} has turn "
-                             f"{short(entry['turn'])}, not a turn number")
+                             f"{short(_shown_number(entry['turn']))}, not a turn number from 1 to {MAX_TURNS}")
+    votes = record.get("votesEachTurn")
+    if votes is not None and not isinstance(votes, dict):
+        raise UsageError(f"{name}: record {number}: votesEachTurn is not an object of turns")
+    for key in votes or {}:
+        if not TURN_KEY.fullmatch(key) or not 1 <= int(key) <= MAX_TURNS:
+            raise UsageError(f"{name}: record {number}: votesEachTurn has key {short(key)}, not a turn number "
+                             f"from 1 to {MAX_TURNS}")
+    personas = record.get("personas")
+    if isinstance(personas, list) and len(personas) > MAX_AGENTS:
+        raise _too_many_agents(name, number, len(personas))
+
+
+def _too_many_agents(name: str, number: int, count: int) -> UsageError:
+    return UsageError(f"{name}: record {number} has {count} agents, more than the {MAX_AGENTS} madeval reads "
+                      "of a debate; nothing imported")
+
+
+def _shown_number(value: Any) -> Any:
+    """An integer as it is when it is short, else how many digits it has (it would not fit a line)."""
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 10**12:
+        return f"a number of {len(str(abs(value)))} digits"  # at most 4,300: the JSON reader reads no more
+    return value
 
 
 def _first_input(record: dict[str, Any]) -> str:
@@ -191,12 +298,15 @@ def _first_input(record: dict[str, Any]) -> str:
 def transcript_of(record: dict[str, Any], read, number: int, name: str) -> Transcript:
     """The madeval transcript of one MALLM record (see the module's docstring for the mapping);
     ``read`` reads a solution text with the task's extractor chain (:func:`.base.read_answer`: the
-    answer and, when there is none, the parse note saying why, as a live debate records it)."""
+    answer and, when there is none, the parse note saying why, as a live debate records it). A debate
+    of more than :data:`MAX_AGENTS` agents is a one-line UsageError."""
     agents, index_of = _agents(record)
     memory = record["globalMemory"] or []
     for entry in memory:
         key = _text(entry["agent_id"])
         if key not in index_of:  # an agent with no persona entry
+            if len(agents) >= MAX_AGENTS:
+                raise _too_many_agents(name, number, len({_text(e["agent_id"]) for e in memory} | set(index_of)))
             index_of[key] = len(agents)
             agents.append(Agent(len(agents), Persona(_text(entry.get("persona")) or f"Agent {len(agents) + 1}",
                                                      generator="mallm"), "?", ENDPOINT))
@@ -224,9 +334,9 @@ def transcript_of(record: dict[str, Any], read, number: int, name: str) -> Trans
         transcript.messages.append(message)
         if backs == message_id:
             draft = message
-    turns = record.get("turns")
-    last = max((m.turn for m in transcript.messages), default=0)
-    transcript.turns_used = turns if isinstance(turns, int) and not isinstance(turns, bool) and turns >= last else last
+    # the turns its messages show: MALLM's own ``turns`` is the same in its runs, and a larger one
+    # would cost every later board and view agents x turns for turns in which nobody spoke
+    transcript.turns_used = max((m.turn for m in transcript.messages), default=0)
     transcript.events = vote_events(record.get("votesEachTurn"), len(agents))
     final = record["finalAnswer"] if isinstance(record["finalAnswer"], str) else None
     success = record.get("decisionSuccess")
@@ -239,7 +349,7 @@ def transcript_of(record: dict[str, Any], read, number: int, name: str) -> Trans
         reason="final_answer",
         details={"protocol": protocol, "exampleId": _text(record["exampleId"]),
                  "datasetId": _text(record.get("datasetId")) or None,
-                 "references": [r for r in record.get("references") or [] if isinstance(r, str)][:26]},
+                 "references": [r for r in _list(record.get("references")) if isinstance(r, str)][:26]},
     )
     return transcript
 
@@ -247,7 +357,7 @@ def transcript_of(record: dict[str, Any], read, number: int, name: str) -> Trans
 def _agents(record: dict[str, Any]) -> tuple[list[Agent], dict[str, int]]:
     agents: list[Agent] = []
     index_of: dict[str, int] = {}
-    for entry in record.get("personas") or []:
+    for entry in _list(record.get("personas")):
         if not isinstance(entry, dict) or _text(entry.get("agentId")) in index_of:
             continue
         index_of[_text(entry.get("agentId"))] = len(agents)
@@ -255,6 +365,16 @@ def _agents(record: dict[str, Any]) -> tuple[list[Agent], dict[str, int]]:
                           _text(entry.get("personaDescription")), "mallm")
         agents.append(Agent(len(agents), persona, _text(entry.get("model")) or "?", ENDPOINT))
     return agents, index_of
+
+
+def _list(value: Any) -> list[Any]:
+    """A field that should be a list: itself when it is one, else empty (a number, an object)."""
+    return value if isinstance(value, list) else []
+
+
+def _dict(value: Any) -> dict[str, Any]:
+    """A field that should be an object: itself when it is one, else empty (a list, a number)."""
+    return value if isinstance(value, dict) else {}
 
 
 def _text(value: Any) -> str:
@@ -279,15 +399,15 @@ def vote_events(votes: Any, agents: int) -> list[dict[str, Any]]:
     if not isinstance(votes, dict):
         return []
     events = []
-    for key in sorted(votes, key=lambda k: int(k) if str(k).isdigit() else 0):
-        turn_votes = votes[key]
-        if not isinstance(turn_votes, dict) or not str(key).isdigit():
+    turns = {int(key): key for key in votes if isinstance(key, str) and TURN_KEY.fullmatch(key)}  # see check_record
+    for turn in sorted(turns):
+        turn_votes = votes[turns[turn]]
+        if not isinstance(turn_votes, dict):
             continue
-        answers = [a if isinstance(a, str) else "" for a in turn_votes.get("answers") or []]
-        alterations = turn_votes.get("alterations") or {}
-        chosen = alterations.get("public") if isinstance(alterations.get("public"), dict) else next(
-            (v for v in alterations.values() if isinstance(v, dict)), {}) if isinstance(alterations, dict) else {}
-        cast = chosen.get("votes") if isinstance(chosen.get("votes"), list) else []
+        answers = [a if isinstance(a, str) else "" for a in _list(turn_votes.get("answers"))]
+        alterations = _dict(turn_votes.get("alterations"))
+        chosen = _dict(alterations.get("public")) or next((v for v in alterations.values() if isinstance(v, dict)), {})
+        cast = _list(chosen.get("votes"))
         ballots = []
         for agent in range(agents):
             vote = cast[agent] if agent < len(cast) else None
@@ -299,7 +419,7 @@ def vote_events(votes: Any, agents: int) -> list[dict[str, Any]]:
         agreed = chosen.get("agreed") is True
         winner = most + 1 if agreed and isinstance(most, int) and 0 <= most < len(answers) else None
         events.append({
-            "kind": "vote", "decider": _text(turn_votes.get("type")) or "mallm", "turn": int(key),
+            "kind": "vote", "decider": _text(turn_votes.get("type")) or "mallm", "turn": turn,
             "solutions": [{"number": n, "agents": [], "text": text} for n, text in enumerate(answers, 1)],
             "ballots": ballots, "totals": totals, "answer_totals": {}, "winner": winner,
             "tie": winner is None and any(totals.values()),

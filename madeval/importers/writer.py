@@ -9,7 +9,9 @@ Nothing is half-written: the new folder is built beside its final place (a hidde
 in the same parent) and renamed into place when every file has been read; an existing import
 folder gets its new ``records.jsonl`` and ``run.json`` each by a rename, under the folder's write
 lock. A file that cannot be read, or a task that matches none of a file's records, stops the import
-with one line and leaves the output folder as it was. Memory holds one record at a time (plus the
+with one line and leaves the output folder as it was. The staging folder holds its own lock while
+the import runs, so the next import into the same folder removes one left by an import that was
+killed (SIGTERM, SIGKILL), and never one that is still running. Memory holds one record at a time (plus the
 ids of the units already written).
 """
 
@@ -19,7 +21,9 @@ import contextlib
 import hashlib
 import json
 import os
+import secrets
 import shutil
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
@@ -39,6 +43,11 @@ from madeval.records.unit import Unit, unit_record
 from madeval.settings.config import DebateConfig, RunSettings
 from madeval.task.definition import Task
 from madeval.util import aio
+
+#: The middle of a staging folder's name: ``.<output folder's name>.importing-<random>``.
+STAGING_MARK = ".importing-"
+#: Seconds after which a staging folder without a lock is taken for abandoned.
+UNLOCKED_STAGING_S = 600
 
 #: ``run.json``'s mark of a folder written by ``madeval import`` (a run folder of its own kind:
 #: ``madeval run`` refuses to resume into it, and ``rescore`` knows it has no endpoint of its own).
@@ -100,6 +109,7 @@ def import_files(importer: Importer, paths: list[Path], task: Task, folder: Path
             outcome = _write(importer, paths, task, folder, label, existing, staging, versions)
             _commit(staging, folder, existing is not None)
         finally:
+            folder_lock.release(staging)  # after a new folder's rename: the lock file moved with it
             shutil.rmtree(staging, ignore_errors=True)
     return outcome
 
@@ -124,16 +134,36 @@ def _existing_run(folder: Path) -> dict[str, Any] | None:
 
 
 def _staging_folder(folder: Path) -> Path:
-    """A new hidden folder beside ``folder`` (same file system, so a rename moves it in place)."""
+    """A new hidden folder beside ``folder`` (same file system, so a rename moves it in place),
+    holding its lock while this import runs; the staging folders of imports into the same folder
+    that ended without removing theirs (killed: SIGTERM, SIGKILL) are removed first."""
     parent = folder.parent
     try:
         parent.mkdir(parents=True, exist_ok=True)
-        staging = parent / f".{folder.name}.importing-{os.getpid()}"
-        shutil.rmtree(staging, ignore_errors=True)
-        staging.mkdir()
+        _remove_abandoned_staging(parent, folder.name)
+        staging = parent / f".{folder.name}{STAGING_MARK}{secrets.token_hex(6)}"
+        staging.mkdir()  # a new folder: fails on anything already there
     except OSError as error:
         raise StorageError(f"cannot write {parent}: {error.strerror or error}") from None
+    folder_lock.acquire(staging)
     return staging
+
+
+def _remove_abandoned_staging(parent: Path, name: str) -> None:
+    """Remove the staging folders of earlier imports into ``parent/name`` that no process runs any
+    more: its lock is free (:func:`madeval.records.lock.abandoned`), or it has none and is older than
+    :data:`UNLOCKED_STAGING_S` (killed before it took it, or made by a madeval that took none)."""
+    prefix = f".{name}{STAGING_MARK}"
+    with os.scandir(parent) as entries:
+        found = [Path(e.path) for e in entries if e.name.startswith(prefix) and e.is_dir(follow_symlinks=False)]
+    for staging in found:
+        try:
+            unlocked = not os.path.lexists(staging / folder_lock.LOCK_FILE)
+            stale = unlocked and time.time() - os.lstat(staging).st_mtime > UNLOCKED_STAGING_S
+        except OSError:
+            continue
+        if stale or folder_lock.abandoned(staging):
+            shutil.rmtree(staging, ignore_errors=True)
 
 
 def _write(importer, paths, task, folder, label, existing, staging, versions) -> ImportOutcome:

@@ -22,8 +22,8 @@ from typing import Any
 from madeval.records import lock as folder_lock
 from madeval.records.folder import write_json_atomically, writing
 from madeval.records.run_file import VIEWER_FILE
-from madeval.records.safe_files import write_text_atomically
 from madeval.settings.board_options import LeaderboardOptions
+from madeval.util.safe_files import write_text_atomically
 
 # The board's machinery (.data, .table, .html, .render: numpy and the statistics, ~0.3 s) is
 # imported by the functions below, not here: a command that only needs this package's names must
@@ -61,7 +61,7 @@ def write_outputs(board: dict[str, Any], folder: str | Path,
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)  # a merged board's own folder (--output) may be new
     # Each through a temporary file and a rename: a link named like an output is replaced, never
-    # written through (madeval.records.safe_files).
+    # written through (madeval.util.safe_files).
     write_text_atomically(folder / "leaderboard.md", markdown(board))
     write_text_atomically(folder / "leaderboard.csv", csv_text(board))
     write_text_atomically(folder / "comparisons.csv", comparisons_csv(board))

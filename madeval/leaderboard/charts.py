@@ -43,7 +43,8 @@ from madeval.dynamics.chart import dynamics_figure
 from madeval.leaderboard.cost import board_costs, front_key
 from madeval.leaderboard.money import dollars
 from madeval.leaderboard.render import TIME_COLUMN
-from madeval.records.safe_files import refuse_linked_folder, write_bytes_atomically
+from madeval.util.safe_files import refuse_linked_folder, write_bytes_atomically
+from madeval.util.shown_text import chart_values
 
 #: Display-only or bookkeeping fields: never what tells two configurations of a sweep apart.
 NOT_SWEEP_KEYS = {"label", "name", "source", "preset", "replay_of", "replayed_decider", "label_in_run", "id_in_run"}
@@ -64,7 +65,7 @@ RC = {"text.parse_math": False, "text.usetex": False, "svg.hashsalt": "madeval"}
 def draw_all(board: dict[str, Any], folder: Path) -> list[Path]:
     """Draw every chart the board supports into ``folder``; returns the PNG paths."""
     with matplotlib.rc_context(RC):  # Text objects read text.parse_math when they are made
-        return _draw_all(board, folder)
+        return _draw_all(chart_values(board), folder)  # no control character reaches matplotlib (or stderr)
 
 
 def _draw_all(board: dict[str, Any], folder: Path) -> list[Path]:

@@ -19,7 +19,8 @@ from matplotlib.figure import Figure
 from madeval.leaderboard.charts import RC, error_bars, style
 from madeval.leaderboard.charts import _save as save
 from madeval.leaderboard.history import DROP, drops, series, short
-from madeval.records.safe_files import refuse_linked_folder
+from madeval.util.safe_files import refuse_linked_folder
+from madeval.util.shown_text import chart_values
 
 DROP_COLOUR = "#d62728"
 TITLE = "Score over commits (error bars: 95% CI; ▼ red: significant drop against the baseline)"
@@ -34,7 +35,7 @@ def draw(entries: list[dict[str, Any]], folder: Path, name: str = "history") -> 
     refuse_linked_folder(folder)
     folder.mkdir(parents=True, exist_ok=True)
     with matplotlib.rc_context(RC):  # labels are text, never mathtext (see .charts.RC)
-        return save(figure(entries), folder, name)
+        return save(figure(chart_values(entries)), folder, name)  # no control character reaches matplotlib
 
 
 def figure(entries: list[dict[str, Any]]) -> Figure:

@@ -3,7 +3,7 @@
 The file is the user's: it may be missing (it is created, with its folder), or hold the entries of
 earlier checks. An append reads it, checks that it is a madeval history, and writes its old
 content and the new line to a temporary file that is renamed over it
-(:func:`madeval.records.safe_files.write_bytes_atomically`): a reader, a check killed half-way or a full
+(:func:`madeval.util.safe_files.write_bytes_atomically`): a reader, a check killed half-way or a full
 disk never leaves a torn line, and a failed write leaves the file as it was. Two checks appending
 to one file at once (two CI jobs on one runner, a shared folder) take turns under an ``flock(2)``
 on the file's folder, so neither entry is lost. A torn last line left by an older madeval stays a
@@ -30,7 +30,7 @@ from typing import Any, Iterator
 
 from madeval.errors import StorageError, UsageError
 from madeval.leaderboard.history import FORMAT, parse
-from madeval.records.safe_files import write_bytes_atomically
+from madeval.util.safe_files import write_bytes_atomically
 
 #: The largest history file appended to (bytes): an entry is a few kilobytes, so years of checks.
 MAX_BYTES = 64 << 20

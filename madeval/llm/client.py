@@ -236,7 +236,7 @@ class LLMClient:
         self.retry = retry or RetryPolicy()
         self.stats = ClientStats()
         #: What each endpoint reports about each model beyond its name (cache keys include it):
-        #: ``(endpoint, model) -> served_identity`` of its ``/models`` entry, see :meth:`identify`.
+        #: ``(endpoint, model) -> bounded_identity`` of its ``/models`` entry, see :meth:`identify`.
         self.served: dict[tuple[str, str], dict[str, Any] | None] = {}
         #: The latest ``system_fingerprint`` each (endpoint, model) answered with in this run.
         self.fingerprints: dict[tuple[str, str], str] = {}
@@ -476,8 +476,9 @@ class LLMClient:
 
     def identify(self, endpoint: str, model: str, served: dict[str, Any] | None) -> None:
         """Note what ``endpoint`` reports about ``model`` (its ``/models`` entry's
-        :func:`madeval.llm.model_identity.served_identity`): part of every cache key of its calls
-        from now on."""
+        :func:`madeval.llm.model_identity.served_identity`, bounded once by
+        :func:`madeval.llm.model_identity.bounded_identity`: a huge entry as its digest): part of every
+        cache key of its calls from now on."""
         self.served[endpoint, model] = served
 
     async def probe(self, endpoint: str, model: str) -> Probe:

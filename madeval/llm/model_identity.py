@@ -21,10 +21,18 @@ another model. Likewise ``root``, ``max_model_len`` (vLLM), ``meta`` (llama.cpp:
 vocabulary, training context) and ``fingerprint`` (madeval's simulator), and any field a server
 adds that is not listed here (unknown fields err on the side of a cache miss or a refused resume,
 never of answers from another model).
+
+An entry is untrusted input like a reply: what the keys, ``run.json`` and the fingerprint hold of it
+is :func:`bounded_identity`, the entry itself while its JSON is at most :data:`MAX_IDENTITY_BYTES`
+(every real server's is far smaller) and its SHA-256 beyond that, computed once per model (a 12 MB
+entry was re-serialised into every call's cache key, 30 ms a call, and written into ``run.json``
+twice).
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 from typing import Any
 
 #: ``/models`` fields that do not tell one model from another (see the module's docstring).
@@ -45,6 +53,9 @@ def simulated_models(models: Any, used: set[str]) -> list[str]:
              and str(entry.get("fingerprint") or "").startswith(SIMULATOR_FINGERPRINT)}
     return sorted(name for name in used if name in found or name == SIMULATOR_MODEL)
 
+#: The JSON of an identity kept whole at most (vLLM's is about 100 bytes, llama.cpp's ``meta`` 200).
+MAX_IDENTITY_BYTES = 4096
+
 
 def served_identity(entry: dict[str, Any] | None) -> dict[str, Any] | None:
     """What a ``/models`` entry says about a model beyond its name, without the fields in
@@ -53,3 +64,16 @@ def served_identity(entry: dict[str, Any] | None) -> dict[str, Any] | None:
         return None
     identity = {key: value for key, value in entry.items() if key not in NOT_IDENTIFYING}
     return identity or None
+
+
+def bounded_identity(identity: dict[str, Any] | None) -> dict[str, Any] | None:
+    """What the cache keys, ``run.json`` and a run's fingerprint hold of ``identity`` (a
+    :func:`served_identity`): itself when its JSON is at most :data:`MAX_IDENTITY_BYTES`, else
+    ``{"sha256": ..., "bytes": ...}`` of that JSON (keys sorted), which tells two entries apart as
+    well; ``None`` stays ``None``."""
+    if identity is None:
+        return None
+    text = json.dumps(identity, sort_keys=True, ensure_ascii=False, default=str).encode("utf-8", "backslashreplace")
+    if len(text) <= MAX_IDENTITY_BYTES:
+        return identity
+    return {"sha256": hashlib.sha256(text).hexdigest(), "bytes": len(text)}

@@ -10,21 +10,24 @@ YAML or JSON, one mapping per model name (the shape of inspect-ai's model cost c
       cached_input: 0.075  # per million prompt tokens the provider served from its prompt cache
       batch_discount: 0.5  # the share taken off through the Batch API (OpenAI: half)
 
-``cached_input`` defaults to ``input`` and ``batch_discount`` to 0.
+``cached_input`` defaults to ``input`` and ``batch_discount`` to 0. A price is a number from 0
+to :data:`MAX_PRICE`; the file is read by madeval's one bounded YAML reader
+(:func:`madeval.util.yaml_loader.read_yaml_file`).
 """
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from madeval.errors import UsageError
+from madeval.util.yaml_loader import read_yaml_file
 
 PER = 1_000_000  # prices are per million tokens
+#: The highest price a file may give, in dollars per million tokens (the dearest list prices are
+#: hundreds): far above any real price, and low enough that no token count makes a cost infinite.
+MAX_PRICE = 1_000_000.0
 KEYS = ("input", "output", "cached_input", "batch_discount")
 
 
@@ -62,17 +65,12 @@ class PriceTable(dict):
 def read_price_table(path: str | Path) -> PriceTable:
     """Read a price file; any problem is a one-line :class:`UsageError` naming the file and model."""
     where = f"price file {path}"
-    try:
-        data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
-    except OSError as error:
-        raise UsageError(f"{where}: cannot be read ({error.strerror or error})") from None
-    except (yaml.YAMLError, UnicodeDecodeError) as error:
-        raise UsageError(f"{where}: not YAML or JSON ({str(error).splitlines()[0]})") from None
+    data = read_yaml_file(path, what="price file ")  # size, nodes and depth bounded (an alias bomb is refused)
     if not isinstance(data, dict) or not data:
         raise UsageError(f"{where}: must map model names to their prices")
     table = PriceTable()
     for model, prices in data.items():
-        table[str(model)] = _model_price(prices, f"{where}: model '{model}'")
+        table[str(model)] = _model_price(prices, f"{where}: model '{shorten(str(model))}'")
         if "cached_input" not in prices:
             table.no_cached_price.add(str(model))
     return table
@@ -83,14 +81,18 @@ def _model_price(prices: Any, where: str) -> ModelPrice:
         raise UsageError(f"{where} must have input and output prices")
     unknown = sorted(set(map(str, prices)) - set(KEYS))
     if unknown:
-        raise UsageError(f"{where} has unknown key '{unknown[0]}' (keys: {', '.join(KEYS)})")
+        raise UsageError(f"{where} has unknown key '{shorten(unknown[0])}' (keys: {', '.join(KEYS)})")
     values = {}
     for key in KEYS:
         if key not in prices:
             continue
         value = prices[key]
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
-            raise UsageError(f"{where}: {key} must be a number >= 0, got {value!r}")
+        # compared before any conversion: an integer of 400 digits has no float; NaN fails both sides
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= MAX_PRICE:
+            shown = repr(value) if not isinstance(value, int) or abs(value) < 10**20 else "a number of " \
+                f"{len(str(abs(value)))} digits"
+            raise UsageError(f"{where}: {key} must be a number from 0 to {MAX_PRICE:,.0f} "
+                             f"(dollars per million tokens), got {shorten(shown)}")
         values[key] = float(value)
     for key in ("input", "output"):
         if key not in values:
@@ -99,3 +101,8 @@ def _model_price(prices: Any, where: str) -> ModelPrice:
         raise UsageError(f"{where}: batch_discount is a share between 0 and 1, got {values['batch_discount']}")
     return ModelPrice(values["input"], values["output"], values.get("cached_input", values["input"]),
                       values.get("batch_discount", 0.0))
+
+
+def shorten(text: str, limit: int = 60) -> str:
+    """``text`` cut to ``limit`` characters (a value quoted in a one-line error)."""
+    return text if len(text) <= limit else text[: limit - 3] + "..."

@@ -18,15 +18,17 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from madeval.errors import StorageError, UsageError
+from madeval.llm.batch.journal import JOURNAL_NAME
 from madeval.records import lock as folder_lock
-from madeval.records.safe_files import open_binary, open_descriptor, refuse_link, write_text_atomically
 from madeval.util.json_text import encode_json
+from madeval.util.safe_files import open_binary, open_descriptor, refuse_link, write_text_atomically
 
 RUN_FILE = "run.json"
 RECORDS_FILE = "records.jsonl"
@@ -34,7 +36,7 @@ ERRORS_FILE = "errors.jsonl"
 #: Files only madeval writes in a run folder, besides run.json: a folder holding one of them without
 #: a run.json is not a run of ours (another tool's records.jsonl), and is refused rather than cut.
 OWN_FILES = (RECORDS_FILE, ERRORS_FILE, "rescored.jsonl", "leaderboard.md", "leaderboard.csv",
-             "comparisons.csv", "leaderboard.json", "leaderboard.html")
+             "comparisons.csv", "leaderboard.json", "leaderboard.html", JOURNAL_NAME)
 
 
 @dataclass
@@ -111,22 +113,40 @@ def _parse(line: bytes) -> tuple[Any, str | None]:
     return record, key if isinstance(key, str) else None
 
 
+#: The most turns a record may say its debate took (madeval's own debates stop at ``max_turns``;
+#: MALLM's at 7 by default): a larger count is a damaged or hostile line, not a debate.
+MAX_RECORD_TURNS = 10_000
+#: Numbers a record holds are below this in size (2**53: every integer a float holds exactly).
+MAX_RECORD_NUMBER = 2**53
+
+
 def _number(value: Any) -> bool:
-    return isinstance(value, (int, float))
+    """A finite number of a sane size (``Infinity`` and ``NaN``, which Python's JSON reader reads,
+    are not; nor is an integer of hundreds of digits, which no float holds)."""
+    if isinstance(value, float):
+        return math.isfinite(value) and abs(value) < MAX_RECORD_NUMBER
+    return isinstance(value, int) and abs(value) < MAX_RECORD_NUMBER
+
+
+def _counted(value: Any, most: int = MAX_RECORD_NUMBER) -> bool:
+    return type(value) is int and 0 <= value <= most
 
 
 def complete_record(record: dict[str, Any]) -> bool:
     """Whether ``record`` holds what a leaderboard takes from a record (the unit's parts, the
-    scores, turns, calls, tokens, the decision), each of its type: for a leaderboard, a line with
-    a unit key and less is as broken as one that is not JSON (``keep`` of :func:`read_jsonl_records`)."""
+    scores, turns, calls, tokens, the decision), each of its type and in its range (scores finite;
+    turns from 0 to :data:`MAX_RECORD_TURNS`; calls, tokens and seconds not negative): for a
+    leaderboard, a line with a unit key and less is as broken as one that is not JSON (``keep`` of
+    :func:`read_jsonl_records`)."""
     unit, metrics, tokens = record["unit"], record.get("metrics"), record.get("tokens")
     return (all(isinstance(unit.get(part), str) for part in ("config", "task", "item"))
             and type(unit.get("repeat")) is int
             and isinstance(metrics, dict) and all(_number(score) for score in metrics.values())
-            and isinstance(tokens, dict) and _number(tokens.get("total"))
-            and type(record.get("turns")) is int and type(record.get("calls")) is int
+            and isinstance(tokens, dict) and _number(tokens.get("total")) and tokens["total"] >= 0
+            and _counted(record.get("turns"), MAX_RECORD_TURNS) and _counted(record.get("calls"))
             and isinstance(record.get("decision_success"), bool) and isinstance(record.get("parse_failure"), bool)
-            and all(_number(record[name]) for name in ("wall_s", "llm_s") if record.get(name) is not None)
+            and all(_number(record[name]) and record[name] >= 0 for name in ("wall_s", "llm_s")
+                    if record.get(name) is not None)
             and isinstance(record.get("configuration", {}), dict))
 
 
@@ -154,7 +174,7 @@ def writing(what: str, hint: str = "") -> Iterator[None]:
 def write_json_atomically(path: Path, data: Any) -> None:
     """Write ``data`` as JSON to ``path`` through a temporary file and a rename; a failed write
     leaves the old file as it was and raises a one-line :class:`StorageError` (see
-    :func:`madeval.records.safe_files.write_bytes_atomically`: a link at ``path`` is replaced, never
+    :func:`madeval.util.safe_files.write_bytes_atomically`: a link at ``path`` is replaced, never
     written through)."""
     try:
         write_text_atomically(path, json.dumps(data, indent=2, sort_keys=True, default=str) + "\n")

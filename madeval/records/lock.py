@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Iterator
 
 from madeval.errors import StorageError, UsageError
-from madeval.records.safe_files import open_descriptor
+from madeval.util.safe_files import open_descriptor
 
 LOCK_FILE = "run.lock"
 
@@ -77,6 +77,23 @@ def release(folder: str | Path) -> None:
             return
         del _held[key]
         os.close(descriptor)  # closing the only descriptor drops the flock
+
+
+def abandoned(folder: str | Path) -> bool:
+    """Whether ``folder`` has a lock file that no process holds (its holder ended, however: the
+    kernel dropped the lock). False while a process holds it, when it has no lock file, and when its
+    lock file is a link or cannot be opened (not ours to judge)."""
+    try:
+        descriptor = open_descriptor(Path(folder) / LOCK_FILE, os.O_RDWR)  # never made here, never through a link
+    except (OSError, UsageError):
+        return False
+    try:
+        fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)  # another descriptor: held by this process too fails
+        return True
+    except OSError:
+        return False
+    finally:
+        os.close(descriptor)  # and the lock taken to look with it
 
 
 @contextlib.contextmanager

@@ -18,7 +18,8 @@ from typing import Any
 
 from madeval.errors import LLMError, UsageError
 from madeval.llm.cache import ResponseCache
-from madeval.llm.model_identity import served_identity
+from madeval.llm.model_identity import bounded_identity, served_identity
+from madeval.util.shown_text import terminal_text
 
 #: What every key holds, as said to the user.
 KEY_PARTS = "endpoint URL, model name, messages, sampling parameters, seed and place in the debate"
@@ -58,17 +59,18 @@ async def key_cache(client: Any, refs: list[Any], cache: ResponseCache) -> dict[
         endpoint, model = ref
         await client.model_cards(endpoint)  # read once per endpoint, kept by id in client.model_entries
         served = served_identity(client.model_entries[endpoint].get(model))
-        client.identify(endpoint, model, served)
+        kept = bounded_identity(served)  # once per model: a huge entry enters every key as its digest
+        client.identify(endpoint, model, kept)
         try:
             fingerprint = (await client.probe(endpoint, model)).system_fingerprint
         except LLMError as error:
             if not error.retryable:
                 raise UsageError(f"a test call to model {model} failed: {error}") from None
             fingerprint = None
-        fields = sorted(served or {})  # each identifies the model (madeval.llm.model_identity)
-        models.append({"endpoint": endpoint, "model": model, "models_entry": served,
+        fields = sorted(map(str, served or {}))  # each identifies the model (madeval.llm.model_identity)
+        models.append({"endpoint": endpoint, "model": model, "models_entry": kept,
                        "system_fingerprint": fingerprint, "told_apart": bool(fields or fingerprint)})
-        told = [f"its /models entry ({', '.join(fields)})"] * bool(fields)
+        told = [f"its /models entry ({_listed(fields)})"] * bool(fields)
         told += [f"system_fingerprint {fingerprint}"] * bool(fingerprint)
         if told:
             print(f"madeval: response cache {cache.path}: replies of {model}@{endpoint} are reused when the "
@@ -79,3 +81,10 @@ async def key_cache(client: Any, refs: list[Any], cache: ResponseCache) -> dict[
                   f"cannot tell a different model served under that name: its stored replies would be reused "
                   f"(use --cache off when the model may have changed)", file=sys.stderr)
     return {"file": str(cache.path), "keyed_on": KEY_PARTS, "models": models}
+
+
+def _listed(fields: list[str], shown: int = 6) -> str:
+    """The first ``shown`` field names of an entry, each cut to 40 characters, and how many more:
+    an endpoint's entry may have any number of fields, of any length, with any characters."""
+    names = [terminal_text(name if len(name) <= 40 else name[:37] + "...") for name in fields[:shown]]
+    return ", ".join(names) + (f" and {len(fields) - shown} more" if len(fields) > shown else "")

@@ -19,8 +19,6 @@ from dataclasses import astuple, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from madeval.analysis.run_data import RESCORED_FILE, RunData, load_run, read_rescored
 from madeval.core.options import comma_names
 from madeval.core.plugins import Registries
@@ -39,6 +37,7 @@ from madeval.run.plan import PlannedConfig, parse_model_ref
 from madeval.run.scheduler import debate_rng
 from madeval.settings.config import DebateConfig, RunSettings
 from madeval.util import aio
+from madeval.util.yaml_loader import yaml_value
 
 
 @dataclass(frozen=True)
@@ -60,7 +59,7 @@ def parse_deciders(text: str, registries: Registries) -> list[DeciderSpec]:
             key, eq, value = pair.partition("=")
             if not eq or not key:
                 raise UsageError(f"--decider expects NAME[:key=value...], got '{part}'")
-            options[key.strip()] = yaml.safe_load(value.strip())
+            options[key.strip()] = yaml_value(value.strip(), f"--decider {part}")
         entry = registries.deciders.resolve(name.strip())
         decider = registries.deciders.create(entry.name, options)
         if not decider.transcript_only:

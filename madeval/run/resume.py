@@ -24,7 +24,7 @@ from typing import Any
 
 from madeval.core.options import shown
 from madeval.debate.session import ModelRef
-from madeval.llm.model_identity import served_identity
+from madeval.llm.model_identity import bounded_identity, served_identity
 from madeval.settings.config import NOT_RESULT_KEYS, RunSettings, without_later_defaults
 
 #: How a differing run setting is named in a refusal.
@@ -35,10 +35,11 @@ def served_models(refs: list[ModelRef], entries: dict[str, dict[str, dict[str, A
     """For ``run.json`` and the fingerprint: each model the run uses (``refs``, the agents' and
     judges'), with what its endpoint's ``/models`` entry says identifies it (``entries``: endpoint
     -> model id -> entry, as :attr:`madeval.llm.client.LLMClient.model_entries`; the fields are
-    :func:`madeval.llm.model_identity.served_identity`'s, as the response cache's keys), sorted."""
+    :func:`madeval.llm.model_identity.served_identity`'s, bounded as the response cache's keys hold
+    them: :func:`madeval.llm.model_identity.bounded_identity`), sorted."""
     models = []
     for ref in dict.fromkeys(refs):
-        identity = served_identity(entries.get(ref.endpoint, {}).get(ref.model)) or {}
+        identity = bounded_identity(served_identity(entries.get(ref.endpoint, {}).get(ref.model))) or {}
         facts = {key: value for key, value in identity.items() if value is not None}
         models.append({**facts, "endpoint": ref.endpoint, "model": ref.model})  # ours, whatever it sends
     return sorted(models, key=lambda m: (m["endpoint"], m["model"]))

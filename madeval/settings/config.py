@@ -21,8 +21,6 @@ from dataclasses import MISSING, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from madeval.core import options as rule
 from madeval.core.options import convert_component_option, declared_option, option, parse_endpoints, shown, snake_keys
 from madeval.core.plugins import registries
@@ -35,7 +33,7 @@ from madeval.settings.board_options import LeaderboardOptions
 from madeval.settings.presets import apply_preset
 from madeval.settings.sampling import parse_sample
 from madeval.settings.sweep import SWEEP_KEYS, expand, is_sweep
-from madeval.util.yaml_loader import BoundedLoader, yaml_problem
+from madeval.util.yaml_loader import read_yaml_file
 
 API_KEY_VARIABLES = ("MADEVAL_API_KEY", "OPENAI_API_KEY")
 #: LLM calls in flight at most when --concurrency is not given (and the transport is not batch).
@@ -429,13 +427,7 @@ def _check_sweep_part(part: str, value: Any, where: str) -> Any:
 
 def read_config_file(path: str | Path) -> dict[str, Any]:
     """The options of a ``--config`` YAML file, with keys in snake_case."""
-    try:
-        with open(path, encoding="utf-8") as handle:
-            data = yaml.load(handle, Loader=BoundedLoader) or {}  # aliases bounded: see BoundedLoader
-    except OSError as error:
-        raise UsageError(f"cannot read config {path}: {error.strerror}") from None
-    except (yaml.YAMLError, RecursionError) as error:
-        raise yaml_problem(path, error) from None
+    data = read_yaml_file(path, what="config ") or {}  # size, nodes and depth bounded: see read_yaml_file
     if not isinstance(data, dict):
         raise UsageError(f"config {path} must be a mapping of options")
     if True in data and "yes" not in data:  # YAML 1.1 reads a bare `yes:` key as the boolean true

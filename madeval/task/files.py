@@ -33,7 +33,7 @@ import yaml
 
 from madeval.core.plugins import DEFAULT_PLUGINS, Registries
 from madeval.errors import MadevalError, UsageError
-from madeval.util.yaml_loader import BoundedLoader, yaml_problem
+from madeval.util.yaml_loader import BoundedLoader, read_yaml_file
 
 #: Every key a task file may hold (after ``include`` is merged), its dataset, and a group file.
 TASK_KEYS = (
@@ -147,13 +147,7 @@ def read_yaml(path: Path, _seen: tuple[Path, ...] = ()) -> dict[str, Any]:
     path = Path(path)
     if path in _seen:
         raise UsageError(f"include cycle: {' -> '.join(str(p) for p in (*_seen, path))}")
-    try:
-        with open(path, encoding="utf-8") as handle:
-            data = yaml.load(handle, Loader=_loader_for(path.parent))
-    except (yaml.YAMLError, RecursionError) as error:
-        raise yaml_problem(path, error) from None
-    except OSError as error:
-        raise UsageError(f"cannot read {path}: {error.strerror}") from None
+    data = read_yaml_file(path, _loader_for(path.parent))  # size, nodes and depth bounded
     if data is None:
         data = {}
     if not isinstance(data, dict):

@@ -12,6 +12,9 @@ the one neutralisation it needs where it is written.
   spaces, ``|`` and ``<`` backslash-escaped (CommonMark), so a pipe does not open a column and
   raw HTML stays text; a backslash is escaped too, so a label ending in one cannot escape the
   cell's closing pipe. Backslash escapes rather than entities keep the printed table readable.
+* Charts: a control character has no glyph, and matplotlib's warning about a missing glyph prints
+  the character itself to stderr (an ESC or a BEL reaches the terminal); :func:`chart_text` writes
+  each control as its escape (``\x1b``), and :func:`chart_values` does so in every text of a board.
 """
 
 from __future__ import annotations
@@ -45,3 +48,22 @@ def markdown_cell(value: Any) -> str:
     """``value`` as the text of one Markdown table cell (see the module docstring)."""
     text = _CONTROLS.sub(" ", str(value))
     return _MARKDOWN_SPECIAL.sub(lambda found: "\\" + found.group(), text)
+
+
+def chart_text(text: str) -> str:
+    """``text`` as a chart draws it: each C0/C1 control character written as its escape (``\\x1b``),
+    newlines included (a label is one line in a chart)."""
+    return _CONTROLS.sub(lambda found: f"\\x{ord(found.group()):02x}", text)
+
+
+def chart_values(value: Any) -> Any:
+    """``value`` (a board: mappings, lists, text, numbers) with every text in it, keys included, as
+    :func:`chart_text` writes it; the same text always becomes the same, so lookups by label or task
+    still match."""
+    if isinstance(value, str):
+        return chart_text(value)
+    if isinstance(value, dict):
+        return {chart_values(key): chart_values(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(chart_values(item) for item in value)
+    return value

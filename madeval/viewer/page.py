@@ -13,24 +13,25 @@ The page holds two kinds of data, both inert to the HTML parser:
 The index and the script come first and the debates after them, so the list works as soon as the
 browser has read the top of the file, however many debates follow.
 
-The file is written under a temporary name beside the output and renamed when complete, so a
-failure leaves no half-written page.
+The file is written under a new temporary name beside the output and renamed when complete
+(:func:`madeval.util.safe_files.replacing`), so a failure leaves no half-written page, and a link
+planted at the page's name or at any temporary name is replaced or never met, not written through.
 """
 
 from __future__ import annotations
 
 import base64
-import contextlib
 import gzip
 import html
 import json
-import os
 import shutil
+import tempfile
 from importlib import resources
 from pathlib import Path
 from typing import Any, Callable, Iterable, TextIO
 
 from madeval.errors import StorageError, UsageError
+from madeval.util.safe_files import replacing
 from madeval.viewer.debates import ViewedDebate, readable
 
 #: Rows of the list per page (the script's PAGE).
@@ -98,24 +99,18 @@ def write_page(output: Path, title: str, debates: Iterable[ViewedDebate],
     The debates are packed into a scratch file first, while the index is gathered; the page then
     holds the index and the script *before* the debates, so the list works as soon as the browser
     has read its top, while it is still reading the debates. Both files are temporary until the
-    page is complete, then the page is renamed into place."""
-    temporary = output.with_name(output.name + ".tmp")
-    scratch = output.with_name(output.name + ".debates.tmp")
+    page is complete, then the page is renamed into place. The scratch file has no name (a link
+    cannot be planted at it); the page's temporary file is a new one (:func:`madeval.util.safe_files.replacing`)."""
     try:
-        with open(scratch, "w+", encoding="utf-8") as packed:
+        with tempfile.TemporaryFile("w+", encoding="utf-8", dir=output.parent) as packed:
             rows, configs, tasks = _pack_all(packed, debates)
             if empty is not None and not rows:
                 raise UsageError(empty())
             packed.seek(0)
-            with open(temporary, "w", encoding="utf-8") as handle:
+            with replacing(output, "w") as handle:
                 _write(handle, title, {"configs": configs, "tasks": tasks, "notes": notes(), "debates": rows}, packed)
-        os.replace(temporary, output)
     except OSError as error:
         raise StorageError(f"cannot write {output}: {error.strerror or error}") from None
-    finally:
-        for leftover in (scratch, temporary):
-            with contextlib.suppress(OSError):
-                leftover.unlink()
     return {"debates": len(rows), "bytes": output.stat().st_size}
 
 

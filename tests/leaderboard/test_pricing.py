@@ -51,11 +51,11 @@ def test_costs_per_item_and_configuration(tmp_path):
 @pytest.mark.parametrize("text, problem", [
     ("[1, 2]", "must map model names"),
     ("m: {input: 1}", "has no output price"),
-    ("m: {input: 1, output: -2}", "output must be a number >= 0"),
-    ("m: {input: .nan, output: 1}", "input must be a number >= 0"),
+    ("m: {input: 1, output: -2}", "output must be a number from 0 to 1,000,000"),
+    ("m: {input: .nan, output: 1}", "input must be a number from 0 to 1,000,000"),
     ("m: {input: 1, output: 1, batch_discount: 2}", "batch_discount is a share"),
     ("m: {input: 1, output: 1, price: 3}", "unknown key 'price'"),
-    ("m: {input: [", "not YAML or JSON"),
+    ("m: {input: [", "malformed YAML in"),
 ])
 def test_bad_price_files_are_one_line(tmp_path, text, problem):
     path = tmp_path / "prices.yaml"

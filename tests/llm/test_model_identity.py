@@ -144,3 +144,44 @@ def test_resume_refuses_a_simulator_restarted_with_other_agents_under_the_same_n
     with simulate(tasks=generated_tasks.values(), accuracy=0.1, port=port):  # the same agents again: resumed
         again, _ = run_quietly(settings)
     assert (again.outcome.finished, again.outcome.skipped) == (2, 2)
+
+
+def test_hostile_huge_models_entry_enters_keys_and_run_json_as_its_digest(generated_tasks, tmp_path):
+    """A 2 MB ``/models`` entry (issue 33, item 13). Before: re-serialised into every call's cache key
+    and written into run.json twice (4 MB here; 25 MB for a 12 MB entry). Now its digest, computed once:
+    run.json stays small, a second run is answered from the cache, and an entry that differs by one
+    character is another model."""
+    import hashlib
+    import json
+
+    from madeval.llm.model_identity import MAX_IDENTITY_BYTES
+
+    port, cache = free_port(), str(tmp_path / "cache.sqlite")
+
+    def huge(blob: str):
+        class Huge(VLLMLike):
+            def model_entries(self):
+                return [{"id": model, "object": "model", "created": 0, "owned_by": "vllm", "meta": {"blob": blob}}
+                        for model in (self.served or sorted(self._models))]
+        return Huge
+
+    runs = []
+    for blob, folder in (("x" * 2_000_000, "a"), ("x" * 2_000_000, "b"), ("y" + "x" * 1_999_999, "c")):
+        agents = SyntheticAgents(GoldIndex.from_tasks(generated_tasks.values()), default=AgentProfile(0.6))
+        with run_in_thread(huge(blob)(agents, port=port)) as server:
+            result, _ = run_quietly(settings_for(server.base_url, tmp_path, tasks=["arith_mc"], limit=3,
+                                                 output_path=str(tmp_path / folder), cache=cache))
+            runs.append(result)
+    run_file = runs[0].folder / "run.json"
+    assert run_file.stat().st_size < 64 * 1024  # before: over 4 MB
+    described = json.loads(run_file.read_text())
+    identity = json.dumps({"meta": {"blob": "x" * 2_000_000}}, sort_keys=True, ensure_ascii=False).encode()
+    digest = {"sha256": hashlib.sha256(identity).hexdigest(), "bytes": len(identity)}
+    assert len(identity) > MAX_IDENTITY_BYTES
+    assert described["cache"]["models"][0]["models_entry"] == digest
+    assert described["cache"]["models"][0]["told_apart"] is True
+    (model,) = described["models"]
+    assert {key: model[key] for key in ("sha256", "bytes")} == digest
+    first, second, changed = (run.board["cached_calls"] for run in runs)
+    assert first["cached"] == 0 and second["cached"] == second["calls"] > 0  # the same entry: the same keys
+    assert changed["cached"] == 0  # one character of 2 MB differs: another model

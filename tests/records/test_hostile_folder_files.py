@@ -95,7 +95,7 @@ def test_hostile_temporary_file_name_link_is_not_written_through(tmp_path, victi
     os.symlink(victim, tmp_path / "run.json.tmp")
     write_json_atomically(tmp_path / "run.json", {"a": 1})
     assert victim.read_bytes() == SECRET
-    from madeval.records.safe_files import write_text_atomically
+    from madeval.util.safe_files import write_text_atomically
 
     write_text_atomically(tmp_path / "leaderboard.md", "text")
     assert (tmp_path / "run.json").read_text() == '{\n  "a": 1\n}\n'

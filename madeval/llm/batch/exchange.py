@@ -6,6 +6,11 @@ appears there, in the OpenAI batch line format, as ``vllm run-batch -i IN -o OUT
 server is needed: a loop on the cluster answers each request file (see docs/scale.md). An output file
 is read once it answers every line, or once it has not grown for ``STABLE_LOOKS`` looks (what is
 missing is then retried in a later file).
+
+The folder is shared with whatever answers the files, so nothing in it is trusted: an output file
+is read a line at a time (a line over the reply bound is never held whole) and only when it is a
+regular file (a link is refused in one line: a link to ``/dev/zero`` would be read without end),
+and a request file is written as a new file and renamed (:mod:`madeval.util.safe_files`).
 """
 
 from __future__ import annotations
@@ -14,20 +19,25 @@ import asyncio
 import itertools
 import json
 import os
+import stat
 import time
 from collections import Counter
 from pathlib import Path
 from typing import Collection
 from urllib.parse import unquote, urlsplit
 
-from madeval.llm.batch.lines import note_odd_lines, read_outcomes
+from madeval.errors import UsageError
+from madeval.llm.batch.lines import LINE_ENVELOPE, file_lines, note_odd_lines, read_file_outcomes
 from madeval.llm.batch.settings import BatchSettings
 from madeval.llm.wire import ClientSideError, Reply
+from madeval.util.safe_files import refuse_link, replacing
 
 REQUEST_SUFFIX = ".jsonl"
 OUTPUT_SUFFIX = ".output.jsonl"
 #: Looks at an output file that does not grow before it is read though incomplete.
 STABLE_LOOKS = 10
+#: What a refusal of a file in the exchange folder asks the user to do.
+EXCHANGE_HINT = "remove it from the exchange folder (output files must be regular files)"
 
 
 def exchange_folder(base_url: str) -> Path | None:
@@ -65,9 +75,7 @@ class FileExchange:
         """Write a request file (whole, then renamed) of the lines ``custom_ids``; its name without suffix."""
         name = f"madeval-{self._stamp}-{os.getpid()}-{next(self._names)}"
         path = self.folder / (name + REQUEST_SUFFIX)
-        partial = self.folder / (name + ".writing")  # not a request file until renamed
-        await asyncio.to_thread(_write, partial, content)
-        os.replace(partial, path)
+        await asyncio.to_thread(_write, path, content)
         self._ids[name] = frozenset(custom_ids)
         return name
 
@@ -77,14 +85,13 @@ class FileExchange:
         output = self.folder / (name + OUTPUT_SUFFIX)
         expected = self._ids.get(name)
         if expected is None:  # a request file of an earlier process: read its ids once
-            expected = await asyncio.to_thread(_request_ids, self.folder / (name + REQUEST_SUFFIX))
+            expected = await asyncio.to_thread(_request_ids, self.folder / (name + REQUEST_SUFFIX), self._max_reply)
         pause, last_size, stable = min(self.settings.poll_s, 1.0), -1, 0
         while True:
-            size = output.stat().st_size if output.exists() else -1
-            if size >= 0:
-                content = await asyncio.to_thread(output.read_bytes)
+            size = _size(output)
+            if size >= 0:  # read a line at a time, never through a link (see _size)
                 problems: Counter = Counter()
-                outcomes = await asyncio.to_thread(read_outcomes, content, self._max_reply, "completed", problems)
+                outcomes = await asyncio.to_thread(read_file_outcomes, output, self._max_reply, "completed", problems)
                 answered = {custom_id: outcome for custom_id, outcome in outcomes.items() if custom_id in expected}
                 stable = stable + 1 if size == last_size else 0
                 if len(answered) >= len(expected) or stable >= STABLE_LOOKS:
@@ -120,12 +127,13 @@ class FileExchange:
         """Nothing to close."""
 
 
-def _request_ids(path: Path) -> frozenset[str]:
-    """The ``custom_id`` of each line of a request file (none when it is missing)."""
-    if not path.exists():
+def _request_ids(path: Path, max_reply: int) -> frozenset[str]:
+    """The ``custom_id`` of each line of a request file (none when it is missing), read a line at
+    a time (a line is at most a request: bounded like an output line)."""
+    if not os.path.lexists(path):
         return frozenset()
     ids = set()
-    for raw in path.read_bytes().splitlines():
+    for raw in file_lines(path, max_reply + LINE_ENVELOPE):
         try:
             custom_id = json.loads(raw)["custom_id"]
         except (ValueError, KeyError, TypeError, RecursionError):
@@ -135,8 +143,25 @@ def _request_ids(path: Path) -> frozenset[str]:
     return frozenset(ids)
 
 
+def _size(path: Path) -> int:
+    """The size of the output file at ``path``, -1 while there is none. The exchange folder is
+    shared with the engine's side: a link or anything but a regular file at an output's name (a
+    link to ``/dev/zero`` would be read without end) is a one-line UsageError, never read."""
+    try:
+        found = os.lstat(path)
+    except FileNotFoundError:
+        return -1
+    except OSError as error:
+        raise UsageError(f"cannot read {path}: {error.strerror}") from None
+    if not stat.S_ISREG(found.st_mode):
+        refuse_link(path, EXCHANGE_HINT)
+    return found.st_size
+
+
 def _write(path: Path, content: bytes) -> None:
-    with path.open("wb") as handle:
+    """Write a request file whole, synced, through a new temporary file renamed over ``path`` (a
+    link planted at the name is replaced, never written through)."""
+    with replacing(path) as handle:
         handle.write(content)
         handle.flush()
         os.fsync(handle.fileno())

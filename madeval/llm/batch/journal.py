@@ -11,6 +11,9 @@ whose upload was journaled but whose batch was not (a kill between the two) is l
 input file among the endpoint's batches, and sent again only once the endpoint's list proves no batch
 was created over it (a list that cannot be read is asked again; see
 :meth:`madeval.llm.batch.transport.BatchTransport._look_up`).
+
+The journal is a run folder's file like ``records.jsonl``: a link at its name is refused in one
+line, never read or appended through (:mod:`madeval.util.safe_files`).
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from madeval.llm.batch.settings import window_seconds
+from madeval.util.safe_files import appending, open_regular
 
 JOURNAL_NAME = "batches.jsonl"
 
@@ -44,11 +48,11 @@ class BatchJournal:
         self.earlier: dict[str, Earlier] = {}
         #: input file -> the custom_ids of its lines (until :meth:`sent_in` is asked).
         self._uploads: dict[str, list[str]] = {}
-        if not self.path.exists():
+        if not os.path.lexists(self.path):
             return
         uploads = self._uploads
         batches: dict[str, tuple[str, str | None]] = {}
-        with self.path.open("rb") as journal:
+        with open_regular(self.path) as journal:  # a link is refused, never read through
             for raw in journal:
                 try:
                     entry = json.loads(raw)
@@ -86,7 +90,7 @@ class BatchJournal:
         self._append({"refused": step, "reason": reason, "retry_in_s": round(wait, 3), "at": round(time.time(), 3)})
 
     def _append(self, entry: dict) -> None:
-        with self.path.open("a", encoding="utf-8") as journal:
+        with appending(self.path) as journal:  # a link is refused, never appended through
             journal.write(json.dumps(entry) + "\n")
             journal.flush()
             os.fsync(journal.fileno())

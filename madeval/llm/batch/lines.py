@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any, Container, Iterable, Iterator
 
 from madeval.llm.wire import FatalError, Reply, RetryableError, read_reply, short, status_error
+from madeval.util.safe_files import open_regular
 
 #: Where a request line sends its body.
 CHAT_URL = "/v1/chat/completions"
@@ -26,8 +27,9 @@ class CutLine(bytes):
 
 def file_lines(path: Path, limit: int) -> Iterator[bytes]:
     """Each line of the file at ``path``, read with at most ``limit`` bytes of it in memory: a line
-    over ``limit`` is a :class:`CutLine` (its head), the rest of it skipped."""
-    with Path(path).open("rb") as lines:
+    over ``limit`` is a :class:`CutLine` (its head), the rest of it skipped. A link or anything but a
+    regular file at ``path`` is a one-line UsageError (:func:`madeval.util.safe_files.open_regular`)."""
+    with open_regular(Path(path), "remove it") as lines:
         while line := lines.readline(limit + 1):
             if len(line) <= limit or line.endswith(b"\n"):
                 yield line

@@ -27,9 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
-from madeval import Item
+from madeval import BoundedLoader, Item, UsageError, read_yaml_file
 
 from .cache_files import NOT_OURS, read_stored, warn_ignored, write_atomically
 from .index_cache import cache_folder, lm_eval_task_folder
@@ -122,8 +120,9 @@ def stats(paths: list[Path]) -> list[list[Any]]:
 def yaml_folders(yaml_path: Path) -> list[Path]:
     """The folders of ``yaml_path`` and of every file its ``include`` chain reaches."""
 
-    class Tolerant(yaml.SafeLoader):
-        """Reads lm-eval's YAML with its tags (``!function``) left unresolved."""
+    class Tolerant(BoundedLoader):
+        """Reads lm-eval's YAML with its tags (``!function``) left unresolved, bounded as madeval
+        reads every YAML file (:func:`madeval.read_yaml_file`)."""
 
     Tolerant.add_multi_constructor("!", lambda loader, suffix, node: None)
     folders, todo, seen = [], [Path(yaml_path)], set()
@@ -134,8 +133,8 @@ def yaml_folders(yaml_path: Path) -> list[Path]:
         seen.add(path)
         folders.append(path.parent)
         try:
-            data = yaml.load(path.read_text(encoding="utf-8"), Loader=Tolerant)  # noqa: S506 - safe loader
-        except (OSError, yaml.YAMLError, UnicodeDecodeError):
+            data = read_yaml_file(path, Tolerant)
+        except UsageError:  # unreadable: its folder is listed, its includes are not followed
             continue
         included = data.get("include") if isinstance(data, dict) else None
         for name in [included] if isinstance(included, str) else included or []:
