@@ -12,7 +12,7 @@ import os
 import stat
 from pathlib import Path
 
-from madeval.records.safe_files import refuse_linked_folder
+from madeval.util.safe_files import refuse_linked_folder
 
 #: The folder of a run folder holding its earlier boards.
 PREVIOUS_BOARDS = "previous-boards"
