@@ -34,7 +34,7 @@ html_title = "madeval"
 nitpick_ignore_regex = [
     (r"py:.*", r"madeval\.[a-z_]+\..+"),
     (r"py:.*", r"[A-Za-z_][A-Za-z0-9_]*"),
-    (r"py:.*", r"(pathlib|random|types|collections\.abc|typing|asyncio)\.[A-Za-z_.]+"),
+    (r"py:.*", r"(pathlib|random|types|collections\.abc|typing|asyncio|yaml)\.[A-Za-z_.]+"),
 ]
 # Wide enough for the CLI help and the settings tables without scrolling.
 html_theme_options = {"page_width": "1200px", "sidebar_width": "220px"}
