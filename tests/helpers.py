@@ -5,7 +5,9 @@ The scripted LLM and the in-process debate are madeval.testing's, the ones plugi
 
 from __future__ import annotations
 
+import asyncio
 import io
+from pathlib import Path
 
 from madeval.evaluation import run
 from madeval.settings.config import DebateConfig, RunSettings
@@ -27,3 +29,25 @@ def settings_for(base_url: str, tmp_path, **overrides) -> RunSettings:
     run_options.setdefault("output_path", str(tmp_path / "run"))
     run_options.setdefault("tasks", ["arith_mc"])
     return RunSettings(base_url=base_url, configurations=[DebateConfig(**debate_options)], **run_options)
+
+
+def cache_key_record(base_url: str, cache_path: Path) -> dict:
+    """What the response cache's keying records (and says on stderr) for the model ``simulator``
+    at ``base_url``, with a cache file at ``cache_path``: a client opened and closed around it."""
+    from madeval.debate.session import ModelRef
+    from madeval.llm.cache import ResponseCache
+    from madeval.llm.client import Endpoint, LLMClient
+    from madeval.run.cache_key import key_cache
+
+    async def keyed(cache):
+        client = LLMClient({"e": Endpoint("e", base_url)})
+        try:
+            return await key_cache(client, [ModelRef("simulator", "e")], cache)
+        finally:
+            await client.aclose()
+
+    cache = ResponseCache(cache_path)
+    try:
+        return asyncio.run(keyed(cache))
+    finally:
+        cache.close()

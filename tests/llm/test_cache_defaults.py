@@ -9,15 +9,11 @@ changed; and a cache that cannot tell (a server that reports nothing) says so.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import socket
 from contextlib import contextmanager
 
-from helpers import run_quietly, settings_for
-from madeval.debate.session import ModelRef
-from madeval.llm.cache import ResponseCache
-from madeval.llm.client import Endpoint, LLMClient
+from helpers import cache_key_record, run_quietly, settings_for
 from madeval.simulator import AgentProfile, GoldIndex, SyntheticAgents, simulate
 from madeval.simulator.http import SimulatorServer, run_in_thread
 
@@ -100,19 +96,9 @@ def served(server_class, tasks, accuracy, port):
 
 
 def test_a_cache_that_cannot_tell_says_so(generated_tasks, tmp_path, capsys):
-    from madeval.run.cache_key import key_cache
 
     with served(Silent, generated_tasks.values(), 0.6, 0) as server:
-        async def keyed():
-            client = LLMClient({"e": Endpoint("e", server.base_url)})
-            try:
-                return await key_cache(client, [ModelRef("simulator", "e")], cache)
-            finally:
-                await client.aclose()
-
-        cache = ResponseCache(tmp_path / "c.sqlite")
-        record = asyncio.run(keyed())
-        cache.close()
+        record = cache_key_record(server.base_url, tmp_path / "c.sqlite")
     said = capsys.readouterr().err
     assert "reports nothing about model simulator beyond its name" in said and "--cache off" in said
     assert record["models"][0]["told_apart"] is False

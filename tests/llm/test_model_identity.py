@@ -10,7 +10,6 @@ name was resumed into the old folder).
 
 from __future__ import annotations
 
-import asyncio
 import itertools
 import socket
 import uuid
@@ -18,11 +17,8 @@ from contextlib import contextmanager
 
 import pytest
 
-from helpers import run_quietly, settings_for
-from madeval.debate.session import ModelRef
+from helpers import cache_key_record, run_quietly, settings_for
 from madeval.errors import UsageError
-from madeval.llm.cache import ResponseCache
-from madeval.llm.client import Endpoint, LLMClient
 from madeval.llm.model_identity import served_identity
 from madeval.records.folder import read_records
 from madeval.simulator import AgentProfile, GoldIndex, SyntheticAgents, simulate
@@ -102,7 +98,6 @@ def test_a_vllm_model_is_reused_from_the_cache_and_another_parent_is_not(generat
 
 def test_a_model_reported_only_by_its_parent_is_told_apart(generated_tasks, tmp_path, capsys):
     """Before, ``parent`` counted as saying nothing: the run warned that the cache could not tell."""
-    from madeval.run.cache_key import key_cache
 
     class ParentOnly(VLLMLike):
         def model_entries(self):
@@ -110,16 +105,7 @@ def test_a_model_reported_only_by_its_parent_is_told_apart(generated_tasks, tmp_
 
     agents = SyntheticAgents(GoldIndex.from_tasks(generated_tasks.values()), default=AgentProfile(0.6))
     with run_in_thread(ParentOnly(agents)) as server:
-        async def keyed():
-            client = LLMClient({"e": Endpoint("e", server.base_url)})
-            try:
-                return await key_cache(client, [ModelRef("simulator", "e")], cache)
-            finally:
-                await client.aclose()
-
-        cache = ResponseCache(tmp_path / "c.sqlite")
-        record = asyncio.run(keyed())
-        cache.close()
+        record = cache_key_record(server.base_url, tmp_path / "c.sqlite")
     assert record["models"][0]["told_apart"] is True
     assert record["models"][0]["models_entry"] == {"parent": "base-a"}
     assert "its /models entry (parent)" in capsys.readouterr().err

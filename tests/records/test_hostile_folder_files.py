@@ -17,15 +17,6 @@ from madeval.records.folder import write_json_atomically
 SECRET = b"a file of the user's that the run must never touch\nlast line without newline"
 
 
-@pytest.fixture
-def victim(tmp_path):
-    """A file elsewhere, as a link's target."""
-    path = tmp_path / "elsewhere" / "precious.txt"
-    path.parent.mkdir()
-    path.write_bytes(SECRET)
-    return path
-
-
 @pytest.mark.parametrize("name", ["run.lock", "run.json"])
 def test_hostile_link_planted_in_a_new_run_folder_is_refused_and_its_target_untouched(sim, tmp_path, victim, name):
     folder = tmp_path / "run"

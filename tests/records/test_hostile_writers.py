@@ -24,15 +24,6 @@ SECRET = b"a file of the user's that madeval must never touch\n"
 
 
 @pytest.fixture
-def victim(tmp_path):
-    """A file elsewhere, as a link's target."""
-    path = tmp_path / "elsewhere" / "precious.txt"
-    path.parent.mkdir()
-    path.write_bytes(SECRET)
-    return path
-
-
-@pytest.fixture
 def finished_run(sim, tmp_path):
     result, _ = run_quietly(settings_for(sim.base_url, tmp_path, limit=3, cache="off"))
     return result.folder
