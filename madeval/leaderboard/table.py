@@ -23,6 +23,7 @@ from madeval.analysis.run_data import (
     item_spread,
     llm_seconds,
     metric_names,
+    paid_share,
     strata_of,
     unit_scores,
 )
@@ -31,6 +32,7 @@ from madeval.dynamics.board import board_dynamics
 from madeval.errors import UsageError
 from madeval.leaderboard.cost import COSTS, MONEY, mark_fronts
 from madeval.leaderboard.money import imported, load_prices, prices_entry, row_money
+from madeval.leaderboard.render import shared_statement
 from madeval.leaderboard.sentences import conclusions
 from madeval.settings.board_options import LeaderboardOptions
 from madeval.task.groups import is_declared, rule
@@ -93,13 +95,15 @@ def build(data: RunData, options: LeaderboardOptions) -> dict[str, Any]:
             if scope == "task":
                 per_item.setdefault(name, {})[metric] = scores
     compared = len(data.configurations) > 1
+    paid = paid_share(data.records)
     return {
         "format": FORMAT,
         "title": options.title or f"madeval leaderboard: {_name(data)}",
         "run": ", ".join(data.runs) if data.runs else str(data.folder),
         "fingerprint": data.run.get("fingerprint"),
         "statement": options.statement(compared) + "".join(
-            f" {task}: {note}." for task, note in sorted((data.run.get("task_notes") or {}).items())),
+            f" {task}: {note}." for task, note in sorted((data.run.get("task_notes") or {}).items()))
+        + shared_statement(paid),
         "options": {**options.to_dict(), "reference": reference},
         "configurations": data.configurations,
         "rows": rows,
@@ -109,6 +113,7 @@ def build(data: RunData, options: LeaderboardOptions) -> dict[str, Any]:
         "dynamics": board_dynamics(data, options),
         "records_read": {**data.reading.to_dict(), "summary": data.reading.summary()},
         "cached_calls": cache_share(data.records),
+        "paid": paid,
         "prices": prices_entry(options.prices, prices, data.records) if prices is not None else None,
         **({"merged": {"runs": data.runs, "notes": data.notes}} if data.runs else {}),
     }
