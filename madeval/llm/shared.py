@@ -112,10 +112,11 @@ class SharedCalls:
     def _reused(self, kept: Made, asker: Asker) -> _Completion:
         """``kept``'s call as ``asker`` records it: made by another asker, or its own (an asker
         that asks again after its debate was cut short, in this process or an earlier one)."""
-        if kept.by == asker.name:
-            return kept.completion
-        self.reused += 1
-        return dataclasses.replace(kept.completion, shared_from=kept.by)
+        own = kept.by == asker.name
+        self.reused += not own
+        # a copy: each debate's record holds a call of its own (its errors list too)
+        return dataclasses.replace(kept.completion, shared_from=None if own else kept.by,
+                                   errors=list(kept.completion.errors))
 
     async def _wait(self, flight: asyncio.Future) -> None:
         """Wait for another asker's call, counted in :attr:`waiting`; a cancelled waiter leaves
