@@ -13,8 +13,10 @@ process, ``--latency`` seconds per reply), each run with identical calls shared 
 
 For each run it prints the calls the debates used (what each configuration's cost columns count),
 the calls made (the run's ``paid`` note, checked against the requests the simulator answered), the
-share saved and the run's execution wall time. The seven-decider study's goal: no identical request
-made twice (at most 1,325 + 5% of its 3,600 calls made) in no more wall time than unshared.
+share saved, the calls in flight on average, the harness's CPU seconds and the run's execution
+wall time (the fastest of ``--repeats`` runs; on a loaded machine CPU is the steadier figure). The
+seven-decider study's goal: no identical request made twice (at most 1,325 + 5% of its 3,600 calls
+made) in no more wall time than unshared.
 mmlu_pro comes from the local mirror (``MADEVAL_DATA_DIR``).
 """
 
@@ -80,7 +82,8 @@ def measure(configs: list[DebateConfig], items: int, base_url: str, share: bool,
     paid = result.board["paid"]
     return {"units": result.outcome.finished, "failed": result.outcome.failed, "used": paid["calls"],
             "made": paid["made"], "answered": requests(base_url) - before, "tokens": paid["tokens"],
-            "made_tokens": paid["made_tokens"], "wall_s": result.outcome.wall_s}
+            "made_tokens": paid["made_tokens"], "wall_s": result.outcome.wall_s, "cpu_s": result.outcome.cpu_s,
+            "in_flight": result.outcome.mean_in_flight}
 
 
 def study(name: str, configs: list[DebateConfig], items: int, base_url: str, work: Path, repeats: int,
@@ -93,13 +96,15 @@ def study(name: str, configs: list[DebateConfig], items: int, base_url: str, wor
                                        concurrency))
     best = {share: min(found, key=lambda r: r["wall_s"]) for share, found in runs.items()}
     print(f"\n{name}: {len(configs)} configurations x {items} items")
-    print("  mode      units  calls used  calls made  answered  saved   tokens made / used     wall s (each run)")
+    print("  mode      units  calls used  calls made  answered  saved   tokens made / used     in flight  cpu s  "
+          "wall s (each run)")
     for share in (True, False):
         r = best[share]
         walls = ", ".join(f"{run['wall_s']:.2f}" for run in runs[share])
         print(f"  {'shared' if share else 'unshared':8} {r['units']:6} {r['used']:11,} {r['made']:11,} "
               f"{r['answered']:9,} {100 * (r['used'] - r['made']) / max(r['used'], 1):5.1f}%  "
-              f"{r['made_tokens']:>10,} / {r['tokens']:<10,} {r['wall_s']:6.2f} ({walls})")
+              f"{r['made_tokens']:>10,} / {r['tokens']:<10,} {r['in_flight']:9.1f} {r['cpu_s']:6.2f}  "
+              f"{r['wall_s']:6.2f} ({walls})")
     return best
 
 
