@@ -84,6 +84,7 @@ SUBCOMMANDS = {
     "endpoint-faults": "endpoint_faults",
     "lmeval-start": "lmeval_start",
     "board-cost": "board_cost",
+    "shared-calls": "shared_calls",
 }
 
 

@@ -107,7 +107,9 @@ def write_debates(folder: Path) -> str:
 
 def finish(folder: Path, settings: RunSettings) -> dict[str, Any]:
     """Build the run's leaderboard and write it (Markdown, CSV, JSON, charts, HTML) into ``folder``;
-    note in run.json how many calls the response cache answered; log it to W&B when asked."""
+    note in run.json how many calls the response cache answered and what the run paid (``paid``: calls
+    and tokens made against those its debates used, see :func:`madeval.analysis.run_data.paid_share`);
+    log it to W&B when asked."""
     from madeval.leaderboard import LeaderboardOptions, publish_board
     from madeval.records.run_file import note_in_run_file
 
@@ -118,11 +120,13 @@ def finish(folder: Path, settings: RunSettings) -> dict[str, Any]:
 
         log_run(folder, board, settings.wandb_args)
     note_in_run_file(folder, "cached_calls", board["cached_calls"])
+    note_in_run_file(folder, "paid", board["paid"])
     return board
 
 
 def summary_line(records: RunRecords, board: dict[str, Any]) -> str:
     """The run's last line: units run, already done and failed; calls the response cache answered;
+    when configurations shared calls, the calls and tokens made against those the debates used;
     records skipped on reading; replies cut; where the results are."""
     outcome = records.outcome
     skipped = board["records_read"]["summary"]  # broken lines and duplicates, each unit counted once
@@ -130,6 +134,11 @@ def summary_line(records: RunRecords, board: dict[str, Any]) -> str:
     if records.cache_used:
         asked = outcome.calls + outcome.cached_calls
         cached = f"{outcome.cached_calls} of {asked} calls answered from the response cache; "
+    paid = board.get("paid") or {}
+    if paid.get("shared"):
+        cached += (f"{paid['made']:,} calls made for the {paid['calls']:,} the debates used ({paid['shared']:,} "
+                   f"shared between configurations, {100 * (paid['calls'] - paid['made']) / paid['calls']:.0f}% "
+                   f"saved), {paid['made_tokens']:,} of {paid['tokens']:,} tokens; ")
     cut = records.cut_replies
     cut_note = (f"{cut} {'reply' if cut == 1 else 'replies'} longer than max_tokens allows cut (an endpoint "
                 "fault: see the calls' errors); " if cut else "")

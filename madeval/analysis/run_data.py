@@ -153,6 +153,8 @@ def _without_transcript(record: dict[str, Any]) -> dict[str, Any]:
     held per turn are kept (``turn_answers``, a few bytes a turn) for the board's dynamics."""
     record["llm_s"] = llm_seconds(record)
     record["cached_calls"] = cached_calls(record)
+    record["shared_calls"] = shared_calls(record)
+    record["made_tokens"] = made_tokens(record)
     if "transcript" in record:
         record["turn_answers"] = turn_answers(record).to_dict()
         del record["transcript"]
@@ -227,12 +229,53 @@ def cached_calls(record: dict[str, Any]) -> int:
     existed: counted from the transcript)."""
     if record.get("cached_calls") is not None:
         return int(record["cached_calls"])
-    return sum(1 for call in record.get("transcript", {}).get("calls", []) if call.get("cached"))
+    return sum(1 for call in _calls(record) if call.get("cached"))
 
 
 def cache_share(records: list[dict[str, Any]]) -> dict[str, int]:
     """``{"cached": n, "calls": m}``: calls the response cache answered, of all calls, over ``records``."""
     return {"cached": sum(cached_calls(r) for r in records), "calls": sum(int(r.get("calls") or 0) for r in records)}
+
+
+def _calls(record: dict[str, Any]) -> list[dict[str, Any]]:
+    transcript = record.get("transcript")
+    calls = transcript.get("calls") if isinstance(transcript, dict) else None
+    return [call for call in calls if isinstance(call, dict)] if isinstance(calls, list) else []
+
+
+def _made(call: dict[str, Any]) -> bool:
+    """Whether a stored call was made for its debate: neither another debate's reply nor the cache's."""
+    return call.get("shared_from") is None and not call.get("cached")
+
+
+def shared_calls(record: dict[str, Any]) -> int:
+    """How many of a debate's calls reused the reply of another configuration's identical call
+    (:mod:`madeval.llm.shared`; records before ``shared_calls`` existed: counted from the transcript)."""
+    if record.get("shared_calls") is not None:
+        return int(record["shared_calls"])
+    return sum(1 for call in _calls(record) if call.get("shared_from") is not None and not call.get("cached"))
+
+
+def made_tokens(record: dict[str, Any]) -> int:
+    """The tokens of a debate's calls made for it (neither shared nor cached): records before
+    ``made_tokens`` existed count them from the transcript, or, without one, all their tokens."""
+    if record.get("made_tokens") is not None:
+        return int(record["made_tokens"])
+    if "transcript" not in record:
+        return int((record.get("tokens") or {}).get("total") or 0)
+    return sum(int(call.get("prompt_tokens") or 0) + int(call.get("completion_tokens") or 0)
+               for call in _calls(record) if _made(call))
+
+
+def paid_share(records: list[dict[str, Any]]) -> dict[str, int]:
+    """What the run paid against what its debates used, over ``records``: ``calls`` used and
+    ``made`` (neither shared nor from the response cache), ``shared`` (reused from another
+    configuration's identical call), ``tokens`` used and ``made_tokens``."""
+    used = sum(int(r.get("calls") or 0) for r in records)
+    shared = sum(shared_calls(r) for r in records)
+    return {"calls": used, "made": used - shared - sum(cached_calls(r) for r in records), "shared": shared,
+            "tokens": sum(int((r.get("tokens") or {}).get("total") or 0) for r in records),
+            "made_tokens": sum(made_tokens(r) for r in records)}
 
 
 def llm_seconds(record: dict[str, Any]) -> float:

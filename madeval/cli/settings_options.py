@@ -2,7 +2,8 @@
 
 Each run option declared there becomes one click option: ``max_turns`` is ``--max-turns``, its help
 ends with the declared default (``[10]``), an integer or number option is typed as such, a yes/no
-option is a flag, and a repeatable one (``--endpoint``) may be given several times. Nothing here
+option is a flag (one that is on by default also has its ``--no-`` form: ``--no-share-calls``), and a
+repeatable one (``--endpoint``) may be given several times. Nothing here
 names an option: a new field of :class:`~madeval.settings.config.DebateConfig` or
 :class:`~madeval.settings.config.RunSettings` appears on the command line by itself.
 """
@@ -36,10 +37,12 @@ def declared_fields(*models: type) -> list[tuple[str, Option, Any]]:
     return sorted(found, key=lambda found_option: found_option[0] != "tasks")
 
 
-def flag_names(name: str, declared: Option) -> list[str]:
+def flag_names(name: str, declared: Option, default: Any = None) -> list[str]:
     """The spellings of option ``name``: ``--max-turns``, or the declared ones (``--endpoint``),
-    plus short forms (``-t``)."""
+    plus short forms (``-t``); a yes/no option on by default is ``--share-calls/--no-share-calls``."""
     long_form = [f for f in declared.flags if f.startswith("--")] or [f"--{name.replace('_', '-')}"]
+    if declared.convert is rule.flag and default is True:
+        long_form = [f"{long_form[0]}/--no-{long_form[0][2:]}", *long_form[1:]]
     return [*long_form, *(f for f in declared.flags if not f.startswith("--"))]
 
 
@@ -59,7 +62,7 @@ def settings_option(name: str, declared: Option, default: Any, *, help: str | No
         kwargs["type"] = CLICK_TYPES[declared.convert]
     if declared.multiple:
         kwargs["multiple"] = True
-    return click.option(*flag_names(name, declared), name, **kwargs)
+    return click.option(*flag_names(name, declared, default), name, **kwargs)
 
 
 def settings_options(command: Callable) -> Callable:

@@ -94,6 +94,11 @@ class Call:
     ``cached_prompt_tokens``: of ``prompt_tokens``, those the provider served from its prompt cache
     (``None``: it did not say); ``transport``: what the call went through (``batch`` calls are
     priced at batch prices; ``None`` in records made before it was recorded).
+
+    ``shared_from``: the unit key of the debate (another configuration's, of the same item and
+    repeat) that made this identical request, when this call reused its reply instead of making it
+    (:mod:`madeval.llm.shared`); its tokens and latency are the original call's. ``None`` (and left
+    out of the stored transcript): the call was made for this debate.
     """
 
     purpose: str
@@ -110,6 +115,7 @@ class Call:
     depth: int = 1
     cached_prompt_tokens: int | None = None
     transport: str | None = None
+    shared_from: str | None = None
 
 
 @dataclass
@@ -232,7 +238,7 @@ class Transcript:
         return {
             "agents": [{**vars(a), "persona": dict(vars(a.persona))} for a in self.agents],
             "messages": [dict(vars(m)) for m in self.messages],
-            "calls": [dict(vars(c)) for c in self.calls],
+            "calls": [_call_dict(c) for c in self.calls],
             "events": self.events,
             "decision": dict(vars(self.decision)) if self.decision else None,
             "turns_used": self.turns_used,
@@ -271,3 +277,11 @@ class Transcript:
 def _read_and_failed(message: Message) -> bool:
     """True when ``message``'s own solution was read and gave no answer (its ``no answer`` note)."""
     return any(note.startswith(f"{NO_ANSWER}:") for note in message.parse_notes)
+
+
+def _call_dict(call: Call) -> dict[str, Any]:
+    """A call as the stored transcript holds it: ``shared_from`` only when it reused a reply."""
+    stored = dict(vars(call))
+    if stored["shared_from"] is None:
+        del stored["shared_from"]
+    return stored

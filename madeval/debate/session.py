@@ -2,8 +2,9 @@
 
 It knows each agent's model and endpoint, derives each agent's seed from (run seed, item, repeat,
 agent), scopes the cache to (item, repeat, agent, turn, purpose, re-ask), sends each call's routing
-key (:mod:`madeval.llm.routing`) and records every call with its purpose, tokens and latency in the
-transcript.
+key (:mod:`madeval.llm.routing`), asks as its unit's :class:`~madeval.llm.shared.Asker` (so that an
+identical call of another configuration's debate is made once) and records every call with its
+purpose, tokens and latency in the transcript, and the debate it reused the reply of, if any.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import Any
 from madeval.core.transcript import Call, Transcript
 from madeval.llm.client import LLMClient
 from madeval.llm.routing import RoutingKey, digest_parts
+from madeval.llm.shared import Asker
 from madeval.llm.structured import ReplySchema
 
 
@@ -45,6 +47,7 @@ class DebateSession:
         repeat: int,
         transcript: Transcript,
         routing: RoutingKey | None = None,
+        asker: Asker | None = None,
     ):
         self.client = client
         self.agents = agents
@@ -55,6 +58,7 @@ class DebateSession:
         self.repeat = repeat
         self.transcript = transcript
         self.routing = routing  # None: no routing header
+        self.asker = asker  # None: no call of this debate is shared
         self._finished_depth = 0
 
     def seed(self, agent: int | None, nonce: int = 0) -> int:
@@ -84,7 +88,8 @@ class DebateSession:
         scope = (self.item_id, self.repeat, "judge" if agent is None else agent, turn, purpose, nonce)
         depth = self._finished_depth + 1
         headers = None if self.routing is None else self.routing.headers(agent)
-        completion = await self.client.complete(ref.endpoint, ref.model, messages, params, scope, headers, reply)
+        completion = await self.client.complete(ref.endpoint, ref.model, messages, params, scope, headers, reply,
+                                                self.asker)
         self._finished_depth = max(self._finished_depth, depth)
         self.transcript.calls.append(
             Call(
@@ -102,6 +107,7 @@ class DebateSession:
                 depth=depth,
                 cached_prompt_tokens=completion.cached_prompt_tokens,
                 transport=completion.transport,
+                shared_from=completion.shared_from,
             )
         )
         return completion.text

@@ -33,6 +33,7 @@ from madeval.leaderboard.render import (
     mde_text,
     money_cells,
     on_front,
+    paid_note,
     points,
     recorded,
     row_mde,
@@ -132,6 +133,7 @@ def page(board: dict[str, Any], charts: list[Path],
         f"<style>{STYLE}</style></head><body>",
         f"<h1>{title}</h1>",
         *([f"<p class='note'>{html.escape(cache_note(board))}</p>"] if cache_note(board) else []),
+        *([f"<p class='note'>{html.escape(paid_note(board))}</p>"] if paid_note(board) else []),
         f"<p>Run <code>{html.escape(board['run'])}</code>; reference configuration: "
         f"<b>{html.escape(_reference_label(board))}</b>. Click a column header to sort.</p>",
     ]

@@ -192,6 +192,8 @@ def markdown(board: dict[str, Any]) -> str:
         text += f"\nRecords: {board['records_read']['summary']}; each unit counts once.\n"
     if note := cache_note(board):
         text += f"\n{note}\n"
+    if note := paid_note(board):
+        text += f"\n{note}\n"
     if board.get("merged"):
         text += "\n" + merged_markdown(board)
     elif board["options"]["compare"] == "all" and board["comparisons"]:
@@ -213,6 +215,31 @@ def cache_note(board: dict[str, Any]) -> str:
         return ""
     return (f"Cache: {cached} of {calls} calls ({100 * cached / max(calls, 1):.0f}%) were answered from the "
             "response cache; their tokens and LLM time are those of the original calls.")
+
+
+def shared_statement(paid: dict[str, int]) -> str:
+    """For the methods paragraph: that the configurations shared identical calls (common random
+    numbers), when any call was shared (:mod:`madeval.llm.shared`); ``""`` otherwise."""
+    shared, calls = paid.get("shared", 0), paid.get("calls", 0)
+    if not shared:
+        return ""
+    return (f" The configurations shared identical calls: {shared:,} of the {calls:,} calls their debates used "
+            f"({100 * shared / max(calls, 1):.0f}%) reused the reply to the same request (model, messages, sampling "
+            "parameters and seed) made for another configuration's debate of the same item and repeat, so the "
+            "configurations were compared on common random numbers; each configuration's calls, tokens and cost "
+            "count every call its debates used, shared or not.")
+
+
+def paid_note(board: dict[str, Any]) -> str:
+    """A sentence saying what the run paid against what its debates used, when calls were shared;
+    ``""`` otherwise."""
+    paid = board.get("paid") or {}
+    if not paid.get("shared"):
+        return ""
+    calls, made, tokens, made_tokens = paid["calls"], paid["made"], paid["tokens"], paid["made_tokens"]
+    return (f"Paid: {made:,} calls made for the {calls:,} the debates used ({paid['shared']:,} shared between "
+            f"configurations, {100 * (calls - made) / max(calls, 1):.0f}% saved); {made_tokens:,} of "
+            f"{tokens:,} tokens.")
 
 
 def on_front(row: dict[str, Any], cost: str) -> str:

@@ -23,6 +23,7 @@ from madeval.analysis.run_data import (
     item_spread,
     llm_seconds,
     metric_names,
+    paid_share,
     strata_of,
     unit_scores,
 )
@@ -31,6 +32,7 @@ from madeval.dynamics.board import board_dynamics
 from madeval.errors import UsageError
 from madeval.leaderboard.cost import COSTS, MONEY, mark_fronts
 from madeval.leaderboard.money import imported, load_prices, prices_entry, row_money
+from madeval.leaderboard.render import shared_statement
 from madeval.leaderboard.sentences import conclusions
 from madeval.settings.board_options import LeaderboardOptions
 from madeval.task.groups import is_declared, rule
@@ -91,13 +93,15 @@ def build(data: RunData, options: LeaderboardOptions) -> dict[str, Any]:
                 per_item.setdefault(name, {})[metric] = scores
     several = len(data.configurations) > 1
     apart = RESCORED_FAMILY if any(c["family"] == "rescored" for c in comparisons) else ""
+    paid = paid_share(data.records)
     return {
         "format": FORMAT,
         "title": options.title or f"madeval leaderboard: {_name(data)}",
         "run": ", ".join(data.runs) if data.runs else str(data.folder),
         "fingerprint": data.run.get("fingerprint"),
         "statement": options.statement(several) + apart + "".join(
-            f" {task}: {note}." for task, note in sorted((data.run.get("task_notes") or {}).items())),
+            f" {task}: {note}." for task, note in sorted((data.run.get("task_notes") or {}).items()))
+        + shared_statement(paid),
         "options": {**options.to_dict(), "reference": reference},
         "configurations": data.configurations,
         "rows": rows,
@@ -107,6 +111,7 @@ def build(data: RunData, options: LeaderboardOptions) -> dict[str, Any]:
         "dynamics": board_dynamics(data, options),
         "records_read": {**data.reading.to_dict(), "summary": data.reading.summary()},
         "cached_calls": cache_share(data.records),
+        "paid": paid,
         "prices": prices_entry(options.prices, prices, data.records) if prices is not None else None,
         **({"merged": {"runs": data.runs, "notes": data.notes}} if data.runs else {}),
     }

@@ -7,7 +7,8 @@ It speaks to any OpenAI-compatible endpoint through a transport (aiohttp by defa
 connection errors and malformed or empty replies (never on what a retry cannot change: a 400-class
 error other than 408/409/429, a request the HTTP client refuses to send, a body over the size
 limit), ``Retry-After`` honoured in both forms up to the endpoint's timeout, the response cache,
-and token and latency accounting. API keys and the credentials a base
+single flight of identical requests within a run (:mod:`madeval.llm.shared`), and token and
+latency accounting. API keys and the credentials a base
 URL may carry live only inside the transports and are redacted from every error message; what is
 shown of an endpoint is its public URL (no user info, no query).
 """
@@ -25,7 +26,9 @@ from madeval.errors import LLMError, UsageError
 from madeval.llm.backoff import EndpointGate
 from madeval.llm.cache import ResponseCache, request_key
 from madeval.llm.endpoint_url import EndpointURL, public_url
+from madeval.llm.model_identity import served_identity
 from madeval.llm.probe import PROBE_MESSAGES, PROBE_PARAMS, Probe
+from madeval.llm.shared import Asker, SharedCalls
 from madeval.llm.structured import JSON_SCHEMA, ReplySchema, refuses_response_format
 from madeval.llm.transports import (
     DEFAULT_MAX_RESPONSE_BYTES,
@@ -143,6 +146,9 @@ class Completion:
     #: The transport the call went through (``aiohttp``, ``openai``, ``batch``): batch calls are
     #: priced at batch prices, call by call, even in a run resumed under another transport.
     transport: str | None = None
+    #: The asker that made the call, when this one reused its reply (:mod:`madeval.llm.shared`);
+    #: None for a call made by its own asker.
+    shared_from: str | None = None
 
 
 @dataclass
@@ -151,6 +157,8 @@ class ClientStats:
 
     calls: int = 0
     cached: int = 0
+    #: Calls answered with the reply of an identical request another asker made (:mod:`.shared`).
+    shared: int = 0
     retries: int = 0
     failures: int = 0
     #: Replies longer than their ``max_tokens`` allows, cut (:func:`cut_reply`).
@@ -230,9 +238,12 @@ class LLMClient:
         concurrency: int = 64,
         cache: ResponseCache | None = None,
         retry: RetryPolicy | None = None,
+        sharing: SharedCalls | None = None,
     ):
         self.endpoints = endpoints
         self.cache = cache
+        #: Identical requests made once (None: every call is made; see :meth:`complete`).
+        self.sharing = sharing
         self.retry = retry or RetryPolicy()
         self.stats = ClientStats()
         #: What each endpoint reports about each model beyond its name (cache keys include it):
@@ -272,6 +283,7 @@ class LLMClient:
         scope: tuple[Any, ...],
         headers: dict[str, str] | None = None,
         reply: ReplySchema | None = None,
+        asker: Asker | None = None,
     ) -> Completion:
         """Return the reply to ``messages``, from the cache when the same request was made before.
 
@@ -279,15 +291,46 @@ class LLMClient:
         key, so a reply cached without them, or with other ones, is still a hit. With ``reply``,
         the reply is asked in that schema (``response_format`` in the endpoint's form), unless the
         endpoint refused one before: a refusal is not retried, it sends this call and every later
-        one to that endpoint without it, and prints one warning."""
+        one to that endpoint without it, and prints one warning.
+
+        With ``asker`` and :attr:`sharing` on, an identical request of the asker's group (see
+        :meth:`share_key`) already made or in flight is not made again: its reply is returned, with
+        ``shared_from`` naming the asker that made it (:mod:`madeval.llm.shared`)."""
         if reply is not None and endpoint not in self.refuse_response_format:
             form = reply.response_format(self.endpoints[endpoint].response_format)
             try:
-                return await self._complete(endpoint, model, messages, {**params, "response_format": form},
-                                            scope, headers)
+                return await self._shared(endpoint, model, messages, {**params, "response_format": form},
+                                          scope, headers, asker)
             except ResponseFormatRefused as refusal:
                 self._refused(endpoint, str(refusal))
-        return await self._complete(endpoint, model, messages, params, scope, headers)
+        return await self._shared(endpoint, model, messages, params, scope, headers, asker)
+
+    async def _shared(
+        self, endpoint: str, model: str, messages: list[dict[str, str]], params: dict[str, Any],
+        scope: tuple[Any, ...], headers: dict[str, str] | None, asker: Asker | None,
+    ) -> Completion:
+        """The reply made once per identical request of the asker's group, else :meth:`_complete`'s."""
+        if self.sharing is None or asker is None:
+            return await self._complete(endpoint, model, messages, params, scope, headers)
+        key = self.share_key(endpoint, model, messages, params, scope)
+        completion = await self.sharing.reply(
+            key, asker, lambda: self._complete(endpoint, model, messages, params, scope, headers))
+        if completion.shared_from is not None:
+            self.stats.shared += 1
+            self.stats.changed()
+        return completion
+
+    def share_key(self, endpoint: str, model: str, messages: list[dict[str, str]], params: dict[str, Any],
+                  scope: tuple[Any, ...]) -> str:
+        """What makes two calls of a run identical: the endpoint (its name and URL) and what it
+        reports about the model (the ``/models`` entry the run recorded), the model, the messages,
+        the sampling parameters (the seed and ``response_format`` among them) and ``scope``, the
+        call's place in its debate (item, repeat, agent, turn, purpose, re-ask), as the response
+        cache keys it. Headers (the routing key) are not part of it: they do not change the reply."""
+        entries = self.model_entries.get(endpoint, {})
+        request = {"endpoint": endpoint, "base_url": self.endpoints[endpoint].public_url, "model": model,
+                   "served": served_identity(entries.get(model)), "messages": messages, "params": params}
+        return request_key(request, scope)
 
     def _refused(self, endpoint: str, why: str) -> None:
         """Note that ``endpoint`` refuses ``response_format``; warn the first time."""

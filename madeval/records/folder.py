@@ -33,9 +33,11 @@ from madeval.util.safe_files import open_binary, open_descriptor, refuse_link, w
 RUN_FILE = "run.json"
 RECORDS_FILE = "records.jsonl"
 ERRORS_FILE = "errors.jsonl"
+#: The replies a run made and other configurations' debates may still reuse (:mod:`.shared_replies`).
+SHARED_FILE = "shared.jsonl"
 #: Files only madeval writes in a run folder, besides run.json: a folder holding one of them without
 #: a run.json is not a run of ours (another tool's records.jsonl), and is refused rather than cut.
-OWN_FILES = (RECORDS_FILE, ERRORS_FILE, "rescored.jsonl", "leaderboard.md", "leaderboard.csv",
+OWN_FILES = (RECORDS_FILE, ERRORS_FILE, SHARED_FILE, "rescored.jsonl", "leaderboard.md", "leaderboard.csv",
              "comparisons.csv", "leaderboard.json", "leaderboard.html", JOURNAL_NAME)
 
 

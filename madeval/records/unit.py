@@ -86,6 +86,11 @@ async def unit_record(unit: Unit, label: str, task: Task, item: Item, transcript
         "calls": len(transcript.calls),
         # calls answered from the response cache (their tokens and latency are the original call's)
         "cached_calls": sum(1 for call in transcript.calls if call.cached),
+        # calls answered with the reply of another configuration's identical call (tokens: the original's)
+        "shared_calls": sum(1 for call in transcript.calls if call.shared_from is not None and not call.cached),
+        # tokens of the calls made for this debate (neither shared nor from the cache): what the run paid for it
+        "made_tokens": sum(call.prompt_tokens + call.completion_tokens for call in transcript.calls
+                           if call.shared_from is None and not call.cached),
         "chain": transcript.chain(),
         **({"new_calls": replayed.new_calls} if replayed else {}),
         "tokens": transcript.tokens(),

@@ -87,11 +87,13 @@ class Plan:
     sampling: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def units(self) -> Iterator[Unit]:
-        """Every unit, item by item so that configurations progress together."""
+        """Every unit, item by item and repeat by repeat, the configurations of each side by side:
+        configurations progress together, and the debates whose calls can be identical (one item and
+        repeat) run at the same time, so each such call is made once (:mod:`madeval.run.sharing`)."""
         for task, items in self.items.items():
             for item in items:
-                for config_id in self.configs:
-                    for repeat in range(self.settings.repeats):
+                for repeat in range(self.settings.repeats):
+                    for config_id in self.configs:
                         yield Unit(config_id, task, item.id, repeat)
 
     def size(self) -> int:

@@ -54,7 +54,7 @@ class Progress:
         stats = self.stats
         tokens = stats.prompt_tokens + stats.completion_tokens
         self.bar.set_postfix_str(
-            f"calls={stats.calls} cached={stats.cached} tokens={tokens} "
+            f"calls={stats.calls} cached={stats.cached} shared={stats.shared} tokens={tokens} "
             f"retries={stats.retries} errors={self.errors}",
             refresh=False,
         )

@@ -261,6 +261,15 @@ class RunSettings:
         results=False,
         added_later=True,
     )
+    share_calls: bool = option(
+        True,
+        help="Make a request identical to one made or in flight in this run (another configuration's debate "
+        "of the same item and repeat: same model, messages, sampling parameters and seed) once, and give "
+        "every debate asking it that reply: configurations share their random numbers. --no-share-calls "
+        "makes each configuration's calls apart (independent samples).",
+        convert=rule.flag,
+        results=False,
+    )
     yes: bool = option(
         False,
         help="Start a run estimated to take long without asking (needed when stdin is not a terminal).",

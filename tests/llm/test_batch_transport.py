@@ -123,6 +123,23 @@ def test_a_sweep_through_batches_equals_the_ordinary_transport(batch_sim, tmp_pa
     assert json.loads((tmp_path / "batch" / "run.json").read_text())["settings"]["transport"] == "batch"
 
 
+def test_configurations_share_identical_calls_through_batches_one_line_per_distinct_request(batch_sim, tmp_path):
+    deciders = [DebateConfig(paradigm="memory", agents=3, max_turns=3, decider=decider)
+                for decider in ("simple_voting", "majority_consensus", "unanimity_consensus")]
+    with batch_sim() as server:
+        batched, _ = run_quietly(settings(server.base_url, tmp_path / "batch", deciders, transport="batch",
+                                          batch_options=FAST))
+        lines = server.stats.batches["lines_submitted"]
+        plain, _ = run_quietly(settings(server.base_url, tmp_path / "plain", deciders))
+    paid = batched.board["paid"]
+    assert lines == paid["made"] == plain.board["paid"]["made"] < paid["calls"]
+    assert paid["calls"] == sum(row["calls"] for row in records(tmp_path / "batch"))
+    def outcome(folder):
+        return sorted((row["unit"]["key"], row["prediction"], row["turns"], row["calls"], row["tokens"]["total"],
+                       json.dumps(row["transcript"]["messages"])) for row in records(folder))
+    assert outcome(tmp_path / "batch") == outcome(tmp_path / "plain")
+
+
 def test_failed_and_expired_lines_are_retried_in_later_batches(batch_sim, tmp_path):
     with batch_sim(fail_rate=0.3, seed=7) as server:
         run_quietly(settings(server.base_url, tmp_path / "run", [MEMORY], transport="batch", batch_options=FAST,

@@ -25,7 +25,7 @@ def test_finished_calls_redraw_the_bar_at_most_four_times_a_second():
     assert "calls=1 " in progress.bar.postfix and "calls=2 " not in out.getvalue()
     now[0] += 0.05
     one_call(stats)
-    assert "calls=3 cached=0 tokens=15" in progress.bar.postfix and "calls=3 " in out.getvalue()
+    assert "calls=3 cached=0 shared=0 tokens=15" in progress.bar.postfix and "calls=3 " in out.getvalue()
     assert progress.bar.n == 0  # no unit finished: only the counts and the clock moved
     progress.close()
     assert stats.listener is None

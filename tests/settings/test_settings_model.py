@@ -42,7 +42,8 @@ def help_entries(*command: str) -> dict[str, str]:
     flag = None
     for line in body.splitlines():
         # A long flag and its metavar may fill the first column: the help then starts on the next line.
-        match = re.match(r"^  (?:-\w, )?(--[\w-]+)(?: [A-Z\[][\w|\]]*)?(?:\s+(.*))?$", line)
+        # A yes/no option on by default shows its --no- form beside it: "--share-calls / --no-share-calls".
+        match = re.match(r"^  (?:-\w, )?(--[\w-]+)(?: / --no-[\w-]+)?(?: [A-Z\[][\w|\]]*)?(?:\s+(.*))?$", line)
         if match:
             flag = match.group(1)
             assert flag not in entries, f"{flag} appears twice in --help"
@@ -125,6 +126,19 @@ def test_the_command_line_and_a_config_file_are_read_by_the_same_rules(tmp_path)
     config = from_cli.configurations[0]
     assert config.persona == ["none", "none"] and config.challenge == ["plain", "history"]
     assert config.decider_args == {"after_turns": "2"}
+
+
+def test_a_yes_no_option_on_by_default_is_turned_off_by_its_no_flag(tmp_path):
+    on_by_default = [name for name, (option, default) in declared().items() if default is True and option.cli]
+    assert "share_calls" in on_by_default
+    for name in on_by_default:
+        flag = name.replace("_", "-")
+        for args, expected in (([], True), ([f"--{flag}"], True), ([f"--no-{flag}"], False)):
+            context = run.make_context("run", ["-t", "arith_mc", *args])
+            given = {key: value for key, value in context.params.items() if key not in ("config_file", "no_progress")}
+            assert getattr(build_settings(given_options(given)), name) is expected, (name, args)
+    (tmp_path / "off.yaml").write_text("tasks: arith_mc\nshare_calls: off\n")
+    assert build_settings(read_config_file(tmp_path / "off.yaml")).share_calls is False
 
 
 def test_rescore_shares_the_run_options_declarations():
