@@ -57,7 +57,8 @@ def evaluate(
     An option given as ``None`` (or an empty tuple, a repeatable option left out) is not given.
 
     Nothing is printed unless asked: ``show_progress=True`` draws the progress bar and ``out``
-    (e.g. ``sys.stdout``) receives the leaderboard table and the summary line.
+    (e.g. ``sys.stdout``) receives the leaderboard table, one sentence per comparison and the
+    summary line (the whole board with ``explain=True``).
 
     Returns a :class:`madeval.RunResult`: ``folder`` (the run folder), ``rows`` (the leaderboard
     rows as plain dicts: ``label``, ``task``, ``metric``, ``score``, ``ci_low``/``ci_high``,
@@ -80,15 +81,18 @@ def evaluate(
 
 def run(settings: RunSettings, *, show_progress: bool = True, out: TextIO = sys.stdout) -> RunResult:
     """Run ``settings`` into its folder (:func:`madeval.run.engine.run_records`), then build the
-    board from the records, write it into the folder and print it with the run's summary line."""
-    from madeval.leaderboard.render import markdown  # the engine and the board load only for a run
+    board from the records, write it into the folder and print it with the run's summary line: the
+    table and one sentence per comparison, or with ``settings.explain`` the whole board
+    (:func:`madeval.leaderboard.render.printed`)."""
+    from madeval.leaderboard.render import printed  # the engine and the board load only for a run
     from madeval.run.engine import run_records
     from madeval.util.shown_text import terminal_text
 
     records = run_records(settings, show_progress=show_progress)
     viewer = write_debates(records.folder) if settings.view else None  # first: the board links it
     board = finish(records.folder, settings)
-    out.write(terminal_text(markdown(board)))  # labels may hold escape sequences (OSC 52 ...)
+    # labels may hold escape sequences (OSC 52 ...)
+    out.write(terminal_text(printed(board, settings.explain, records.folder)))
     out.write(summary_line(records, board))
     if viewer:
         out.write(terminal_text(viewer))

@@ -7,7 +7,9 @@ from pathlib import Path
 
 import click
 
+from madeval.cli.settings_options import shared_option
 from madeval.errors import UsageError
+from madeval.util.shown_text import terminal_text
 
 
 @click.command("import")
@@ -22,8 +24,9 @@ from madeval.errors import UsageError
               "a file holds several, e.g. strict-match).")
 @click.option("--include-path", type=click.Path(exists=True, file_okay=False, path_type=Path),
               help="A folder of extra task YAMLs.")
+@shared_option("explain")
 def import_(format_name: str, files: tuple[Path, ...], task_name: str, output_path: Path, label: str | None,
-            filter_name: str | None, include_path: Path | None) -> None:
+            filter_name: str | None, include_path: Path | None, explain: bool | None) -> None:
     """Read FILES of FORMAT (mallm, lm-eval, or a plugin's; see 'madeval plugins') as a run folder that
     'leaderboard show', 'rescore' and every other command read like madeval's own. Each file is one
     configuration; a second import of the same file adds nothing."""
@@ -31,7 +34,7 @@ def import_(format_name: str, files: tuple[Path, ...], task_name: str, output_pa
     from madeval.core.plugins import versions
     from madeval.importers.writer import import_files
     from madeval.leaderboard import LeaderboardOptions, publish_board
-    from madeval.leaderboard.render import markdown
+    from madeval.leaderboard.render import printed
     from madeval.settings.config import RunSettings
     from madeval.task.definition import load_tasks
 
@@ -45,12 +48,13 @@ def import_(format_name: str, files: tuple[Path, ...], task_name: str, output_pa
     outcome = import_files(importer, list(files), task, output_path, label, versions=versions)
     for file in outcome.files:
         for note in file.notes:
-            click.echo(f"madeval: {note}", err=True)
+            click.echo(terminal_text(f"madeval: {note}"), err=True)
     board = publish_board(output_path, LeaderboardOptions(),
                           f"every record is kept: run 'madeval leaderboard show {output_path}'")
-    click.echo(markdown(board), nl=False)
+    # labels come from the imported files: text, never escape sequences for the terminal
+    click.echo(terminal_text(printed(board, bool(explain), output_path)), nl=False)
     for file in outcome.files:
         already = f", {file.already} already there" if file.already else ""
-        click.echo(f"{file.path.name}: {file.added} debates imported as '{file.label}'{already}")
+        click.echo(terminal_text(f"{file.path.name}: {file.added} debates imported as '{file.label}'{already}"))
     click.echo(f"results in {output_path}")
     sys.stdout.flush()

@@ -11,7 +11,7 @@ from typing import Any
 
 import click
 
-from madeval.cli.settings_options import model_options
+from madeval.cli.settings_options import model_options, shared_option
 from madeval.core.options import given_options
 from madeval.errors import UsageError
 from madeval.settings.board_options import LeaderboardOptions
@@ -48,14 +48,17 @@ def leaderboard() -> None:
 @click.option("--history", "history_file", type=click.Path(path_type=Path),
               help="A history file of 'leaderboard check --history': its chart and table go on the page.")
 @model_options(LeaderboardOptions)
-def show(runs: tuple[str, ...], output: Path | None, history_file: Path | None, **given: Any) -> None:
+@shared_option("explain")
+def show(runs: tuple[str, ...], output: Path | None, history_file: Path | None, explain: bool | None,
+         **given: Any) -> None:
     """Rebuild the leaderboard (Markdown, CSV, JSON, charts, HTML) of RUNS (folders or globs) and print
-    the table. One run is written into its folder; several are merged into one board, each two
-    configurations paired on the (task, item, repeat) units they share."""
+    the table with one sentence per comparison (--explain: the whole board). One run is written into
+    its folder; several are merged into one board, each two configurations paired on the (task, item,
+    repeat) units they share."""
     from madeval.leaderboard import build_merged_leaderboard, write_outputs
     from madeval.leaderboard.history import read
     from madeval.leaderboard.merge import run_folders
-    from madeval.leaderboard.render import markdown
+    from madeval.leaderboard.render import printed
     from madeval.records.folder import writing
 
     folders = run_folders(list(runs))
@@ -66,7 +69,7 @@ def show(runs: tuple[str, ...], output: Path | None, history_file: Path | None, 
     if target is not None:
         with writing(f"the leaderboard into {target}"):
             write_outputs(board, target, history)
-    click.echo(terminal_text(markdown(board)), nl=False)  # labels may hold escape sequences
+    click.echo(terminal_text(printed(board, bool(explain), target)), nl=False)  # labels may hold escape sequences
 
 
 @leaderboard.command()

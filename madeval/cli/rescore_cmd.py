@@ -22,7 +22,8 @@ from madeval.util.shown_text import terminal_text
 @shared_option("concurrency", help="Debates replayed at once and LLM calls in flight at most.",
                shown_default="the run's")
 @shared_option("cache", shown_default="the run's")
-def rescore(run: Path, deciders: str, base_url, endpoints, concurrency, cache) -> None:
+@shared_option("explain")
+def rescore(run: Path, deciders: str, base_url, endpoints, concurrency, cache, explain) -> None:
     """Apply transcript-only deciders to RUN's debates without new discussion calls."""
     from madeval.records.folder import RUN_FILE
     from madeval.records.lock import hold
@@ -30,14 +31,14 @@ def rescore(run: Path, deciders: str, base_url, endpoints, concurrency, cache) -
     # The folder's write lock first (a run still writing it is refused with one line); a folder
     # that is no run is left untouched for load_run to refuse.
     with hold(run) if (run / RUN_FILE).is_file() else contextlib.nullcontext():
-        _rescore(run, deciders, base_url, endpoints, concurrency, cache)
+        _rescore(run, deciders, base_url, endpoints, concurrency, cache, bool(explain))
 
 
-def _rescore(run: Path, deciders: str, base_url, endpoints, concurrency, cache) -> None:
+def _rescore(run: Path, deciders: str, base_url, endpoints, concurrency, cache, explain: bool) -> None:
     from madeval.analysis.run_data import load_run
     from madeval.core.plugins import registries as loaded_registries
     from madeval.leaderboard import LeaderboardOptions, publish_board
-    from madeval.leaderboard.render import markdown
+    from madeval.leaderboard.render import printed
     from madeval.run.engine import endpoints_for
     from madeval.run.rescore import parse_deciders
     from madeval.run.rescore import rescore as run_rescore
@@ -67,7 +68,7 @@ def _rescore(run: Path, deciders: str, base_url, endpoints, concurrency, cache) 
         f"the rescored records are kept: run 'madeval leaderboard show {run}'",
         keep_previous=bool(outcome.added),  # no copy of a board it does not change
     )
-    click.echo(terminal_text(markdown(board)), nl=False)
+    click.echo(terminal_text(printed(board, explain, run)), nl=False)
     click.echo(terminal_text(f"\n{outcome.added} debates rescored; results in {run}"))
     if board.get("previous_board"):
         click.echo(terminal_text(f"the board before this rescore is kept in {board['previous_board']}; rescored "

@@ -3,7 +3,7 @@
 Written only through inspect-ai's public Python API (``inspect_ai.log.write_eval_log`` with
 ``EvalLog``, ``EvalSample`` and ``ChatMessage*``): its maintainers say the ``.eval`` file format is
 versioned but not a frozen spec, and the Python API is the stable surface. inspect-ai is an
-optional extra (``pip install 'madeval[inspect]'``).
+optional extra (``pip install 'madeval[inspect]'``; from a clone ``pip install -e '.[inspect]'``).
 
 The mapping: one log for the run; one sample per (item, configuration, repeat): ``id``
 ``TASK/ITEM/CONFIGURATION``, ``epoch`` the repeat + 1; ``input`` the question (the item id when
@@ -44,6 +44,7 @@ from madeval.importers.writer import IMPORTED_KEY
 from madeval.pricing.usage import calls_usage
 from madeval.records.folder import RECORDS_FILE, RUN_FILE, ReadReport
 from madeval.records.run_file import SESSIONS_KEY
+from madeval.util.install import install_command
 from madeval.util.safe_files import replacing_path
 from madeval.viewer.debates import facts_of, left_out, readable, run_records
 from madeval.viewer.questions import load_questions
@@ -51,8 +52,10 @@ from madeval.viewer.questions import load_questions
 #: Characters a sample id keeps (it names a file inside the log's zip).
 UNSAFE = re.compile(r"[^A-Za-z0-9._-]")
 
-#: What a user runs when inspect-ai is missing.
-INSTALL_HINT = "pip install 'madeval[inspect]' (or pip install inspect-ai)"
+
+def install_hint() -> str:
+    """How to install the inspect extra, the way madeval was installed (:mod:`madeval.util.install`)."""
+    return f"{install_command('inspect')} (or pip install inspect-ai)"
 
 
 def require_inspect() -> None:
@@ -60,7 +63,7 @@ def require_inspect() -> None:
     try:
         import inspect_ai.log  # noqa: F401
     except ImportError:
-        raise UsageError(f"exporting to inspect-ai's format needs inspect-ai: {INSTALL_HINT}") from None
+        raise UsageError(f"exporting to inspect-ai's format needs inspect-ai: {install_hint()}") from None
 
 
 def sample_id(record: Mapping[str, Any]) -> str:

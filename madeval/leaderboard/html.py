@@ -1,6 +1,7 @@
-"""The leaderboard as one self-contained HTML page: sortable tables per task, of all pairwise
-comparisons (with ``--compare all``; always for runs merged, with the units each pair shared), the
-charts and, when given, the CI history; also the history's own page (:func:`history_page`).
+"""The leaderboard as one self-contained HTML page: one sentence per comparison first ("In short"),
+then sortable tables per task, of all pairwise comparisons (with ``--compare all``; always for runs
+merged, with the units each pair shared), the charts, when given the CI history, and how the numbers
+were computed; also the history's own page (:func:`history_page`).
 
 CSS, JavaScript and the charts (PNG as data URIs) are inline, so the file can be mailed or
 archived alone. When the sorting script has initialised and passed its self-check it sets
@@ -139,6 +140,9 @@ def page(board: dict[str, Any], charts: list[Path],
     ]
     if viewer:
         parts.append(f"<p>Read every debate: <a href='{html.escape(viewer)}'>{html.escape(viewer)}</a>.</p>")
+    if board.get("conclusions"):  # what the board found comes first; the tables, charts and methods follow
+        said = "".join(f"<li>{html.escape(sentence)}</li>" for sentence in board["conclusions"])
+        parts.append(f"<h2>In short</h2><ul class='conclusions'>{said}</ul>")
     for scope, task, metric in dict.fromkeys((r["scope"], r["task"], r["metric"]) for r in board["rows"]):
         rows = [r for r in board["rows"] if (r["scope"], r["task"], r["metric"]) == (scope, task, metric)]
         kind = f"group, {rows[0].get('aggregation') or 'macro'} average" if scope == "group" else "task"
@@ -167,9 +171,6 @@ def page(board: dict[str, Any], charts: list[Path],
     if history is not None:
         parts.append(history_section(*history))
     parts.append(f"<h2>How the numbers were computed</h2><p class='note'>{html.escape(board['statement'])}</p>")
-    if board.get("conclusions"):
-        said = "".join(f"<li>{html.escape(sentence)}</li>" for sentence in board["conclusions"])
-        parts.append(f"<h2>In short</h2><ul class='conclusions'>{said}</ul>")
     parts.append(f"<script>{SCRIPT}</script></body></html>\n")
     return "\n".join(parts)
 

@@ -1,11 +1,14 @@
-"""The leaderboard as Markdown (printed at the end of a run), CSV and JSON.
+"""The leaderboard as Markdown (``leaderboard.md``; the end of a run prints its :func:`brief`), CSV and JSON.
 
 Every score is on the metric's own scale, 0 to 1 for accuracy-like metrics, in every output
 (tables, charts, CSV, JSON, ``evaluate().rows``, the closing sentences): the scale the records,
 rescoring, ``sample-size --delta`` and lm-eval's own results use, so a number copied from any
 output means the same as in any other, and metrics outside [0, 1] need no second rule. Each
-column is defined once, in :data:`LEGEND` (printed under the table; docs/leaderboard.md repeats it,
-generated from it), and the board ends with one sentence per comparison (:mod:`.sentences`).
+column is defined once, in :data:`LEGEND` (under the sentences in ``leaderboard.md`` and the page;
+docs/leaderboard.md repeats it, generated from it). The table is followed by one sentence per comparison
+(:mod:`.sentences`), so the board says what it found before it says how: a terminal shows only the
+table and the sentences (:func:`brief`, about 300 words for four configurations), ``--explain`` the
+whole board.
 
 Costs and times are per item (one debate on an item, its repeats averaged). The time shown is the
 **LLM time** (``LLM s/item``): the sum of the debate's calls' own latencies, measured from the moment
@@ -18,6 +21,7 @@ from __future__ import annotations
 
 import csv
 import io
+from pathlib import Path
 from typing import Any
 
 from madeval.dynamics.render import markdown as dynamics_markdown
@@ -164,9 +168,8 @@ def money_cells(row: dict[str, Any]) -> tuple[str, str]:
     return dollars(row.get("cost_per_item"), status), dollars(row.get("cost_total"), status)
 
 
-def markdown(board: dict[str, Any]) -> str:
-    """The board as Markdown: the rows, the legend, the comparisons, cost and accuracy, how the
-    numbers were computed (once), and one sentence per comparison to end with."""
+def table_markdown(board: dict[str, Any]) -> str:
+    """The board's rows as a Markdown table: one row per configuration, task and metric."""
     correction = board["options"].get("correction", "holm")
     priced = bool(board.get("prices"))
     money_head = "".join(f" {column} |" for column in MONEY_COLUMNS) if priced else ""
@@ -185,26 +188,67 @@ def markdown(board: dict[str, Any]) -> str:
         + f" {recorded(r, 'llm_s_per_item', 2)} | {versus(r, correction)} | {row_mde(r)} |"
         for r in board["rows"]
     ]
-    text = header + "\n".join(lines) + "\n\n" + legend_markdown(board)
-    if note := prices_note(board.get("prices")):
-        text += f"\n{cell(note)}\n"
+    return header + "\n".join(lines) + "\n"
+
+
+def conclusions_markdown(board: dict[str, Any]) -> str:
+    """``In short:`` and one sentence per comparison (:mod:`.sentences`); ``""`` when there is none."""
+    said = board.get("conclusions") or []
+    # sentences quote labels: text, never Markdown of theirs
+    return "In short:\n" + "".join(f"- {cell(sentence)}\n" for sentence in said) if said else ""
+
+
+def notes_markdown(board: dict[str, Any]) -> str:
+    """What qualifies the table's numbers, each a paragraph: the prices used, the records skipped on
+    reading, the calls the response cache answered; ``""`` when there is nothing to say."""
+    notes = [cell(prices_note(board.get("prices")))]
     if (board.get("records_read") or {}).get("summary"):  # each unit counted once, whatever is on disk
-        text += f"\nRecords: {board['records_read']['summary']}; each unit counts once.\n"
-    if note := cache_note(board):
-        text += f"\n{note}\n"
-    if note := paid_note(board):
-        text += f"\n{note}\n"
+        notes.append(f"Records: {board['records_read']['summary']}; each unit counts once.")
+    notes.append(cache_note(board))
+    notes.append(paid_note(board))
+    return "".join(f"\n{note}\n" for note in notes if note)
+
+
+def markdown(board: dict[str, Any]) -> str:
+    """The whole board as Markdown (``leaderboard.md``; printed with ``--explain``): the rows and
+    the sentences that say what they mean first, then the column legend, the notes, the comparisons,
+    cost and accuracy, the dynamics, and how the numbers were computed (once)."""
+    correction = board["options"].get("correction", "holm")
+    text = table_markdown(board)
+    if said := conclusions_markdown(board):
+        text += "\n" + said
+    text += "\n" + legend_markdown(board) + notes_markdown(board)
     if board.get("merged"):
         text += "\n" + merged_markdown(board)
     elif board["options"]["compare"] == "all" and board["comparisons"]:
         text += "\n" + comparisons_markdown(board["comparisons"], correction)
     dynamics = dynamics_markdown(board.get("dynamics") or [])
     text += "\n" + cost_markdown(board["rows"], board) + (f"\n{dynamics}" if dynamics else "")
-    text += "\nHow the numbers were computed: " + board["statement"] + "\n"
-    said = board.get("conclusions") or []
-    if said:  # sentences quote labels: text, never Markdown of theirs
-        text += "\nIn short:\n" + "".join(f"- {cell(sentence)}\n" for sentence in said)
-    return text
+    return text + "\nHow the numbers were computed: " + board["statement"] + "\n"
+
+
+#: What the printed board leaves out, named under it with where to read it.
+LEFT_OUT = "Column legend, cost, dynamics and methods"
+
+
+def brief(board: dict[str, Any], folder: str | Path | None = None) -> str:
+    """The board as the terminal shows it after a run and by ``madeval leaderboard show``: the table,
+    what qualifies its numbers (:func:`notes_markdown`; for runs merged, which runs and what did not
+    pair), and one sentence per comparison, then one line saying where the rest is: ``folder``'s
+    ``leaderboard.md`` and ``leaderboard.html`` (None: no files were written), or ``--explain``,
+    which prints the whole board (:func:`markdown`)."""
+    text = table_markdown(board) + notes_markdown(board)
+    if board.get("merged"):
+        text += "\n" + merged_markdown(board, comparisons=False)
+    if said := conclusions_markdown(board):
+        text += "\n" + said
+    where = f"{Path(folder) / 'leaderboard.md'} and .html; " if folder is not None else ""
+    return text + f"\n{LEFT_OUT}: {where}--explain prints them.\n"
+
+
+def printed(board: dict[str, Any], explain: bool, folder: str | Path | None = None) -> str:
+    """The board as a command prints it: the whole of it with ``explain``, else :func:`brief`."""
+    return markdown(board) if explain else brief(board, folder)
 
 
 def cache_note(board: dict[str, Any]) -> str:
@@ -277,14 +321,16 @@ def cost_markdown(rows: list[dict[str, Any]], board: dict[str, Any] | None = Non
     return "\n".join(lines) + "\n"
 
 
-def merged_markdown(board: dict[str, Any]) -> str:
-    """Which runs a merged board holds, what did not pair, and every comparison with its shared units."""
+def merged_markdown(board: dict[str, Any], comparisons: bool = True) -> str:
+    """Which runs a merged board holds, what did not pair, and (with ``comparisons``) every
+    comparison with its shared units."""
     held = [cell(f"{run} ({', '.join(labels)})") for run, labels in board["merged"]["runs"].items()]
     text = "Runs merged: " + "; ".join(held) + ". Each comparison pairs the (task, item, repeat) "
     text += "units both configurations recorded.\n"
     text += "".join(f"\nNote: {cell(note)}.\n" for note in board["merged"]["notes"])
     correction = board["options"].get("correction", "holm")
-    return text + ("\n" + comparisons_markdown(board["comparisons"], correction) if board["comparisons"] else "")
+    shown = comparisons and board["comparisons"]
+    return text + ("\n" + comparisons_markdown(board["comparisons"], correction) if shown else "")
 
 
 def comparisons_markdown(comparisons: list[dict[str, Any]], correction: str = "holm") -> str:

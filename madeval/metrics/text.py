@@ -15,7 +15,7 @@ from typing import Any
 
 from madeval.errors import UsageError
 from madeval.metrics.base import Metric
-from madeval.metrics.models import DEFAULT_MODEL_LAYERS, INSTALL_HINT, default_model_path, quiet_transformers
+from madeval.metrics.models import DEFAULT_MODEL_LAYERS, default_model_path, install_hint, quiet_transformers
 from madeval.metrics.wordnet import wordnet
 
 
@@ -106,7 +106,7 @@ def bert_scorer(model: str, num_layers: int):
     try:
         from bert_score import BERTScorer  # heavy optional library (torch): on first use
     except ImportError:
-        raise UsageError(f"BERTScore needs bert-score; {INSTALL_HINT}") from None
+        raise UsageError(f"BERTScore needs bert-score; {install_hint()}") from None
     quiet_transformers()
     return BERTScorer(model_type=model, num_layers=num_layers)
 

@@ -278,6 +278,15 @@ class RunSettings:
         results=False,
         added_later=True,
     )
+    explain: bool = option(
+        False,
+        help="Print the whole leaderboard: after the table and its sentences, the column legend, the "
+        "comparisons, cost and accuracy, the debates' dynamics and how the numbers were computed (always "
+        "in the run folder's leaderboard.md and leaderboard.html).",
+        convert=rule.flag,
+        results=False,
+        added_later=True,
+    )
     api_key: str | None = option(
         None,
         help="API key (environment variables MADEVAL_API_KEY and OPENAI_API_KEY win).",

@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib.util
 
 from madeval.errors import UsageError
+from madeval.util.install import install_command
 
 #: ``wandb.init`` arguments ``--wandb-args`` may set.
 INIT_KEYS = ("project", "entity", "name", "group", "job_type", "mode", "dir", "notes", "id", "resume")
@@ -21,4 +22,4 @@ def check_wandb_args(args: dict[str, str]) -> None:
     if unknown:
         raise UsageError(f"wandb_args has no key '{unknown[0]}' (keys: {', '.join(INIT_KEYS)})")
     if importlib.util.find_spec("wandb") is None:
-        raise UsageError("--wandb-args needs the wandb package: pip install 'madeval[wandb]'")
+        raise UsageError(f"--wandb-args needs the wandb package: {install_command('wandb')}")

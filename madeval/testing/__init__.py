@@ -2,7 +2,7 @@
 
 A plugin's tests use these without installing anything but madeval::
 
-    from madeval.testing import debate, registered
+    from madeval.testing import debate, decided, registered
 
     import my_plugin
 
@@ -10,7 +10,10 @@ A plugin's tests use these without installing anything but madeval::
         with registered(my_plugin):
             transcript, llm = debate({(1, 0): "Final Solution: A", (1, 1): "Final Solution: B",
                                       (1, 2): "Final Solution: B"}, decider="my_decider", max_turns=1)
-        assert transcript.decision.answer == "B"
+        assert decided(transcript) == "B"
+
+:func:`decided` reads the decision as the record's prediction is read, for every kind of decider
+(one returning a solution text or one returning an answer already extracted).
 
 Scripted replies are for hand-computed protocol tests; for a whole run, use the simulator
 (:func:`madeval.simulator.simulate`, or the pytest fixtures in :mod:`madeval.testing.fixtures`).
@@ -85,6 +88,30 @@ def letter(text: str) -> str | None:
     """The letter after the last "Final Solution:" in ``text`` (the scripted debates' extractor)."""
     found = LETTER.findall(text or "")
     return found[-1] if found else None
+
+
+def decided(transcript: Transcript, extract: Callable[[str], str | None] = letter) -> str | None:
+    """The answer a debate decided, read as its record's ``prediction`` is, whatever kind of decider
+    decided it: ``extract`` (the one the debate was run with; :func:`letter` by default) applied to
+    ``Decision.answer``. A decider returns either a solution text (consensus, the judge: ``"[AGREE]
+    Final Solution: B"``) or an answer already read (counting, Free-MAD's score) or a solution's bare
+    answer part (voting: ``"B"``); as a task's extractor reads such an answer as itself, so does this,
+    when it is what ``extract`` read from some message of the debate. None when the debate decided
+    nothing readable (scored as wrong).
+
+    ``letter(transcript.decision.answer)`` is None for the deciders that return ``"B"``; this is
+    the one pattern that works for every decider::
+
+        assert decided(transcript) == "B"
+    """
+    answer = transcript.decision.answer if transcript.decision is not None else None
+    if answer is None:
+        return None
+    read = extract(answer)
+    if read is not None:
+        return read
+    bare = answer.strip()
+    return bare if bare in {m.answer for m in transcript.messages if m.answer is not None} else None
 
 
 class ScriptedLLM:
@@ -183,4 +210,4 @@ def debate(
 #: leaves every one of them unloaded.
 HEAVY_MODULES = ("datasets", "openai", "scipy.stats", "statsmodels", "matplotlib", "pandas", "pyarrow")
 
-__all__ = ["HEAVY_MODULES", "ITEM", "ScriptedLLM", "core_registries", "debate", "letter", "registered"]
+__all__ = ["HEAVY_MODULES", "ITEM", "ScriptedLLM", "core_registries", "debate", "decided", "letter", "registered"]

@@ -36,6 +36,7 @@ from typing import Any, Callable, Sequence
 
 from madeval.llm.embedded import NO_PROXY_OPENER, free_loopback_port
 from madeval.llm.routing import SGLANG_ROUTER_HEADER, VLLM_ROUTER_HEADER
+from madeval.util.install import install_command
 
 #: The router binaries (console scripts of the ``fleet`` extra) and the policy that reads
 #: madeval's routing key on each: vllm-router's ``consistent_hash`` reads ``X-Session-ID``;
@@ -175,7 +176,7 @@ class Fleet:
         it fails, stop what was started and raise."""
         binary = router_binary(self.router)
         if binary is None:
-            raise FleetError(f"{self.router} is not installed (pip install 'madeval[fleet]')")
+            raise FleetError(f"{self.router} is not installed ({install_command('fleet')})")
         try:
             self._start(binary)
         except BaseException:

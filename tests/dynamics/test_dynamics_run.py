@@ -77,7 +77,8 @@ def test_one_agent_has_no_vote_comparison_and_every_output_shows_the_section(con
     result, printed = conformity_run
     solo = entry_of(result.board, "solo")
     assert solo["final_vs_first_turn_vote"] is None and sum(solo["agent_transitions"].values()) == 12
-    assert "Did the debate beat its first-turn vote?" in printed
+    assert "Did the debate beat its first-turn vote?" not in printed  # the terminal shows table and sentences
+    assert "Did the debate beat its first-turn vote?" in (result.folder / "leaderboard.md").read_text()
     assert "Did the debate beat its first-turn vote?" in (result.folder / "leaderboard.html").read_text()
     chart = result.folder / "charts" / "dynamics.png"
     assert chart.stat().st_size > 10_000

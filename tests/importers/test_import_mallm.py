@@ -467,3 +467,21 @@ def test_an_unread_solution_keeps_the_reason_as_a_live_debate_does(tmp_path, mml
     assert notes[0] == (f"no answer: {mmlu_pro.no_answer_reason('ANSWER: A, E', None)}",)
     assert notes[2] and notes[2][0].startswith("no answer: ") and notes[2] != notes[0]
     assert stored["parse_note"] == mmlu_pro.no_answer_reason("ANSWER: A, E", None)
+
+
+def test_import_prints_the_table_and_quotes_a_label_as_text(tmp_path):
+    """The board printed after an import is the table (the rest is in leaderboard.md, or --explain); a
+    label given or read from a file reaches the terminal without the escape sequences it holds (an
+    OSC 52 sequence would write the clipboard). Before, the whole board went out with them."""
+    row = mirror_rows(1)[0]
+    record = mallm_record(row, "e1", [(1, agent, True, "Final Solution: C") for agent in range(3)], "Final Solution: C")
+    path = write_json(tmp_path / "one.json", [record])
+    out = tmp_path / "out"
+    done = madeval("import", "mallm", path, "--task", "mmlu_pro", "--output-path", out, "--label",
+                   "evil\x1b]52;c;aGk=\x07")
+    assert done.returncode == 0, done.stderr
+    assert "\x1b" not in done.stdout and "\x07" not in done.stdout
+    (row,) = [line for line in done.stdout.splitlines() if line.startswith("| evil")]
+    assert "52;c;aGk=" in row and "debates imported as 'evil]52;c;aGk='" in done.stdout
+    assert "Columns:" not in done.stdout and "Columns:" in (out / "leaderboard.md").read_text()
+    assert f"{out / 'leaderboard.md'} and .html; --explain prints them." in done.stdout

@@ -88,7 +88,8 @@ def test_across_show_merges_globs_and_refuses_a_configuration_in_two_runs(runs, 
     done = madeval("leaderboard", "show", str(runs["a"]), str(root / "[b]"), "-o", str(tmp_path / "merged"),
                    cwd=tmp_path)
     assert done.returncode == 0, done.stderr
-    assert "Runs merged:" in done.stdout and "| items | units |" in done.stdout
+    assert "Runs merged:" in done.stdout and "| items | units |" not in done.stdout  # the table: --explain
+    assert "| items | units |" in (tmp_path / "merged" / "leaderboard.md").read_text()
     assert (tmp_path / "merged" / "leaderboard.html").is_file()
     assert "units" in (tmp_path / "merged" / "comparisons.csv").read_text().splitlines()[0]
 

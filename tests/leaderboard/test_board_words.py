@@ -54,10 +54,11 @@ def main_table_columns(text: str) -> list[str]:
 
 def test_every_column_is_defined_once_on_the_board_and_in_the_docs(sweep):
     result, printed = sweep
-    assert printed.count("Columns:") == 1
+    written = (result.folder / "leaderboard.md").read_text()
+    assert written.count("Columns:") == 1 and "Columns:" not in printed  # the terminal: --explain
     for column in main_table_columns(printed)[3:]:  # configuration, task, metric explain themselves
         assert column in LEGEND, column
-        assert printed.count(f"- **{column}**:") == 1
+        assert written.count(f"- **{column}**:") == 1
     documented = (ROOT / "docs" / "leaderboard.md").read_text()
     for column, meaning in LEGEND.items():
         assert f"**{column}**: {meaning}." in documented, column
@@ -69,7 +70,8 @@ def test_the_adjusted_p_says_it_is_adjusted_and_by_which_method(sweep):
     result, printed = sweep
     debate = next(r for r in result.rows if r["label"] == "debate3")
     assert f"(p={debate['p_adjusted']:.3g} after Holm, McNemar)" in printed
-    assert "- **vs ref**:" in printed and "(after Holm)" in printed
+    written = (result.folder / "leaderboard.md").read_text()
+    assert "- **vs ref**:" in written and "(after Holm)" in written
     board = build_leaderboard(result.folder, LeaderboardOptions(correction="bh", compare="all"))
     text = markdown(board)
     assert "after Benjamini-Hochberg" in text and "| p after Benjamini-Hochberg |" in text
@@ -93,11 +95,14 @@ def test_one_score_scale_in_the_table_json_csv_and_rows(sweep):
 def test_the_long_note_comes_once_at_the_end_and_is_short_with_one_configuration(sweep, generated_tasks, tmp_path):
     result, printed = sweep
     board = result.board
-    assert printed.count(board["statement"]) == 1 and "McNemar" in board["statement"]
-    assert printed.index(board["statement"]) > printed.index("Cost and accuracy")
+    written = (result.folder / "leaderboard.md").read_text()
+    assert written.count(board["statement"]) == 1 and "McNemar" in board["statement"]
+    assert written.index(board["statement"]) > written.index("Cost and accuracy")
+    assert board["statement"] not in printed  # printed on request (--explain)
     with simulate(tasks=generated_tasks.values(), accuracy=0.5) as sim:
-        alone, text = run_quietly(build_settings({"tasks": ["arith_mc"], "limit": 4, "cache": "off",
-                                                  "base_url": sim.base_url, "output_path": str(tmp_path / "one")}))
+        alone, _ = run_quietly(build_settings({"tasks": ["arith_mc"], "limit": 4, "cache": "off",
+                                               "base_url": sim.base_url, "output_path": str(tmp_path / "one")}))
+    text = (alone.folder / "leaderboard.md").read_text()
     assert alone.board["statement"] == INTERVALS["population"]
     # no comparison between configurations to explain (the dynamics section's own test of the debate
     # against its first-turn vote is explained in that section's legend)
@@ -105,7 +110,7 @@ def test_the_long_note_comes_once_at_the_end_and_is_short_with_one_configuration
     assert "McNemar" not in between and "In short" not in text and alone.board["conclusions"] == []
 
 
-def test_one_sentence_per_comparison_ends_the_board_with_its_numbers(sweep):
+def test_one_sentence_per_comparison_follows_the_table_with_its_numbers(sweep):
     result, printed = sweep
     board = result.board
     comparisons = board["comparisons"]
@@ -116,8 +121,10 @@ def test_one_sentence_per_comparison_ends_the_board_with_its_numbers(sweep):
     assert len(top) == 1 and top[0]["top_two"]
     assert len(board["conclusions"]) == len(comparisons) == 2 + (board["options"]["reference"] not in (best, second))
     written = (result.folder / "leaderboard.md").read_text()
-    tail = written[written.index("In short:"):].splitlines()[1:]
-    assert tail == [f"- {s}" for s in board["conclusions"]] and written in printed
+    said_in = [text[text.index("In short:"):].split("\n\n")[0].splitlines()[1:] for text in (written, printed)]
+    assert said_in == [[f"- {s}" for s in board["conclusions"]]] * 2
+    # right under the table, in the file and on the terminal
+    assert written.index("In short:") < written.index("Columns:") and printed.index("In short:") > printed.index("|---")
     said = dict(zip((id(c) for c in comparisons), board["conclusions"]))
     for c in comparisons:
         text = said[id(c)]

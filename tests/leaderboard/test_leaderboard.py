@@ -60,8 +60,11 @@ def test_protocol_sweep_produces_every_output(protocols_run):
     assert direct["calls_per_item"] == 1.0 and direct["mean_turns"] == 1.0  # one agent, one answer
     with open(folder / "leaderboard.csv") as handle:
         assert len(list(csv.DictReader(handle))) == len(rows)
-    assert printed.startswith("| configuration | task |") and "about the population of questions" in printed
-    assert (folder / "leaderboard.md").read_text() in printed
+    written = (folder / "leaderboard.md").read_text()
+    assert printed.startswith("| configuration | task |") and "about the population of questions" in written
+    # the terminal shows the table and the sentences of leaderboard.md, then where the rest is
+    brief = written[:written.index("\nColumns:")]
+    assert printed.startswith(brief) and f"{folder / 'leaderboard.md'} and .html; --explain prints them." in printed
 
 
 def test_rows_average_repeats_within_items_and_compare_with_the_reference(protocols_run):
@@ -205,11 +208,17 @@ def test_leaderboard_show_rewrites_outputs_and_rejects_an_unknown_reference(prot
                            "unanimity_consensus", "--compare", "all"], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     assert "| unanimity_consensus | arith_mc | accuracy |" in done.stdout and "| ref |" in done.stdout
-    assert "| task | metric | A | B |" in done.stdout  # the all-pairs table
-    bad = subprocess.run([sys.executable, "-m", "madeval", "leaderboard", "show", str(folder), "--reference", "nope"],
-                         capture_output=True, text=True, timeout=120)
-    assert (bad.returncode == 2 and bad.stderr.count("\n") == 1
-            and "unknown reference configuration 'nope'" in bad.stderr)
+    assert "| task | metric | A | B |" in (folder / "leaderboard.md").read_text()  # the all-pairs table
+    assert "| task | metric | A | B |" not in done.stdout  # printed with --explain
+    bad = subprocess.run(
+        [sys.executable, "-m", "madeval", "leaderboard", "show", str(folder), "--reference", "nope"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert (
+        bad.returncode == 2 and bad.stderr.count("\n") == 1 and "unknown reference configuration 'nope'" in bad.stderr
+    )
     with open(folder / "comparisons.csv") as handle:
         listed = list(csv.DictReader(handle))
     assert len(listed) == 2 * 10 * 9 // 2 and {c["test"] for c in listed} <= {"mcnemar", "permutation"}

@@ -55,8 +55,9 @@ def help_entries(*command: str) -> dict[str, str]:
 
 @pytest.mark.parametrize("command, models, not_settings", [
     (("run",), (DebateConfig, RunSettings), NOT_SETTINGS),
-    # Files, not options: where a merged board goes and which history file to show on its page.
-    (("leaderboard", "show"), (LeaderboardOptions,), {"--help", "--output", "--history"}),
+    # Files, not options: where a merged board goes and which history file to show on its page; and
+    # --explain, the run option that prints the whole board (shared: test_explain_is_one_run_option).
+    (("leaderboard", "show"), (LeaderboardOptions,), {"--help", "--output", "--history", "--explain"}),
 ])
 def test_every_option_has_one_cli_flag_showing_the_model_default(command, models, not_settings):
     entries = help_entries(*command)
@@ -144,10 +145,21 @@ def test_a_yes_no_option_on_by_default_is_turned_off_by_its_no_flag(tmp_path):
 def test_rescore_shares_the_run_options_declarations():
     run_params = {p.name: p for p in run.params}
     shared = [p for p in rescore.params if p.name in run_params]
-    assert {p.name for p in shared} == {"base_url", "endpoints", "concurrency", "cache"}
+    assert {p.name for p in shared} == {"base_url", "endpoints", "concurrency", "cache", "explain"}
     for param in shared:
         mine, theirs = param, run_params[param.name]
         assert (mine.opts, mine.multiple, type(mine.type)) == (theirs.opts, theirs.multiple, type(theirs.type))
+
+
+def test_explain_is_one_run_option_every_command_that_prints_a_board_shares():
+    from madeval.cli.import_cmd import import_
+    from madeval.cli.leaderboard_cmd import show
+
+    theirs = next(p for p in run.params if p.name == "explain")
+    assert theirs.opts == ["--explain"] and theirs.is_flag
+    for command in (rescore, show, import_):
+        mine = next(p for p in command.params if p.name == "explain")
+        assert (mine.opts, mine.is_flag, mine.help) == (theirs.opts, theirs.is_flag, theirs.help)
 
 
 @pytest.mark.parametrize(
