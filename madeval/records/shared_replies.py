@@ -26,8 +26,8 @@ from typing import Iterator
 from madeval.llm.client import Completion
 from madeval.llm.shared import Made
 from madeval.records.folder import SHARED_FILE, LineAppender, writing
-from madeval.records.safe_files import open_binary, write_bytes_atomically
 from madeval.util.json_text import encode_json
+from madeval.util.safe_files import open_binary, write_bytes_atomically
 
 #: The fields of a stored reply and the types each may hold (a reused call is never stored).
 REPLY_FIELDS: dict[str, tuple[type, ...]] = {
