@@ -16,7 +16,9 @@ the calls made (the run's ``paid`` note, checked against the requests the simula
 share saved, the calls in flight on average, the harness's CPU seconds and the run's execution
 wall time (the fastest of ``--repeats`` runs; on a loaded machine CPU is the steadier figure). The
 seven-decider study's goal: no identical request made twice (at most 1,325 + 5% of its 3,600 calls
-made) in no more wall time than unshared.
+made) in no more wall time than unshared. At the default 50 ms per reply both runs take a few
+seconds, mostly the harness's and the simulator's CPU on a shared machine; ``--latency 0.2`` makes
+the endpoint the bottleneck, as a real one is.
 mmlu_pro comes from the local mirror (``MADEVAL_DATA_DIR``).
 """
 
