@@ -144,8 +144,11 @@ def test_freemad_presets_run_on_the_simulator(generated_tasks, tmp_path):
     assert (configs[0].responder, configs[0].paradigm, configs[0].decider, configs[0].agents, configs[0].max_turns) == (
         "anti_conformity", "som", "freemad_score", 4, 2)
     with simulate(tasks=generated_tasks.values(), accuracy=0.6, conformity=0.5) as sim:
+        # share_calls off: the simulator counts each configuration's own calls (the two presets' first
+        # drafts are identical requests, which a run shares by default: 60 drafts made for 120 used).
         settings = RunSettings(tasks=["arith_mc"], configurations=configs, limit=15, base_url=sim.base_url,
-                               output_path=str(tmp_path / "run"), cache="off", transport="direct")
+                               output_path=str(tmp_path / "run"), cache="off", transport="direct",
+                               share_calls=False)
         result = run(settings, show_progress=False, out=io.StringIO())
         kinds = dict(sim.agents.stats.kinds)
     assert result.outcome.finished == 30 and result.outcome.failed == 0
@@ -170,9 +173,11 @@ def _attack_run(tasks, tmp_path, items, *, task="arith_yesno", max_turns=2, repe
 
     configs = [config(False), config(True)]
     with simulate(tasks=tasks.values(), accuracy=accuracy, **profile) as sim:
+        # share_calls off: the simulator counts each configuration's own calls (their first drafts are
+        # identical requests, which a run shares by default).
         settings = RunSettings(tasks=[task], configurations=configs, limit=items, repeats=repeats,
                                base_url=sim.base_url, output_path=str(tmp_path / "run"), cache="off",
-                               transport="direct")
+                               transport="direct", share_calls=False)
         result = run(settings, show_progress=False, out=io.StringIO())
         kinds = dict(sim.agents.stats.kinds)
         assert sim.agents.stats.unknown_questions == 0  # the simulator finds the question in Du et al.'s prompt
