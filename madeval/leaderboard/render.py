@@ -237,11 +237,12 @@ def brief(board: dict[str, Any], folder: str | Path | None = None) -> str:
     pair), and one sentence per comparison, then one line saying where the rest is: ``folder``'s
     ``leaderboard.md`` and ``leaderboard.html`` (None: no files were written), or ``--explain``,
     which prints the whole board (:func:`markdown`)."""
-    text = table_markdown(board) + notes_markdown(board)
+    text = table_markdown(board)
     if board.get("merged"):
         text += "\n" + merged_markdown(board, comparisons=False)
     if said := conclusions_markdown(board):
         text += "\n" + said
+    text += notes_markdown(board)  # after the conclusion, as in leaderboard.md
     where = f"{Path(folder) / 'leaderboard.md'} and .html; " if folder is not None else ""
     return text + f"\n{LEFT_OUT}: {where}--explain prints them.\n"
 
