@@ -264,65 +264,88 @@ def fpc(n: int, population: int) -> float:
     return (population - n) / (population - 1)
 
 
+#: Why a benchmark interval falls back to the population one (see :func:`separable`).
+NOT_SEPARABLE = ("no FPC: with one repeat of an item the debates' own randomness cannot be told from "
+                 "the items' spread, so this is the population interval, wider than the benchmark's")
+
+
+def separable(population: int | None, repeats: Sequence[int]) -> bool:
+    """Whether a two-stage interval about a finite benchmark of ``population`` items can be computed.
+
+    Its variance needs each item's spread over its debates (the second stage), which one debate of
+    an item does not show: with one repeat (or repeats not given) the spread of single debates
+    mixes the items' differences and the debates' randomness. The finite-population correction
+    shrinks only the first, so applied to the mix it removes debate randomness that is there (on
+    every item of the benchmark, one debate each, it left a point). The interval about the
+    population of questions, ``s^2 / n``, then bounds the benchmark's: its expected variance is
+    ``S_b^2 / n + S_w^2 / (n K)``, at least the two-stage ``(1 - f) S_b^2 / n + S_w^2 / (n K)``.
+    """
+    return bool(population) and len(repeats) > 0 and min(repeats) >= 2
+
+
 def mean_interval(
     item_means: Sequence[float],
     *,
     level: float = 0.95,
     population: int | None = None,
-    within: Sequence[float] = (),
+    within: Sequence[float | None] = (),
     repeats: Sequence[int] = (),
 ) -> Interval:
     """The confidence interval of the mean of per-item means.
 
     Without ``population`` the interval is about the population of questions (the items are a
     sample of it): Student t over the per-item means, ``s / sqrt(n)``. With ``population`` N it is
-    about this finite benchmark: two-stage sampling (Cochran, Sampling Techniques, 10.8), variance
-    ``(1 - f) s^2 / n + f * mean(s_w,i^2 / K_i) / n`` with ``f = n / N``, where ``within`` holds each
-    item's variance over its ``repeats`` K_i (the debates' own randomness; it cannot be estimated
-    from one repeat, and is then left out).
+    about this finite benchmark's expected score: two-stage sampling (Cochran, Sampling Techniques,
+    10.8), variance ``(1 - f) s^2 / n + f * mean(s_w,i^2 / K_i) / n`` with ``f = n / N``, where
+    ``within`` holds each item's variance over its ``repeats`` K_i (the debates' own randomness).
+    That needs at least two repeats of every item (:func:`separable`); otherwise the interval is the
+    population one, and its method says why (:data:`NOT_SEPARABLE`).
 
     Binary per-item means (0 or 1) get a Wilson score interval, with the effective sample size
-    ``n / (1 - f)`` under the FPC; other scores in [0, 1] are clipped to [0, 1]. Every interval
-    contains the mean (:func:`enclose`). The mean is ``statistics.fmean`` (correctly rounded), the
-    same number the leaderboard row shows.
+    ``n / (1 - f)`` under the FPC (every item's repeats then agree: no spread within); other scores
+    in [0, 1] are clipped to [0, 1]. Every interval contains the mean (:func:`enclose`). The mean
+    is ``statistics.fmean`` (correctly rounded), the same number the leaderboard row shows.
     """
     values = np.asarray(item_means, dtype=float)
     n = len(values)
     mean = statistics.fmean(values.tolist()) if n else float("nan")
     if n == 0:
         return Interval(mean, mean, "no items")
+    note = ""
+    if population and not separable(population, repeats):
+        population, note = None, "; " + NOT_SEPARABLE
     shrink = fpc(n, population) if population else 1.0
     bounded = bool(np.all((values >= 0) & (values <= 1)))
     if is_binary(values):
         if population and shrink == 0.0:
-            return Interval(mean, mean, "exact (every item of the benchmark, 1 outcome each)")
+            return Interval(mean, mean, "exact (every item of the benchmark, its repeats in agreement)")
         n_eff = n / shrink if population else n
         low, high = wilson(mean, n_eff, level)  # already enclosed in [0, 1] around the mean
-        return Interval(low, high, "Wilson" + (" with FPC" if population else ""))
+        return Interval(low, high, "Wilson" + (" with FPC" if population else "") + note)
     if n < 2:
         return Interval(mean, mean, "single item")
     variance = _variance_of_mean(values, population, within, repeats)
-    method = "t, two-stage FPC" if population else "t"
+    method = ("t, two-stage FPC" if population else "t") + note
     half = t_quantile(0.5 + level / 2, n - 1) * math.sqrt(variance)
     low, high = enclose(mean, mean - half, mean + half, bounded)
     return Interval(low, high, method)
 
 
 def _variance_of_mean(
-    values: np.ndarray, population: int | None, within: Sequence[float] = (), repeats: Sequence[int] = ()
+    values: np.ndarray, population: int | None, within: Sequence[float | None] = (), repeats: Sequence[int] = ()
 ) -> float:
     """The variance of the mean of at least two per-item means ``values`` (see :func:`mean_interval`).
 
     ``s^2 / n`` about the population of questions; with ``population`` N, the two-stage FPC
     variance ``((1 - f) s^2 + f * mean(s_w,i^2 / K_i)) / n`` with ``f = n / N``, where ``within``
-    holds each item's variance over its ``repeats`` K_i (left out when there is none). Neither
-    scipy nor statsmodels has two-stage sampling with a finite first stage, hence madeval's code.
+    holds each item's variance over its ``repeats`` K_i (the caller has checked :func:`separable`).
+    Neither scipy nor statsmodels has two-stage sampling with a finite first stage, hence madeval's code.
     """
     n, between = len(values), float(np.var(values, ddof=1))
     if not population:
         return between / n
     f = n / population
-    within_term = float(np.mean([w / k for w, k in zip(within, repeats)])) if len(within) else 0.0
+    within_term = float(np.mean([w / k for w, k in zip(within, repeats)]))
     return ((1 - f) * between + f * within_term) / n
 
 
@@ -398,15 +421,16 @@ def stratified_interval(
     *,
     level: float = 0.95,
     populations: Sequence[int | None] | None = None,
-    within: Sequence[Sequence[float]] | None = None,
+    within: Sequence[Sequence[float | None]] | None = None,
     repeats: Sequence[Sequence[int]] | None = None,
 ) -> Interval:
     """The confidence interval of a macro average: the mean over strata of each stratum's mean.
 
     The strata (a group's tasks) are fixed and items are sampled within each, so the variance is
     ``sum_t v_t / T^2`` with ``v_t = s_t^2 / n_t`` (about the population of questions) or, with
-    ``populations`` N_t, the two-stage FPC variance of :func:`mean_interval` per stratum. The
-    interval is Student t with Welch-Satterthwaite degrees of freedom
+    ``populations`` N_t, the two-stage FPC variance of :func:`mean_interval` per stratum (when every
+    item has two repeats or more, :func:`separable`; otherwise the population variance, and the
+    method says why). The interval is Student t with Welch-Satterthwaite degrees of freedom
     ``(sum v_t)^2 / sum(v_t^2 / (n_t - 1))``; scores in [0, 1] are clipped to [0, 1]. A stratum
     with one item has no variance estimate: the interval is then the point.
     """
@@ -416,6 +440,10 @@ def stratified_interval(
     mean = statistics.fmean(means)
     if any(len(s) < 2 for s in strata):
         return Interval(mean, mean, "stratified: a task with one item has no variance estimate")
+    note = ""
+    if populations and not all(separable(population, repeats[index] if repeats else ())
+                               for index, population in enumerate(populations)):
+        populations, note = None, "; " + NOT_SEPARABLE
     variances = []
     for index, values in enumerate(strata):
         population = populations[index] if populations else None
@@ -423,7 +451,7 @@ def stratified_interval(
         variances.append(_variance_of_mean(np.asarray(values, dtype=float), population, *spread))
     count = len(strata)
     variance = sum(variances) / count**2
-    method = "stratified t (Welch-Satterthwaite df)" + (", two-stage FPC" if populations else "")
+    method = "stratified t (Welch-Satterthwaite df)" + (", two-stage FPC" if populations else "") + note
     if variance == 0.0:
         return Interval(mean, mean, method + "; no spread")
     df = sum(variances) ** 2 / sum(v * v / (len(s) - 1) for v, s in zip(variances, strata))

@@ -17,7 +17,9 @@ INTERVALS = {
     "population": "95% confidence intervals are about the population of questions the items were "
     "drawn from (Student t over per-item means; Wilson for 0/1 scores); no finite-population correction.",
     "benchmark": "95% confidence intervals are about this finite benchmark: the items are a sample of its "
-    "N items, with the finite-population correction (two-stage: items, then debate randomness over repeats).",
+    "N items, with the finite-population correction (two-stage: items, then debate randomness over repeats). "
+    "That needs two repeats or more of every item: with one, the debates' randomness cannot be told from the "
+    "items' spread, and such a row gets the wider population interval (its method says so).",
 }
 CORRECTION_NAMES = {"holm": "Holm", "bh": "Benjamini-Hochberg", "none": "no correction"}
 
