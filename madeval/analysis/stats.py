@@ -42,6 +42,18 @@ class TestResult:
     method: str
 
 
+@dataclass(frozen=True)
+class Interval:
+    """A confidence interval (of a mean score, or of a mean paired difference) and how it was computed.
+
+    An interval of a difference can have an open end (None): one no difference can be rejected beyond,
+    on too few items."""
+
+    low: float | None
+    high: float | None
+    method: str
+
+
 def is_binary(values: Sequence[float]) -> bool:
     """True when every value is exactly 0 or 1."""
     return all(v in (0.0, 1.0) for v in values)
@@ -124,13 +136,21 @@ def paired_permutation(
 
 def _lattice(diffs: np.ndarray) -> np.ndarray | None:
     """Integer multiples ``k`` with ``diffs = k / L`` for a small ``L``, or None."""
+    found = on_lattice(diffs, LATTICE_WORK_AT_MOST)
+    return None if found is None else found[0]
+
+
+def on_lattice(values: np.ndarray, work_at_most: int) -> tuple[np.ndarray, int] | None:
+    """``(k, L)`` with integers ``k`` and ``values = k / L`` for the smallest ``L`` up to 120 (scores
+    averaged over repeats are multiples of 1/repeats), when ``len(k) * sum(|k|) <= work_at_most``
+    (the size of the convolutions over them); otherwise None."""
     for denominator in range(1, 121):
-        scaled = diffs * denominator
+        scaled = values * denominator
         rounded = np.round(scaled)
         if np.all(np.abs(scaled - rounded) < 1e-9):
             ks = rounded.astype(np.int64)
-            if len(ks) * int(np.abs(ks).sum()) <= LATTICE_WORK_AT_MOST:
-                return ks
+            if len(ks) * int(np.abs(ks).sum()) <= work_at_most:
+                return ks, denominator
             return None
     return None
 
@@ -172,32 +192,42 @@ def paired_bootstrap(
     resamples: int = 9999,
     seed: int = 0,
     level: float = 0.95,
-) -> tuple[TestResult, tuple[float, float]]:
-    """Paired bootstrap of the mean difference: a p-value and a percentile interval.
+) -> tuple[TestResult, Interval]:
+    """Paired bootstrap of the mean difference: a percentile interval and the p-value that belongs to it.
 
-    Items are resampled with replacement ``resamples`` times (seeded; the same draws as
-    ``scipy.stats.bootstrap`` with the same generator, so the percentile interval equals scipy's).
-    The p-value shifts the bootstrap distribution to the null (mean difference 0) and counts
-    replicates at least as extreme as the observed difference, ``|d* - d| >= |d|`` two-sided (one
-    tail otherwise): ``(hits + 1) / (resamples + 1)``.
+    Items are resampled with replacement ``resamples`` (R) times, seeded (the draws of
+    ``scipy.stats.bootstrap`` with the same generator). With ``c_le`` and ``c_ge`` the replicates at
+    most and at least 0, the one-sided p-values are ``(c_le + 1) / (R + 1)`` (``greater``) and
+    ``(c_ge + 1) / (R + 1)`` (``less``), two-sided twice the smaller, capped at 1. The interval is
+    the percentile interval by order statistics: the k-th smallest and k-th largest replicate, with
+    k the smallest count for which a one-sided p-value ``(k + 1) / (R + 1)`` reaches ``(1 -
+    level) / 2``. So 0 lies outside the interval exactly when the two-sided p is below ``1 -
+    level``; scipy's percentile interval interpolates between neighbouring replicates and differs
+    by about one replicate's spacing. An interval end that no number of replicates can reach (too
+    few resamples) is None.
     """
     x, y = _check_pair(a, b, alternative)
     diffs = x - y
     n = len(diffs)
     if n == 0:
-        return TestResult("bootstrap", 0.0, 1.0, "no items"), (0.0, 0.0)
+        return TestResult("bootstrap", 0.0, 1.0, "no items"), Interval(0.0, 0.0, "no items")
     delta = float(np.mean(diffs))
     rng = np.random.default_rng(seed)
-    means = diffs[rng.integers(0, n, (resamples, n))].mean(axis=-1)
-    tail = (1 - level) / 2
-    interval = (float(np.percentile(means, 100 * tail)), float(np.percentile(means, 100 * (1 - tail))))
-    null = means - delta
-    if alternative == "two-sided":
-        hits = np.count_nonzero(np.abs(null) >= abs(delta) * (1 - np.finfo(float).eps * 100))
-        p = float(min(1.0, (hits + 1) / (resamples + 1)))
-    else:
-        p = _tail_p(null, delta, alternative, adjustment=1)
-    return TestResult("bootstrap", delta, p, f"{resamples} seeded paired resamples"), interval
+    means = np.sort(diffs[rng.integers(0, n, (resamples, n))].mean(axis=-1))
+    at_most = int(np.searchsorted(means, 0.0, side="right"))
+    at_least = resamples - int(np.searchsorted(means, 0.0, side="left"))
+    greater, less = (at_most + 1) / (resamples + 1), (at_least + 1) / (resamples + 1)
+    p = {"greater": greater, "less": less, "two-sided": min(1.0, 2 * min(greater, less))}[alternative]
+    k = bootstrap_rank(resamples, level)
+    low, high = (float(means[k - 1]), float(means[resamples - k])) if 1 <= k <= resamples else (None, None)
+    method = f"{resamples} seeded paired resamples"
+    return TestResult("bootstrap", delta, p, method), Interval(low, high, f"bootstrap percentile, {method}")
+
+
+def bootstrap_rank(resamples: int, level: float) -> int:
+    """The rank k of :func:`paired_bootstrap`'s interval ends: the least k with ``(k + 1) / (resamples
+    + 1) >= (1 - level) / 2`` (0 when even no replicate beyond 0 reaches it)."""
+    return max(0, math.ceil(round((1 - level) / 2 * (resamples + 1), 9)) - 1)
 
 
 def holm(p_values: Sequence[float]) -> list[float]:
@@ -233,15 +263,6 @@ def adjust(p_values: Sequence[float], method: str) -> list[float]:
     if not len(p_values):
         return []
     return CORRECTIONS[method](p_values)
-
-
-@dataclass(frozen=True)
-class Interval:
-    """A confidence interval for a mean score and how it was computed."""
-
-    low: float
-    high: float
-    method: str
 
 
 def enclose(point: float, low: float, high: float, bounded: bool) -> tuple[float, float]:
@@ -459,34 +480,3 @@ def stratified_interval(
     bounded = all(0.0 <= v <= 1.0 for s in strata for v in s)
     low, high = enclose(mean, mean - half, mean + half, bounded)
     return Interval(low, high, method)
-
-
-def difference_interval(differences: Sequence[float], strata: Sequence[str] | None = None,
-                        level: float = 0.95) -> Interval:
-    """The confidence interval of a mean paired difference (per-item ``a - b``), unclipped.
-
-    Student t over the differences (``scipy.stats.ttest_rel(a, b).confidence_interval()``); with
-    ``strata`` (item -> task of a macro group row) the mean is the mean over tasks of each task's
-    mean difference, with the stratified variance and Welch-Satterthwaite df of
-    :func:`stratified_interval`. Fewer than two differences (or a task with one) give the point.
-    """
-    if strata is None:
-        groups = [list(differences)]
-    else:
-        by_task: dict[str, list[float]] = {}
-        for value, task in zip(differences, strata):
-            by_task.setdefault(task, []).append(value)
-        groups = list(by_task.values())
-    means = [statistics.fmean(g) for g in groups if g]
-    if not means:
-        return Interval(float("nan"), float("nan"), "no items")
-    mean = statistics.fmean(means)
-    if any(len(g) < 2 for g in groups):
-        return Interval(mean, mean, "too few items for an interval")
-    variances = [float(np.var(g, ddof=1)) / len(g) for g in groups]
-    variance = sum(variances) / len(groups) ** 2
-    if variance == 0.0:
-        return Interval(mean, mean, "paired t; no spread")
-    df = sum(variances) ** 2 / sum(v * v / (len(g) - 1) for v, g in zip(variances, groups))
-    half = t_quantile(0.5 + level / 2, df) * math.sqrt(variance)
-    return Interval(mean - half, mean + half, "paired t" + (" (stratified)" if strata is not None else ""))

@@ -83,18 +83,37 @@ def test_stats_monte_carlo_permutation_is_seeded_and_close_to_exact():
     assert abs(first.p_value - reference) < 4 * math.sqrt(reference * (1 - reference) / 20000) + 1e-3
 
 
-def test_stats_bootstrap_interval_equals_scipy_and_p_value_follows_its_definition():
+def test_stats_bootstrap_interval_and_p_value_by_hand_and_beside_scipy():
     rng = np.random.default_rng(5)
     x, y = rng.uniform(size=50), rng.uniform(size=50)
-    result, (low, high) = S.paired_bootstrap(x, y, resamples=3000, seed=9)
-    expected = stats.bootstrap((x - y,), np.mean, method="percentile", n_resamples=3000, vectorized=True,
-                               rng=np.random.default_rng(9)).confidence_interval
-    assert abs(low - expected.low) < TOLERANCE and abs(high - expected.high) < TOLERANCE
+    result, interval = S.paired_bootstrap(x, y, resamples=3000, seed=9)
     diffs = x - y
-    means = diffs[np.random.default_rng(9).integers(0, 50, (3000, 50))].mean(axis=-1)
-    hits = np.sum(np.abs(means - diffs.mean()) >= abs(diffs.mean()))
+    means = np.sort(diffs[np.random.default_rng(9).integers(0, 50, (3000, 50))].mean(axis=-1))
+    # one-sided p-values (replicates at most / at least 0, plus one) over 3001; the interval's ends are
+    # the k-th smallest and largest replicate, k the least with (k + 1) / 3001 >= 0.025: k = 75
+    greater, less = (np.sum(means <= 0) + 1) / 3001, (np.sum(means >= 0) + 1) / 3001
     assert abs(result.delta - diffs.mean()) < TOLERANCE
-    assert abs(result.p_value - (hits + 1) / 3001) < TOLERANCE
+    assert abs(result.p_value - min(1.0, 2 * min(greater, less))) < TOLERANCE
+    assert S.bootstrap_rank(3000, 0.95) == 75 and (75 + 1) / 3001 >= 0.025 > 75 / 3001
+    assert (interval.low, interval.high) == (means[74], means[3000 - 75])
+    # scipy's percentile interval interpolates between neighbouring replicates: the same to their spacing
+    expected = stats.bootstrap((diffs,), np.mean, method="percentile", n_resamples=3000, vectorized=True,
+                               rng=np.random.default_rng(9)).confidence_interval
+    assert abs(interval.low - expected.low) <= means[75] - means[72]
+    assert abs(interval.high - expected.high) <= means[3000 - 73] - means[3000 - 76]
+
+
+def test_stats_bootstrap_interval_leaves_out_zero_exactly_when_its_p_value_is_below_five_percent():
+    rng = np.random.default_rng(21)
+    seen = {True: 0, False: 0}
+    for run in range(300):
+        n = int(rng.integers(5, 40))
+        x, y = rng.uniform(size=n), rng.uniform(size=n) + rng.uniform(-0.3, 0.3)
+        result, interval = S.paired_bootstrap(x, y, resamples=999, seed=run)
+        inside = interval.low <= 0 <= interval.high
+        assert inside == (result.p_value >= 0.05), (run, result, interval)
+        seen[inside] += 1
+    assert min(seen.values()) > 20  # both cases were tried
 
 
 def test_stats_holm_and_benjamini_hochberg_equal_statsmodels():
