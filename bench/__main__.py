@@ -105,6 +105,7 @@ SUBCOMMANDS = {
     "endpoint-faults": "endpoint_faults",
     "lmeval-start": "lmeval_start",
     "board-cost": "board_cost",
+    "calibration": "calibration",
 }
 
 
