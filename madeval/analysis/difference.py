@@ -87,7 +87,7 @@ class _MeldedTail:
         b = (x, m - x + 1) if self.lower else (x + 1, m - x)
         if delta == 0:  # T > 0: only B's side of 1/2 matters; the exact binomial tail
             return self._b_tail(0.5, b)
-        toward = (delta > 0) == self.lower  # the T that makes the tail larger: the lower one
+        toward = (delta > 0) == self.lower  # melded: the T of the two that makes this tail larger
         t = (m, n - m + 1) if toward else (m + 1, n - m)
         return self._expected_tail(delta, t, b)
 
