@@ -85,6 +85,7 @@ SUBCOMMANDS = {
     "lmeval-start": "lmeval_start",
     "board-cost": "board_cost",
     "shared-calls": "shared_calls",
+    "calibration": "calibration",
 }
 
 

@@ -2,9 +2,11 @@
 
 A comparison that is not significant says little until it also says how large a difference its
 test could have found. The **minimum detectable effect** (MDE) of a comparison is the smallest
-absolute mean difference ``|a - b|`` that its test detects with probability ``power`` (80%) at the
-leaderboard's two-sided ``alpha`` (per comparison, before the family's correction, which can only
-make it larger), with this many items and the spread the comparison observed:
+absolute mean difference ``|a - b|`` that its test detects with probability ``power`` (80%) at a
+two-sided ``alpha``, with this many items and the spread the comparison observed. It is a planning
+figure: a true difference of that size is found 4 times in 5, a smaller one less often (not never),
+a larger one more often. The board states it at the level its star needs
+(:func:`madeval.analysis.compare.mde_alpha`):
 
 * **0/1 scores (exact McNemar)**: the discordance ``psi = (n10 + n01) / n`` is held at its observed
   value; the difference is ``delta = p10 - p01``. The power is the *exact* power of the exact test
@@ -24,6 +26,11 @@ make it larger), with this many items and the spread the comparison observed:
 
 None means the comparison cannot say: no discordant pair, no spread, or fewer than two items.
 
+:func:`paired_sample_size` answers the other way round: how many items the board's paired test
+needs for ``power`` against a given difference. Those tests are about the population of questions
+(they have no finite-population correction), so neither is the sample size: a benchmark's size only
+bounds it.
+
 scipy.stats and statsmodels are imported inside the functions that use them: together they take
 most of a second to load, and a run with one configuration compares nothing (tests/architecture/test_startup.py).
 """
@@ -37,7 +44,6 @@ from typing import Sequence
 import numpy as np
 
 from madeval.errors import UsageError
-from madeval.settings.sampling import finite_population_size
 
 #: The power at which the leaderboard states a minimum detectable effect.
 POWER = 0.8
@@ -86,22 +92,37 @@ def mcnemar_power(n: int, discordance: float, delta: float, alpha: float = 0.05)
     ``discordance`` is the probability ``psi = p10 + p01`` that an item is right on one side only,
     ``delta = p10 - p01`` the difference of the two accuracies (``|delta| <= psi``).
     """
-    from scipy import stats as scipy_stats
-
     if n < 1 or discordance <= 0:
         return 0.0
     psi = min(discordance, 1.0)
     if abs(delta) > psi + 1e-12:
         raise UsageError(f"a difference of {delta} needs at least that much discordance, got {psi}")
-    k = np.arange(1, n + 1)
-    weight = scipy_stats.binom.pmf(k, n, psi)
-    keep = weight > NEGLIGIBLE
-    k, weight = k[keep], weight[keep]
-    c = mcnemar_rejection_bounds(k, alpha)
-    q = min(max((psi + delta) / (2 * psi), 0.0), 1.0)
-    low = np.where(c >= 0, scipy_stats.binom.cdf(c, k, q), 0.0)
-    high = np.where(c >= 0, scipy_stats.binom.sf(k - c - 1, k, q), 0.0)
-    return float(np.sum(weight * (low + high)))
+    return _McNemarPower(n, psi, alpha)(delta)
+
+
+class _McNemarPower:
+    """The exact McNemar test's power on ``n`` items at discordance ``psi`` as a function of the
+    difference: the discordant pairs' distribution and the rejection bounds, which do not depend on
+    the difference, are computed once (an MDE's root search asks for the power 20 times)."""
+
+    def __init__(self, n: int, psi: float, alpha: float) -> None:
+        from scipy import stats as scipy_stats
+
+        k = np.arange(1, n + 1)
+        weight = scipy_stats.binom.pmf(k, n, psi)
+        keep = weight > NEGLIGIBLE
+        self.psi, self.k, self.weight = psi, k[keep], weight[keep]
+        self.c = mcnemar_rejection_bounds(self.k, alpha)
+        self.rejects = self.c >= 0
+
+    def __call__(self, delta: float) -> float:
+        from scipy.special import bdtr, bdtrc  # scipy.stats.binom's cdf and sf, without its per-call checks
+
+        q = min(max((self.psi + delta) / (2 * self.psi), 0.0), 1.0)
+        k, c = self.k[self.rejects], self.c[self.rejects]
+        low = bdtr(c, k, q)
+        high = bdtrc(k - c - 1, k, q)
+        return float(np.sum(self.weight[self.rejects] * (low + high)))
 
 
 def connor_sample_size(delta: float, discordance: float, alpha: float = 0.05, power: float = POWER) -> float:
@@ -117,12 +138,13 @@ def mcnemar_mde(n: int, discordance: float, alpha: float = 0.05, power: float = 
     if n < 1 or discordance <= 0:
         return None
     psi = min(discordance, 1.0)
-    if mcnemar_power(n, psi, psi, alpha) < power:
+    power_at = _McNemarPower(n, psi, alpha)
+    if power_at(psi) < power:
         return None
     from scipy import optimize
 
     # The power rises with delta (a stochastically larger n10 given k): bisection on [0, psi].
-    return float(optimize.brentq(lambda d: mcnemar_power(n, psi, d, alpha) - power, 0.0, psi, xtol=1e-7))
+    return float(optimize.brentq(lambda d: power_at(d) - power, 0.0, psi, xtol=1e-7))
 
 
 def mcnemar_items(delta: float, discordance: float, alpha: float = 0.05, power: float = POWER) -> int:
@@ -139,40 +161,83 @@ def mcnemar_items(delta: float, discordance: float, alpha: float = 0.05, power: 
     return n
 
 
+def solved_effect(power_at, power: float, start: float) -> float:
+    """The effect size at which ``power_at(effect)`` (rising in the effect, ``alpha`` at 0) reaches
+    ``power``: bracketed from ``start`` (the normal approximation) upwards, refined by scipy's ``brentq``."""
+    from scipy import optimize
+
+    high = start
+    while power_at(high) < power:
+        high *= 1.1
+    return float(optimize.brentq(lambda e: power_at(e) - power, 0.0, high, xtol=1e-12, rtol=1e-12))
+
+
 def t_mde(n: int, sd: float, alpha: float = 0.05, power: float = POWER) -> float | None:
-    """The paired t test's minimum detectable mean difference: statsmodels' ``TTestPower`` effect size
-    on ``n`` differences times their standard deviation ``sd``."""
+    """The paired t test's minimum detectable mean difference: the effect size at which its power on
+    ``n`` differences (:func:`t_power`) reaches ``power``, times their standard deviation ``sd``.
+
+    statsmodels' ``TTestPower().solve_power`` gives the same root, but for some ``n`` (73, 87, 92,
+    109, ...: 172 of 2 to 2000 at alpha 0.05) it returns a one-element array, at 73 a negative
+    one, because its search reaches effects where its power is NaN (see :func:`t_power`).
+    """
     if n < 2 or not sd > 0:
         return None
-    from statsmodels.stats.power import TTestPower
-
     _check_levels(alpha, power)
-    effect = TTestPower().solve_power(effect_size=None, nobs=n, alpha=alpha, power=power, alternative="two-sided")
-    return float(effect) * sd
+    z_alpha, z_beta = _z(alpha, power)
+    return solved_effect(lambda e: t_power(n, e, 1.0, alpha), power, (z_alpha + z_beta) / math.sqrt(n)) * sd
+
+
+def t_power(n: int, delta: float, sd: float, alpha: float = 0.05) -> float:
+    """The two-sided paired t test's power against a mean difference ``delta`` on ``n`` pairs with
+    differences of standard deviation ``sd``: statsmodels' ``TTestPower().power``, written out.
+
+    That is ``P(T > c) + P(T < -c)`` for T noncentral t (n - 1 df, noncentrality ``|delta| / sd *
+    sqrt(n)``) and c the central t's ``1 - alpha / 2`` quantile, from scipy.special (scipy.stats'
+    ``nct`` costs 50 times more a call). scipy's noncentral t gives NaN for the second, opposite
+    tail once the noncentrality passes about 4.7 (then ``TTestPower`` is NaN, e.g. at effect 1.0 on
+    73 pairs); that tail is below ``P(T < 0) = Phi(-noncentrality)``, under 1.1e-6 there, and is
+    then taken as 0. ``nctdtr`` also gives NaN for the main tail now and then; ``scipy.stats.nct.sf``
+    does not, and is asked then.
+    """
+    from scipy.special import nctdtr, stdtrit
+
+    df, noncentrality = n - 1, abs(delta) / sd * math.sqrt(n)
+    critical = float(stdtrit(df, 1 - alpha / 2))
+    main = 1.0 - float(nctdtr(df, noncentrality, critical))
+    if math.isnan(main):
+        from scipy.stats import nct
+
+        main = float(nct.sf(critical, df, noncentrality))
+    opposite = float(nctdtr(df, noncentrality, -critical))
+    return main + (0.0 if math.isnan(opposite) else opposite)
 
 
 def t_items(delta: float, sd: float, alpha: float = 0.05, power: float = POWER) -> int:
-    """The fewest pairs on which the paired t test has ``power`` against a mean difference ``delta``."""
+    """The fewest pairs on which the paired t test has ``power`` against a mean difference ``delta``:
+    the first n whose power (:func:`t_power`) reaches it, searched up from the normal approximation."""
     if not delta or not sd > 0:
         raise UsageError(f"need a non-zero difference and a positive standard deviation, got {delta} and {sd}")
-    from statsmodels.stats.power import TTestPower
-
-    _check_levels(alpha, power)
-    n = TTestPower().solve_power(effect_size=abs(delta) / sd, nobs=None, alpha=alpha, power=power,
-                                 alternative="two-sided")
-    return max(2, math.ceil(float(n) - 1e-9))
+    z_alpha, z_beta = _z(alpha, power)
+    n = max(2, math.floor(((z_alpha + z_beta) * sd / abs(delta)) ** 2))  # the t test needs a little more
+    while t_power(n, delta, sd, alpha) < power:
+        n += 1
+    return n
 
 
 def normal_mde(standard_error: float, alpha: float = 0.05, power: float = POWER) -> float | None:
-    """The z test's minimum detectable effect for an estimate with ``standard_error``: statsmodels'
-    ``NormalIndPower`` with one sample (``ratio=0``) and one observation, times the standard error."""
+    """The z test's minimum detectable effect for an estimate with ``standard_error``: the effect at
+    which statsmodels' ``NormalIndPower`` with one sample (``ratio=0``) and one observation reaches
+    ``power``, times the standard error."""
     if not standard_error > 0:
         return None
     from statsmodels.stats.power import NormalIndPower
 
     _check_levels(alpha, power)
-    effect = NormalIndPower().solve_power(effect_size=None, nobs1=1, alpha=alpha, power=power, ratio=0)
-    return float(effect) * standard_error
+    power_of = NormalIndPower().power
+    z_alpha, z_beta = _z(alpha, power)
+    effect = solved_effect(lambda e: float(power_of(effect_size=e, nobs1=1, alpha=alpha, ratio=0)), power,
+                           z_alpha + z_beta)
+    return effect * standard_error
 
 
 def discordance(a: Sequence[float], b: Sequence[float]) -> float:
@@ -208,16 +273,23 @@ def paired_sample_size(
     delta: float, *, discordance: float | None = None, sd: float | None = None, alpha: float = 0.05,
     power: float = 0.8, population: int | None = None,
 ) -> int:
-    """Items needed to detect a difference ``delta`` between two configurations with ``power``.
+    """Items needed to detect a difference ``delta`` between two configurations with ``power``, by the
+    test the board runs.
 
     For 0/1 scores give the ``discordance`` (share of items right on exactly one side, from a pilot):
     the exact McNemar test's first sufficient n. For other scores give the ``sd`` of the paired
-    differences: the paired t test's n (statsmodels' ``TTestPower``). With ``population`` the result
-    gets the finite-population correction, as ``--sample fpc`` does. See
-    :func:`mcnemar_items` and :func:`t_items`.
+    differences: the paired t test's first sufficient n (the permutation test's power, asymptotically).
+    The board's paired tests have no finite-population correction, so none is applied:
+    ``population``, when given, is the most items there are, and a study that needs more is a
+    UsageError that says the power all of them give. See :func:`mcnemar_items` and :func:`t_items`.
     """
     if (discordance is None) == (sd is None):
         raise UsageError("give either the discordance (0/1 scores) or the SD of the paired differences")
-    n0 = mcnemar_items(delta, discordance, alpha,
-                       power) if discordance is not None else t_items(delta, sd, alpha, power)
-    return finite_population_size(n0, population) if population else n0
+    binary = discordance is not None
+    n = mcnemar_items(delta, discordance, alpha, power) if binary else t_items(delta, sd, alpha, power)
+    if population is not None and n > population:
+        reached = mcnemar_power(population, discordance, abs(delta), alpha) if binary \
+            else t_power(population, delta, sd, alpha)
+        raise UsageError(f"the paired test needs {n} items for power {power:g} against a difference of {delta:g}, "
+                         f"but the benchmark has {population}; with all of them its power is {reached:.2f}")
+    return n

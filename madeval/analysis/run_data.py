@@ -204,13 +204,14 @@ def unit_scores(records: list[dict[str, Any]], metric: str) -> dict[tuple[str, i
     return {(item_key(r), r["unit"]["repeat"]): float(r["metrics"][metric]) for r in records if metric in r["metrics"]}
 
 
-def item_spread(records: list[dict[str, Any]], metric: str) -> tuple[list[float], list[int]]:
-    """Per item: the variance over its repeats (0 with one repeat) and its number of repeats."""
+def item_spread(records: list[dict[str, Any]], metric: str) -> tuple[list[float | None], list[int]]:
+    """Per item: the variance over its repeats and its number of repeats. One repeat shows no
+    spread: its variance is None (unknown), not 0 (see :func:`madeval.analysis.stats.separable`)."""
     by_item: dict[str, list[float]] = defaultdict(list)
     for record in records:
         if metric in record["metrics"]:
             by_item[item_key(record)].append(float(record["metrics"][metric]))
-    variances = [statistics.variance(v) if len(v) > 1 else 0.0 for v in by_item.values()]
+    variances = [statistics.variance(v) if len(v) > 1 else None for v in by_item.values()]
     return variances, [len(v) for v in by_item.values()]
 
 

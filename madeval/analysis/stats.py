@@ -42,6 +42,18 @@ class TestResult:
     method: str
 
 
+@dataclass(frozen=True)
+class Interval:
+    """A confidence interval (of a mean score, or of a mean paired difference) and how it was computed.
+
+    An interval of a difference can have an open end (None): one no difference can be rejected beyond,
+    on too few items."""
+
+    low: float | None
+    high: float | None
+    method: str
+
+
 def is_binary(values: Sequence[float]) -> bool:
     """True when every value is exactly 0 or 1."""
     return all(v in (0.0, 1.0) for v in values)
@@ -124,13 +136,21 @@ def paired_permutation(
 
 def _lattice(diffs: np.ndarray) -> np.ndarray | None:
     """Integer multiples ``k`` with ``diffs = k / L`` for a small ``L``, or None."""
+    found = on_lattice(diffs, LATTICE_WORK_AT_MOST)
+    return None if found is None else found[0]
+
+
+def on_lattice(values: np.ndarray, work_at_most: int) -> tuple[np.ndarray, int] | None:
+    """``(k, L)`` with integers ``k`` and ``values = k / L`` for the smallest ``L`` up to 120 (scores
+    averaged over repeats are multiples of 1/repeats), when ``len(k) * sum(|k|) <= work_at_most``
+    (the size of the convolutions over them); otherwise None."""
     for denominator in range(1, 121):
-        scaled = diffs * denominator
+        scaled = values * denominator
         rounded = np.round(scaled)
         if np.all(np.abs(scaled - rounded) < 1e-9):
             ks = rounded.astype(np.int64)
-            if len(ks) * int(np.abs(ks).sum()) <= LATTICE_WORK_AT_MOST:
-                return ks
+            if len(ks) * int(np.abs(ks).sum()) <= work_at_most:
+                return ks, denominator
             return None
     return None
 
@@ -172,32 +192,42 @@ def paired_bootstrap(
     resamples: int = 9999,
     seed: int = 0,
     level: float = 0.95,
-) -> tuple[TestResult, tuple[float, float]]:
-    """Paired bootstrap of the mean difference: a p-value and a percentile interval.
+) -> tuple[TestResult, Interval]:
+    """Paired bootstrap of the mean difference: a percentile interval and the p-value that belongs to it.
 
-    Items are resampled with replacement ``resamples`` times (seeded; the same draws as
-    ``scipy.stats.bootstrap`` with the same generator, so the percentile interval equals scipy's).
-    The p-value shifts the bootstrap distribution to the null (mean difference 0) and counts
-    replicates at least as extreme as the observed difference, ``|d* - d| >= |d|`` two-sided (one
-    tail otherwise): ``(hits + 1) / (resamples + 1)``.
+    Items are resampled with replacement ``resamples`` (R) times, seeded (the draws of
+    ``scipy.stats.bootstrap`` with the same generator). With ``c_le`` and ``c_ge`` the replicates at
+    most and at least 0, the one-sided p-values are ``(c_le + 1) / (R + 1)`` (``greater``) and
+    ``(c_ge + 1) / (R + 1)`` (``less``), two-sided twice the smaller, capped at 1. The interval is
+    the percentile interval by order statistics: the k-th smallest and k-th largest replicate, with
+    k the smallest count for which a one-sided p-value ``(k + 1) / (R + 1)`` reaches ``(1 -
+    level) / 2``. So 0 lies outside the interval exactly when the two-sided p is below ``1 -
+    level``; scipy's percentile interval interpolates between neighbouring replicates and differs
+    by about one replicate's spacing. An interval end that no number of replicates can reach (too
+    few resamples) is None.
     """
     x, y = _check_pair(a, b, alternative)
     diffs = x - y
     n = len(diffs)
     if n == 0:
-        return TestResult("bootstrap", 0.0, 1.0, "no items"), (0.0, 0.0)
+        return TestResult("bootstrap", 0.0, 1.0, "no items"), Interval(0.0, 0.0, "no items")
     delta = float(np.mean(diffs))
     rng = np.random.default_rng(seed)
-    means = diffs[rng.integers(0, n, (resamples, n))].mean(axis=-1)
-    tail = (1 - level) / 2
-    interval = (float(np.percentile(means, 100 * tail)), float(np.percentile(means, 100 * (1 - tail))))
-    null = means - delta
-    if alternative == "two-sided":
-        hits = np.count_nonzero(np.abs(null) >= abs(delta) * (1 - np.finfo(float).eps * 100))
-        p = float(min(1.0, (hits + 1) / (resamples + 1)))
-    else:
-        p = _tail_p(null, delta, alternative, adjustment=1)
-    return TestResult("bootstrap", delta, p, f"{resamples} seeded paired resamples"), interval
+    means = np.sort(diffs[rng.integers(0, n, (resamples, n))].mean(axis=-1))
+    at_most = int(np.searchsorted(means, 0.0, side="right"))
+    at_least = resamples - int(np.searchsorted(means, 0.0, side="left"))
+    greater, less = (at_most + 1) / (resamples + 1), (at_least + 1) / (resamples + 1)
+    p = {"greater": greater, "less": less, "two-sided": min(1.0, 2 * min(greater, less))}[alternative]
+    k = bootstrap_rank(resamples, level)
+    low, high = (float(means[k - 1]), float(means[resamples - k])) if 1 <= k <= resamples else (None, None)
+    method = f"{resamples} seeded paired resamples"
+    return TestResult("bootstrap", delta, p, method), Interval(low, high, f"bootstrap percentile, {method}")
+
+
+def bootstrap_rank(resamples: int, level: float) -> int:
+    """The rank k of :func:`paired_bootstrap`'s interval ends: the least k with ``(k + 1) / (resamples
+    + 1) >= (1 - level) / 2`` (0 when even no replicate beyond 0 reaches it)."""
+    return max(0, math.ceil(round((1 - level) / 2 * (resamples + 1), 9)) - 1)
 
 
 def holm(p_values: Sequence[float]) -> list[float]:
@@ -235,15 +265,6 @@ def adjust(p_values: Sequence[float], method: str) -> list[float]:
     return CORRECTIONS[method](p_values)
 
 
-@dataclass(frozen=True)
-class Interval:
-    """A confidence interval for a mean score and how it was computed."""
-
-    low: float
-    high: float
-    method: str
-
-
 def enclose(point: float, low: float, high: float, bounded: bool) -> tuple[float, float]:
     """An interval's ends made consistent: ``low <= point <= high``, and inside [0, 1] when ``bounded``.
 
@@ -264,65 +285,88 @@ def fpc(n: int, population: int) -> float:
     return (population - n) / (population - 1)
 
 
+#: Why a benchmark interval falls back to the population one (see :func:`separable`).
+NOT_SEPARABLE = ("no FPC: with one repeat of an item the debates' own randomness cannot be told from "
+                 "the items' spread, so this is the population interval, wider than the benchmark's")
+
+
+def separable(population: int | None, repeats: Sequence[int]) -> bool:
+    """Whether a two-stage interval about a finite benchmark of ``population`` items can be computed.
+
+    Its variance needs each item's spread over its debates (the second stage), which one debate of
+    an item does not show: with one repeat (or repeats not given) the spread of single debates
+    mixes the items' differences and the debates' randomness. The finite-population correction
+    shrinks only the first, so applied to the mix it removes debate randomness that is there (on
+    every item of the benchmark, one debate each, it left a point). The interval about the
+    population of questions, ``s^2 / n``, then bounds the benchmark's: its expected variance is
+    ``S_b^2 / n + S_w^2 / (n K)``, at least the two-stage ``(1 - f) S_b^2 / n + S_w^2 / (n K)``.
+    """
+    return bool(population) and len(repeats) > 0 and min(repeats) >= 2
+
+
 def mean_interval(
     item_means: Sequence[float],
     *,
     level: float = 0.95,
     population: int | None = None,
-    within: Sequence[float] = (),
+    within: Sequence[float | None] = (),
     repeats: Sequence[int] = (),
 ) -> Interval:
     """The confidence interval of the mean of per-item means.
 
     Without ``population`` the interval is about the population of questions (the items are a
     sample of it): Student t over the per-item means, ``s / sqrt(n)``. With ``population`` N it is
-    about this finite benchmark: two-stage sampling (Cochran, Sampling Techniques, 10.8), variance
-    ``(1 - f) s^2 / n + f * mean(s_w,i^2 / K_i) / n`` with ``f = n / N``, where ``within`` holds each
-    item's variance over its ``repeats`` K_i (the debates' own randomness; it cannot be estimated
-    from one repeat, and is then left out).
+    about this finite benchmark's expected score: two-stage sampling (Cochran, Sampling Techniques,
+    10.8), variance ``(1 - f) s^2 / n + f * mean(s_w,i^2 / K_i) / n`` with ``f = n / N``, where
+    ``within`` holds each item's variance over its ``repeats`` K_i (the debates' own randomness).
+    That needs at least two repeats of every item (:func:`separable`); otherwise the interval is the
+    population one, and its method says why (:data:`NOT_SEPARABLE`).
 
     Binary per-item means (0 or 1) get a Wilson score interval, with the effective sample size
-    ``n / (1 - f)`` under the FPC; other scores in [0, 1] are clipped to [0, 1]. Every interval
-    contains the mean (:func:`enclose`). The mean is ``statistics.fmean`` (correctly rounded), the
-    same number the leaderboard row shows.
+    ``n / (1 - f)`` under the FPC (every item's repeats then agree: no spread within); other scores
+    in [0, 1] are clipped to [0, 1]. Every interval contains the mean (:func:`enclose`). The mean
+    is ``statistics.fmean`` (correctly rounded), the same number the leaderboard row shows.
     """
     values = np.asarray(item_means, dtype=float)
     n = len(values)
     mean = statistics.fmean(values.tolist()) if n else float("nan")
     if n == 0:
         return Interval(mean, mean, "no items")
+    note = ""
+    if population and not separable(population, repeats):
+        population, note = None, "; " + NOT_SEPARABLE
     shrink = fpc(n, population) if population else 1.0
     bounded = bool(np.all((values >= 0) & (values <= 1)))
     if is_binary(values):
         if population and shrink == 0.0:
-            return Interval(mean, mean, "exact (every item of the benchmark, 1 outcome each)")
+            return Interval(mean, mean, "exact (every item of the benchmark, its repeats in agreement)")
         n_eff = n / shrink if population else n
         low, high = wilson(mean, n_eff, level)  # already enclosed in [0, 1] around the mean
-        return Interval(low, high, "Wilson" + (" with FPC" if population else ""))
+        return Interval(low, high, "Wilson" + (" with FPC" if population else "") + note)
     if n < 2:
         return Interval(mean, mean, "single item")
     variance = _variance_of_mean(values, population, within, repeats)
-    method = "t, two-stage FPC" if population else "t"
+    method = ("t, two-stage FPC" if population else "t") + note
     half = t_quantile(0.5 + level / 2, n - 1) * math.sqrt(variance)
     low, high = enclose(mean, mean - half, mean + half, bounded)
     return Interval(low, high, method)
 
 
 def _variance_of_mean(
-    values: np.ndarray, population: int | None, within: Sequence[float] = (), repeats: Sequence[int] = ()
+    values: np.ndarray, population: int | None, within: Sequence[float | None] = (), repeats: Sequence[int] = ()
 ) -> float:
     """The variance of the mean of at least two per-item means ``values`` (see :func:`mean_interval`).
 
     ``s^2 / n`` about the population of questions; with ``population`` N, the two-stage FPC
     variance ``((1 - f) s^2 + f * mean(s_w,i^2 / K_i)) / n`` with ``f = n / N``, where ``within``
-    holds each item's variance over its ``repeats`` K_i (left out when there is none). Neither
-    scipy nor statsmodels has two-stage sampling with a finite first stage, hence madeval's code.
+    holds each item's variance over its ``repeats`` K_i (the caller has checked :func:`separable`).
+    Neither scipy nor statsmodels has two-stage sampling with a finite first stage, hence madeval's code.
     """
     n, between = len(values), float(np.var(values, ddof=1))
     if not population:
         return between / n
     f = n / population
-    within_term = float(np.mean([w / k for w, k in zip(within, repeats)])) if len(within) else 0.0
+    within_term = float(np.mean([w / k for w, k in zip(within, repeats)]))
     return ((1 - f) * between + f * within_term) / n
 
 
@@ -398,15 +442,16 @@ def stratified_interval(
     *,
     level: float = 0.95,
     populations: Sequence[int | None] | None = None,
-    within: Sequence[Sequence[float]] | None = None,
+    within: Sequence[Sequence[float | None]] | None = None,
     repeats: Sequence[Sequence[int]] | None = None,
 ) -> Interval:
     """The confidence interval of a macro average: the mean over strata of each stratum's mean.
 
     The strata (a group's tasks) are fixed and items are sampled within each, so the variance is
     ``sum_t v_t / T^2`` with ``v_t = s_t^2 / n_t`` (about the population of questions) or, with
-    ``populations`` N_t, the two-stage FPC variance of :func:`mean_interval` per stratum. The
-    interval is Student t with Welch-Satterthwaite degrees of freedom
+    ``populations`` N_t, the two-stage FPC variance of :func:`mean_interval` per stratum (when every
+    item has two repeats or more, :func:`separable`; otherwise the population variance, and the
+    method says why). The interval is Student t with Welch-Satterthwaite degrees of freedom
     ``(sum v_t)^2 / sum(v_t^2 / (n_t - 1))``; scores in [0, 1] are clipped to [0, 1]. A stratum
     with one item has no variance estimate: the interval is then the point.
     """
@@ -416,6 +461,10 @@ def stratified_interval(
     mean = statistics.fmean(means)
     if any(len(s) < 2 for s in strata):
         return Interval(mean, mean, "stratified: a task with one item has no variance estimate")
+    note = ""
+    if populations and not all(separable(population, repeats[index] if repeats else ())
+                               for index, population in enumerate(populations)):
+        populations, note = None, "; " + NOT_SEPARABLE
     variances = []
     for index, values in enumerate(strata):
         population = populations[index] if populations else None
@@ -423,7 +472,7 @@ def stratified_interval(
         variances.append(_variance_of_mean(np.asarray(values, dtype=float), population, *spread))
     count = len(strata)
     variance = sum(variances) / count**2
-    method = "stratified t (Welch-Satterthwaite df)" + (", two-stage FPC" if populations else "")
+    method = "stratified t (Welch-Satterthwaite df)" + (", two-stage FPC" if populations else "") + note
     if variance == 0.0:
         return Interval(mean, mean, method + "; no spread")
     df = sum(variances) ** 2 / sum(v * v / (len(s) - 1) for v, s in zip(variances, strata))
@@ -431,34 +480,3 @@ def stratified_interval(
     bounded = all(0.0 <= v <= 1.0 for s in strata for v in s)
     low, high = enclose(mean, mean - half, mean + half, bounded)
     return Interval(low, high, method)
-
-
-def difference_interval(differences: Sequence[float], strata: Sequence[str] | None = None,
-                        level: float = 0.95) -> Interval:
-    """The confidence interval of a mean paired difference (per-item ``a - b``), unclipped.
-
-    Student t over the differences (``scipy.stats.ttest_rel(a, b).confidence_interval()``); with
-    ``strata`` (item -> task of a macro group row) the mean is the mean over tasks of each task's
-    mean difference, with the stratified variance and Welch-Satterthwaite df of
-    :func:`stratified_interval`. Fewer than two differences (or a task with one) give the point.
-    """
-    if strata is None:
-        groups = [list(differences)]
-    else:
-        by_task: dict[str, list[float]] = {}
-        for value, task in zip(differences, strata):
-            by_task.setdefault(task, []).append(value)
-        groups = list(by_task.values())
-    means = [statistics.fmean(g) for g in groups if g]
-    if not means:
-        return Interval(float("nan"), float("nan"), "no items")
-    mean = statistics.fmean(means)
-    if any(len(g) < 2 for g in groups):
-        return Interval(mean, mean, "too few items for an interval")
-    variances = [float(np.var(g, ddof=1)) / len(g) for g in groups]
-    variance = sum(variances) / len(groups) ** 2
-    if variance == 0.0:
-        return Interval(mean, mean, "paired t; no spread")
-    df = sum(variances) ** 2 / sum(v * v / (len(g) - 1) for v, g in zip(variances, groups))
-    half = t_quantile(0.5 + level / 2, df) * math.sqrt(variance)
-    return Interval(mean - half, mean + half, "paired t" + (" (stratified)" if strata is not None else ""))

@@ -53,8 +53,9 @@ def sample_size(population: int | None, confidence: float, margin: float, paired
 
     With --paired: how many items the paired test needs to detect a difference --delta between two
     configurations with --power, from a pilot run (--pilot RUN --a CONFIG --b CONFIG) or a given
-    --discordance (0/1 scores: exact McNemar) or --sd (paired t); POPULATION, when given, applies
-    the finite-population correction.
+    --discordance (0/1 scores: exact McNemar) or --sd (paired t). The board's paired tests have no
+    finite-population correction, so neither has this number: POPULATION, when given, only bounds it
+    (a study needing more items than there are is refused, with the power all of them give).
 
     With --prices: also the cost of the study (--configurations x the items x the calls per item) on
     --model at list and batch prices; --items alone (without POPULATION or --paired) prices a study
@@ -148,4 +149,8 @@ def _size(population, confidence, margin, paired, delta, discordance, sd, pilot,
         click.echo(f"pilot: {found.items} shared items, {spread}", err=True)
     from madeval.analysis.power import paired_sample_size  # scipy and statsmodels: only when asked
 
-    return paired_sample_size(delta, discordance=discordance, sd=sd, alpha=alpha, power=power, population=population)
+    n = paired_sample_size(delta, discordance=discordance, sd=sd, alpha=alpha, power=power, population=population)
+    if population is not None:
+        click.echo(f"of {population} items; no finite-population correction: the board's paired tests have none",
+                   err=True)
+    return n

@@ -1,8 +1,9 @@
 """The board's last words: one plain sentence per comparison, that a reader can quote.
 
 A significant difference says who beats whom, by how much, its 95% interval, the adjusted p-value
-(named by its correction) and the smallest difference these items could see; a difference that is
-not significant says so, and how large a difference the items would have needed. The comparison of
+(named by its correction) and the difference these items find 4 times in 5 (the MDE); a difference
+that is not significant says so, and how large a difference the items find that often (smaller
+ones are found less often, not never). The comparison of
 the two best-scoring configurations is marked (``Best against runner-up``), so whether the best is
 really better needs no option. Numbers are on the metric's own scale, as everywhere on the board.
 """
@@ -50,17 +51,17 @@ def _said(comparison: dict[str, Any], p: str, shown: dict[str, Any], where: str)
         text = (f"{winner} beats {loser}{where} by {points(shown, abs(delta))} (95% CI {points(shown, low)} to "
                 f"{points(shown, high)}, {p})")
         if mde is not None:
-            text += f"; {items} items were enough to see differences of {points(shown, mde)} or more"
+            text += f"; on {items} items a difference of {points(shown, mde)} is found 4 times in 5"
         return text + "."
     difference = f"{a} − {b} = {points(shown, delta, sign=True)}, {p}"
     if mde is None:
         return (f"{few} to tell {a} from {b}{where}: with {items} items no difference would "
                 f"reliably be seen ({difference}).")
     if abs(delta) < mde:
-        return (f"{few} to tell {a} from {b}{where}: differences under {points(shown, mde)} cannot be "
-                f"told apart with {items} items ({difference}).")
+        return (f"{few} to tell {a} from {b}{where} reliably: {items} items find a difference of "
+                f"{points(shown, mde)} 4 times in 5, smaller ones less often ({difference}).")
     return (f"{a} and {b} differ{where} by {points(shown, abs(delta))}, but not significantly ({difference}); "
-            f"{items} items usually see differences of {points(shown, mde)} or more.")
+            f"{items} items find a difference of {points(shown, mde)} 4 times in 5.")
 
 
 def conclusions(rows: list[dict[str, Any]], comparisons: list[dict[str, Any]], correction: str) -> list[str]:

@@ -17,7 +17,9 @@ INTERVALS = {
     "population": "95% confidence intervals are about the population of questions the items were "
     "drawn from (Student t over per-item means; Wilson for 0/1 scores); no finite-population correction.",
     "benchmark": "95% confidence intervals are about this finite benchmark: the items are a sample of its "
-    "N items, with the finite-population correction (two-stage: items, then debate randomness over repeats).",
+    "N items, with the finite-population correction (two-stage: items, then debate randomness over repeats). "
+    "That needs two repeats or more of every item: with one, the debates' randomness cannot be told from the "
+    "items' spread, and such a row gets the wider population interval (its method says so).",
 }
 CORRECTION_NAMES = {"holm": "Holm", "bh": "Benjamini-Hochberg", "none": "no correction"}
 
@@ -93,9 +95,18 @@ class LeaderboardOptions:
             f"macro: mean of task scores, stratified interval; macro when nothing is declared). "
             f"{CORRECTION_NAMES[self.correction]} correction per task and metric, over its comparisons with the "
             f"reference (or all pairs) and of the best with the runner-up; * = significant at "
-            f"alpha {self.alpha:g} after correction. MDE: the smallest difference the comparison's test "
-            f"detects with 80% power at alpha {self.alpha:g} (before correction) on these items, from the observed "
-            f"discordant pairs (0/1 scores: exact McNemar power) or the SD of the paired differences (paired t); "
-            f"– when no difference would reach that power (too few discordant pairs). 95% CI of a difference: "
-            f"Student t over the paired per-item differences."
+            f"alpha {self.alpha:g} after correction. 95% CI of a difference: the differences the comparison's "
+            f"own test does not reject (exact McNemar: Fay-Lumbard's compatible interval; permutation: the sign "
+            f"flips inverted; bootstrap: its percentile interval), so it leaves out 0 exactly when the p-value "
+            f"before correction is below 0.05. MDE, for planning: the true difference the comparison's test "
+            f"finds 4 times in 5 on these items, at the level below which a p-value is starred whatever the "
+            f"family's other p-values ({self._mde_level()}), from the observed discordant pairs (0/1 scores: "
+            f"exact McNemar power) or the SD of the paired differences (paired t); smaller differences are found "
+            f"less often, not never; – when no difference would reach that power (too few discordant pairs)."
         )
+
+    def _mde_level(self) -> str:
+        """The level of the MDE as said in :meth:`statement` (see ``madeval.analysis.compare.mde_alpha``)."""
+        if self.correction == "none":
+            return f"alpha {self.alpha:g}"
+        return f"alpha {self.alpha:g} divided by the family's number of comparisons"

@@ -24,6 +24,7 @@ from madeval.analysis.power import (
 )
 from madeval.analysis.stats import mcnemar_exact, paired_permutation
 from madeval.cli.main import main
+from madeval.errors import UsageError
 from madeval.leaderboard import LeaderboardOptions
 from madeval.leaderboard.pilot import pilot_spread
 from madeval.settings.config import build_settings
@@ -85,15 +86,40 @@ def test_power_t_mde_agrees_with_statsmodels_and_a_simulation_of_the_permutation
     assert t_mde(1, sd) is None and t_mde(n, 0.0) is None
 
 
-def test_power_paired_sample_sizes_agree_with_statsmodels_and_apply_the_fpc():
+def test_power_paired_sample_sizes_agree_with_statsmodels_and_a_benchmark_size_only_bounds_them():
     expected = math.ceil(TTestPower().solve_power(effect_size=0.1 / 0.5, nobs=None, alpha=0.05, power=0.8))
     assert paired_sample_size(0.1, sd=0.5) == expected == 199
-    assert paired_sample_size(0.1, sd=0.5, population=500) == math.ceil(199 / (1 + 198 / 500))
+    # the board's paired tests have no finite-population correction, so the size has none either
+    assert paired_sample_size(0.1, sd=0.5, population=500) == 199
     n = paired_sample_size(0.08, discordance=0.3)
     assert mcnemar_power(n, 0.3, 0.08) >= 0.8 > mcnemar_power(n - 1, 0.3, 0.08)
     assert within_monte_carlo_error(simulated_mcnemar_power(n, 0.3, 0.08, 1500, seed=4), mcnemar_power(n, 0.3, 0.08),
                                     1500)
-    assert paired_sample_size(0.08, discordance=0.3, population=300) == math.ceil(n / (1 + (n - 1) / 300))
+    assert paired_sample_size(0.08, discordance=0.3, population=n) == n
+    with pytest.raises(UsageError, match=f"needs {n} items .* has {n - 1}; with all of them its power is "
+                                         f"{mcnemar_power(n - 1, 0.3, 0.08):.2f}"):
+        paired_sample_size(0.08, discordance=0.3, population=n - 1)
+    reached = TTestPower().power(effect_size=0.2, nobs=150, alpha=0.05)
+    with pytest.raises(UsageError, match=f"with all of them its power is {reached:.2f}"):
+        paired_sample_size(0.1, sd=0.5, population=150)
+
+
+def test_power_sample_size_gives_the_promised_power_for_the_test_the_board_runs(capsys):
+    """Issue 33, item 16: ``--delta 0.1 --discordance 0.46 1000`` printed 274 (Connor's n with an FPC),
+    at which the exact McNemar test has power 0.657; the number printed must reach 0.80."""
+    main(["sample-size", "--paired", "--delta", "0.1", "--discordance", "0.46", "1000"])
+    done = capsys.readouterr()
+    n = int(done.out.strip())
+    assert mcnemar_power(n, 0.46, 0.1) >= 0.8 > mcnemar_power(n - 1, 0.46, 0.1)
+    assert n == 377 and round(mcnemar_power(274, 0.46, 0.1), 3) == 0.657
+    assert "no finite-population correction" in done.err
+    # the exact power by a seeded simulation of the board's own test at that n
+    assert within_monte_carlo_error(simulated_mcnemar_power(n, 0.46, 0.1, 1500, seed=8), mcnemar_power(n, 0.46, 0.1),
+                                    1500)
+    with pytest.raises(SystemExit) as refused:
+        main(["sample-size", "--paired", "--delta", "0.1", "--discordance", "0.46", "300"])
+    assert refused.value.code == 2
+    assert "needs 377 items" in capsys.readouterr().err
 
 
 def test_power_leaderboard_comparisons_carry_the_mde_of_their_test():
@@ -110,7 +136,8 @@ def test_power_leaderboard_comparisons_carry_the_mde_of_their_test():
     continuous = compare_family({"C": c, "D": d}, [("C", "D")], options)[0]
     sd = float(np.std([c[k] - d[k] for k in items], ddof=1))
     effect = TTestPower().solve_power(effect_size=None, nobs=60, alpha=0.05, power=0.8)
-    assert continuous["test"] == "permutation" and continuous["mde"] == pytest.approx(effect * sd, rel=1e-9)
+    assert continuous["test"] == "permutation" and continuous["mde"] == pytest.approx(effect * sd, rel=1e-6)
+    assert TTestPower().power(effect_size=continuous["mde"] / sd, nobs=60, alpha=0.05) == pytest.approx(0.8, abs=1e-9)
     same = compare_family({"A": a, "B": dict(a)}, [("A", "B")], options)[0]
     assert same["mde"] is None and "no discordant pair" in same["mde_method"]
 
@@ -122,7 +149,7 @@ def test_power_stratified_mde_is_the_normal_approximation_of_the_macro_differenc
     variance = (np.var(diffs[:3], ddof=1) / 3 + np.var(diffs[3:], ddof=1) / 4) / 4
     effect = NormalIndPower().solve_power(effect_size=None, nobs1=1, alpha=0.05, power=0.8, ratio=0)
     found = detectable(x, y, "stratified permutation", 0.05, strata=strata)
-    assert found.mde == pytest.approx(effect * math.sqrt(variance), rel=1e-9)
+    assert found.mde == pytest.approx(effect * math.sqrt(variance), rel=1e-6)
     assert effect == pytest.approx(1.959964 + 0.841621, abs=1e-5)  # z_(1 - alpha/2) + z_power
 
 
@@ -176,9 +203,8 @@ def test_power_sample_size_paired_from_a_pilot_with_repeats_uses_the_sd_of_diffe
                "runs": [{"preset": "baseline_cot"}, {"preset": "self_consistency"}]}
     with simulate(tasks=generated_tasks.values(), accuracy=0.6) as sim:
         result, _ = run_quietly(build_settings({**options, "base_url": sim.base_url}))
-    labels = {
-        cid: c["label"] for cid, c in json.loads((result.folder / "run.json").read_text())["configurations"].items()
-    }
+    configurations = json.loads((result.folder / "run.json").read_text())["configurations"]
+    labels = {cid: c["label"] for cid, c in configurations.items()}
     by_item: dict = {}
     for line in (result.folder / "records.jsonl").read_text().splitlines():
         r = json.loads(line)

@@ -83,18 +83,37 @@ def test_stats_monte_carlo_permutation_is_seeded_and_close_to_exact():
     assert abs(first.p_value - reference) < 4 * math.sqrt(reference * (1 - reference) / 20000) + 1e-3
 
 
-def test_stats_bootstrap_interval_equals_scipy_and_p_value_follows_its_definition():
+def test_stats_bootstrap_interval_and_p_value_by_hand_and_beside_scipy():
     rng = np.random.default_rng(5)
     x, y = rng.uniform(size=50), rng.uniform(size=50)
-    result, (low, high) = S.paired_bootstrap(x, y, resamples=3000, seed=9)
-    expected = stats.bootstrap((x - y,), np.mean, method="percentile", n_resamples=3000, vectorized=True,
-                               rng=np.random.default_rng(9)).confidence_interval
-    assert abs(low - expected.low) < TOLERANCE and abs(high - expected.high) < TOLERANCE
+    result, interval = S.paired_bootstrap(x, y, resamples=3000, seed=9)
     diffs = x - y
-    means = diffs[np.random.default_rng(9).integers(0, 50, (3000, 50))].mean(axis=-1)
-    hits = np.sum(np.abs(means - diffs.mean()) >= abs(diffs.mean()))
+    means = np.sort(diffs[np.random.default_rng(9).integers(0, 50, (3000, 50))].mean(axis=-1))
+    # one-sided p-values (replicates at most / at least 0, plus one) over 3001; the interval's ends are
+    # the k-th smallest and largest replicate, k the least with (k + 1) / 3001 >= 0.025: k = 75
+    greater, less = (np.sum(means <= 0) + 1) / 3001, (np.sum(means >= 0) + 1) / 3001
     assert abs(result.delta - diffs.mean()) < TOLERANCE
-    assert abs(result.p_value - (hits + 1) / 3001) < TOLERANCE
+    assert abs(result.p_value - min(1.0, 2 * min(greater, less))) < TOLERANCE
+    assert S.bootstrap_rank(3000, 0.95) == 75 and (75 + 1) / 3001 >= 0.025 > 75 / 3001
+    assert (interval.low, interval.high) == (means[74], means[3000 - 75])
+    # scipy's percentile interval interpolates between neighbouring replicates: the same to their spacing
+    expected = stats.bootstrap((diffs,), np.mean, method="percentile", n_resamples=3000, vectorized=True,
+                               rng=np.random.default_rng(9)).confidence_interval
+    assert abs(interval.low - expected.low) <= means[75] - means[72]
+    assert abs(interval.high - expected.high) <= means[3000 - 73] - means[3000 - 76]
+
+
+def test_stats_bootstrap_interval_leaves_out_zero_exactly_when_its_p_value_is_below_five_percent():
+    rng = np.random.default_rng(21)
+    seen = {True: 0, False: 0}
+    for run in range(300):
+        n = int(rng.integers(5, 40))
+        x, y = rng.uniform(size=n), rng.uniform(size=n) + rng.uniform(-0.3, 0.3)
+        result, interval = S.paired_bootstrap(x, y, resamples=999, seed=run)
+        inside = interval.low <= 0 <= interval.high
+        assert inside == (result.p_value >= 0.05), (run, result, interval)
+        seen[inside] += 1
+    assert min(seen.values()) > 20  # both cases were tried
 
 
 def test_stats_holm_and_benjamini_hochberg_equal_statsmodels():
@@ -161,13 +180,49 @@ def test_stats_finite_population_correction_by_hand():
     assert abs(interval.low - (np.mean(values) - half)) < TOLERANCE
     assert abs(interval.high - (np.mean(values) + half)) < TOLERANCE
     assert S.fpc(6, 10) == 4 / 9 and S.fpc(10, 10) == 0.0
-    # Binary scores on the whole benchmark with one outcome each: the benchmark score is known.
-    whole = S.mean_interval([1.0, 0.0, 1.0], population=3)
+    # Binary scores on the whole benchmark whose repeats agree on every item: the benchmark score is known.
+    whole = S.mean_interval([1.0, 0.0, 1.0], population=3, within=[0.0] * 3, repeats=[2] * 3)
     assert whole.low == whole.high == 2 / 3
     # A sample of a finite benchmark gets Wilson with the effective size n (N - 1) / (N - n).
-    part = S.mean_interval([1.0] * 8 + [0.0] * 2, population=50)
+    part = S.mean_interval([1.0] * 8 + [0.0] * 2, population=50, within=[0.0] * 10, repeats=[3] * 10)
     low, high = S.wilson(0.8, 10 / S.fpc(10, 50))
     assert (part.low, part.high) == (low, high) and part.method == "Wilson with FPC"
+
+
+def test_stats_benchmark_interval_with_one_repeat_is_the_population_interval_and_says_why():
+    """Issue 33, item 15: with one debate per item the debates' randomness cannot be separated from the
+    items' spread; the FPC shrank both (37% narrower at 152 of 250 items, a point on the whole benchmark)."""
+    ones = [1.0] * 100 + [0.0] * 52
+    population = S.mean_interval(ones)
+    for repeats in ([1] * 152, [], [2] * 151 + [1]):
+        benchmark = S.mean_interval(ones, population=250, within=[None] * 152, repeats=repeats)
+        assert (benchmark.low, benchmark.high) == (population.low, population.high) == S.wilson(100 / 152, 152)
+        assert benchmark.method == "Wilson; " + S.NOT_SEPARABLE and "cannot be told" in benchmark.method
+    whole = S.mean_interval([1.0, 0.0, 1.0, 1.0], population=4, within=[None] * 4, repeats=[1] * 4)
+    assert whole.low < 0.75 < whole.high and (whole.low, whole.high) == S.wilson(0.75, 4)
+    # scores that are not 0/1 (a mean over repeats, a continuous metric): the t interval, likewise
+    values = [0.2, 0.9, 0.4, 0.7, 0.3, 0.8]
+    t = S.mean_interval(values, population=6, within=[None] * 6, repeats=[1] * 6)
+    half = stats.t.ppf(0.975, 5) * stats.sem(values)
+    assert t.method == "t; " + S.NOT_SEPARABLE
+    assert abs(t.low - (np.mean(values) - half)) < TOLERANCE and abs(t.high - (np.mean(values) + half)) < TOLERANCE
+
+
+def test_stats_benchmark_interval_with_one_repeat_covers_the_benchmark_s_expected_score():
+    """A direct simulation of the issue's check: a benchmark of 250 items of varying difficulty,
+    152 drawn, one debate each (right with the item's own probability); the interval must cover
+    the benchmark's expected score (the mean of the 250 probabilities) about 95% of the time. The
+    old FPC interval covered it 82.5% of the time; 400 draws tell 0.825 from 0.95 by 7 standard errors."""
+    rng = np.random.default_rng(33)
+    chance = rng.beta(2.0, 1.2, size=250)  # items of varying difficulty, mean about 0.62
+    expected = chance.mean()
+    runs, covered = 400, 0
+    for _ in range(runs):
+        items = rng.choice(250, size=152, replace=False)
+        outcomes = (rng.uniform(size=152) < chance[items]).astype(float)
+        interval = S.mean_interval(outcomes, population=250, within=[None] * 152, repeats=[1] * 152)
+        covered += interval.low <= expected <= interval.high
+    assert covered / runs >= 0.95 - 3 * math.sqrt(0.95 * 0.05 / runs), covered
 
 
 # A macro average over two tasks: task A has 2 items, task B 4; differences a - b per item.
@@ -214,12 +269,18 @@ def test_stats_stratified_interval_by_hand():
     interval = S.stratified_interval(strata)
     assert abs(interval.low - (5 / 8 - half)) < TOLERANCE and abs(interval.high - min(1.0, 5 / 8 + half)) < TOLERANCE
     assert interval.method == "stratified t (Welch-Satterthwaite df)"
-    # With the benchmark sizes N = 8 and 6: each v shrinks by (1 - n/N) (one repeat: no within term).
+    # With the benchmark sizes N = 8 and 6 and two agreeing repeats of every item: each v shrinks by
+    # (1 - n/N) (no spread within items).
     w1, w2 = (1 - 4 / 8) * 1 / 4 / 4, (1 - 3 / 6) * 1 / 4 / 3
     df = (w1 + w2) ** 2 / (w1**2 / 3 + w2**2 / 2)
     half = stats.t.ppf(0.975, df) * math.sqrt((w1 + w2) / 4)
     finite = S.stratified_interval(strata, populations=[8, 6], within=[[0.0] * 4, [0.0] * 3],
-                                   repeats=[[1] * 4, [1] * 3])
+                                   repeats=[[2] * 4, [2] * 3])
     assert abs(finite.low - (5 / 8 - half)) < TOLERANCE and finite.method.endswith("two-stage FPC")
+    # one repeat of an item: the debates' randomness cannot be separated; the population interval
+    single_repeat = S.stratified_interval(strata, populations=[8, 6], within=[[None] * 4, [0.0] * 3],
+                                          repeats=[[1] * 4, [2] * 3])
+    assert (single_repeat.low, single_repeat.high) == (interval.low, interval.high)
+    assert single_repeat.method == "stratified t (Welch-Satterthwaite df); " + S.NOT_SEPARABLE
     single = S.stratified_interval([[1.0, 0.0], [1.0]])
     assert single.low == single.high == 0.75  # a task with one item: no variance estimate

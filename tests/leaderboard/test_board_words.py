@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from helpers import run_quietly
-from madeval.analysis.stats import difference_interval
+from madeval.analysis.difference import mcnemar_interval
 from madeval.leaderboard import LeaderboardOptions, build_leaderboard, build_merged_leaderboard, write_outputs
 from madeval.leaderboard.render import LEGEND, markdown
 from madeval.leaderboard.sentences import sentence
@@ -130,27 +130,32 @@ def test_one_sentence_per_comparison_follows_the_table_with_its_numbers(sweep):
         text = said[id(c)]
         assert f"p={c['p_adjusted']:.2g} after Holm" in text
         assert text.startswith("Best against runner-up: ") == c["top_two"]
-    # the interval of each difference: paired t over the per-item differences (scipy's ttest_rel)
-    from scipy import stats
-
+    # the interval of each difference belongs to its test (0/1 scores: McNemar's compatible interval)
+    # and leaves out 0 exactly when the test's own p-value is below 0.05
     scores = board["item_scores"]["arith_mc"]["accuracy"]
     for c in comparisons:
         items = sorted(scores[c["a"]])
         a, b = [scores[c["a"]][k] for k in items], [scores[c["b"]][k] for k in items]
-        if len(set(x - y for x, y in zip(a, b))) > 1:
-            low, high = stats.ttest_rel(a, b).confidence_interval()
-            assert c["delta_ci_low"] == pytest.approx(low) and c["delta_ci_high"] == pytest.approx(high)
+        assert c["test"] == "mcnemar"
+        n10, n01 = sum(x > y for x, y in zip(a, b)), sum(x < y for x, y in zip(a, b))
+        expected = mcnemar_interval(n10, n01, len(items))
+        assert (c["delta_ci_low"], c["delta_ci_high"]) == (expected.low, expected.high)
+        assert (c["delta_ci_low"] <= 0 <= c["delta_ci_high"]) == (c["p_value"] >= 0.05)
 
 
 def test_sentences_say_who_wins_or_how_large_a_difference_the_items_could_see():
     won = {"label_a": "A", "label_b": "B", "delta": -0.122, "delta_ci_low": -0.2, "delta_ci_high": -0.044,
            "p_adjusted": 0.0021, "significant": True, "items": 30, "mde": 0.086, "top_two": False}
     assert sentence(won, "holm") == ("B beats A by 0.122 (95% CI 0.044 to 0.200, p=0.0021 after Holm); "
-                                     "30 items were enough to see differences of 0.086 or more.")
+                                     "on 30 items a difference of 0.086 is found 4 times in 5.")
     small = {**won, "delta": 0.05, "p_adjusted": 0.41, "significant": False, "mde": 0.219, "top_two": True}
+    # below the MDE a difference is found less often, not never: the sentence says so
     assert sentence(small, "bh", where=" on gsm8k (exact_match)") == (
-        "Best against runner-up: too few items to tell A from B on gsm8k (exact_match): differences under "
-        "0.219 cannot be told apart with 30 items (A − B = +0.050, p=0.41 after Benjamini-Hochberg).")
+        "Best against runner-up: too few items to tell A from B on gsm8k (exact_match) reliably: 30 items find a "
+        "difference of 0.219 4 times in 5, smaller ones less often (A − B = +0.050, p=0.41 after Benjamini-Hochberg).")
+    large = {**small, "delta": 0.25, "top_two": False}
+    assert sentence(large, "holm") == ("A and B differ by 0.250, but not significantly (A − B = +0.250, p=0.41 "
+                                       "after Holm); 30 items find a difference of 0.219 4 times in 5.")
     none = {**small, "mde": None, "top_two": False}
     assert sentence(none, "none") == ("Too few items to tell A from B: with 30 items no difference would reliably "
                                       "be seen (A − B = +0.050, p=0.41 uncorrected).")
@@ -170,8 +175,8 @@ def test_a_sentence_opening_with_a_label_quotes_it_exactly_as_it_is():
     apart = {**won, "delta": 0.3, "significant": False, "p_adjusted": 0.06, "mde": 0.25}
     assert sentence(apart, "none") == (
         "simple_voting and majority_consensus differ by 0.300, but not significantly "
-        "(simple_voting − majority_consensus = +0.300, p=0.06 uncorrected); 30 items usually "
-        "see differences of 0.250 or more."
+        "(simple_voting − majority_consensus = +0.300, p=0.06 uncorrected); 30 items find a "
+        "difference of 0.250 4 times in 5."
     )
     assert sentence({**apart, "top_two": True}, "none").startswith(
         "Best against runner-up: simple_voting and majority_consensus")
@@ -181,20 +186,6 @@ def test_a_sentence_opening_with_a_label_quotes_it_exactly_as_it_is():
     small = {**won, "delta": 0.05, "p_adjusted": 0.41, "significant": False, "mde": None}
     assert sentence(small, "holm").startswith("Too few items to tell simple_voting from majority_consensus")
     assert capitalised("ǆemal") == "ǅemal" and capitalised("") == "" and capitalised("x") == "X"
-
-
-def test_difference_interval_is_scipy_s_paired_t_and_stratified_weights_tasks_equally():
-    from scipy import stats
-
-    a, b = [1, 0, 1, 1, 0, 1, 0.5, 1], [0, 0, 1, 0, 1, 0, 0.5, 0]
-    found = difference_interval([x - y for x, y in zip(a, b)])
-    low, high = stats.ttest_rel(a, b).confidence_interval()
-    assert (found.low, found.high) == (pytest.approx(low), pytest.approx(high))
-    # two tasks of 2 and 4 items: the mean weights each task once; its variance sums v_t / T^2
-    diffs, strata = [1, 0, 1, 1, 0, -1], ["x", "x", "y", "y", "y", "y"]
-    found = difference_interval(diffs, strata)
-    means = [statistics.fmean([1, 0]), statistics.fmean([1, 1, 0, -1])]
-    assert found.low + found.high == pytest.approx(2 * statistics.fmean(means))
 
 
 def test_compare_all_keeps_the_vs_ref_column(sweep):
