@@ -142,7 +142,7 @@ def endpoints_for(settings: RunSettings) -> Iterator[tuple[dict[str, Endpoint], 
         concurrency = endpoint_limit(settings, EMBEDDED_ENDPOINT, 1)
         endpoint = Endpoint(
             EMBEDDED_ENDPOINT, server.base_url, "-", concurrency, max(settings.timeout, 600.0), settings.transport, cap,
-            response_format=embedded.RESPONSE_FORMAT,
+            response_format=embedded.RESPONSE_FORMAT, always_estimated=True,
         )
         yield {EMBEDDED_ENDPOINT: endpoint}, ModelRef(settings.model or embedded.MODEL_NAME, EMBEDDED_ENDPOINT)
 

@@ -41,7 +41,7 @@ which the client sees as a failed unit it will not retry, and counted (``unknown
 ``GET /stats``): answering it at random would score a run against the wrong server (a simulator of
 ``generated`` asked ``mmlu_pro`` scored 15% with letters A-D for ten-option items) and no one
 would know. Persona generation needs no gold answer and is always answered, and so are madeval's
-probe call (:mod:`madeval.llm.probe`) and a plugin's own prompts that quote no question (a
+probe calls (:mod:`madeval.llm.probe`) and a plugin's own prompts that quote no question (a
 summary of the discussion so far), which the plugin's ``simulator_reply`` answers. ``unknown="answer"`` (``madeval simulator --unknown answer``)
 answers such prompts as a four-option question with no right answer, as a simulator that knows no
 question at all always does (it has nothing to check against).
@@ -67,7 +67,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 
 from madeval.core.plugins import load_plugins
-from madeval.llm.probe import PROBE_PROMPT
+from madeval.llm.probe import PROBE_PROMPT, SPEED_PROMPT
 from madeval.simulator.truth import Gold, GoldIndex
 
 LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
@@ -156,6 +156,11 @@ class SyntheticAgents:
         if user.strip() == PROBE_PROMPT:  # madeval's probe call: any model answers it
             self.stats.kinds["probe"] += 1
             return "OK", max(1, len(prompt) // 4), 1
+        if user.strip() == SPEED_PROMPT:  # madeval's speed probe: a story that runs to its max_tokens
+            self.stats.kinds["probe"] += 1
+            tokens = request.get("max_tokens")
+            tokens = tokens if isinstance(tokens, int) and 0 < tokens <= 4096 else 16
+            return " ".join(["once"] * tokens), max(1, len(prompt) // 4), tokens
         gold = self.truth.lookup(prompt)
         known = gold is not None
         if not known:
