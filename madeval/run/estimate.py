@@ -124,14 +124,17 @@ def estimate_text(size: RunSize, speed: Speed, max_tokens: int) -> str:
 
 
 def speed_text(model: str, speed: Speed, max_tokens: int, size: RunSize, debate_calls: int) -> str:
-    """One line before the run: how fast ``model`` answers here, how long a debate can take and the
-    run at least; when a debate can pass :data:`LONG_DEBATE_S`, what shortens it."""
+    """One line before the run: how fast ``model`` answers here, how long a debate's replies can take
+    and the run's at least; when a debate can pass :data:`LONG_DEBATE_S`, what shortens it. The probes'
+    prompts are a line each: a debate's prompts of hundreds of tokens (and, on llama.cpp, replies held
+    to a JSON schema) take longer, which the line says (the embedded model on 3 mmlu_pro items: 1.8 s
+    estimated, 5.6 s a call measured)."""
     per_call = speed.call_s(max_tokens)
     debate_s = debate_calls * per_call
     rate = f"{1 / speed.per_token_s:.1f} tokens a second" if speed.per_token_s > 0 else "at once"
-    text = (f"{model} answers at {rate} here ({call_text(speed, max_tokens)}): a debate takes up to "
-            f"{duration(debate_s)} ({debate_calls} calls one after another), this run "
-            f"{duration(size.seconds(per_call))} or more ({size.low:,} calls at least)")
+    text = (f"{model} answers at {rate} here ({call_text(speed, max_tokens)}): a debate's replies take up to "
+            f"{duration(debate_s)} ({debate_calls} calls one after another; reading long prompts adds to that), "
+            f"this run's {duration(size.seconds(per_call))} or more ({size.low:,} calls at least)")
     if debate_s > LONG_DEBATE_S:
         text += "; --max-tokens and --max-turns make a debate shorter"
     return text

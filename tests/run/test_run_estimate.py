@@ -199,16 +199,16 @@ def test_an_always_estimated_model_says_its_speed_and_a_debate_that_takes_long(g
         assert estimate(sim, plan_of(items=3, repeats=1), always=True) is None  # 9 calls: not a long run
         said = capsys.readouterr().err.strip()
         found = re.fullmatch(r"madeval: simulator answers at (\d+\.\d) tokens a second here \((\d+\.\d\d) s a call "
-                             r"of 1024 reply tokens: .*\): a debate takes up to (\d+) s \(34 calls one after "
-                             r"another\), this run (\d+) s or more \(9 calls at least\); --max-tokens and --max-turns "
-                             r"make a debate shorter", said)
+                             r"of 1024 reply tokens: .*\): a debate's replies take up to (\d+) s \(34 calls one after "
+                             r"another; reading long prompts adds to that\), this run's (\d+) s or more \(9 calls at "
+                             r"least\); --max-tokens and --max-turns make a debate shorter", said)
         assert found, said
         rate, per_call, debate, run = (float(found.group(i)) for i in range(1, 5))
         assert rate == pytest.approx(500, rel=0.25) and 1.5 < per_call < 3
         assert debate == pytest.approx(34 * per_call, abs=1) and run == pytest.approx(9 * per_call, abs=1)
         assert estimate(sim, plan_of(items=3, repeats=1, max_turns=3), always=True, max_tokens=128) is None
         said = capsys.readouterr().err
-        assert "reply tokens" in said and "(13 calls one after another)" in said and "shorter" not in said
+        assert "reply tokens" in said and "(13 calls one after another;" in said and "shorter" not in said
         assert sim.server.stats.requests == 6  # three probe calls for each client
         # not always estimated, and the run cannot take an hour: nothing measured, nothing said
         assert estimate(sim, plan_of(items=3, repeats=1)) is None
