@@ -42,7 +42,8 @@ class LazyCommand(NamedTuple):
 # cycle can pass through it.
 LAZY_COMMANDS = {
     "run": LazyCommand("run_cmd", "run", "Run debates on tasks and print the leaderboard table."),
-    "tasks": LazyCommand("tasks_cmd", "tasks", "List tasks with their answer type and row count (when known)."),
+    "tasks": LazyCommand("tasks_cmd", "tasks", "List tasks with their answer type, row count (when known) and "
+                         "where their data comes from here."),
     "plugins": LazyCommand("plugins_cmd", "plugins",
                            "List the components of every loaded plugin: kind, name, package, what it does and "
                            "its options (type = default). With NAME, one component in full. Tasks are listed "

@@ -43,6 +43,9 @@ from madeval.errors import UsageError
     "answers: Huang et al., ICLR 2024).",
 )
 @click.option("--latency", type=float, default=0.0, show_default=True, help="Seconds before each reply.")
+@click.option("--decode-ms-per-token", type=float, default=0.0, show_default=True,
+              help="Milliseconds per token of each answered reply, on top of --latency (a server that decodes "
+              "1,000 / N tokens a second; the embedded model on a loaded CPU: about 100).")
 @click.option("--rate-limit", type=float, default=0.0, help="Share of requests answered with HTTP 429.")
 @click.option(
     "--quota",
@@ -220,6 +223,7 @@ def simulator(
     persuasion,
     self_doubt,
     latency,
+    decode_ms_per_token,
     rate_limit,
     quota,
     retry_after_date,
@@ -331,6 +335,7 @@ def simulator(
         hostile_rate,
         hostile_interval,
         latency
+        or decode_ms_per_token
         or rate_limit
         or quota
         or server_error
@@ -342,6 +347,8 @@ def simulator(
     )
     if quota is not None and not quota > 0:
         raise UsageError(f"--quota must be positive, got {quota}")
+    if not decode_ms_per_token >= 0:
+        raise UsageError(f"--decode-ms-per-token must be at least 0, got {decode_ms_per_token}")
     settings = RunSettings(tasks=[t for t in tasks.split(",") if t], include_path=list(include_path))
     loaded = load_tasks(settings, registries())
     index = GoldIndex.from_tasks(loaded.values())
@@ -379,6 +386,7 @@ def simulator(
             agents,
             port=port,
             latency_s=latency,
+            decode_s_per_token=decode_ms_per_token / 1000,
             faults=faults,
             max_concurrency=max_concurrency,
             prefix_cache_tokens=prefix_cache_tokens,
@@ -408,7 +416,8 @@ def _hostile_modes(hostile: str | None, rate: float, interval: float, other_faul
         raise UsageError(f"--hostile: {error}") from None
     if other_faults:
         raise UsageError(
-            "--hostile cannot be combined with --latency, the fault rates, the replica or the batch options"
+            "--hostile cannot be combined with --latency, --decode-ms-per-token, the fault rates, the replica or "
+            "the batch options"
         )
     return modes
 

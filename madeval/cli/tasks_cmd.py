@@ -9,7 +9,7 @@ import click
 
 from madeval.errors import MadevalError
 from madeval.task.files import describe_error, read_yaml
-from madeval.task.sources import DataUnavailable, mirror_row_count
+from madeval.task.sources import DataPlace, DataUnavailable, data_place, mirror_row_count
 
 #: Items ``--validate`` checks in every task: the first, the last and three evenly between.
 VALIDATE_ITEMS = 5
@@ -29,6 +29,13 @@ def _row_count(spec: dict) -> int | None:
     return int(declared) if declared is not None else None
 
 
+def _data_place(spec: dict) -> DataPlace:
+    """Where a task's rows come from here (:func:`madeval.task.sources.data_place`); ``?`` for a task
+    file that declares its dataset elsewhere (an ``include``)."""
+    dataset = spec.get("dataset")
+    return data_place(dataset) if isinstance(dataset, dict) else DataPlace("?")
+
+
 @click.command()
 @click.option("--include-path", multiple=True, help="Extra folder of task YAML files (repeatable).")
 @click.option("--validate", is_flag=True,
@@ -38,7 +45,11 @@ def _row_count(spec: dict) -> int | None:
 @click.option("--source", default=None, metavar="PREFIX",
               help="List the names a task provider plugin offers as PREFIX:NAME (e.g. lm_eval).")
 def tasks(include_path: tuple[str, ...], validate: bool, strict: bool, as_json: bool, source: str | None) -> None:
-    """List tasks with their answer type and row count (when known).
+    """List tasks with their answer type, row count (when known) and where their data comes from here.
+
+    The data column says generated, mirror (a local copy under MADEVAL_DATA_DIR), hub, or missing: a
+    task whose data cannot be loaded here (a gated dataset without a token, no local mirror and the
+    hub unreachable) is listed as missing, and why is said under the table.
 
     With --validate, every task is loaded and checked (exit status 1 if one fails). A task whose
     data is not available (no hub, no mirror) is reported as skipped and does not fail unless
@@ -57,11 +68,15 @@ def tasks(include_path: tuple[str, ...], validate: bool, strict: bool, as_json: 
     rows = []
     for name, path in sorted(index.tasks.items()):
         spec = read_yaml(path)
+        place = _data_place(spec)
         row = {"name": name, "kind": "task", "answer_type": spec.get("answer_type", "text"),
-               "rows": _row_count(spec), "path": str(Path(path))}
+               "rows": _row_count(spec), "data": place.where, "path": str(Path(path))}
+        if not place.available:
+            row["data_missing"] = place.hint
         if validate:
             row["status"] = validate_task(load, name)
         rows.append(row)
+    missing = {row["name"] for row in rows if "data_missing" in row}
     for name in sorted(index.groups):
         if validate:
             status = _validate_group(index, name)
@@ -71,18 +86,33 @@ def tasks(include_path: tuple[str, ...], validate: bool, strict: bool, as_json: 
             rows.append({"name": name, "kind": "group", "tasks": index.expand(name)})
     for name in sorted(index.tags):
         rows.append({"name": name, "kind": "tag", "tasks": index.expand(name)})
+    for row in rows:
+        if row["kind"] != "task" and (lacking := [task for task in row["tasks"] if task in missing]):
+            row["data_missing"] = lacking
     if as_json:
         click.echo(json.dumps(rows, indent=2))
     else:
-        for row in rows:
-            status = f"  {row['status']}" if "status" in row else ""
-            if row["kind"] == "task":
-                size = row["rows"] if row["rows"] is not None else "?"
-                click.echo(f"{row['name']:<36} {row['answer_type']:<7} {size:>7}{status}")
-            else:
-                click.echo(f"{row['name']:<36} {row['kind']:<7} {', '.join(row['tasks'])}{status}")
+        _print_table(rows)
     if validate and any(_fails(row.get("status", "ok"), strict) for row in rows):
         raise SystemExit(1)
+
+
+def _print_table(rows: list[dict]) -> None:
+    """The listing as text: a task's name, answer type, rows and data; a group's or tag's tasks; then
+    why each task marked missing cannot be loaded here."""
+    for row in rows:
+        status = f"  {row['status']}" if "status" in row else ""
+        if row["kind"] == "task":
+            size = row["rows"] if row["rows"] is not None else "?"
+            click.echo(f"{row['name']:<36} {row['answer_type']:<7} {size:>7}  {row['data']:<10}{status}".rstrip())
+        else:
+            lacking = f"  (no data here: {', '.join(row['data_missing'])})" if row.get("data_missing") else ""
+            click.echo(f"{row['name']:<36} {row['kind']:<7} {', '.join(row['tasks'])}{lacking}{status}")
+    missing = [row for row in rows if row["kind"] == "task" and "data_missing" in row]
+    if missing:
+        click.echo(f"\nmissing: {len(missing)} task{'s' if len(missing) != 1 else ''} cannot be loaded here:")
+        for row in missing:
+            click.echo(f"  {row['name']}: {row['data_missing']}")
 
 
 def _list_provided(built, prefix: str, as_json: bool, include_path: tuple[str, ...]) -> None:

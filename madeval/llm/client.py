@@ -27,7 +27,7 @@ from madeval.llm.backoff import EndpointGate
 from madeval.llm.cache import ResponseCache, request_key
 from madeval.llm.endpoint_url import EndpointURL, public_url
 from madeval.llm.model_identity import served_identity
-from madeval.llm.probe import PROBE_MESSAGES, PROBE_PARAMS, Probe
+from madeval.llm.probe import PROBE_MESSAGES, PROBE_PARAMS, SPEED_MESSAGES, SPEED_PARAMS, Probe, Speed
 from madeval.llm.shared import Asker, SharedCalls
 from madeval.llm.structured import JSON_SCHEMA, ReplySchema, refuses_response_format
 from madeval.llm.transports import (
@@ -68,6 +68,13 @@ def reply_bound(max_tokens: Any) -> int:
     return max(MIN_REPLY_CHARS, CHARS_PER_TOKEN * tokens)
 
 
+def reply_tokens(reply: Any) -> int:
+    """The tokens of a reply ``(text, prompt_tokens, completion_tokens)``: those its usage reports, or
+    about one per four characters of its text when it reports none."""
+    text, _, completion_tokens = reply
+    return int(completion_tokens) if completion_tokens else max(1, len(text or "") // 4)
+
+
 def cut_reply(text: str, max_tokens: Any) -> tuple[str, str | None]:
     """``text``, or its first :func:`reply_bound` characters with a note saying so, and the note
     (None when the reply was within bounds)."""
@@ -92,6 +99,9 @@ class Endpoint:
     max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES
     #: The ``response_format`` form it accepts (:mod:`madeval.llm.structured`).
     response_format: str = JSON_SCHEMA
+    #: Its speed is measured and said before every run, however short (:mod:`madeval.run.estimate`): the
+    #: embedded model, a CPU answering one call at a time, where one debate can take many minutes.
+    always_estimated: bool = False
 
     @property
     def public_url(self) -> str:
@@ -253,6 +263,7 @@ class LLMClient:
         self.fingerprints: dict[tuple[str, str], str] = {}
         #: Each model's probe (see :meth:`probe`): the cache's keying and the long-run estimate share it.
         self._probes: dict[tuple[str, str], Probe] = {}
+        self._speeds: dict[tuple[str, str], Speed] = {}
         #: Per endpoint, what its start-up check suggests (a URL that probably lacks /v1).
         self.hints: dict[str, str] = {}
         self._global = asyncio.Semaphore(concurrency)
@@ -531,21 +542,41 @@ class LLMClient:
         probed once per client: a second caller gets the first answer."""
         if (endpoint, model) in self._probes:
             return self._probes[endpoint, model]
+        seconds, reply = await self._test_call(endpoint, model, PROBE_MESSAGES, PROBE_PARAMS)
+        fingerprint = getattr(reply, "system_fingerprint", None)
+        if fingerprint:
+            self.fingerprints[endpoint, model] = fingerprint
+        self._probes[endpoint, model] = Probe(seconds, fingerprint, reply_tokens(reply))
+        return self._probes[endpoint, model]
+
+    async def speed(self, endpoint: str, model: str) -> Speed:
+        """How long ``model``'s calls take, before the reply and per token of it (:class:`Speed`): from a
+        call whose reply runs to :data:`~madeval.llm.probe.SPEED_TOKENS` tokens and the short call of
+        :meth:`probe` made after it, once :meth:`probe` itself has opened the connection and woken the
+        model (neither of which a call of the run pays for); no cache, no retry. Failures as
+        :meth:`probe`'s; measured once per client."""
+        if (endpoint, model) not in self._speeds:
+            await self.probe(endpoint, model)
+            long_s, long_reply = await self._test_call(endpoint, model, SPEED_MESSAGES, SPEED_PARAMS)
+            short_s, short_reply = await self._test_call(endpoint, model, PROBE_MESSAGES, PROBE_PARAMS)
+            self._speeds[endpoint, model] = Speed.measured((long_s, reply_tokens(long_reply)),
+                                                           (short_s, reply_tokens(short_reply)))
+        return self._speeds[endpoint, model]
+
+    async def _test_call(self, endpoint: str, model: str, messages: list[dict[str, str]],
+                         params: dict[str, Any]) -> tuple[float, Any]:
+        """One call of :meth:`probe` or :meth:`speed`: its seconds and reply; a failure is an :class:`LLMError`."""
         if getattr(self._transports[endpoint], "no_test_calls", False):
             raise LLMError(f"{endpoint}: no test call through the batch transport (it would be a batch of "
                            "its own, a provider turnaround before the run starts)", retryable=True)
         started = time.perf_counter()
         try:
-            reply = await self._transports[endpoint].chat(model, PROBE_MESSAGES, dict(PROBE_PARAMS))
+            reply = await self._transports[endpoint].chat(model, messages, dict(params))
         except (RetryableError, FatalError) as error:
             status = getattr(error, "status", None)
             raise LLMError(self.redact(f"{endpoint}: {error}{v1_hint(self.endpoints[endpoint], status)}"),
                            retryable=isinstance(error, RetryableError)) from None
-        fingerprint = getattr(reply, "system_fingerprint", None)
-        if fingerprint:
-            self.fingerprints[endpoint, model] = fingerprint
-        self._probes[endpoint, model] = Probe(time.perf_counter() - started, fingerprint)
-        return self._probes[endpoint, model]
+        return time.perf_counter() - started, reply
 
     def redact(self, text: str) -> str:
         """``text`` with every configured API key and URL credential replaced by ``***``."""

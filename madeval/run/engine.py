@@ -142,7 +142,7 @@ def endpoints_for(settings: RunSettings) -> Iterator[tuple[dict[str, Endpoint], 
         concurrency = endpoint_limit(settings, EMBEDDED_ENDPOINT, 1)
         endpoint = Endpoint(
             EMBEDDED_ENDPOINT, server.base_url, "-", concurrency, max(settings.timeout, 600.0), settings.transport, cap,
-            response_format=embedded.RESPONSE_FORMAT,
+            response_format=embedded.RESPONSE_FORMAT, always_estimated=True,
         )
         yield {EMBEDDED_ENDPOINT: endpoint}, ModelRef(settings.model or embedded.MODEL_NAME, EMBEDDED_ENDPOINT)
 
@@ -214,12 +214,25 @@ async def _prepare(settings: RunSettings, registries: Registries, tasks: dict[st
 
 
 def _say_before_run(settings: RunSettings, plan: Plan) -> None:
-    """Warnings that need the plan: batch limits that cannot be kept, item counts a task cannot give."""
+    """What the run took to fit the embedded model; warnings that need the plan: batch limits that
+    cannot be kept, item counts a task cannot give."""
+    if settings.fitted:
+        print(f"madeval: {fitted_text(settings.fitted)}", file=sys.stderr)
     if settings.transport == "batch" and (note := concurrency_note(
             settings.concurrency, settings.endpoint_concurrency, settings.batch_options)):
         print(f"madeval: warning: {note}", file=sys.stderr)
     for note in item_count_notes(plan.sampling):
         print(note, file=sys.stderr)
+
+
+def fitted_text(fitted: dict[str, Any]) -> str:
+    """The settings taken to fit the embedded model (:func:`madeval.settings.config.embedded_fits`), said."""
+    shown = ", ".join("structured answers" if key == "structured_answers" else f"{key} {value}"
+                      for key, value in fitted.items() if key != "structured_answers" or value)
+    ways = ", ".join("structured_answers: false in a --config file" if key == "structured_answers"
+                     else f"--{key.replace('_', '-')} N" for key in fitted)
+    return (f"the embedded model ({embedded.MODEL_NAME}, on this CPU) runs with {shown}, the settings that "
+            f"fit it, as none were given (to choose: {ways})")
 
 
 async def _execute_in_folder(prepared: _Prepared, client: LLMClient, show_progress: bool) -> RunOutcome:

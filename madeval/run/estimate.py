@@ -2,14 +2,20 @@
 
 A run's calls are bounded from below by one call per agent per debate (the first turn) and from
 above by every agent speaking on every turn, plus a final round of votes and an extraction. Its
-time is at least the lower bound of calls times the seconds a call takes, divided by the calls
-that may be in flight at once. A resumed run is estimated on the units it has left: those its
-folder already holds are not run again, and the estimate says how many it skips. The seconds per
-call come from a probe call (:meth:`madeval.llm.client.LLMClient.probe`), made only when the run
-could pass :data:`LONG_RUN_S` at all (a short run is never slowed by it). A run estimated to pass
-it prints the estimate and how to limit it, and asks; ``--yes`` (``yes: true`` in a config file)
-goes on without asking, and with no terminal to ask on the run is refused in one line (exit 2).
-The estimate of a run that was asked about is kept in its ``run.json`` (``estimate``).
+time is estimated as the lower bound of calls times the seconds a call takes when its reply runs to
+``max_tokens``, divided by the calls that may be in flight at once. A resumed run is estimated on
+the units it has left: those its folder already holds are not run again, and the estimate says how
+many it skips. The seconds a call takes come from probe calls (:meth:`madeval.llm.client.LLMClient.speed`):
+the seconds before a reply and per token of it, so that a model that writes 1,024 tokens at ten a
+second is not taken for one that says OK in two seconds. They are made only when the run could pass
+:data:`LONG_RUN_S` at all (a short run is never slowed by them), or when the model is the embedded
+one (:attr:`madeval.llm.client.Endpoint.always_estimated`), whose speed is then always said, in one
+line, with how long a debate can take. A debate that can take longer than :data:`LONG_DEBATE_S`
+(every agent on every turn, replies of ``max_tokens``, one call after another) is said before the
+run starts, with what shortens it. A run estimated to pass :data:`LONG_RUN_S` prints the estimate
+and how to limit it, and asks; ``--yes`` (``yes: true`` in a config file) goes on without asking,
+and with no terminal to ask on the run is refused in one line (exit 2). The estimate of a run that
+was asked about is kept in its ``run.json`` (``estimate``).
 
 Through ``--transport batch`` the seconds a call takes say nothing (a call waits for its whole
 batch) and a probe would be a batch of its own. A batch run instead says, in one line and without
@@ -29,11 +35,16 @@ from typing import Any, Callable, Collection
 from madeval.debate.chain import ChainBounds, chain_bounds
 from madeval.errors import LLMError, UsageError
 from madeval.llm.batch.settings import BatchSettings, window_seconds
+from madeval.llm.probe import Speed
 
 #: A run estimated to take longer than this (seconds) is not started without a yes.
 LONG_RUN_S = 3600.0
 #: No probe when even calls this slow (seconds) would keep the run under LONG_RUN_S.
 SLOWEST_CALL_S = 30.0
+#: A debate that may take longer than this (seconds) is said before the run starts.
+LONG_DEBATE_S = 600.0
+#: Tokens a reply may have when the settings say nothing (the client's own default).
+DEFAULT_MAX_TOKENS = 1024
 
 
 @dataclass(frozen=True)
@@ -84,20 +95,63 @@ def duration(seconds: float) -> str:
     return f"{seconds / 86400:.1f} days"
 
 
-def estimate_text(size: RunSize, per_call: float) -> str:
+def longest_debate(plan: Any, done: Collection[str] = ()) -> int:
+    """The most calls one debate of ``plan`` makes (every agent on every turn, a final round of votes
+    and an extraction), over the configurations with units left once those in ``done`` are skipped."""
+    left = {unit.config for unit in plan.units() if unit.key() not in done} if done else set(plan.configs)
+    return max((p.config.agents * (p.config.max_turns + 1) + 1 for cid, p in plan.configs.items() if cid in left),
+               default=0)
+
+
+def reply_limit(settings: Any) -> int:
+    """The ``max_tokens`` the run's calls are sent with (``--max-tokens``, or ``--gen-kwargs``' own)."""
+    generation = getattr(settings, "generation", None)
+    limit = generation().get("max_tokens") if callable(generation) else None
+    return limit if isinstance(limit, int) and limit > 0 else DEFAULT_MAX_TOKENS
+
+
+def call_text(speed: Speed, max_tokens: int) -> str:
+    """The seconds a call takes, and how they were measured."""
+    return (f"{speed.call_s(max_tokens):.2f} s a call of {max_tokens} reply tokens: {speed.overhead_s:.2f} s plus "
+            f"{1000 * speed.per_token_s:.1f} ms a token, measured by probe calls")
+
+
+def estimate_text(size: RunSize, speed: Speed, max_tokens: int) -> str:
     """The estimate as said to the user, with how to limit the run."""
     resumed = f" for the {size.units - size.done:,} of its {size.units:,} units not done yet" if size.done else ""
-    return (f"this run makes at least {size.low:,} calls (up to {size.high:,}){resumed} and takes at least "
-            f"{duration(size.seconds(per_call))} ({per_call:.2f} s a call, measured by a probe call; "
-            f"{size.parallel} in flight at once); limit it with --limit N or --sample N")
+    return (f"this run makes at least {size.low:,} calls (up to {size.high:,}){resumed} and takes "
+            f"{duration(size.seconds(speed.call_s(max_tokens)))} or more when replies run to max_tokens "
+            f"({call_text(speed, max_tokens)}; {size.parallel} in flight at once); limit it with --limit N or "
+            "--sample N")
 
 
-def estimate_record(size: RunSize, per_call: float) -> dict[str, Any]:
-    """The estimate as ``run.json`` keeps it (``estimate``): the calls, the seconds a call took in
-    the probe, the calls in flight, the least time (seconds), and the units left of all."""
+def speed_text(model: str, speed: Speed, max_tokens: int, size: RunSize, debate_calls: int) -> str:
+    """One line before the run: how fast ``model`` answers here, how long a debate's replies can take
+    and the run's at least; when a debate can pass :data:`LONG_DEBATE_S`, what shortens it. The probes'
+    prompts are a line each: a debate's prompts of hundreds of tokens (and, on llama.cpp, replies held
+    to a JSON schema) take longer, which the line says (the embedded model on 3 mmlu_pro items: 1.8 s
+    estimated, 5.6 s a call measured)."""
+    per_call = speed.call_s(max_tokens)
+    debate_s = debate_calls * per_call
+    rate = f"{1 / speed.per_token_s:.1f} tokens a second" if speed.per_token_s > 0 else "at once"
+    text = (f"{model} answers at {rate} here ({call_text(speed, max_tokens)}): a debate's replies take up to "
+            f"{duration(debate_s)} ({debate_calls} calls one after another; reading long prompts adds to that), "
+            f"this run's {duration(size.seconds(per_call))} or more ({size.low:,} calls at least)")
+    if debate_s > LONG_DEBATE_S:
+        text += "; --max-tokens and --max-turns make a debate shorter"
+    return text
+
+
+def estimate_record(size: RunSize, speed: Speed, max_tokens: int) -> dict[str, Any]:
+    """The estimate as ``run.json`` keeps it (``estimate``): the calls, the seconds a call takes when
+    its reply runs to ``max_tokens`` (and that limit, the seconds before a reply and per token, from the
+    probes), the calls in flight, the least time (seconds) and the units left of all."""
+    per_call = speed.call_s(max_tokens)
     return {"calls_low": size.low, "calls_high": size.high, "seconds_per_call": round(per_call, 4),
-            "in_flight": size.parallel, "expected_s_at_least": round(size.seconds(per_call), 1),
-            "units": size.units, "units_done_before": size.done}
+            "max_tokens": max_tokens, "seconds_before_reply": round(speed.overhead_s, 4),
+            "seconds_per_token": round(speed.per_token_s, 6), "in_flight": size.parallel,
+            "expected_s_at_least": round(size.seconds(per_call), 1), "units": size.units,
+            "units_done_before": size.done}
 
 
 def round_trips(plan: Any, registries: Any, configs: Collection[str] | None = None) -> ChainBounds:
@@ -162,11 +216,12 @@ async def confirm_long_run(
     done: Collection[str] = (),
     registries: Any = None,
 ) -> dict[str, Any] | None:
-    """Probe a model of ``plan`` when the run could be long; when the estimate passes
-    :data:`LONG_RUN_S`, go on only with ``settings.yes`` or a yes from ``ask`` (default: on the
-    terminal). ``done``: the keys of the units a resumed folder already holds (only the rest is
-    estimated). Returns the estimate (:func:`estimate_record`) when the run was asked about, for
-    its ``run.json``; else None.
+    """Measure a model of ``plan`` when the run could be long or the model is always estimated (then
+    say its speed, :func:`speed_text`); say a debate that can pass :data:`LONG_DEBATE_S`; when the
+    estimate passes :data:`LONG_RUN_S`, go on only with ``settings.yes`` or a yes from ``ask``
+    (default: on the terminal). ``done``: the keys of the units a resumed folder already holds (only
+    the rest is estimated). Returns the estimate (:func:`estimate_record`) when the run was asked
+    about, for its ``run.json``; else None.
 
     With no terminal on stdin and no ``--yes``, a one-line UsageError (exit 2); an answer other
     than yes is one too. Nothing has been written when either is raised.
@@ -187,27 +242,32 @@ async def confirm_long_run(
         window = BatchSettings(**settings.batch_options).window
         print(f"madeval: {batch_text(size, bounds, window)}", file=sys.stderr)
         return None
-    if size.seconds(SLOWEST_CALL_S) > LONG_RUN_S and done:  # only then are the units left counted
-        size = run_size(plan, endpoints, settings.calls_in_flight(), done)
-    if size.seconds(SLOWEST_CALL_S) <= LONG_RUN_S:
-        return None
     first = next(iter(plan.configs.values())).agent_models[0]
+    told = getattr(endpoints.get(first.endpoint), "always_estimated", False)
+    if (told or size.seconds(SLOWEST_CALL_S) > LONG_RUN_S) and done:  # only then are the units left counted
+        size = run_size(plan, endpoints, settings.calls_in_flight(), done)
+    if size.low == 0 or not (told or size.seconds(SLOWEST_CALL_S) > LONG_RUN_S):
+        return None
     try:
-        per_call = (await client.probe(first.endpoint, first.model)).latency_s
+        speed = await client.speed(first.endpoint, first.model)
     except LLMError as error:
         if not error.retryable:
             raise UsageError(f"a test call to model {first.model} failed: {error}") from None
         return None  # the run's own calls will retry and report
-    if size.seconds(per_call) <= LONG_RUN_S:
+    max_tokens = reply_limit(settings)
+    debate_calls = longest_debate(plan, done)
+    if told or debate_calls * speed.call_s(max_tokens) > LONG_DEBATE_S:
+        print(f"madeval: {speed_text(first.model, speed, max_tokens, size, debate_calls)}", file=sys.stderr)
+    if size.seconds(speed.call_s(max_tokens)) <= LONG_RUN_S:
         return None
-    text = estimate_text(size, per_call)
+    text = estimate_text(size, speed, max_tokens)
     if settings.yes:
         print(f"madeval: {text}; starting it (--yes)", file=sys.stderr)
-        return estimate_record(size, per_call)
+        return estimate_record(size, speed, max_tokens)
     ask = ask or ask_on_terminal
     if not ask(f"madeval: {text}. Start it? [y/N] "):
         raise UsageError(f"{text}, or pass --yes (yes: true in a config file) to start it without asking")
-    return estimate_record(size, per_call)
+    return estimate_record(size, speed, max_tokens)
 
 
 def ask_on_terminal(question: str) -> bool:

@@ -124,9 +124,7 @@ async def execute(
         if sharing is not None:
             sharing.done(unit, finished=False)
 
-    # As many debates as calls may be in flight, and a few more (no more than the plan has units: with
-    # --transport batch the bound is a batch's lines, tens of thousands).
-    size = workers or max(1, min(plan.settings.calls_in_flight() + 8, plan.size()))
+    size = workers or debates_at_once(plan, client)
     try:
         if sharing is None:
             await run_pool(pending, run_one, size, size)
@@ -194,6 +192,19 @@ async def run_pool(units: Iterator[Unit], run_one: Callable[[Unit], Awaitable[No
         for task in list(running):
             task.cancel()
         await asyncio.gather(*running, return_exceptions=True)
+
+
+def debates_at_once(plan: Plan, client: LLMClient) -> int:
+    """How many debates run at once: as many as calls may be in flight and a few more, so the endpoints
+    stay busy while a debate scores a reply or builds its next prompt (no more than the plan has units:
+    with --transport batch the bound is a batch's lines, tens of thousands). When only one call can be
+    in flight (the embedded model's one slot), one: debates taking turns on one slot each finish later
+    and none sooner, so they run one after another and each is recorded as soon as it can be."""
+    in_flight = plan.settings.calls_in_flight()
+    slots = sum(endpoint.concurrency for endpoint in client.endpoints.values())
+    if min(in_flight, slots) <= 1:
+        return 1
+    return max(1, min(in_flight + 8, plan.size()))
 
 
 async def run_unit(plan: Plan, unit: Unit, item: Item, registries: Registries, client: LLMClient,

@@ -161,7 +161,9 @@ class RunSettings:
                               check=rule.at_least(0), added_later=True)
     model: str | None = option(None, help="Model name for all agents.", convert=rule.text,
                                shown_default="the embedded model, or the endpoint's only model")
-    base_url: str | None = option(None, help="OpenAI-compatible endpoint.", convert=rule.text,
+    base_url: str | None = option(None, help="OpenAI-compatible endpoint. Without one (nor --endpoint) the embedded "
+                                  "model is started, and where they are not given it takes the settings that fit "
+                                  "it: short replies, structured answers, few turns.", convert=rule.text,
                                   shown_default="start the embedded model")
     endpoints: dict[str, str] = option(factory=dict, help="Extra endpoint NAME=URL (repeatable).",
                                        convert=parse_endpoints, flags=("--endpoint",), multiple=True)
@@ -296,6 +298,9 @@ class RunSettings:
         secret=True,
     )
     leaderboard: dict[str, Any] = field(default_factory=dict)
+    #: The settings taken to fit the embedded model because none were given (:func:`embedded_fits`):
+    #: said before the run starts.
+    fitted: dict[str, Any] = field(default_factory=dict)
 
     def sample_spec(self):
         """The parsed ``sample`` setting (:class:`madeval.settings.sampling.SampleSpec`)."""
@@ -473,11 +478,32 @@ def build_settings(options: dict[str, Any]) -> RunSettings:
         leaderboard.title = leaderboard.title or sweep_name
     else:
         debates = [{k: v for k, v in options.items() if k in DEBATE_KEYS}]
-    settings = RunSettings(**run, leaderboard=leaderboard.to_dict())
-    settings.configurations = [debate_config(debate) for debate in debates]
+    fits = embedded_fits(run)
+    fitted = {key: value for key, value in fits.items() if key in RUN_KEYS and key not in run
+              and key not in run.get("gen_kwargs", {})}  # --gen-kwargs max_tokens=... is a max_tokens given
+    settings = RunSettings(**run, **fitted, leaderboard=leaderboard.to_dict())
+    debate_fits = {key: value for key, value in fits.items() if key in DEBATE_KEYS}
+    for debate in debates:
+        given = apply_preset(dict(debate)) if debate_fits else debate  # a preset's own values are given too
+        missing = {key: value for key, value in debate_fits.items() if key not in given}
+        fitted.update(missing)
+        settings.configurations.append(debate_config({**missing, **debate}))
+    settings.fitted = fitted
     check_settings(settings)
     _board_prices(settings)
     return settings
+
+
+def embedded_fits(run: dict[str, Any]) -> dict[str, Any]:
+    """The settings that fit the embedded model (:data:`madeval.llm.embedded.FITTING_SETTINGS`) when
+    the run options ``run`` give no endpoint (the run starts the embedded model); else ``{}``. They
+    replace the declared defaults only: an option given (on the command line, in a config file, by a
+    preset) keeps its value."""
+    if run.get("base_url") or run.get("endpoints"):
+        return {}
+    from madeval.llm.embedded import FITTING_SETTINGS  # the model's module only for a run that starts it
+
+    return dict(FITTING_SETTINGS)
 
 
 def _board_prices(settings: RunSettings) -> None:

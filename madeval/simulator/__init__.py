@@ -53,6 +53,7 @@ def simulate(
     port: int = 0,
     unknown: str | None = None,
     served: Iterable[str] = (),
+    decode_s_per_token: float = 0.0,
 ) -> Iterator[Simulation]:
     """Run a simulator in a background thread for the duration of the ``with`` block.
 
@@ -67,7 +68,8 @@ def simulate(
     ``unknown``: what a prompt quoting no known question gets, "error" (HTTP 400, the default when
     the agents know any question) or "answer" (at random, the default when they know none).
     ``served`` are the only model names ``/v1/models`` lists (vLLM's ``--served-model-name``); by
-    default "simulator" and every name asked for.
+    default "simulator" and every name asked for. ``latency_s`` delays every reply, and
+    ``decode_s_per_token`` each token of an answered one (a server that decodes 1 / that tokens a second).
     """
     index = GoldIndex()
     if truth is not None:
@@ -78,7 +80,7 @@ def simulate(
         seed=seed, unknown=unknown,
     )
     server = SimulatorServer(agents, port=port, latency_s=latency_s, faults=faults, api_key=api_key,
-                             models=profiles or (), served=served)
+                             models=profiles or (), served=served, decode_s_per_token=decode_s_per_token)
     with run_in_thread(server) as running:
         yield Simulation(running, agents)
 

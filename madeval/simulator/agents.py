@@ -69,7 +69,7 @@ from typing import Any, Callable, Iterable
 
 from madeval.core.plugins import load_plugins
 from madeval.llm.model_identity import SIMULATOR_FINGERPRINT
-from madeval.llm.probe import PROBE_PROMPT
+from madeval.llm.probe import PROBE_PROMPT, SPEED_PROMPT
 from madeval.simulator.truth import Gold, GoldIndex
 
 LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
@@ -158,6 +158,11 @@ class SyntheticAgents:
         if user.strip() == PROBE_PROMPT:  # madeval's probe call: any model answers it
             self.stats.kinds["probe"] += 1
             return "OK", max(1, len(prompt) // 4), 1
+        if user.strip() == SPEED_PROMPT:  # madeval's speed probe: a story that runs to its max_tokens
+            self.stats.kinds["probe"] += 1
+            tokens = request.get("max_tokens")
+            tokens = tokens if isinstance(tokens, int) and 0 < tokens <= 4096 else 16
+            return " ".join(["once"] * tokens), max(1, len(prompt) // 4), tokens
         gold = self.truth.lookup(prompt)
         known = gold is not None
         if not known:

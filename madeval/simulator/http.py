@@ -211,7 +211,8 @@ class SimulatorServer(LoopbackServer):
     The behaviour runs on the server's event loop, once per answered chat request (not for
     requests that a rate_limit, server_error, empty or malformed fault answers), so it must be
     quick. Chat responses, errors included, are sent ``latency_s`` after the request arrived,
-    and ``faults.hang_s`` later still when a timeout fault was drawn.
+    and ``faults.hang_s`` later still when a timeout fault was drawn; an answered request also
+    takes ``decode_s_per_token`` for each token of its reply, as a server decoding it would.
 
     As a replica (all off by default): at most ``max_concurrency`` answered requests are served at
     once, the others wait in a queue; with ``prefix_cache_tokens`` a prefix cache of that many
@@ -237,9 +238,11 @@ class SimulatorServer(LoopbackServer):
         block_tokens: int = 16,
         prefill_s_per_token: float = 0.0,
         batch_options: BatchOptions | None = None,
+        decode_s_per_token: float = 0.0,
     ):
         super().__init__(behaviour, host, port, models, served)
         self.latency_s = latency_s
+        self.decode_s_per_token = decode_s_per_token
         self._routing_headers = tuple(name.lower() for name in routing_headers)  # counted in stats
         self.faults = faults or Faults()
         self.stats = ServerStats()
@@ -303,6 +306,8 @@ class SimulatorServer(LoopbackServer):
         elif is_chat:
             response, hang, served = self._chat(body)
             delay += self.faults.hang_s if hang else 0.0
+            if served is not None:  # the reply's tokens, decoded one after another
+                delay += served.completion_tokens * self.decode_s_per_token
             if self._replica is not None and served is not None:
                 connection.respond(response, 0.0, is_chat, wait=self._replica.serve(served.messages, delay),
                                    then=served.with_cached)

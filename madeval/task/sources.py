@@ -25,6 +25,7 @@ import json
 import os
 import socket
 import urllib.parse
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -112,6 +113,52 @@ def _hub_or_mirror(task: str, dataset: dict[str, Any]) -> tuple[list[dict[str, A
         f"task {task}: cannot load {dataset['path']} from the Hugging Face hub{why} and no local mirror: {hint}",
         hint,
     )
+
+
+@dataclass(frozen=True)
+class DataPlace:
+    """Where a task's rows would come from here, found without reading them: ``where`` is
+    ``generated``, ``mirror`` (a local mirror under ``MADEVAL_DATA_DIR``), ``hub``, ``hub, gated`` (a
+    token is known, whether it has access is not) or ``missing``; a missing task's ``hint`` says why
+    and what to do, as the error of a run that names it would."""
+
+    where: str
+    hint: str = ""
+
+    @property
+    def available(self) -> bool:
+        """False when the task's rows cannot be loaded here."""
+        return self.where != "missing"
+
+
+def data_place(dataset: dict[str, Any]) -> DataPlace:
+    """Where the rows of ``dataset`` (a task's ``dataset`` mapping) would be read from here, as
+    :func:`load_docs_with_source` would try them (generator; the hub when reachable; the mirror),
+    without reading any. Asks whether the hub answers (:func:`hub_reachable`) only for a dataset
+    that has no local mirror."""
+    if "generator" in dataset:
+        return DataPlace("generated")
+    if mirror_file(dataset) is not None:
+        return DataPlace("mirror")
+    gated = bool(dataset.get("gated"))
+    if hub_reachable():
+        if not gated:
+            return DataPlace("hub")
+        if hub_token_known():
+            return DataPlace("hub, gated")
+        return DataPlace("missing", f"no token for the hub: {gated_hint(dataset)}")
+    why = "HF_HUB_OFFLINE is set" if hub_offline() else "the Hugging Face hub is unreachable"
+    hint = gated_hint(dataset) if gated else missing_mirror_hint(dataset)
+    return DataPlace("missing", f"{why} and there is no local mirror: {hint}")
+
+
+def hub_token_known() -> bool:
+    """True when a Hugging Face token is set (``HF_TOKEN``) or saved where the hub's client looks
+    (``HF_TOKEN_PATH``, else ``token`` in ``HF_HOME``, by default ``~/.cache/huggingface``)."""
+    if os.environ.get("HF_TOKEN"):
+        return True
+    home = Path(os.environ.get("HF_HOME") or Path.home() / ".cache" / "huggingface")
+    return Path(os.environ.get("HF_TOKEN_PATH") or home / "token").is_file()
 
 
 def refused_as_gated(error: BaseException) -> bool:

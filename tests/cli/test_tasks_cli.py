@@ -80,14 +80,87 @@ def line_of(output: str, name: str) -> str:
     return next(line for line in output.splitlines() if line.split()[:1] == [name])
 
 
-def test_tasks_lists_row_counts(folder):
+def test_tasks_lists_row_counts_and_where_the_data_comes_from(folder):
     result = invoke("--include-path", str(folder))
     assert result.exit_code == 0
-    assert line_of(result.output, "good_mc").split() == ["good_mc", "choice", "7"]  # generator size
-    assert line_of(result.output, "from_file").split() == ["from_file", "yes_no", "9"]  # mirror rows
-    assert line_of(result.output, "gated_one").split() == ["gated_one", "yes_no", "42"]  # declared
+    assert line_of(result.output, "good_mc").split() == ["good_mc", "choice", "7", "generated"]  # generator size
+    assert line_of(result.output, "from_file").split() == ["from_file", "yes_no", "9", "mirror"]  # mirror rows
+    assert line_of(result.output, "gated_one").split() == ["gated_one", "yes_no", "42", "missing"]  # declared
     listed = {row["name"]: row for row in json.loads(invoke("--include-path", str(folder), "--json").output)}
     assert (listed["good_mc"]["rows"], listed["from_file"]["rows"], listed["gated_one"]["rows"]) == (7, 9, 42)
+    data = [listed[name]["data"] for name in ("good_mc", "from_file", "gated_one")]
+    assert data == ["generated", "mirror", "missing"]
+    assert "data_missing" not in listed["good_mc"]
+
+
+def test_a_task_whose_data_cannot_be_loaded_here_is_marked_with_why(folder, tmp_path):
+    """No mirror and the hub not to be used (HF_HUB_OFFLINE): what a run naming it would say, under the
+    table; a gated dataset says how to get access; a group with such a task names it."""
+    write(folder, "locked.yaml", """
+        task: locked_one
+        dataset: {path: someone/locked, split: train, mirror: locked/train.jsonl, gated: true}
+        doc_to_text: question
+        doc_to_target: answer
+        answer_type: yes_no
+        answer_extraction: [yes_no]
+    """)
+    write(folder, "both.yaml", "group: both\ntask: [good_mc, locked_one]\n")
+    result = invoke("--include-path", str(folder))
+    lines = result.output.splitlines()
+    # madeval's own tasks have no mirror in this MADEVAL_DATA_DIR either: listed too
+    head = next(i for i, line in enumerate(lines) if line.startswith("missing: "))
+    assert lines[head] == f"missing: {sum(line.endswith('  missing') for line in lines)} tasks cannot be loaded here:"
+    assert set(lines[head + 1:]) >= {
+        f"  gated_one: HF_HUB_OFFLINE is set and there is no local mirror: MADEVAL_DATA_DIR is set "
+        f"({tmp_path / 'data'}) but has no file gated/train.jsonl",
+        "  locked_one: HF_HUB_OFFLINE is set and there is no local mirror: someone/locked is a gated dataset: "
+        "accept its terms at https://huggingface.co/datasets/someone/locked while logged in, then set HF_TOKEN "
+        f"to an access token of that account; or put a local copy (JSON lines, the hub's columns) at "
+        f"{tmp_path / 'data' / 'locked' / 'train.jsonl'}",
+    }
+    assert line_of(result.output, "both").endswith("good_mc, locked_one  (no data here: locked_one)")
+    listed = {row["name"]: row for row in json.loads(invoke("--include-path", str(folder), "--json").output)}
+    assert listed["both"]["data_missing"] == ["locked_one"] and "gated dataset" in listed["locked_one"]["data_missing"]
+
+
+def test_a_reachable_hub_serves_what_has_no_mirror_and_a_gated_dataset_needs_a_token(folder, tmp_path, monkeypatch):
+    """The hub answers (a listening loopback port stands for it): a dataset without a mirror is read
+    from it, a gated one only with a token (set, or saved in HF_HOME)."""
+    import socket
+
+    write(folder, "open.yaml", """
+        task: open_one
+        dataset: {path: someone/open, split: train}
+        doc_to_text: question
+        doc_to_target: answer
+        answer_type: yes_no
+        answer_extraction: [yes_no]
+    """)
+    with socket.socket() as hub:
+        hub.bind(("127.0.0.1", 0))
+        hub.listen()
+        monkeypatch.delenv("HF_HUB_OFFLINE")
+        monkeypatch.delenv("HF_TOKEN", raising=False)
+        monkeypatch.delenv("HF_TOKEN_PATH", raising=False)
+        monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
+        monkeypatch.setenv("HF_ENDPOINT", f"http://127.0.0.1:{hub.getsockname()[1]}")
+        output = invoke("--include-path", str(folder)).output
+        assert line_of(output, "open_one").split()[-1] == "hub" and line_of(output, "from_file").split()[-1] == "mirror"
+        assert line_of(output, "gated_one").split()[-1] == "hub"  # not declared gated: the hub may serve it
+        write(folder, "locked.yaml", """
+            task: locked_one
+            dataset: {path: someone/locked, split: train, gated: true}
+            doc_to_text: question
+            doc_to_target: answer
+            answer_type: yes_no
+            answer_extraction: [yes_no]
+        """)
+        output = invoke("--include-path", str(folder)).output
+        assert line_of(output, "locked_one").split()[-1] == "missing"
+        assert "  locked_one: no token for the hub: someone/locked is a gated dataset" in output
+        (tmp_path / "hf").mkdir()
+        (tmp_path / "hf" / "token").write_text("hf_x")
+        assert line_of(invoke("--include-path", str(folder)).output, "locked_one").split()[-2:] == ["hub,", "gated"]
 
 
 def test_validate_good_tasks_pass_and_missing_data_is_skipped(folder):

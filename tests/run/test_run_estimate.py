@@ -13,15 +13,17 @@ import pytest
 from madeval import UsageError
 from madeval.debate.session import ModelRef
 from madeval.llm.client import Endpoint, LLMClient
+from madeval.llm.probe import Speed
 from madeval.records.unit import Unit
 from madeval.settings.config import build_settings
 from madeval.simulator import simulate
 
 
 def test_a_long_run_without_a_terminal_or_yes_is_refused_in_one_line(generated_tasks, tmp_path):
-    """10 items x 300 repeats x 3 agents: at least 9,000 calls at 0.5 s, one at a time: 75 minutes.
-    Before, the run started (and would have run for over an hour: the timeout ends the test)."""
-    with simulate(tasks=generated_tasks.values(), latency_s=0.5) as sim:
+    """10 items x 300 repeats x 3 agents: at least 9,000 calls, one at a time, each 0.05 s and 2 ms for
+    each of its up to 1,024 reply tokens (2.1 s): over 5 hours. Before, the probe's reply of one token
+    said 0.05 s a call, 8 minutes in all, and the run started."""
+    with simulate(tasks=generated_tasks.values(), latency_s=0.05, decode_s_per_token=0.002) as sim:
         ended = subprocess.run(
             [sys.executable, "-m", "madeval", "--tasks", "arith_mc", "--limit", "10", "--repeats", "300",
              "--concurrency", "1", "--base-url", sim.base_url, "-o", "out", "--no-progress"],
@@ -29,15 +31,19 @@ def test_a_long_run_without_a_terminal_or_yes_is_refused_in_one_line(generated_t
         requests = sim.server.stats.requests
     assert ended.returncode == 2, ended.stderr
     (line,) = ended.stderr.strip().splitlines()
-    # 9,000 calls at the probe's measured seconds a call (at least the simulator's 0.5 s; more on a
-    # loaded machine), one in flight: the minutes follow from the seconds the line reports
-    found = re.match(r"madeval: error: this run makes at least 9,000 calls \(up to 102,000\) and takes at least "
-                     r"(\d+) minutes \((\d+\.\d\d) s a call, measured by a probe call; 1 in flight at once\)", line)
+    # 9,000 calls at the probes' measured seconds a call, one in flight: the hours follow from the
+    # seconds the line reports
+    found = re.match(r"madeval: error: this run makes at least 9,000 calls \(up to 102,000\) and takes (\d+\.\d) "
+                     r"hours or more when replies run to max_tokens \((\d+\.\d\d) s a call of 1024 reply tokens: "
+                     r"(\d+\.\d\d) s plus (\d+\.\d) ms a token, measured by probe calls; 1 in flight at once\)",
+                     line)
     assert found, line
-    minutes, per_call = int(found.group(1)), float(found.group(2))
-    assert per_call >= 0.5 and abs(minutes - 9000 * per_call / 60) <= 1 + 9000 * 0.005 / 60, line
+    hours, per_call, before, per_token = (float(found.group(i)) for i in range(1, 5))
+    # 0.05 s + 1,024 x 2 ms = 2.098 s; the machine's own delays move the two probes by milliseconds
+    assert 1.5 < per_call < 3 and per_token == pytest.approx(2.0, abs=0.5) and before < 0.2, line
+    assert abs(hours - 9000 * per_call / 3600) <= 0.05 + 9000 * 0.005 / 3600, line
     assert "limit it with --limit N or --sample N, or pass --yes (yes: true in a config file)" in line
-    assert requests == 1 and not (tmp_path / "out").exists()  # one probe call, nothing written
+    assert requests == 3 and not (tmp_path / "out").exists()  # three probe calls, nothing written
 
 
 def plan_of(items: int, repeats: int, agents: int = 3, max_turns: int = 10, endpoint: str = "e"):
@@ -51,14 +57,15 @@ def plan_of(items: int, repeats: int, agents: int = 3, max_turns: int = 10, endp
                            configs={"c": planned}, units=lambda: iter(units))
 
 
-def estimate(sim, plan, concurrency=1, yes=False, ask=None, done=()):
+def estimate(sim, plan, concurrency=1, yes=False, ask=None, done=(), max_tokens=1024, always=False):
     from madeval.run.estimate import confirm_long_run
 
     async def main():
-        client = LLMClient({"e": Endpoint("e", sim.base_url, concurrency=concurrency)})
+        client = LLMClient({"e": Endpoint("e", sim.base_url, concurrency=concurrency, always_estimated=always)})
         try:
             return await confirm_long_run(plan, client, client.endpoints,
-                                          SimpleNamespace(calls_in_flight=lambda: concurrency, yes=yes),
+                                          SimpleNamespace(calls_in_flight=lambda: concurrency, yes=yes,
+                                                          generation=lambda: {"max_tokens": max_tokens}),
                                           ask=ask, done=done)
         finally:
             await client.aclose()
@@ -77,8 +84,10 @@ def test_yes_or_a_yes_answer_starts_it_and_a_short_run_is_never_probed(generated
         record = estimate(sim, long_plan, yes=True)
         assert (record["calls_low"], record["calls_high"], record["units"], record["units_done_before"]) == \
             (9000, 102000, 3000, 0)
-        # the least time is the calls at the probe's measured seconds a call, one in flight
-        assert record["seconds_per_call"] >= 0.5 and record["in_flight"] == 1
+        # the least time is the calls at the probes' measured seconds a call, one in flight
+        assert record["seconds_per_call"] >= 0.5 and record["in_flight"] == 1 and record["max_tokens"] == 1024
+        per_call = record["seconds_before_reply"] + 1024 * record["seconds_per_token"]
+        assert record["seconds_per_call"] == pytest.approx(per_call, abs=0.001)
         assert abs(record["expected_s_at_least"] - 9000 * record["seconds_per_call"]) <= 0.1 + 9000 * 0.00005
         assert "starting it (--yes)" in capsys.readouterr().err
         asked = []
@@ -86,12 +95,12 @@ def test_yes_or_a_yes_answer_starts_it_and_a_short_run_is_never_probed(generated
         assert asked and asked[0].endswith("Start it? [y/N] ")
         with pytest.raises(UsageError, match="or pass --yes"):
             estimate(sim, long_plan, ask=lambda q: False)
-        assert sim.server.stats.requests == 3  # one probe each
+        assert sim.server.stats.requests == 9  # three probe calls each
         # 9,000 calls in flight 64 at a time at 0.5 s: about 70 s, so it starts without asking.
         assert estimate(sim, long_plan, concurrency=64, ask=lambda q: False) is None
         # 20 calls could not take an hour even at 30 s each: no probe at all.
         assert estimate(sim, plan_of(items=5, repeats=1, agents=4), ask=lambda q: False) is None
-        assert sim.server.stats.requests == 4
+        assert sim.server.stats.requests == 12
     assert LONG_RUN_S == 3600.0
 
 
@@ -142,7 +151,7 @@ def test_the_estimate_is_kept_in_run_json_and_a_resume_asks_only_about_what_is_l
         kept = json.loads(run_file.read_text())["estimate"]
         assert (kept["calls_low"], kept["units"], kept["units_done_before"], kept["in_flight"]) == (30, 10, 0, 2)
         assert kept["calls_high"] == 10 * (3 * (settings.configurations[0].max_turns + 1) + 1)
-        assert kept["seconds_per_call"] >= 0.1
+        assert kept["seconds_per_call"] >= 0.1 and kept["max_tokens"] == settings.max_tokens
         assert abs(kept["expected_s_at_least"] - 30 * kept["seconds_per_call"] / 2) <= 0.05 + 30 * 0.00005 / 2
         lines = records.read_text().splitlines(keepends=True)
 
@@ -157,3 +166,68 @@ def test_the_estimate_is_kept_in_run_json_and_a_resume_asks_only_about_what_is_l
         records.write_text("".join(lines[:9]))  # 1 unit left: no question, no --yes needed
         last, _ = run_quietly(settings_for(sim.base_url, tmp_path, limit=10, concurrency=2, cache="off"))
         assert (last.outcome.finished, last.outcome.skipped) == (1, 9)
+
+
+def test_the_speed_of_two_calls_by_hand():
+    """A reply of 32 tokens in 1.0 s and one of 1 token in 0.38 s: 20 ms a token, 0.36 s before it."""
+    speed = Speed.measured((1.0, 32), (0.38, 1))
+    assert speed.per_token_s == pytest.approx(0.02) and speed.overhead_s == pytest.approx(0.36)
+    assert speed.call_s(128) == pytest.approx(0.36 + 128 * 0.02)
+    # the long reply no slower (its tokens cost nothing measurable): every call takes the short one's time
+    assert Speed.measured((0.5, 32), (0.51, 1)) == Speed(0.51, 0.0)
+    # a long reply that stopped early: its time over its tokens, never too short
+    assert Speed.measured((0.9, 1), (0.3, 1)) == Speed(0.0, 0.9)
+
+
+def test_an_always_estimated_model_says_its_speed_and_a_debate_that_takes_long(generated_tasks, monkeypatch, capsys):
+    """The embedded model's endpoint is always measured, however short the run: 3 items, 3 agents,
+    at most 10 turns (34 calls a debate at most) at 0.05 s and 2 ms a token. With the bound at 30 s,
+    replies of 1,024 tokens (2.1 s a call) make a debate up to 71 s: said, with what shortens it;
+    replies of 128 tokens (0.31 s) and 3 turns (13 calls, 4 s) only say the speed."""
+    monkeypatch.setattr("madeval.run.estimate.LONG_DEBATE_S", 30.0)
+    with simulate(tasks=generated_tasks.values(), latency_s=0.05, decode_s_per_token=0.002) as sim:
+        assert estimate(sim, plan_of(items=3, repeats=1), always=True) is None  # 9 calls: not a long run
+        said = capsys.readouterr().err.strip()
+        found = re.fullmatch(r"madeval: simulator answers at (\d+\.\d) tokens a second here \((\d+\.\d\d) s a call "
+                             r"of 1024 reply tokens: .*\): a debate's replies take up to (\d+) s \(34 calls one after "
+                             r"another; reading long prompts adds to that\), this run's (\d+) s or more \(9 calls at "
+                             r"least\); --max-tokens and --max-turns make a debate shorter", said)
+        assert found, said
+        rate, per_call, debate, run = (float(found.group(i)) for i in range(1, 5))
+        assert rate == pytest.approx(500, rel=0.25) and 1.5 < per_call < 3
+        assert debate == pytest.approx(34 * per_call, abs=1) and run == pytest.approx(9 * per_call, abs=1)
+        assert estimate(sim, plan_of(items=3, repeats=1, max_turns=3), always=True, max_tokens=128) is None
+        said = capsys.readouterr().err
+        assert "reply tokens" in said and "(13 calls one after another;" in said and "shorter" not in said
+        assert sim.server.stats.requests == 6  # three probe calls for each client
+        # not always estimated, and the run cannot take an hour: nothing measured, nothing said
+        assert estimate(sim, plan_of(items=3, repeats=1)) is None
+        assert capsys.readouterr().err == "" and sim.server.stats.requests == 6
+
+
+def test_one_slot_runs_one_debate_at_a_time(generated_tasks, tmp_path):
+    """With one call in flight, debates taking turns on the slot each finish later and none sooner:
+    they run one after another, the first recorded after its own calls only. With more slots, many
+    debates share them (calls in flight and a few more)."""
+    import json
+
+    from helpers import run_quietly, settings_for
+    from madeval.run.scheduler import debates_at_once
+
+    with simulate(tasks=generated_tasks.values(), latency_s=0.02) as sim:
+        result, _ = run_quietly(settings_for(sim.base_url, tmp_path, limit=4, concurrency=1, cache="off",
+                                             max_turns=2))
+    records = [json.loads(line) for line in (result.folder / "records.jsonl").read_text().splitlines()]
+    # debates one after another: their times add up to no more than the run's (taking turns on the
+    # slot, four debates of about the same length would each last about as long as the run)
+    assert len(records) == 4 and sum(r["wall_s"] for r in records) <= result.outcome.wall_s
+
+    def plan(in_flight, units):
+        return SimpleNamespace(settings=SimpleNamespace(calls_in_flight=lambda: in_flight), size=lambda: units)
+
+    def client(*slots):
+        return SimpleNamespace(endpoints={str(i): SimpleNamespace(concurrency=n) for i, n in enumerate(slots)})
+
+    assert debates_at_once(plan(64, 100), client(1)) == 1  # the embedded model: one slot
+    assert debates_at_once(plan(1, 100), client(64)) == 1  # --concurrency 1
+    assert debates_at_once(plan(64, 100), client(1, 1)) == 72 and debates_at_once(plan(64, 5), client(64)) == 5

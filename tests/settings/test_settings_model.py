@@ -94,10 +94,14 @@ def test_every_config_key_is_a_model_field(tmp_path):
             lines.append(f"{name}: {written}")
     (tmp_path / "all.yaml").write_text("\n".join(lines) + "\n")
     settings = build_settings(read_config_file(tmp_path / "all.yaml"))
-    defaults = build_settings({"tasks": "arith_mc"})
-    assert settings.public() == defaults.public()
+    defaults = build_settings({"tasks": "arith_mc", "base_url": "http://127.0.0.1:9/v1"})
+    assert settings.public() == {**defaults.public(), "base_url": None}
     assert settings.configurations == defaults.configurations == [DebateConfig()]
-    assert settings.public() == RunSettings(tasks=["arith_mc"]).public()
+    assert settings.public() == RunSettings(tasks=["arith_mc"]).public() and settings.fitted == {}
+    # nothing given and no endpoint: the embedded model's settings where the defaults were
+    embedded = build_settings({"tasks": "arith_mc"})
+    assert embedded.public() == {**settings.public(), "max_tokens": 128}
+    assert embedded.configurations == [DebateConfig(max_turns=3, structured_answers=True)]
     # A key that is not a field is refused, naming the closest field.
     (tmp_path / "bad.yaml").write_text("tasks: arith_mc\nmax_turn: 3\n")
     with pytest.raises(UsageError, match="unknown option max_turn; did you mean max_turns"):
