@@ -115,7 +115,3 @@ class EndpointGate:
     def _pause_over(self) -> None:
         self._timer = None
         self._wake()
-
-    def paused_for(self) -> float:
-        """Seconds until the endpoint's pause ends (0 when it is not paused)."""
-        return max(0.0, self._paused_until - time.monotonic())

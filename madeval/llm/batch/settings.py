@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, fields
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
@@ -60,10 +60,6 @@ class BatchSettings:
         if not 0 < self.poll_s <= 3600:
             raise ValueError(f"poll_s must be above 0 and at most 3600 seconds, got {self.poll_s}")
         window_seconds(self.window)  # raises ValueError for a window that is no duration
-
-    def as_dict(self) -> dict[str, Any]:
-        """The settings as plain values (what run.json records)."""
-        return asdict(self)
 
 
 def parse_batch_options(value: Any) -> dict[str, Any]:

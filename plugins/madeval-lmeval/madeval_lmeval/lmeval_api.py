@@ -100,11 +100,6 @@ def entries(manager: Any) -> dict[str, Any]:
     return manager.task_index
 
 
-def kind_of(entry: Any) -> str:
-    """``"task"``, ``"py_task"``, ``"group"`` or ``"tag"`` for an index ``Entry``."""
-    return entry.kind.name.lower()
-
-
 def build(manager: Any, name: str, custom_dataset: Callable[..., Any] | None) -> Any:
     """Build the registered task, group or tag ``name`` (a Task, a Group, or a list of Tasks for a
     tag), its dataset read by ``custom_dataset`` (called with the task's ``metadata`` and
