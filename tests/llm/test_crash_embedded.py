@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from test_embedded import needs_embedded
-from test_embedded_run import alive, llama_servers
+from test_embedded_run import alive, ctrl_c_as_at_a_terminal, llama_servers
 
 from madeval.llm.embedded import NO_PROXY_OPENER
 
@@ -59,7 +59,7 @@ def test_crash_embedded_server_stops_within_2s_of_a_signal_mid_generation(tmp_pa
     process = subprocess.Popen(
         [sys.executable, "-m", "madeval", "--tasks", "arith_mc", "--limit", "20", "--max-tokens", "1024",
          "--output-path", "out", "--cache", "off", "--no-progress"],
-        cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+        cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, preexec_fn=ctrl_c_as_at_a_terminal,
     )
     try:
         server = wait_until_generating(process)

@@ -29,6 +29,13 @@ def llama_servers(parent: int) -> list[int]:
     return found
 
 
+def ctrl_c_as_at_a_terminal() -> None:
+    """``preexec_fn`` of a madeval that will get SIGINT: Ctrl-C's usual disposition. A process started in
+    the background by a non-interactive shell (a CI step, ``make test &``) inherits SIGINT ignored, and
+    Python then keeps ignoring it, as nohup'd programs should; the test is about a user's Ctrl-C."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
@@ -63,17 +70,22 @@ def test_ctrl_c_stops_the_embedded_model(tmp_path):
     process = subprocess.Popen(
         [sys.executable, "-m", "madeval", "--tasks", "arith_mc", "--limit", "50", "--output-path", "out",
          "--cache", "off", "--no-progress"],
-        cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=ctrl_c_as_at_a_terminal,
     )
-    deadline = time.time() + 120
-    servers = []
-    while time.time() < deadline and not servers:
-        servers = llama_servers(process.pid)
-        time.sleep(0.1)
-    assert servers
-    time.sleep(3)
-    process.send_signal(signal.SIGINT)
-    _, err = process.communicate(timeout=60)
+    try:
+        deadline = time.time() + 120
+        servers = []
+        while time.time() < deadline and not servers:
+            servers = llama_servers(process.pid)
+            time.sleep(0.1)
+        assert servers
+        time.sleep(3)
+        process.send_signal(signal.SIGINT)
+        _, err = process.communicate(timeout=60)
+    finally:  # a madeval that did not stop must not outlive the test (its server dies with it)
+        if process.poll() is None:
+            process.kill()
+            process.wait()
     assert process.returncode == 130 and err.strip().endswith("madeval: interrupted")
     time.sleep(0.5)
     assert not any(alive(pid) for pid in servers)
