@@ -130,18 +130,8 @@ class AiohttpTransport:
                     raise
                 except (aiohttp.ServerDisconnectedError, aiohttp.ClientOSError):
                     return await self._exchange(session, method, path, body, headers)
-        except TimeoutError:
-            raise RetryableError("timeout") from None
-        except ResponseTooLarge as error:
-            raise too_large(error.limit) from None
-        except (aiohttp.InvalidURL, aiohttp.NonHttpUrlClientError) as error:
-            raise ClientSideError(f"invalid URL: {short(self._url.redact(str(error)))}") from None
-        except aiohttp.ClientResponseError as error:  # the reply was not valid HTTP, or the proxy refused
-            raise RetryableError(f"bad response: {short(self._url.redact(error.message))}") from None
-        except (aiohttp.ClientError, OSError) as error:
-            raise RetryableError(f"connection: {short(self._url.redact(_describe(error)))}") from None
-        except ValueError as error:  # aiohttp refused to send it: a header with CR/LF, a bad value
-            raise ClientSideError(f"invalid request: {short(self._url.redact(str(error)))}") from None
+        except (ResponseTooLarge, aiohttp.ClientError, OSError, ValueError) as error:  # TimeoutError included
+            raise error_below(error, self._url) from None
 
     async def _exchange(self, session: aiohttp.ClientSession, method: str, path: str, body: bytes | None,
                         headers: dict[str, str] | None):
@@ -187,6 +177,26 @@ async def _read_capped(response: aiohttp.ClientResponse, limit: int) -> bytes:
             raise ResponseTooLarge(limit)
         chunks.append(chunk)
     return b"".join(chunks)
+
+
+def error_below(error: BaseException | None, url: EndpointURL, *, timed_out: bool = False) -> Exception:
+    """The transport's error (:class:`RetryableError` or :class:`ClientSideError`) for what failed
+    below it: a deadline passed, a body over the cap, aiohttp's or the system's connection errors,
+    a request refused before it was sent (``ValueError``: a header with CR/LF, a bad URL). ``None``:
+    nothing more is known (``timed_out``: the client's deadline passed). Both transports (this one
+    and the ``openai`` one, whose SDK runs on aiohttp) turn their errors into the same ones here;
+    ``url`` redacts the endpoint's credentials from the message."""
+    if isinstance(error, ResponseTooLarge):
+        return too_large(error.limit)
+    if isinstance(error, (aiohttp.InvalidURL, aiohttp.NonHttpUrlClientError)):
+        return ClientSideError(f"invalid URL: {short(url.redact(str(error)))}")
+    if isinstance(error, ValueError) and not isinstance(error, (aiohttp.ClientError, OSError)):
+        return ClientSideError(f"invalid request: {short(url.redact(str(error)))}")
+    if error is None or isinstance(error, TimeoutError):  # aiohttp.ServerTimeoutError included
+        return RetryableError("timeout" if timed_out or error is not None else "connection")
+    if isinstance(error, aiohttp.ClientResponseError):  # the reply was not valid HTTP, or the proxy refused
+        return RetryableError(f"bad response: {short(url.redact(error.message))}")
+    return RetryableError(f"connection: {short(url.redact(_describe(error)))}")
 
 
 def _describe(error: BaseException) -> str:

@@ -15,10 +15,10 @@ import aiohttp
 import openai
 
 from madeval.llm._capped_httpx import capped_aiohttp_client
+from madeval.llm.aiohttp_transport import error_below
 from madeval.llm.endpoint_url import EndpointURL, is_loopback
 from madeval.llm.wire import (
     DEFAULT_MAX_RESPONSE_BYTES,
-    ClientSideError,
     Reply,
     ResponseTooLarge,
     RetryableError,
@@ -26,7 +26,6 @@ from madeval.llm.wire import (
     read_reply,
     short,
     status_error,
-    too_large,
 )
 
 #: The request options of the SDK's own chat call: bearer authentication.
@@ -101,33 +100,16 @@ class OpenAITransport:
                     if not _stale_connection(_root_cause(error)):
                         raise
                     return await request()
-        except TimeoutError:
-            raise RetryableError("timeout") from None
-        except ResponseTooLarge as error:
-            raise too_large(error.limit) from None
         except openai.APIStatusError as error:
             raise status_error(error.status_code, error.response.headers, error.response.content) from None
         except openai.APIConnectionError as error:  # APITimeoutError included
-            raise self._error_below(_root_cause(error), timed_out=isinstance(error, openai.APITimeoutError)) from None
+            cause, timed_out = _root_cause(error), isinstance(error, openai.APITimeoutError)
+            raise error_below(cause, self._url, timed_out=timed_out) from None
         except openai.APIResponseValidationError as error:
             raise RetryableError(f"malformed reply: {short(str(error))}") from None
-        except (aiohttp.ClientError, OSError, ValueError) as error:  # some pass through the SDK unwrapped
-            raise self._error_below(error, timed_out=False) from None
-
-    def _error_below(self, cause: BaseException | None, *, timed_out: bool) -> Exception:
-        """The transport's error for what failed below the SDK (``None``: nothing more known)."""
-        if isinstance(cause, ResponseTooLarge):
-            return too_large(cause.limit)
-        if isinstance(cause, (aiohttp.InvalidURL, aiohttp.NonHttpUrlClientError)):
-            return ClientSideError(f"invalid URL: {short(self._url.redact(str(cause)))}")
-        if isinstance(cause, ValueError) and not isinstance(cause, aiohttp.ClientError):
-            # refused before sending: a header with CR/LF, a bad URL
-            return ClientSideError(f"invalid request: {short(self._url.redact(str(cause)))}")
-        if cause is None or isinstance(cause, (TimeoutError, aiohttp.ServerTimeoutError)):
-            return RetryableError("timeout" if timed_out or cause is not None else "connection")
-        if isinstance(cause, aiohttp.ClientResponseError):  # the reply was not valid HTTP
-            return RetryableError(f"bad response: {short(self._url.redact(cause.message))}")
-        return RetryableError(f"connection: {short(self._url.redact(_describe(cause)))}")
+        # the deadline (a TimeoutError), a body over the cap, errors that pass through the SDK unwrapped
+        except (ResponseTooLarge, aiohttp.ClientError, OSError, ValueError) as error:
+            raise error_below(error, self._url) from None
 
     async def close(self) -> None:
         """Close the connections."""
@@ -149,9 +131,3 @@ def _stale_connection(cause: BaseException | None) -> bool:
     return isinstance(cause, (aiohttp.ServerDisconnectedError, aiohttp.ClientOSError)) and not isinstance(
         cause, aiohttp.ClientConnectorError
     )
-
-
-def _describe(error: BaseException) -> str:
-    text = str(error)
-    return f"{type(error).__name__}: {text}" if text else type(error).__name__
-
