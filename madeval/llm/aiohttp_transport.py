@@ -29,18 +29,15 @@ import aiohttp
 from yarl import URL
 
 from madeval._version import __version__
-from madeval.llm.endpoint_url import EndpointURL, env_proxy
+from madeval.llm.endpoint_url import env_proxy
+from madeval.llm.http_transport import HTTPTransport, error_below
 from madeval.llm.wire import (
     DEFAULT_MAX_RESPONSE_BYTES,
     ClientSideError,
     Reply,
     ResponseTooLarge,
-    RetryableError,
-    read_model_list,
     read_reply,
-    short,
     status_error,
-    too_large,
 )
 
 
@@ -64,16 +61,14 @@ class CleanConnector(aiohttp.TCPConnector):
             connection.close()
 
 
-class AiohttpTransport:
+class AiohttpTransport(HTTPTransport):
     """Chat completions through one ``aiohttp.ClientSession`` per endpoint."""
 
     name = "aiohttp"
 
     def __init__(self, base_url: str, api_key: str, timeout_s: float,
                  max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES):
-        self._url = EndpointURL.parse(base_url)
-        self._timeout_s = timeout_s
-        self._limit = max_response_bytes
+        super().__init__(base_url, timeout_s, max_response_bytes)
         self._params = list(self._url.query) or None
         self._headers = {"Content-Type": "application/json", "Accept": "application/json",
                          "Accept-Encoding": "identity", "User-Agent": f"madeval/{__version__}"}
@@ -98,10 +93,6 @@ class AiohttpTransport:
         if status != 200:
             raise status_error(status, reply_headers, raw)
         return read_reply(raw)
-
-    async def models(self) -> list[str]:
-        """The model ids the endpoint lists; raises on connection errors and HTTP errors."""
-        return read_model_list(await self.model_list_body())
 
     async def model_list_body(self) -> bytes:
         """The raw ``/models`` body; raises on connection errors and HTTP errors."""
@@ -177,28 +168,3 @@ async def _read_capped(response: aiohttp.ClientResponse, limit: int) -> bytes:
             raise ResponseTooLarge(limit)
         chunks.append(chunk)
     return b"".join(chunks)
-
-
-def error_below(error: BaseException | None, url: EndpointURL, *, timed_out: bool = False) -> Exception:
-    """The transport's error (:class:`RetryableError` or :class:`ClientSideError`) for what failed
-    below it: a deadline passed, a body over the cap, aiohttp's or the system's connection errors,
-    a request refused before it was sent (``ValueError``: a header with CR/LF, a bad URL). ``None``:
-    nothing more is known (``timed_out``: the client's deadline passed). Both transports (this one
-    and the ``openai`` one, whose SDK runs on aiohttp) turn their errors into the same ones here;
-    ``url`` redacts the endpoint's credentials from the message."""
-    if isinstance(error, ResponseTooLarge):
-        return too_large(error.limit)
-    if isinstance(error, (aiohttp.InvalidURL, aiohttp.NonHttpUrlClientError)):
-        return ClientSideError(f"invalid URL: {short(url.redact(str(error)))}")
-    if isinstance(error, ValueError) and not isinstance(error, (aiohttp.ClientError, OSError)):
-        return ClientSideError(f"invalid request: {short(url.redact(str(error)))}")
-    if error is None or isinstance(error, TimeoutError):  # aiohttp.ServerTimeoutError included
-        return RetryableError("timeout" if timed_out or error is not None else "connection")
-    if isinstance(error, aiohttp.ClientResponseError):  # the reply was not valid HTTP, or the proxy refused
-        return RetryableError(f"bad response: {short(url.redact(error.message))}")
-    return RetryableError(f"connection: {short(url.redact(_describe(error)))}")
-
-
-def _describe(error: BaseException) -> str:
-    text = str(error)
-    return f"{type(error).__name__}: {text}" if text else type(error).__name__

@@ -15,14 +15,13 @@ import aiohttp
 import openai
 
 from madeval.llm._capped_httpx import capped_aiohttp_client
-from madeval.llm.aiohttp_transport import error_below
-from madeval.llm.endpoint_url import EndpointURL, is_loopback
+from madeval.llm.endpoint_url import is_loopback
+from madeval.llm.http_transport import HTTPTransport, error_below
 from madeval.llm.wire import (
     DEFAULT_MAX_RESPONSE_BYTES,
     Reply,
     ResponseTooLarge,
     RetryableError,
-    read_model_list,
     read_reply,
     short,
     status_error,
@@ -32,16 +31,14 @@ from madeval.llm.wire import (
 _AUTH = {"security": {"bearer_auth": True}}
 
 
-class OpenAITransport:
+class OpenAITransport(HTTPTransport):
     """Requests through the official ``openai.AsyncOpenAI`` client."""
 
     name = "openai"
 
     def __init__(self, base_url: str, api_key: str, timeout_s: float,
                  max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES):
-        self._url = EndpointURL.parse(base_url)
-        self._timeout_s = timeout_s
-        self._limit = max_response_bytes
+        super().__init__(base_url, timeout_s, max_response_bytes)
         headers = {"Accept-Encoding": "identity"}
         if self._url.user is not None:  # credentials in the URL are the credentials (HTTP Basic)
             headers["Authorization"] = self._url.basic_auth()
@@ -75,10 +72,6 @@ class OpenAITransport:
                                                          options=options),
                                self._timeout_s)
         return read_reply(raw)
-
-    async def models(self) -> list[str]:
-        """The model ids the endpoint lists; raises on connection errors and HTTP errors."""
-        return read_model_list(await self.model_list_body())
 
     async def model_list_body(self) -> bytes:
         """The raw ``/models`` body, read as the aiohttp transport reads it (the SDK's typed
