@@ -171,9 +171,14 @@ def test_decider_judge_reviews_final_solutions():
     assert transcript.decision.answer == "Combining them: Final Solution: B" and transcript.decision.success
 
 
-def test_decider_vote_after_more_turns_than_max_turns_fails_at_start():
-    with pytest.raises(UsageError, match="votes after 3 turns, but max_turns is 2: it would never vote"):
-        debate({}, decider="simple_voting", max_turns=2)
+@pytest.mark.parametrize(("decider", "args", "message"), [
+    ("simple_voting", {}, "decider 'simple_voting' votes after 3 turns, but max_turns is 2: it would never vote"),
+    ("judge", {}, "decider 'judge' decides after 3 turns, but max_turns is 2: it would never decide"),
+    ("judge", {"after_turns": 0}, "decider 'judge': after_turns must be at least 1"),
+])
+def test_decider_vote_after_more_turns_than_max_turns_fails_at_start(decider, args, message):
+    with pytest.raises(UsageError, match=message):
+        debate({}, decider=decider, decider_args=args, max_turns=2)
 
 
 def test_decider_llm_extraction_asks_each_agent():
