@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 from madeval.builtins.finals import final_solutions
+from madeval.builtins.from_turn import FromTurnDecider
 from madeval.builtins.voting import NO_SOLUTION
-from madeval.core.components import DebateLLM, DebateState, Decider
+from madeval.core.components import DebateLLM, DebateState
 from madeval.core.hookspecs import hookimpl
 from madeval.core.transcript import Decision
 from madeval.debate.prompts import mallm
-from madeval.errors import UsageError
 from madeval.llm.structured import SOLUTION, reply_in, solution_of
 
 
-class Judge(Decider):
+class Judge(FromTurnDecider):
     """A separate judge reviews every agent's final solution and picks or synthesises one.
 
     After turn ``after_turns`` (default 3, like the voting deciders), the judge model (the
@@ -21,32 +21,11 @@ class Judge(Decider):
     (Figure 30). Its reply is the final answer. An empty reply means one more turn.
     """
 
-    transcript_only = True  # reads the transcript; replay can apply it to stored debates
-    min_voters = 2
-
     def __init__(self, after_turns: int = 3):
-        if after_turns < 1:
-            raise ValueError("after_turns must be at least 1")
-        self.after_turns = after_turns
-
-    def validate(self, setup) -> None:
-        super().validate(setup)
-        if setup.max_turns < self.after_turns:
-            raise UsageError(
-                f"decider 'judge' decides after {self.after_turns} turns, but max_turns is {setup.max_turns}"
-            )
-
-    def least_chain(self, first_turn: int, turn: int, max_turns: int, final: int = 0) -> int:
-        """The turns until the judge is asked, the agents' final solutions, then its call."""
-        return first_turn + (self.after_turns - 1) * turn + final + 1
-
-    def most_chain(self, first_turn: int, turn: int, max_turns: int, final: int) -> int:
-        """Every turn, and after each from ``after_turns`` on (an empty verdict goes on) the agents'
-        final solutions, then the judge's call."""
-        return first_turn + (max_turns - 1) * turn + (max_turns - self.after_turns + 1) * (final + 1)
+        super().__init__(after_turns)
 
     async def after_turn(self, state: DebateState, llm: DebateLLM) -> Decision | None:
-        if state.turn < self.after_turns:
+        if state.turn < self.start_turn:
             return None
         voters = [a.index for a in state.agents if not a.neutral]
         finals = await final_solutions(state, llm, voters)

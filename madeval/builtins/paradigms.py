@@ -28,7 +28,20 @@ def require_agents(paradigm: Paradigm, setup, count: int, why: str) -> None:
         )
 
 
-class Memory(Paradigm):
+class FixedSteps(Paradigm):
+    """A paradigm whose turn always takes the same steps one after another (most = least): by
+    default one agent a step, as many steps as agents."""
+
+    def least_steps(self, agents: int) -> int:
+        """One step an agent."""
+        return agents
+
+    def most_steps(self, agents: int) -> int:
+        """As many as the least: the steps are fixed."""
+        return self.least_steps(agents)
+
+
+class Memory(FixedSteps):
     """Memory: agents speak in order and every message is visible to every agent."""
 
 
@@ -36,14 +49,8 @@ class Memory(Paradigm):
         for agent in state.agents:
             yield [Speaker(agent.index, self.stage_for(agent.index, state))]
 
-    def least_steps(self, agents: int) -> int:
-        return agents  # one agent a step
 
-    def most_steps(self, agents: int) -> int:
-        return agents
-
-
-class Relay(Paradigm):
+class Relay(FixedSteps):
     """Relay: agents speak in order; a message is seen only by its author and the next agent."""
 
 
@@ -56,14 +63,8 @@ class Relay(Paradigm):
             audience = tuple(sorted({agent.index, (agent.index + 1) % count}))
             yield [Speaker(agent.index, self.stage_for(agent.index, state), audience)]
 
-    def least_steps(self, agents: int) -> int:
-        return agents  # one agent a step
 
-    def most_steps(self, agents: int) -> int:
-        return agents
-
-
-class Report(Paradigm):
+class Report(FixedSteps):  # agent 1's draft, then one report a step: as many steps as agents
     """Report: agent 1 drafts every turn for all to see; the others report to agent 1 only."""
 
 
@@ -75,14 +76,8 @@ class Report(Paradigm):
         for agent in state.agents[1:]:
             yield [Speaker(agent.index, self.stage_for(agent.index, state), (0, agent.index))]
 
-    def least_steps(self, agents: int) -> int:
-        return agents  # agent 1's draft, then one report a step
 
-    def most_steps(self, agents: int) -> int:
-        return agents
-
-
-class Debate(Paradigm):
+class Debate(FixedSteps):
     """Debate: agent 1 drafts; the others argue in ``debate_rounds`` relay rounds, seen by agent 1.
 
     In each round agents 2..n speak in order; a message is seen by its author, the next debater
@@ -110,9 +105,6 @@ class Debate(Paradigm):
 
     def least_steps(self, agents: int) -> int:
         return 1 + self.debate_rounds * (agents - 1)  # the draft, then each round's debaters in turn
-
-    def most_steps(self, agents: int) -> int:
-        return self.least_steps(agents)
 
 
 class CollectiveRefinement(Paradigm):

@@ -39,13 +39,13 @@ import re
 from typing import Any
 
 from madeval.builtins.finals import final_solutions
+from madeval.builtins.from_turn import FromTurnDecider
 from madeval.builtins.personas import parse_json_object
-from madeval.core.components import DebateLLM, DebateState, Decider
+from madeval.core.components import DebateLLM, DebateState
 from madeval.core.hookspecs import hookimpl
 from madeval.core.transcript import Decision
 from madeval.debate.prompts import madeval as own
 from madeval.debate.prompts import mallm
-from madeval.errors import UsageError
 from madeval.llm.structured import NUMBER, NUMBERS, POINTS, ReplySchema, as_text, reply_in, structured_fields
 
 # A whole number: not part of a decimal ("2.5"), but a full stop after it ends a sentence ("2.").
@@ -67,30 +67,20 @@ def numbers_in(reply: str) -> list[int]:
     return [int(n) for n in INTEGER.findall(ENUMERATOR.sub("", reply))]
 
 
-class Voting(Decider):
+class Voting(FromTurnDecider):
     """Base of the voting deciders: collect solutions, collect ballots, tally, record."""
 
     template = mallm.VOTE_SIMPLE
     #: A ballot's JSON schema with structured answers: its one field after the reasoning.
     ballot_kind = ReplySchema.of("vote", vote=NUMBER)
-    transcript_only = True  # reads the transcript; replay can apply it to stored debates
-    min_voters = 2
+    start_option = "vote_after_turns"
+    acts = ("votes", "vote")
 
     def __init__(self, vote_after_turns: int = 3, max_reasks: int = 2):
-        if vote_after_turns < 1:
-            raise ValueError("vote_after_turns must be at least 1")
+        super().__init__(vote_after_turns)
         if max_reasks < 0:
             raise ValueError("max_reasks must be >= 0")
-        self.vote_after_turns = vote_after_turns
         self.max_reasks = max_reasks
-
-    def validate(self, setup) -> None:
-        super().validate(setup)
-        if setup.max_turns < self.vote_after_turns:
-            raise UsageError(
-                f"decider '{self.name}' votes after {self.vote_after_turns} turns, but max_turns is "
-                f"{setup.max_turns}: it would never vote"
-            )
 
     def read_ballot(self, reply: str, count: int) -> tuple[Any, str | None]:
         """``(ballot, note)`` read from ``reply`` for ``count`` solutions.
@@ -119,19 +109,12 @@ class Voting(Decider):
         finals = await final_solutions(state, llm, voters)
         return [([agent], finals[agent] or NO_SOLUTION) for agent in voters]
 
-    def least_chain(self, first_turn: int, turn: int, max_turns: int, final: int = 0) -> int:
-        """The turns until the first vote, the agents' final solutions, then one round of ballots
-        (cast at once)."""
-        return first_turn + (self.vote_after_turns - 1) * turn + final + 1
-
-    def most_chain(self, first_turn: int, turn: int, max_turns: int, final: int) -> int:
-        """Every turn, and a vote after each from ``vote_after_turns`` on (a tie goes on): the
-        agents' final solutions, then ballots re-asked up to ``max_reasks`` times."""
-        votes = max_turns - self.vote_after_turns + 1
-        return first_turn + (max_turns - 1) * turn + votes * (final + 1 + self.max_reasks)
+    def deciding_steps(self) -> int:
+        """One round of ballots (cast at once), re-asked up to ``max_reasks`` times."""
+        return 1 + self.max_reasks
 
     async def after_turn(self, state: DebateState, llm: DebateLLM) -> Decision | None:
-        if state.turn < self.vote_after_turns:
+        if state.turn < self.start_turn:
             return None
         voters = [a.index for a in state.agents if not a.neutral]
         candidates = await self.candidates(state, llm, voters)

@@ -6,6 +6,54 @@ import click
 
 from madeval.errors import UsageError
 
+#: A count of faults: 0 (none) unless given, shown in --help.
+_COUNT = {"type": int, "default": 0, "show_default": True}
+
+#: The simulator's Batch API options: each one's flag, the BatchOptions field it sets, its help (after
+#: "Batch API: ") and click's keywords. Declared once here: the command's options, the keywords the
+#: command gets and the flag named by a one-line error all come from this table.
+BATCH_OPTIONS = [
+    ("--batch-delay", "completion_delay_s", "seconds from a batch's creation to its completion.",
+     {"type": float, "default": 0.0, "show_default": True}),
+    ("--batch-fail-rate", "fail_rate", "share of lines that fail (server_error in the error file).",
+     {"type": float, "default": 0.0, "show_default": True}),
+    ("--batch-expire-after", "expire_after_lines", "a batch expires after answering this many lines, the rest "
+     "in its error file as batch_expired (default: never).", {"type": int}),
+    ("--batch-cancel-after", "cancel_after_lines", "the provider cancels a batch after answering this many "
+     "lines, the rest in no file (default: never).", {"type": int}),
+    ("--batch-fail", "fail_batches", "every batch fails as a whole when it is created.", {"is_flag": True}),
+    ("--batch-refuse-uploads", "refuse_uploads",
+     "the first this many file uploads get HTTP 429 with Retry-After: 1.", _COUNT),
+    ("--batch-refuse-looks", "refuse_looks", "the first this many looks at a batch's status get HTTP 503.", _COUNT),
+    ("--batch-enqueued-token-limit", "enqueued_token_limit", "a batch that would bring the prompt tokens of the "
+     "unfinished batches over this many fails as a whole with OpenAI's token_limit_exceeded (default: no limit).",
+     {"type": int}),
+    ("--batch-bad-downloads", "bad_downloads", "the first this many downloads of an output or error file are "
+     "spoilt (--batch-bad-download).", _COUNT),
+    ("--batch-bad-download", "bad_download", "how a spoilt download goes wrong: HTTP 500, an HTML page, or half "
+     "the file's bytes.",
+     {"type": click.Choice(["refused", "not-json", "cut-short"]), "default": "refused", "show_default": True}),
+    ("--batch-lost-creations", "lost_creations",
+     "the first this many batch creations make the batch, then answer HTTP 500.", _COUNT),
+    ("--batch-refuse-creations", "refuse_creations",
+     "the first this many batch creations make nothing and answer HTTP 500.", _COUNT),
+    ("--batch-refuse-lists", "refuse_lists",
+     "the first this many lists of more than one batch (GET /v1/batches) get HTTP 503.", _COUNT),
+    ("--batch-unknown-lines", "unknown_lines",
+     "each output file gets this many more lines naming a custom_id never sent.", _COUNT),
+]
+
+#: The --batch-* flag of each BatchOptions field, for the one-line error.
+BATCH_FLAGS = {field: flag for flag, field, _, _ in BATCH_OPTIONS}
+
+
+def batch_options(command):
+    """Declare the options of :data:`BATCH_OPTIONS` on ``command``, in the table's order; the command
+    gets each value as a keyword named for its BatchOptions field."""
+    for flag, field, text, keywords in reversed(BATCH_OPTIONS):
+        command = click.option(flag, field, help=f"Batch API: {text}", **keywords)(command)
+    return command
+
 
 @click.command()
 @click.option("--tasks", default="generated", show_default=True, help="Tasks whose gold answers the agents know.")
@@ -122,96 +170,7 @@ from madeval.errors import UsageError
     help="The model name GET /models lists (repeatable; vLLM's option): only these names. "
     "[default: 'simulator' and every name asked for]",
 )
-@click.option(
-    "--batch-delay",
-    type=float,
-    default=0.0,
-    show_default=True,
-    help="Batch API: seconds from a batch's creation to its completion.",
-)
-@click.option(
-    "--batch-fail-rate",
-    type=float,
-    default=0.0,
-    show_default=True,
-    help="Batch API: share of lines that fail (server_error in the error file).",
-)
-@click.option(
-    "--batch-expire-after",
-    type=int,
-    help="Batch API: a batch expires after answering this many "
-    "lines, the rest in its error file as batch_expired (default: never).",
-)
-@click.option(
-    "--batch-cancel-after",
-    type=int,
-    help="Batch API: the provider cancels a batch after answering "
-    "this many lines, the rest in no file (default: never).",
-)
-@click.option("--batch-fail", is_flag=True, help="Batch API: every batch fails as a whole when it is created.")
-@click.option(
-    "--batch-refuse-uploads",
-    type=int,
-    default=0,
-    show_default=True,
-    help="Batch API: the first this many file uploads get HTTP 429 with Retry-After: 1.",
-)
-@click.option(
-    "--batch-refuse-looks",
-    type=int,
-    default=0,
-    show_default=True,
-    help="Batch API: the first this many looks at a batch's status get HTTP 503.",
-)
-@click.option(
-    "--batch-enqueued-token-limit",
-    type=int,
-    help="Batch API: a batch that would bring the prompt "
-    "tokens of the unfinished batches over this many fails as a whole with OpenAI's "
-    "token_limit_exceeded (default: no limit).",
-)
-@click.option(
-    "--batch-bad-downloads",
-    type=int,
-    default=0,
-    show_default=True,
-    help="Batch API: the first this many downloads of an output or error file are spoilt (--batch-bad-download).",
-)
-@click.option(
-    "--batch-bad-download",
-    type=click.Choice(["refused", "not-json", "cut-short"]),
-    default="refused",
-    show_default=True,
-    help="Batch API: how a spoilt download goes wrong: HTTP 500, an HTML page, or half the file's bytes.",
-)
-@click.option(
-    "--batch-lost-creations",
-    type=int,
-    default=0,
-    show_default=True,
-    help="Batch API: the first this many batch creations make the batch, then answer HTTP 500.",
-)
-@click.option(
-    "--batch-refuse-creations",
-    type=int,
-    default=0,
-    show_default=True,
-    help="Batch API: the first this many batch creations make nothing and answer HTTP 500.",
-)
-@click.option(
-    "--batch-refuse-lists",
-    type=int,
-    default=0,
-    show_default=True,
-    help="Batch API: the first this many lists of more than one batch (GET /v1/batches) get HTTP 503.",
-)
-@click.option(
-    "--batch-unknown-lines",
-    type=int,
-    default=0,
-    show_default=True,
-    help="Batch API: each output file gets this many more lines naming a custom_id never sent.",
-)
+@batch_options
 @click.option("--seed", type=int, default=0, show_default=True)
 def simulator(
     tasks,
@@ -241,21 +200,8 @@ def simulator(
     refuse_response_format,
     unknown,
     served,
-    batch_delay,
-    batch_fail_rate,
-    batch_expire_after,
-    batch_cancel_after,
-    batch_fail,
-    batch_refuse_uploads,
-    batch_refuse_looks,
-    batch_enqueued_token_limit,
-    batch_bad_downloads,
-    batch_bad_download,
-    batch_lost_creations,
-    batch_refuse_creations,
-    batch_refuse_lists,
-    batch_unknown_lines,
     seed,
+    **batch,
 ) -> None:
     """Serve synthetic agents with known accuracy, conformity, persuasion, self-doubt, latency and faults.
 
@@ -313,23 +259,7 @@ def simulator(
             raise UsageError(f"--{name} must be between 0 and 1, got {value}")
     _check_replica(max_concurrency, prefix_cache_tokens, block_tokens, prefill_ms_per_1k)
     replica_wanted = max_concurrency is not None or prefix_cache_tokens is not None or prefill_ms_per_1k
-    batch_options = _batch_options(
-        batch_delay,
-        batch_fail_rate,
-        batch_expire_after,
-        batch_cancel_after,
-        batch_fail,
-        batch_refuse_uploads,
-        batch_refuse_looks,
-        seed,
-        batch_enqueued_token_limit,
-        bad_downloads=batch_bad_downloads,
-        bad_download=batch_bad_download,
-        lost_creations=batch_lost_creations,
-        refuse_creations=batch_refuse_creations,
-        refuse_lists=batch_refuse_lists,
-        unknown_lines=batch_unknown_lines,
-    )
+    batch_options = _batch_options(seed, batch)
     modes = _hostile_modes(
         hostile,
         hostile_rate,
@@ -422,52 +352,13 @@ def _hostile_modes(hostile: str | None, rate: float, interval: float, other_faul
     return modes
 
 
-#: The --batch-* flag of each BatchOptions field, for the one-line error.
-BATCH_FLAGS = {
-    "completion_delay_s": "--batch-delay",
-    "fail_rate": "--batch-fail-rate",
-    "expire_after_lines": "--batch-expire-after",
-    "cancel_after_lines": "--batch-cancel-after",
-    "refuse_uploads": "--batch-refuse-uploads",
-    "refuse_looks": "--batch-refuse-looks",
-    "enqueued_token_limit": "--batch-enqueued-token-limit",
-    "bad_downloads": "--batch-bad-downloads",
-    "lost_creations": "--batch-lost-creations",
-    "refuse_creations": "--batch-refuse-creations",
-    "refuse_lists": "--batch-refuse-lists",
-    "unknown_lines": "--batch-unknown-lines",
-}
-
-
-def _batch_options(
-    delay: float,
-    fail_rate: float,
-    expire_after: int | None,
-    cancel_after: int | None,
-    fail: bool,
-    refuse_uploads: int,
-    refuse_looks: int,
-    seed: int,
-    enqueued_token_limit: int | None = None,
-    **faults,
-):
-    """The Batch API's behaviour from the --batch-* flags (one line and exit 2 for a bad value);
-    ``faults``: the other :class:`~madeval.simulator.batches.BatchOptions` fields, by name."""
+def _batch_options(seed: int, batch: dict):
+    """The Batch API's behaviour from the --batch-* flags (``batch``: their values by
+    :class:`~madeval.simulator.batches.BatchOptions` field); one line and exit 2 for a bad value."""
     from madeval.simulator.batches import BatchOptions
 
     try:
-        return BatchOptions(
-            completion_delay_s=delay,
-            fail_rate=fail_rate,
-            expire_after_lines=expire_after,
-            cancel_after_lines=cancel_after,
-            fail_batches=fail,
-            refuse_uploads=refuse_uploads,
-            refuse_looks=refuse_looks,
-            seed=seed,
-            enqueued_token_limit=enqueued_token_limit,
-            **faults,
-        )
+        return BatchOptions(seed=seed, **batch)
     except ValueError as error:
         field, _, rest = str(error).partition(" ")
         raise UsageError(f"{BATCH_FLAGS.get(field, field)} {rest}") from None

@@ -44,7 +44,7 @@ from madeval.importers.writer import IMPORTED_KEY
 from madeval.pricing.usage import calls_usage
 from madeval.records.folder import RECORDS_FILE, RUN_FILE, ReadReport
 from madeval.records.run_file import SESSIONS_KEY
-from madeval.util.install import install_command
+from madeval.util.install import import_optional, install_command
 from madeval.util.safe_files import replacing_path
 from madeval.viewer.debates import facts_of, left_out, readable, run_records
 from madeval.viewer.questions import load_questions
@@ -60,10 +60,7 @@ def install_hint() -> str:
 
 def require_inspect() -> None:
     """A one-line :class:`UsageError` when inspect-ai is not installed."""
-    try:
-        import inspect_ai.log  # noqa: F401
-    except ImportError:
-        raise UsageError(f"exporting to inspect-ai's format needs inspect-ai: {install_hint()}") from None
+    import_optional("inspect_ai.log", lambda: f"exporting to inspect-ai's format needs inspect-ai: {install_hint()}")
 
 
 def sample_id(record: Mapping[str, Any]) -> str:

@@ -29,18 +29,15 @@ import aiohttp
 from yarl import URL
 
 from madeval._version import __version__
-from madeval.llm.endpoint_url import EndpointURL, env_proxy
+from madeval.llm.endpoint_url import env_proxy
+from madeval.llm.http_transport import HTTPTransport, error_below
 from madeval.llm.wire import (
     DEFAULT_MAX_RESPONSE_BYTES,
     ClientSideError,
     Reply,
     ResponseTooLarge,
-    RetryableError,
-    read_model_list,
     read_reply,
-    short,
     status_error,
-    too_large,
 )
 
 
@@ -64,16 +61,14 @@ class CleanConnector(aiohttp.TCPConnector):
             connection.close()
 
 
-class AiohttpTransport:
+class AiohttpTransport(HTTPTransport):
     """Chat completions through one ``aiohttp.ClientSession`` per endpoint."""
 
     name = "aiohttp"
 
     def __init__(self, base_url: str, api_key: str, timeout_s: float,
                  max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES):
-        self._url = EndpointURL.parse(base_url)
-        self._timeout_s = timeout_s
-        self._limit = max_response_bytes
+        super().__init__(base_url, timeout_s, max_response_bytes)
         self._params = list(self._url.query) or None
         self._headers = {"Content-Type": "application/json", "Accept": "application/json",
                          "Accept-Encoding": "identity", "User-Agent": f"madeval/{__version__}"}
@@ -98,10 +93,6 @@ class AiohttpTransport:
         if status != 200:
             raise status_error(status, reply_headers, raw)
         return read_reply(raw)
-
-    async def models(self) -> list[str]:
-        """The model ids the endpoint lists; raises on connection errors and HTTP errors."""
-        return read_model_list(await self.model_list_body())
 
     async def model_list_body(self) -> bytes:
         """The raw ``/models`` body; raises on connection errors and HTTP errors."""
@@ -130,18 +121,8 @@ class AiohttpTransport:
                     raise
                 except (aiohttp.ServerDisconnectedError, aiohttp.ClientOSError):
                     return await self._exchange(session, method, path, body, headers)
-        except TimeoutError:
-            raise RetryableError("timeout") from None
-        except ResponseTooLarge as error:
-            raise too_large(error.limit) from None
-        except (aiohttp.InvalidURL, aiohttp.NonHttpUrlClientError) as error:
-            raise ClientSideError(f"invalid URL: {short(self._url.redact(str(error)))}") from None
-        except aiohttp.ClientResponseError as error:  # the reply was not valid HTTP, or the proxy refused
-            raise RetryableError(f"bad response: {short(self._url.redact(error.message))}") from None
-        except (aiohttp.ClientError, OSError) as error:
-            raise RetryableError(f"connection: {short(self._url.redact(_describe(error)))}") from None
-        except ValueError as error:  # aiohttp refused to send it: a header with CR/LF, a bad value
-            raise ClientSideError(f"invalid request: {short(self._url.redact(str(error)))}") from None
+        except (ResponseTooLarge, aiohttp.ClientError, OSError, ValueError) as error:  # TimeoutError included
+            raise error_below(error, self._url) from None
 
     async def _exchange(self, session: aiohttp.ClientSession, method: str, path: str, body: bytes | None,
                         headers: dict[str, str] | None):
@@ -187,8 +168,3 @@ async def _read_capped(response: aiohttp.ClientResponse, limit: int) -> bytes:
             raise ResponseTooLarge(limit)
         chunks.append(chunk)
     return b"".join(chunks)
-
-
-def _describe(error: BaseException) -> str:
-    text = str(error)
-    return f"{type(error).__name__}: {text}" if text else type(error).__name__

@@ -15,34 +15,30 @@ import aiohttp
 import openai
 
 from madeval.llm._capped_httpx import capped_aiohttp_client
-from madeval.llm.endpoint_url import EndpointURL, is_loopback
+from madeval.llm.endpoint_url import is_loopback
+from madeval.llm.http_transport import HTTPTransport, error_below
 from madeval.llm.wire import (
     DEFAULT_MAX_RESPONSE_BYTES,
-    ClientSideError,
     Reply,
     ResponseTooLarge,
     RetryableError,
-    read_model_list,
     read_reply,
     short,
     status_error,
-    too_large,
 )
 
 #: The request options of the SDK's own chat call: bearer authentication.
 _AUTH = {"security": {"bearer_auth": True}}
 
 
-class OpenAITransport:
+class OpenAITransport(HTTPTransport):
     """Requests through the official ``openai.AsyncOpenAI`` client."""
 
     name = "openai"
 
     def __init__(self, base_url: str, api_key: str, timeout_s: float,
                  max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES):
-        self._url = EndpointURL.parse(base_url)
-        self._timeout_s = timeout_s
-        self._limit = max_response_bytes
+        super().__init__(base_url, timeout_s, max_response_bytes)
         headers = {"Accept-Encoding": "identity"}
         if self._url.user is not None:  # credentials in the URL are the credentials (HTTP Basic)
             headers["Authorization"] = self._url.basic_auth()
@@ -77,10 +73,6 @@ class OpenAITransport:
                                self._timeout_s)
         return read_reply(raw)
 
-    async def models(self) -> list[str]:
-        """The model ids the endpoint lists; raises on connection errors and HTTP errors."""
-        return read_model_list(await self.model_list_body())
-
     async def model_list_body(self) -> bytes:
         """The raw ``/models`` body, read as the aiohttp transport reads it (the SDK's typed
         ``models.list`` would parse it with no bound on its nesting)."""
@@ -101,33 +93,16 @@ class OpenAITransport:
                     if not _stale_connection(_root_cause(error)):
                         raise
                     return await request()
-        except TimeoutError:
-            raise RetryableError("timeout") from None
-        except ResponseTooLarge as error:
-            raise too_large(error.limit) from None
         except openai.APIStatusError as error:
             raise status_error(error.status_code, error.response.headers, error.response.content) from None
         except openai.APIConnectionError as error:  # APITimeoutError included
-            raise self._error_below(_root_cause(error), timed_out=isinstance(error, openai.APITimeoutError)) from None
+            cause, timed_out = _root_cause(error), isinstance(error, openai.APITimeoutError)
+            raise error_below(cause, self._url, timed_out=timed_out) from None
         except openai.APIResponseValidationError as error:
             raise RetryableError(f"malformed reply: {short(str(error))}") from None
-        except (aiohttp.ClientError, OSError, ValueError) as error:  # some pass through the SDK unwrapped
-            raise self._error_below(error, timed_out=False) from None
-
-    def _error_below(self, cause: BaseException | None, *, timed_out: bool) -> Exception:
-        """The transport's error for what failed below the SDK (``None``: nothing more known)."""
-        if isinstance(cause, ResponseTooLarge):
-            return too_large(cause.limit)
-        if isinstance(cause, (aiohttp.InvalidURL, aiohttp.NonHttpUrlClientError)):
-            return ClientSideError(f"invalid URL: {short(self._url.redact(str(cause)))}")
-        if isinstance(cause, ValueError) and not isinstance(cause, aiohttp.ClientError):
-            # refused before sending: a header with CR/LF, a bad URL
-            return ClientSideError(f"invalid request: {short(self._url.redact(str(cause)))}")
-        if cause is None or isinstance(cause, (TimeoutError, aiohttp.ServerTimeoutError)):
-            return RetryableError("timeout" if timed_out or cause is not None else "connection")
-        if isinstance(cause, aiohttp.ClientResponseError):  # the reply was not valid HTTP
-            return RetryableError(f"bad response: {short(self._url.redact(cause.message))}")
-        return RetryableError(f"connection: {short(self._url.redact(_describe(cause)))}")
+        # the deadline (a TimeoutError), a body over the cap, errors that pass through the SDK unwrapped
+        except (ResponseTooLarge, aiohttp.ClientError, OSError, ValueError) as error:
+            raise error_below(error, self._url) from None
 
     async def close(self) -> None:
         """Close the connections."""
@@ -149,9 +124,3 @@ def _stale_connection(cause: BaseException | None) -> bool:
     return isinstance(cause, (aiohttp.ServerDisconnectedError, aiohttp.ClientOSError)) and not isinstance(
         cause, aiohttp.ClientConnectorError
     )
-
-
-def _describe(error: BaseException) -> str:
-    text = str(error)
-    return f"{type(error).__name__}: {text}" if text else type(error).__name__
-

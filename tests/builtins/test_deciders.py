@@ -82,14 +82,18 @@ def test_decider_tie_between_solutions_with_the_same_answer_is_no_tie():
     assert event["winner"] == 2 and transcript.decision.answer == "B"
 
 
-def test_decider_unparseable_vote_is_reasked_then_counted():
-    ballots = {(1, 0): ["I like the last two", "3"], (1, 1): "3", (1, 2): "1"}
+@pytest.mark.parametrize(("unreadable", "reread", "others"), [
+    ("I like the last two", 3, ("3", "1")),
+    ("2.5", 2, ("1", "2")),  # a decimal is no solution number
+])
+def test_decider_unparseable_vote_is_reasked_then_counted(unreadable, reread, others):
+    ballots = {(1, 0): [unreadable, str(reread)], (1, 1): others[0], (1, 2): others[1]}
     transcript, llm = run_vote("simple_voting", ballots)
     ballot = votes(transcript)[0]["ballots"][0]
-    assert ballot["replies"] == ["I like the last two", "3"] and ballot["ballot"] == 3
+    assert ballot["replies"] == [unreadable, str(reread)] and ballot["ballot"] == reread
     assert ballot["problems"] == ["expected one solution number between 1 and 3"]
     reask = [r for r in llm.requests if r[1] == 0 and r[2] == "vote"][1][3]
-    assert reask[-2]["content"] == "I like the last two" and "could not be read" in reask[-1]["content"]
+    assert reask[-2]["content"] == unreadable and "could not be read" in reask[-1]["content"]
     assert transcript.decision.answer == "B"
 
 
@@ -167,9 +171,14 @@ def test_decider_judge_reviews_final_solutions():
     assert transcript.decision.answer == "Combining them: Final Solution: B" and transcript.decision.success
 
 
-def test_decider_vote_after_more_turns_than_max_turns_fails_at_start():
-    with pytest.raises(UsageError, match="votes after 3 turns, but max_turns is 2: it would never vote"):
-        debate({}, decider="simple_voting", max_turns=2)
+@pytest.mark.parametrize(("decider", "args", "message"), [
+    ("simple_voting", {}, "decider 'simple_voting' votes after 3 turns, but max_turns is 2: it would never vote"),
+    ("judge", {}, "decider 'judge' decides after 3 turns, but max_turns is 2: it would never decide"),
+    ("judge", {"after_turns": 0}, "decider 'judge': after_turns must be at least 1"),
+])
+def test_decider_vote_after_more_turns_than_max_turns_fails_at_start(decider, args, message):
+    with pytest.raises(UsageError, match=message):
+        debate({}, decider=decider, decider_args=args, max_turns=2)
 
 
 def test_decider_llm_extraction_asks_each_agent():
@@ -212,14 +221,6 @@ def test_decider_simple_voting_reads_a_number_followed_by_a_full_stop(reply):
     assert [b["replies"] for b in event["ballots"]] == [[reply]] * 3  # read at once, no re-ask
     assert event["totals"] == {"1": 0.0, "2": 3.0, "3": 0.0} and transcript.decision.answer == "B"
     assert len(vote_calls(llm)) == 3
-
-
-def test_decider_simple_voting_a_decimal_is_no_solution_number():
-    ballots = {(1, 0): ["2.5", "2"], (1, 1): "1", (1, 2): "2"}
-    transcript, _ = run_vote("simple_voting", ballots)
-    ballot = votes(transcript)[0]["ballots"][0]
-    assert ballot["replies"] == ["2.5", "2"] and ballot["ballot"] == 2
-    assert ballot["problems"] == ["expected one solution number between 1 and 3"]
 
 
 def test_decider_approval_voting_reads_numbers_followed_by_a_full_stop():
@@ -269,42 +270,34 @@ def test_decider_ranked_voting_zero_based_rule(reply, count, expected):
 # --- ties: one more turn and a new vote ------------------------------------------------------------
 
 
-def test_decider_approval_voting_tie_means_another_turn_then_a_new_vote():
-    ballots = {(1, 0): "1", (1, 1): "2", (1, 2): "1, 2",  # 1 (A): 2, 2 (B): 2 -> tie
-               (2, 0): "1", (2, 1): "2, 3", (2, 2): "2"}  # 1: 1, 2: 2, 3: 1 -> 2 wins
-    transcript, llm = run_vote("approval_voting", ballots, max_turns=3)
-    first, second = votes(transcript)
-    assert first["totals"] == {"1": 2.0, "2": 2.0, "3": 0.0} and first["tie"] and first["winner"] is None
-    assert second["totals"] == {"1": 1.0, "2": 2.0, "3": 1.0} and second["winner"] == 2
-    assert transcript.turns_used == 2 and transcript.decision.turn == 2 and transcript.decision.answer == "B"
-    assert sorted(vote_calls(llm)) == EVERY_AGENT_TWICE
-
-
-def test_decider_ranked_voting_tie_means_another_turn_then_a_new_vote():
+@pytest.mark.parametrize(("decider", "ballots", "first_totals", "second_totals", "answer_totals"), [
+    pytest.param("approval_voting",
+                 {(1, 0): "1", (1, 1): "2", (1, 2): "1, 2",  # 1 (A): 2, 2 (B): 2 -> tie
+                  (2, 0): "1", (2, 1): "2, 3", (2, 2): "2"},  # 1: 1, 2: 2, 3: 1 -> 2 wins
+                 {"1": 2.0, "2": 2.0, "3": 0.0}, {"1": 1.0, "2": 2.0, "3": 1.0},
+                 ({"a": 2.0, "b": 2.0}, {"a": 1.0, "b": 3.0}), id="approval"),
     # Borda with 3 solutions: first place 3 points, second 2, third 1. Solutions: 1 = A, 2 and 3 = B.
-    ballots = {(1, 0): "1 2 3", (1, 1): "1 3 2", (1, 2): "1 2 3",  # 1: 9, 2: 2+1+2, 3: 1+2+1 -> A 9, B 9
-               (2, 0): "1 2 3", (2, 1): "2 3 1", (2, 2): "3 2 1"}  # 1: 3+1+1, 2: 2+3+2, 3: 1+2+3 -> A 5, B 13
-    transcript, llm = run_vote("ranked_voting", ballots, max_turns=3)
+    pytest.param("ranked_voting",
+                 {(1, 0): "1 2 3", (1, 1): "1 3 2", (1, 2): "1 2 3",  # 1: 9, 2: 2+1+2, 3: 1+2+1 -> A 9, B 9
+                  (2, 0): "1 2 3", (2, 1): "2 3 1", (2, 2): "3 2 1"},  # 1: 3+1+1, 2: 2+3+2, 3: 1+2+3 -> A 5, B 13
+                 {"1": 9.0, "2": 5.0, "3": 4.0}, {"1": 5.0, "2": 7.0, "3": 6.0},
+                 ({"a": 9.0, "b": 9.0}, {"a": 5.0, "b": 13.0}), id="ranked"),
+    pytest.param("cumulative_voting",
+                 {(1, 0): '{"1": 10}', (1, 1): '{"2": 10}', (1, 2): '{"1": 5, "2": 5}',  # 15 : 15 : 0
+                  (2, 0): '{"1": 10}', (2, 1): '{"2": 6, "3": 4}', (2, 2): '{"3": 10}'},  # 10 : 6 : 14
+                 {"1": 15.0, "2": 15.0, "3": 0.0}, {"1": 10.0, "2": 6.0, "3": 14.0},
+                 ({"a": 15.0, "b": 15.0}, {"a": 10.0, "b": 20.0}), id="cumulative"),
+])
+def test_decider_tie_means_another_turn_then_a_new_vote(decider, ballots, first_totals, second_totals,
+                                                         answer_totals):
+    transcript, llm = run_vote(decider, ballots, max_turns=3)
     first, second = votes(transcript)
-    assert first["totals"] == {"1": 9.0, "2": 5.0, "3": 4.0} and first["answer_totals"] == {"a": 9.0, "b": 9.0}
+    assert first["totals"] == first_totals and first["answer_totals"] == answer_totals[0]
     assert first["tie"] and first["winner"] is None
-    assert second["totals"] == {"1": 5.0, "2": 7.0, "3": 6.0} and second["answer_totals"] == {"a": 5.0, "b": 13.0}
-    assert second["winner"] == 2
-    assert transcript.turns_used == 2 and transcript.decision.turn == 2 and transcript.decision.answer == "B"
-    assert sorted(vote_calls(llm)) == EVERY_AGENT_TWICE
-
-
-def test_decider_cumulative_voting_tie_means_another_turn_then_a_new_vote():
-    ballots = {(1, 0): '{"1": 10}', (1, 1): '{"2": 10}', (1, 2): '{"1": 5, "2": 5}',  # 15 : 15 : 0
-               (2, 0): '{"1": 10}', (2, 1): '{"2": 6, "3": 4}', (2, 2): '{"3": 10}'}  # 10 : 6 : 14
-    transcript, llm = run_vote("cumulative_voting", ballots, max_turns=3)
-    first, second = votes(transcript)
-    assert first["totals"] == {"1": 15.0, "2": 15.0, "3": 0.0} and first["answer_totals"] == {"a": 15.0, "b": 15.0}
-    assert first["tie"] and first["winner"] is None
-    # Turn 2: A 10, B 6 + 14 = 20 -> B, returned as its first solution (2, agent 2's).
-    assert second["totals"] == {"1": 10.0, "2": 6.0, "3": 14.0} and second["answer_totals"] == {"a": 10.0, "b": 20.0}
+    assert second["totals"] == second_totals and second["answer_totals"] == answer_totals[1]
     assert second["winner"] == 2
     assert transcript.turns_used == 2 and transcript.decision.turn == 2
+    # Turn 2: B wins, returned as its first solution (2, agent 2's)
     assert transcript.decision.answer == "B" and transcript.decision.details["agents"] == [1]
     assert sorted(vote_calls(llm)) == EVERY_AGENT_TWICE
 

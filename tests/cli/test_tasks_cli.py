@@ -31,38 +31,36 @@ def write(folder, name, text):
     (folder / name).write_text(textwrap.dedent(text))
 
 
+#: The keys of a yes/no task on the rows' ``question`` and ``answer`` columns.
+YES_NO = {"doc_to_text": "question", "doc_to_target": "answer", "answer_type": "yes_no",
+          "answer_extraction": "[yes_no]"}
+
+
+def write_task(folder, name, task, dataset, **keys):
+    """Write the task file ``name``: task ``task`` over ``dataset`` (YAML text), a yes/no task (:data:`YES_NO`)
+    but for ``keys``, which override or add keys (a key given as None is left out)."""
+    fields = {"task": task, "dataset": dataset, **YES_NO, **keys}
+    write(folder, name, "".join(f"{key}: {value}\n" for key, value in fields.items() if value is not None))
+
+
+def write_typo_task(folder):
+    """A task file with the misspelt key ``metrc_list``."""
+    write_task(folder, "typo.yaml", "typo_task", "{generator: !function rows.make, size: 3, seed: 0}",
+               answer_extraction=None, metrc_list="[{metric: accuracy}]")
+
+
 @pytest.fixture
 def folder(tmp_path, monkeypatch):
     """Task files: a good generated task, a mirror task, a declared-size task without data."""
     tasks_dir = tmp_path / "tasks"
     tasks_dir.mkdir()
     write(tasks_dir, "rows.py", ROWS_PY)
-    write(tasks_dir, "good.yaml", """
-        task: good_mc
-        dataset: {generator: !function rows.make, size: 7, seed: 0}
-        doc_to_text: question
-        doc_to_choice: options
-        doc_to_target: gold
-        answer_type: choice
-        answer_extraction: [final_solution]
-    """)
-    write(tasks_dir, "mirrored.yaml", """
-        task: from_file
-        dataset: {path: someone/qa, split: test, mirror: qa/test.jsonl}
-        doc_to_text: question
-        doc_to_target: answer
-        answer_type: yes_no
-        answer_extraction: [yes_no]
-    """)
-    write(tasks_dir, "declared.yaml", """
-        task: gated_one
-        dataset: {path: someone/gated, split: train, mirror: gated/train.jsonl}
-        doc_to_text: question
-        doc_to_target: answer
-        answer_type: yes_no
-        answer_extraction: [yes_no]
-        metadata: {rows: 42}
-    """)
+    write_task(tasks_dir, "good.yaml", "good_mc", "{generator: !function rows.make, size: 7, seed: 0}",
+               doc_to_choice="options", doc_to_target="gold", answer_type="choice",
+               answer_extraction="[final_solution]")
+    write_task(tasks_dir, "mirrored.yaml", "from_file", "{path: someone/qa, split: test, mirror: qa/test.jsonl}")
+    write_task(tasks_dir, "declared.yaml", "gated_one",
+               "{path: someone/gated, split: train, mirror: gated/train.jsonl}", metadata="{rows: 42}")
     data = tmp_path / "data"
     (data / "qa").mkdir(parents=True)
     rows = [{"question": f"Q{i}?", "answer": ["yes", "no"][i % 2]} for i in range(9)]
@@ -96,14 +94,8 @@ def test_tasks_lists_row_counts_and_where_the_data_comes_from(folder):
 def test_a_task_whose_data_cannot_be_loaded_here_is_marked_with_why(folder, tmp_path):
     """No mirror and the hub not to be used (HF_HUB_OFFLINE): what a run naming it would say, under the
     table; a gated dataset says how to get access; a group with such a task names it."""
-    write(folder, "locked.yaml", """
-        task: locked_one
-        dataset: {path: someone/locked, split: train, mirror: locked/train.jsonl, gated: true}
-        doc_to_text: question
-        doc_to_target: answer
-        answer_type: yes_no
-        answer_extraction: [yes_no]
-    """)
+    write_task(folder, "locked.yaml", "locked_one",
+               "{path: someone/locked, split: train, mirror: locked/train.jsonl, gated: true}")
     write(folder, "both.yaml", "group: both\ntask: [good_mc, locked_one]\n")
     result = invoke("--include-path", str(folder))
     lines = result.output.splitlines()
@@ -128,14 +120,7 @@ def test_a_reachable_hub_serves_what_has_no_mirror_and_a_gated_dataset_needs_a_t
     from it, a gated one only with a token (set, or saved in HF_HOME)."""
     import socket
 
-    write(folder, "open.yaml", """
-        task: open_one
-        dataset: {path: someone/open, split: train}
-        doc_to_text: question
-        doc_to_target: answer
-        answer_type: yes_no
-        answer_extraction: [yes_no]
-    """)
+    write_task(folder, "open.yaml", "open_one", "{path: someone/open, split: train}")
     with socket.socket() as hub:
         hub.bind(("127.0.0.1", 0))
         hub.listen()
@@ -147,14 +132,7 @@ def test_a_reachable_hub_serves_what_has_no_mirror_and_a_gated_dataset_needs_a_t
         output = invoke("--include-path", str(folder)).output
         assert line_of(output, "open_one").split()[-1] == "hub" and line_of(output, "from_file").split()[-1] == "mirror"
         assert line_of(output, "gated_one").split()[-1] == "hub"  # not declared gated: the hub may serve it
-        write(folder, "locked.yaml", """
-            task: locked_one
-            dataset: {path: someone/locked, split: train, gated: true}
-            doc_to_text: question
-            doc_to_target: answer
-            answer_type: yes_no
-            answer_extraction: [yes_no]
-        """)
+        write_task(folder, "locked.yaml", "locked_one", "{path: someone/locked, split: train, gated: true}")
         output = invoke("--include-path", str(folder)).output
         assert line_of(output, "locked_one").split()[-1] == "missing"
         assert "  locked_one: no token for the hub: someone/locked is a gated dataset" in output
@@ -174,14 +152,7 @@ def test_validate_good_tasks_pass_and_missing_data_is_skipped(folder):
 
 
 def test_validate_reports_a_key_typo_with_the_closest_key(folder):
-    write(folder, "typo.yaml", """
-        task: typo_task
-        dataset: {generator: !function rows.make, size: 3, seed: 0}
-        doc_to_text: question
-        doc_to_target: answer
-        answer_type: yes_no
-        metrc_list: [{metric: accuracy}]
-    """)
+    write_typo_task(folder)
     result = invoke("--include-path", str(folder), "--validate")
     assert result.exit_code == 1
     line = line_of(result.output, "typo_task")
@@ -190,13 +161,8 @@ def test_validate_reports_a_key_typo_with_the_closest_key(folder):
 
 
 def test_validate_reports_a_misspelt_column(folder):
-    write(folder, "typo.yaml", """
-        task: column_typo
-        dataset: {generator: !function rows.make, size: 3, seed: 0}
-        doc_to_text: questoin
-        doc_to_target: answer
-        answer_type: yes_no
-    """)
+    write_task(folder, "typo.yaml", "column_typo", "{generator: !function rows.make, size: 3, seed: 0}",
+               doc_to_text="questoin", answer_extraction=None)
     result = invoke("--include-path", str(folder), "--validate")
     assert result.exit_code == 1
     assert ("error: task column_typo: doc_to_text 'questoin' is not a column of the rows; did you mean question?"
@@ -204,14 +170,8 @@ def test_validate_reports_a_misspelt_column(folder):
 
 
 def test_validate_checks_items_after_the_first(folder):
-    write(folder, "late.yaml", """
-        task: bad_last_row
-        dataset: {generator: !function rows.make_with_a_bad_last_row, size: 7, seed: 0}
-        doc_to_text: question
-        doc_to_target: answer
-        answer_type: yes_no
-        answer_extraction: [yes_no]
-    """)
+    write_task(folder, "late.yaml", "bad_last_row",
+               "{generator: !function rows.make_with_a_bad_last_row, size: 7, seed: 0}")
     result = invoke("--include-path", str(folder), "--validate")
     assert result.exit_code == 1
     assert "error: item bad_last_row-6 (#6): the gold answer scores 0.0" in line_of(result.output, "bad_last_row")
@@ -219,15 +179,9 @@ def test_validate_checks_items_after_the_first(folder):
 
 def test_validate_checks_that_a_wrong_answer_scores_wrong(folder):
     # one option only: every reply names it, so no answer can be wrong and the task is broken
-    write(folder, "single.yaml", """
-        task: one_option
-        dataset: {generator: !function rows.make, size: 3, seed: 0}
-        doc_to_text: question
-        doc_to_choice: "{{ options[:1] }}"
-        doc_to_target: "0"
-        answer_type: choice
-        answer_extraction: [final_solution]
-    """)
+    write_task(folder, "single.yaml", "one_option", "{generator: !function rows.make, size: 3, seed: 0}",
+               doc_to_choice='"{{ options[:1] }}"', doc_to_target='"0"', answer_type="choice",
+               answer_extraction="[final_solution]")
     result = invoke("--include-path", str(folder), "--validate")
     assert "error: item one_option-0 (#0): a wrong answer scores 1.0" in line_of(result.output, "one_option")
     assert result.exit_code == 1
@@ -240,14 +194,7 @@ def test_validate_spreads_the_checked_items():
 
 
 def test_unknown_key_fails_at_run_start_with_one_line(folder, tmp_path):
-    write(folder, "typo.yaml", """
-        task: typo_task
-        dataset: {generator: !function rows.make, size: 3, seed: 0}
-        doc_to_text: question
-        doc_to_target: answer
-        answer_type: yes_no
-        metrc_list: [{metric: accuracy}]
-    """)
+    write_typo_task(folder)
     # an unused loopback port: the embedded model is never started, and the task check comes first
     result = subprocess.run(
         [sys.executable, "-m", "madeval", "--tasks", "typo_task", "--include-path", str(folder),

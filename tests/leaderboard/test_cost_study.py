@@ -62,64 +62,71 @@ def test_mallm_files_that_are_not_mallm_output_are_one_line(tmp_path):
         mallm_shape(path)
 
 
-def test_pilot_shape_and_the_command(tmp_path):
+def pilot_run(tmp_path, calls, **fields):
+    """A pilot run folder: configuration c, task t, one finished debate that made ``calls``;
+    ``fields``: more fields of its record."""
     folder = tmp_path / "run"
     folder.mkdir()
     (folder / "run.json").write_text(json.dumps({"configurations": {"c": {"label": "c"}}, "tasks": {"t": {}}}))
+    record = {"unit": {"key": "k1", "config": "c", "task": "t", "item": "1", "repeat": 0}, "metrics": {"acc": 1.0},
+              "decision_success": True, "parse_failure": False, "turns": 1, "calls": len(calls), **fields,
+              "transcript": {"calls": calls}}
+    (folder / "records.jsonl").write_text(json.dumps(record) + "\n")
+    return folder
+
+
+def sample_size(*args):
+    """``madeval sample-size ARGS`` in a child process, its output captured."""
+    return subprocess.run([sys.executable, "-m", "madeval", "sample-size", *map(str, args)],
+                          capture_output=True, text=True)
+
+
+def priced_study(tmp_path, folder, prices_yaml, model, *more):
+    """``madeval sample-size`` of a study of 1,000 items and 2 configurations of ``model`` priced by the price
+    file ``prices_yaml`` (written to tmp_path/prices.yaml), its calls shaped as the pilot ``folder``'s."""
+    prices = tmp_path / "prices.yaml"
+    prices.write_text(prices_yaml)
+    return sample_size("--items", 1000, "--configurations", 2, "--prices", prices, "--model", model,
+                       "--cost-pilot", folder, *more)
+
+
+def test_pilot_shape_and_the_command(tmp_path):
     calls = [{"model": "gpt-4o-mini", "prompt_tokens": 900, "completion_tokens": 300, "cached": False},
              {"model": "gpt-4o-mini", "prompt_tokens": 1100, "completion_tokens": 100, "cached": False},
              {"model": "gpt-4o-mini", "prompt_tokens": 5000, "completion_tokens": 5000, "cached": True}]
-    record = {"unit": {"key": "k1", "config": "c", "task": "t", "item": "1", "repeat": 0}, "metrics": {"acc": 1.0},
-              "decision_success": True, "parse_failure": False, "turns": 1, "calls": 3, "cached_calls": 1,
-              "tokens": {"total": 12400}, "transcript": {"calls": calls}}
-    (folder / "records.jsonl").write_text(json.dumps(record) + "\n")
+    folder = pilot_run(tmp_path, calls, cached_calls=1, tokens={"total": 12400})
     shape = pilot_shape(folder)
     # 3 calls per item; the 2 paid calls average 1,000 prompt and 200 completion tokens
     assert (shape.calls_per_item, shape.prompt_tokens, shape.completion_tokens) == (3, 1000, 200)
-    prices = tmp_path / "prices.yaml"
-    prices.write_text("gpt-4o-mini: {input: 0.15, output: 0.60, batch_discount: 0.5}\n")
-    shown = subprocess.run([sys.executable, "-m", "madeval", "sample-size", "--items", "1000", "--configurations", "2",
-                            "--prices", str(prices), "--model", "gpt-4o-mini", "--cost-pilot", str(folder)],
-                           capture_output=True, text=True)
+    shown = priced_study(tmp_path, folder, "gpt-4o-mini: {input: 0.15, output: 0.60, batch_discount: 0.5}\n",
+                         "gpt-4o-mini")
     assert shown.returncode == 0, shown.stderr
     # 2 x 1,000 x 3 = 6,000 calls: 6 M prompt x $0.15 + 1.2 M completion x $0.60 = $0.90 + $0.72
     assert "calls: 6,000" in shown.stdout
     assert "$1.62 at list prices, $0.81 at batch prices" in shown.stdout
-    bad = subprocess.run([sys.executable, "-m", "madeval", "sample-size", "--items", "10", "--prices", str(prices),
-                          "--model", "other", "--cost-pilot", str(folder)], capture_output=True, text=True)
+    bad = sample_size("--items", 10, "--prices", tmp_path / "prices.yaml", "--model", "other", "--cost-pilot", folder)
     assert bad.returncode == 2 and "no price for model 'other'" in bad.stderr
     assert len(bad.stderr.strip().splitlines()) == 1
 
 
 def test_a_pilots_provider_cached_prompt_tokens_are_priced_at_cached_input(tmp_path):
-    folder = tmp_path / "run"
-    folder.mkdir()
-    (folder / "run.json").write_text(json.dumps({"configurations": {"c": {"label": "c"}}, "tasks": {"t": {}}}))
     calls = [{"model": "m", "prompt_tokens": 900, "completion_tokens": 300, "cached": False,
               "cached_prompt_tokens": 400},
              {"model": "m", "prompt_tokens": 1100, "completion_tokens": 100, "cached": False,
               "cached_prompt_tokens": 600},
              {"model": "m", "prompt_tokens": 10, "completion_tokens": 10, "cached": False,
               "cached_prompt_tokens": None}]
-    record = {"unit": {"key": "k1", "config": "c", "task": "t", "item": "1", "repeat": 0}, "metrics": {"acc": 1.0},
-              "decision_success": True, "parse_failure": False, "turns": 1, "calls": 3,
-              "tokens": {"total": 2420}, "transcript": {"calls": calls}}
-    (folder / "records.jsonl").write_text(json.dumps(record) + "\n")
+    folder = pilot_run(tmp_path, calls, tokens={"total": 2420})
     shape = pilot_shape(folder)
     # 3 paid calls: 2,010 prompt tokens, 1,000 of them cached (the call that did not say counts none)
     assert (shape.prompt_tokens, shape.cached_prompt_tokens, shape.completion_tokens) == (670, 1000 / 3, 410 / 3)
-    prices = tmp_path / "prices.yaml"
-    prices.write_text("m: {input: 0.15, output: 0.60, cached_input: 0.05, batch_discount: 0.5}\n")
-    shown = subprocess.run([sys.executable, "-m", "madeval", "sample-size", "--items", "1000", "--configurations", "2",
-                            "--prices", str(prices), "--model", "m", "--cost-pilot", str(folder)],
-                           capture_output=True, text=True)
+    prices = "m: {input: 0.15, output: 0.60, cached_input: 0.05, batch_discount: 0.5}\n"
+    shown = priced_study(tmp_path, folder, prices, "m")
     assert shown.returncode == 0, shown.stderr
     # 2 x 1,000 x 3 = 6,000 calls: 4.02 M prompt of which 2 M cached, 0.82 M completion:
     # 2.02 M x $0.15 + 2 M x $0.05 + 0.82 M x $0.60 = $0.303 + $0.10 + $0.492 = $0.895; half in batch
     assert "2.0 M of the prompt tokens from the provider's prompt cache (333 per call" in shown.stdout
     assert "$0.90 at list prices, $0.45 at batch prices" in shown.stdout
-    given = subprocess.run([sys.executable, "-m", "madeval", "sample-size", "--items", "1000", "--configurations", "2",
-                            "--prices", str(prices), "--model", "m", "--cost-pilot", str(folder),
-                            "--prompt-tokens", "1000"], capture_output=True, text=True)
+    given = priced_study(tmp_path, folder, prices, "m", "--prompt-tokens", 1000)
     # prompt sizes given: nothing known of their caching, all at input: 6 M x $0.15 + 0.82 M x $0.60 = $1.392
     assert "$1.39 at list prices" in given.stdout and "prompt cache" not in given.stdout

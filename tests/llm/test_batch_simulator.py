@@ -213,6 +213,15 @@ def submit(client: openai.OpenAI, contents: list[str]) -> openai.types.Batch:
     return client.batches.create(input_file_id=upload.id, endpoint="/v1/chat/completions", completion_window="24h")
 
 
+def submit_answered_500(client: openai.OpenAI, contents: list[str]) -> openai.types.FileObject:
+    """Upload ``contents`` and ask for a batch of them, a creation the simulator must answer with HTTP 500;
+    the upload."""
+    upload = client.files.create(file=("in.jsonl", request_file(contents)), purpose="batch")
+    with pytest.raises(openai.InternalServerError):
+        client.batches.create(input_file_id=upload.id, endpoint="/v1/chat/completions", completion_window="24h")
+    return upload
+
+
 def test_a_batch_over_the_enqueued_token_limit_fails_with_openais_error_shape():
     """Limit 10 tokens, a token per 4 characters: a batch of 8 (two 16-character lines) is enqueued;
     a second of 4 tokens would make 12 and fails as a whole, read through the client's own types
@@ -268,9 +277,7 @@ def test_a_lost_creation_makes_the_batch_and_answers_500():
     """The creation fails for the client, yet the batch exists, is listed over its file and is billed."""
     with serve(lost_creations=1) as server:
         client = openai.OpenAI(base_url=server.base_url, api_key="-", max_retries=0)
-        upload = client.files.create(file=("in.jsonl", request_file(["a", "b"])), purpose="batch")
-        with pytest.raises(openai.InternalServerError):
-            client.batches.create(input_file_id=upload.id, endpoint="/v1/chat/completions", completion_window="24h")
+        upload = submit_answered_500(client, ["a", "b"])
         (made,) = client.batches.list().data
         assert made.input_file_id == upload.id and finished(client, made.id).status == "completed"
         counts = server.stats.batches
@@ -280,9 +287,7 @@ def test_a_lost_creation_makes_the_batch_and_answers_500():
 def test_a_refused_creation_makes_nothing():
     with serve(refuse_creations=1) as server:
         client = openai.OpenAI(base_url=server.base_url, api_key="-", max_retries=0)
-        upload = client.files.create(file=("in.jsonl", request_file(["a", "b"])), purpose="batch")
-        with pytest.raises(openai.InternalServerError):
-            client.batches.create(input_file_id=upload.id, endpoint="/v1/chat/completions", completion_window="24h")
+        submit_answered_500(client, ["a", "b"])
         assert client.batches.list().data == []
         assert submit(client, ["a"]).status == "in_progress"
         counts = server.stats.batches
@@ -315,9 +320,7 @@ def test_the_simulator_cli_sets_the_pay_twice_faults(simulator_cli):
     client = openai.OpenAI(base_url=simulator_cli("--batch-bad-downloads", "1", "--batch-bad-download", "not-json",
                                                   "--batch-lost-creations", "1", "--batch-refuse-lists", "1",
                                                   "--batch-unknown-lines", "1"), api_key="-", max_retries=0)
-    upload = client.files.create(file=("in.jsonl", request_file(["a"])), purpose="batch")
-    with pytest.raises(openai.InternalServerError):
-        client.batches.create(input_file_id=upload.id, endpoint="/v1/chat/completions", completion_window="24h")
+    submit_answered_500(client, ["a"])
     with pytest.raises(openai.InternalServerError):
         client.batches.list()
     batch = finished(client, client.batches.list().data[0].id)

@@ -6,6 +6,7 @@ of its records), never its number of calls; its results must equal the ordinary 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
@@ -420,6 +421,21 @@ def test_file_exchange_gives_up_after_the_window_and_a_resume_waits_again(genera
     assert sum(path.read_bytes().count(b"\n") for path in requests()) == calls_of(rows)
 
 
+@contextlib.asynccontextmanager
+async def quick_transport(base_url, folder=None, kind=None):
+    """A batch transport on ``base_url`` (``kind``: a test-only subclass of it) that flushes and polls
+    every 20 ms, its journal in ``folder`` (None: no journal); closed on leaving."""
+    from madeval.llm.batch.settings import BatchSettings
+    from madeval.llm.batch.transport import BatchTransport
+
+    transport = (kind or BatchTransport)(base_url, "-", 30.0)
+    transport.configure_batches(BatchSettings(flush_s=0.02, poll_s=0.02), folder)
+    try:
+        yield transport
+    finally:
+        await transport.close()
+
+
 def kill_once_a_batch_is_journaled(command: list[str], folder):
     """Start ``command`` (a madeval run into ``folder``), SIGKILL it once its journal holds a
     submitted batch (within 60 s), and return the journal's path."""
@@ -439,21 +455,14 @@ def test_a_resumed_transport_keeps_no_reply_of_an_earlier_batch_once_handed_out(
     of its collected batch as it is handed over, so none stays for the rest of the run."""
     import asyncio
 
-    from madeval.llm.batch.settings import BatchSettings
-    from madeval.llm.batch.transport import BatchTransport
-
     def messages(round_, call):
         return [{"role": "user", "content": f"Round {round_}, call {call}: A, B, C or D?"}]
 
     async def rounds(base_url):
-        transport = BatchTransport(base_url, "-", 30.0)
-        transport.configure_batches(BatchSettings(flush_s=0.02, poll_s=0.02), tmp_path)
-        try:
+        async with quick_transport(base_url, tmp_path) as transport:
             replies = [await asyncio.gather(*(transport.chat("simulator", messages(r, c), {}) for c in range(5)))
                        for r in range(3)]
             return replies, transport.batches_created, [task.result() for task in transport._earlier.values()]
-        finally:
-            await transport.close()
 
     with batch_sim(completion_delay_s=0.0) as server:
         server.behaviour.unknown = "answer"
@@ -471,7 +480,6 @@ def test_a_bug_in_one_batch_fails_only_that_batchs_calls(batch_sim):
     flight at the same time, get their replies. Before, every waiting call of the run failed."""
     import asyncio
 
-    from madeval.llm.batch.settings import BatchSettings
     from madeval.llm.batch.transport import BatchTransport
     from madeval.llm.wire import FatalError
 
@@ -486,17 +494,13 @@ def test_a_bug_in_one_batch_fails_only_that_batchs_calls(batch_sim):
         return [{"role": "user", "content": f"Group {group}, call {call}: A, B, C or D?"}]
 
     async def main(base_url):
-        transport = FirstBatchBreaks(base_url, "-", 30.0)
-        transport.configure_batches(BatchSettings(flush_s=0.02, poll_s=0.02), None)
-        try:
+        async with quick_transport(base_url, kind=FirstBatchBreaks) as transport:
             first = asyncio.gather(*(transport.chat("simulator", ask(1, c), {}) for c in range(3)),
                                    return_exceptions=True)
             await asyncio.sleep(0.15)  # the first batch is created and waited for
             second = asyncio.gather(*(transport.chat("simulator", ask(2, c), {}) for c in range(3)),
                                     return_exceptions=True)
             return await first, await second, transport.batches_created
-        finally:
-            await transport.close()
 
     with batch_sim(completion_delay_s=0.6) as server:  # the second batch is still out when the bug hits
         server.behaviour.unknown = "answer"
@@ -512,7 +516,6 @@ def test_a_bug_while_gathering_a_batch_fails_its_pending_calls_instead_of_leavin
     the calls it was gathering with one FatalError. Before, they waited forever (here: past 5 s)."""
     import asyncio
 
-    from madeval.llm.batch.settings import BatchSettings
     from madeval.llm.batch.transport import BatchTransport
     from madeval.llm.wire import FatalError
 
@@ -521,15 +524,11 @@ def test_a_bug_while_gathering_a_batch_fails_its_pending_calls_instead_of_leavin
             raise KeyError("injected bug")
 
     async def main(base_url):
-        transport = FlushBreaks(base_url, "-", 30.0)
-        transport.configure_batches(BatchSettings(flush_s=0.02, poll_s=0.02), None)
-        try:
+        async with quick_transport(base_url, kind=FlushBreaks) as transport:
             calls = (transport.chat("simulator", [{"role": "user", "content": f"Call {c}: A or B?"}], {})
                      for c in range(3))
             outcomes = await asyncio.wait_for(asyncio.gather(*calls, return_exceptions=True), 5.0)
             return outcomes, transport._pending, transport._flusher, transport.batches_created
-        finally:
-            await transport.close()
 
     with batch_sim() as server:
         outcomes, pending, flusher, created = asyncio.run(main(server.base_url))
