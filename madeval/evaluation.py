@@ -130,19 +130,14 @@ def finish(folder: Path, settings: RunSettings) -> dict[str, Any]:
 
 def summary_line(records: RunRecords, board: dict[str, Any]) -> str:
     """The run's last line: units run, already done and failed; calls the response cache answered;
-    when configurations shared calls, the calls and tokens made against those the debates used;
-    records skipped on reading; replies cut; where the results are."""
+    records skipped on reading; replies cut; where the results are. What shared calls saved is the
+    printed board's "Paid:" note, just above it."""
     outcome = records.outcome
     skipped = board["records_read"]["summary"]  # broken lines and duplicates, each unit counted once
     cached = ""
     if records.cache_used:
         asked = outcome.calls + outcome.cached_calls
         cached = f"{outcome.cached_calls} of {asked} calls answered from the response cache; "
-    paid = board.get("paid") or {}
-    if paid.get("shared"):
-        cached += (f"{paid['made']:,} calls made for the {paid['calls']:,} the debates used ({paid['shared']:,} "
-                   f"shared between configurations, {100 * (paid['calls'] - paid['made']) / paid['calls']:.0f}% "
-                   f"saved), {paid['made_tokens']:,} of {paid['tokens']:,} tokens; ")
     cut = records.cut_replies
     cut_note = (f"{cut} {'reply' if cut == 1 else 'replies'} longer than max_tokens allows cut (an endpoint "
                 "fault: see the calls' errors); " if cut else "")
