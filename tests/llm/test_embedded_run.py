@@ -65,15 +65,20 @@ def test_ctrl_c_stops_the_embedded_model(tmp_path):
          "--cache", "off", "--no-progress"],
         cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )
-    deadline = time.time() + 120
-    servers = []
-    while time.time() < deadline and not servers:
-        servers = llama_servers(process.pid)
-        time.sleep(0.1)
-    assert servers
-    time.sleep(3)
-    process.send_signal(signal.SIGINT)
-    _, err = process.communicate(timeout=60)
+    try:
+        deadline = time.time() + 120
+        servers = []
+        while time.time() < deadline and not servers:
+            servers = llama_servers(process.pid)
+            time.sleep(0.1)
+        assert servers
+        time.sleep(3)
+        process.send_signal(signal.SIGINT)
+        _, err = process.communicate(timeout=60)
+    finally:  # a run that did not stop must not debate on for its 50 items after the test failed
+        if process.poll() is None:
+            process.kill()
+            process.wait()
     assert process.returncode == 130 and err.strip().endswith("madeval: interrupted")
     time.sleep(0.5)
     assert not any(alive(pid) for pid in servers)
