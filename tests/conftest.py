@@ -18,3 +18,10 @@ def isolated(madeval_isolated, monkeypatch):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")  # no network: hub datasets come from the local mirrors
     for name in ("MADEVAL_API_KEY", "OPENAI_API_KEY"):
         monkeypatch.delenv(name, raising=False)
+
+
+def pytest_collection_modifyitems(items):
+    """Tests marked ``slow`` run first. pytest-xdist hands tests out in collection order, so a long
+    test collected last (the plugins' tests come after tests/) would keep one worker busy while the
+    other one has nothing left; started first, it runs beside the many short tests."""
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)  # stable: the order is kept otherwise

@@ -6,9 +6,15 @@ The scripted LLM and the in-process debate are madeval.testing's, the ones plugi
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import io
+import os
+import subprocess
+import sys
+import warnings
 from pathlib import Path
 
+from madeval.cli.main import main
 from madeval.evaluation import run
 from madeval.settings.config import DebateConfig, RunSettings
 from madeval.testing import ScriptedLLM, debate  # noqa: F401  (the tests import them from here)
@@ -51,3 +57,45 @@ def cache_key_record(base_url: str, cache_path: Path) -> dict:
         return asyncio.run(keyed(cache))
     finally:
         cache.close()
+
+
+def madeval_in_process(*args, cwd=None) -> subprocess.CompletedProcess:
+    """``madeval ARGS`` (in ``cwd``) through the command line's entry point, in this process, as
+    ``subprocess.run`` reports it: exit status, stdout and stderr. A fresh interpreter per command
+    would import madeval, numpy and openai again (1 to 3 s of CPU each time); tests about the process
+    itself (signals, kills, start-up imports, installed entry points) start one.
+
+    Nothing is typed on stdin, and warnings reach stderr as in a fresh interpreter (pytest would
+    record them instead), so that "one line on stderr" means the same here. An exception that is
+    not one of the command line's own exits propagates (in a process it would be a traceback)."""
+    out, err = io.StringIO(), io.StringIO()
+    status, stdin = 0, sys.stdin
+    sys.stdin = io.StringIO()
+    try:
+        with contextlib.ExitStack() as stack:
+            if cwd is not None:
+                stack.enter_context(contextlib.chdir(cwd))
+            stack.enter_context(contextlib.redirect_stdout(out))
+            stack.enter_context(contextlib.redirect_stderr(err))
+            stack.enter_context(warnings.catch_warnings())
+            _interpreter_warning_filters()
+            main([os.fspath(arg) if isinstance(arg, os.PathLike) else str(arg) for arg in args])
+    except SystemExit as exit_:
+        status = exit_.code if isinstance(exit_.code, int) else 1
+    finally:
+        sys.stdin = stdin
+    return subprocess.CompletedProcess(["madeval", *map(str, args)], status, out.getvalue(), err.getvalue())
+
+
+def _interpreter_warning_filters() -> None:
+    """The warning filters and output of a fresh interpreter (its default filters; a warning is
+    written to sys.stderr, once per place)."""
+    warnings.resetwarnings()
+    warnings.simplefilter("default")
+    for category in (DeprecationWarning, PendingDeprecationWarning, ImportWarning, ResourceWarning):
+        warnings.simplefilter("ignore", category)  # shown by a fresh interpreter in __main__ only, or never
+
+    def show(message, category, filename, lineno, file=None, line=None):
+        sys.stderr.write(warnings.formatwarning(message, category, filename, lineno, line))
+
+    warnings.showwarning = show

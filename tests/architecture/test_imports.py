@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import ast
 import graphlib
+import json
 import os
 import subprocess
 import sys
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -115,22 +116,110 @@ def test_no_import_cycles():
     assert cycle is None, "import cycle: " + " -> ".join(cycle)
 
 
-def import_alone(module: str) -> tuple[str, subprocess.CompletedProcess]:
-    """Import ``module`` in a fresh interpreter."""
-    code = "import importlib, sys; importlib.import_module(sys.argv[1])"
-    return module, subprocess.run([sys.executable, "-c", code, module], capture_output=True, text=True,
-                                  timeout=120)
+def third_party_imports(root: Path = PACKAGE) -> list[str]:
+    """The modules outside madeval that madeval's modules import when they are imported: the
+    imports of their top level (``if`` and ``try`` blocks included), not those in functions."""
+
+    def top_level(body: list[ast.stmt]) -> Iterator[str]:
+        for node in body:
+            if isinstance(node, ast.Import):
+                yield from (alias.name for alias in node.names)
+            elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+                yield node.module
+            elif isinstance(node, (ast.If, ast.Try)):
+                for block in (node.body, node.orelse, getattr(node, "finalbody", [])):
+                    yield from top_level(block)
+                for handler in getattr(node, "handlers", []):
+                    yield from top_level(handler.body)
+
+    names = set()
+    for path in module_files(root).values():
+        names.update(top_level(ast.parse(path.read_text(encoding="utf-8"), str(path)).body))
+    return sorted(name for name in names if name.partition(".")[0] != root.name)
+
+
+# Imports each module of the list on stdin in a child forked from a parent that imported only the
+# modules outside madeval (third_party_imports()): a child starts with no madeval module loaded, as
+# a fresh interpreter does, without paying numpy's, openai's and matplotlib's imports once per
+# module. Prints {module: the last line of its error} for the modules that failed. The children
+# share compiled bytecode through a temporary folder (written even where PYTHONDONTWRITEBYTECODE
+# is set: every child would otherwise compile madeval again).
+_FORKED_IMPORTS = """\
+import importlib, json, os, signal, sys, tempfile, traceback
+request = json.load(sys.stdin)
+for name in request["preload"]:
+    try:
+        importlib.import_module(name)
+    except Exception:  # a child imports it again and reports what fails
+        pass
+loaded = sorted(name for name in sys.modules if name.partition(".")[0] == "madeval")
+if loaded:
+    sys.exit(f"the parent must not import madeval, but a library loaded {loaded}")
+sys.dont_write_bytecode = False
+sys.pycache_prefix = tempfile.mkdtemp(prefix="madeval-pyc-")
+sys.stdout.flush()
+failed = {}
+for module in request["modules"]:
+    reader, writer = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(reader)
+        signal.alarm(request["timeout"])  # a module that hangs on import is killed, and reported
+        try:
+            importlib.import_module(module)
+            status = 0
+        except BaseException:
+            os.write(writer, (traceback.format_exc().strip().splitlines() or ["?"])[-1].encode())
+            status = 1
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(status)
+    os.close(writer)
+    with os.fdopen(reader, "rb") as pipe:
+        error = pipe.read().decode("utf-8", "replace")
+    _, status = os.waitpid(pid, 0)
+    if status:
+        failed[module] = error or f"exit status {status:#x} (a signal, such as the timeout)"
+print(json.dumps(failed))
+"""
+
+
+def import_each_alone(modules: list[str], preload: list[str], timeout_s: int = 120) -> dict[str, str]:
+    """Import each of ``modules`` with no other madeval module loaded, in children of a parent that
+    imported ``preload``: module -> error, for those that fail."""
+    request = {"preload": preload, "modules": modules, "timeout": timeout_s}
+    done = subprocess.run([sys.executable, "-c", _FORKED_IMPORTS], input=json.dumps(request),
+                          capture_output=True, text=True, timeout=300 + timeout_s * len(modules))
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def test_a_module_that_needs_another_imported_first_fails_the_import_check(tmp_path, monkeypatch):
+    """The forked children start with no madeval module loaded: a module that works only after
+    another one was imported fails, one that works alone passes, and one that hangs is reported."""
+    package = tmp_path / "madeval_probe"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "base.py").write_text("import numpy\nVALUE = 1\n")
+    (package / "alone.py").write_text("from madeval_probe.base import VALUE\n")
+    (package / "needs_base.py").write_text("import madeval_probe\nVALUE = madeval_probe.base.VALUE\n")
+    (package / "hangs.py").write_text("import time\ntime.sleep(60)\n")
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(tmp_path), os.environ.get("PYTHONPATH")])))
+    modules = ["madeval_probe.base", "madeval_probe.needs_base", "madeval_probe.alone", "madeval_probe.hangs"]
+    failed = import_each_alone(modules, preload=["numpy"], timeout_s=2)
+    assert set(failed) == {"madeval_probe.needs_base", "madeval_probe.hangs"}
+    assert "has no attribute 'base'" in failed["madeval_probe.needs_base"]
+    assert "signal" in failed["madeval_probe.hangs"]
 
 
 def test_every_module_imports_alone_in_a_fresh_interpreter():
-    """Two interpreters at a time: a module that works only after another was imported fails."""
+    """A module that works only after another was imported fails (each imports in a child forked
+    from an interpreter that loaded only the libraries madeval imports, never madeval itself)."""
     modules = sorted(set(module_files()) - NOT_IMPORTABLE_ALONE)
     assert "madeval.metrics.base" in modules and "madeval.task.groups" in modules
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        results = list(pool.map(import_alone, modules))
-    failed = [f"{module}: {(result.stderr.strip().splitlines() or ['?'])[-1]}"
-              for module, result in results if result.returncode != 0]
-    assert not failed, "\n".join(failed)
+    assert {"numpy", "click", "yaml"} <= set(third_party_imports())  # the parent's imports are read
+    failed = import_each_alone(modules, preload=third_party_imports())
+    assert not failed, "\n".join(f"{module}: {error}" for module, error in failed.items())
 
 
 @pytest.mark.parametrize("module", sorted(NOT_IMPORTABLE_ALONE))

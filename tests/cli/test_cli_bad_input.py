@@ -7,11 +7,11 @@ import sys
 
 import pytest
 
+from helpers import madeval_in_process
+
 
 def madeval(*args: str, cwd) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "madeval", *args], cwd=cwd, capture_output=True, text=True, timeout=120
-    )
+    return madeval_in_process(*args, cwd=cwd)
 
 
 @pytest.mark.parametrize(

@@ -2,7 +2,8 @@
 
 Each page's blocks run in order in one folder holding a copy of ``examples/``, as a reader in a clone
 would type them: ``bash`` lines are commands (``madeval ...``, the simulator started with ``&``,
-``cp``), a ``yaml`` block with a ``:caption:`` is the file of that name, a ``yaml`` block without one
+``cp``; each ``madeval`` command runs through the command line's entry point in this process,
+the simulator in its own), a ``yaml`` block with a ``:caption:`` is the file of that name, a ``yaml`` block without one
 must be a valid config file, a ``literalinclude`` shows a file of the repository, ``python`` blocks
 run in one namespace, and ``text`` blocks are output, not run. Every endpoint URL
 on the pages (the simulator's port 8765, a server's 8000) is the simulator the page starts, on a
@@ -13,6 +14,8 @@ a command this test does not know, fails: nothing on these pages escapes being r
 
 from __future__ import annotations
 
+import contextlib
+import io
 import os
 import queue
 import re
@@ -26,6 +29,7 @@ from pathlib import Path
 import pytest
 from markdown_it import MarkdownIt
 
+from madeval.cli.main import main
 from madeval.settings.config import build_settings, read_config_file
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -64,6 +68,23 @@ def command_lines(block: str) -> list[str]:
     """A bash block's commands, continuation lines joined, comments and blank lines left out."""
     joined = re.sub(r"\\\n\s*", " ", block)
     return [line.strip() for line in joined.splitlines() if line.strip() and not line.strip().startswith("#")]
+
+
+def run_in_process(args: list[str], folder: Path) -> tuple[int, str, str]:
+    """``madeval ARGS`` run in ``folder`` through the command line's own entry point, in this process
+    (a fresh interpreter per command would import madeval, numpy and openai again each time; the
+    simulator, which runs in the background, keeps its own process): (exit status, stdout, stderr)."""
+    out, err = io.StringIO(), io.StringIO()
+    status, stdin = 0, sys.stdin
+    sys.stdin = io.StringIO()  # as from /dev/null: nothing typed, not a terminal
+    try:
+        with contextlib.chdir(folder), contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            main(args)
+    except SystemExit as exit_:
+        status = exit_.code if isinstance(exit_.code, int) else 1
+    finally:
+        sys.stdin = stdin
+    return status, out.getvalue(), err.getvalue()
 
 
 class Reader:
@@ -117,9 +138,8 @@ class Reader:
         if args[0] not in NO_MODEL and "rescore" != args[0] and "--base-url" not in args:
             assert self.url, f"{self.page}: {line} needs a model before the page starts the simulator"
             args += ["--base-url", self.url]  # the embedded model's place: the simulator
-        done = subprocess.run([sys.executable, "-m", "madeval", *args], cwd=self.folder, env=self.env,
-                              stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=600)
-        assert done.returncode == 0, f"{self.page}: {line}\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}"
+        status, out, err = run_in_process(args, self.folder)
+        assert status == 0, f"{self.page}: {line}\n{out[-2000:]}\n{err[-2000:]}"
 
     def run_block(self, language: str, caption: str | None, content: str, line: int) -> None:
         if language == "bash":

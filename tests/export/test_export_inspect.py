@@ -7,13 +7,11 @@ task)'s score as the leaderboard computes it."""
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 
 import pytest
 
 from debates_by_hand import HOSTILE, HOSTILE_LABEL, HOSTILE_RECORD, LOST
-from helpers import run_quietly
+from helpers import madeval_in_process, run_quietly
 from madeval.analysis.debate_facts import debate_facts
 from madeval.export.inspect_log import sample_id
 from madeval.leaderboard import build_leaderboard
@@ -42,8 +40,7 @@ def exported(generated_tasks, tmp_path_factory):
     with open(folder / "records.jsonl", "ab") as handle:
         handle.write(encode_line(LOST) + encode_line(HOSTILE_RECORD))
     output = folder.parent / "run.eval"
-    done = subprocess.run([sys.executable, "-m", "madeval", "export", str(folder), "--format", "inspect",
-                           "--output", str(output)], capture_output=True, text=True, timeout=300)
+    done = madeval_in_process("export", str(folder), "--format", "inspect", "--output", str(output))
     assert done.returncode == 0, done.stderr
     return folder, output, done.stdout
 
@@ -113,8 +110,7 @@ def test_bad_input_is_one_line_and_status_2_with_nothing_written(exported, tmp_p
     for arguments, said in [([str(tmp_path / "none"), "--output", str(tmp_path / "x.eval")],
                              "not a madeval run folder"),
                             ([str(folder), "--output", str(tmp_path / "x.txt")], "a .eval or .json file")]:
-        done = subprocess.run([sys.executable, "-m", "madeval", "export", *arguments, "--format", "inspect"],
-                              capture_output=True, text=True, timeout=120)
+        done = madeval_in_process("export", *arguments, "--format", "inspect")
         assert done.returncode == 2 and said in done.stderr and done.stderr.count("\n") == 1, done.stderr
     assert list(tmp_path.iterdir()) == []
 

@@ -8,13 +8,11 @@ from __future__ import annotations
 import datetime
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from helpers import run_quietly, settings_for
+from helpers import madeval_in_process, run_quietly, settings_for
 from madeval.records.folder import read_records
 
 try:
@@ -28,8 +26,7 @@ MIRROR = Path(os.environ.get("MADEVAL_DATA_DIR", "")) / "mmlu_pro" / "test.jsonl
 
 
 def export(folder: Path, output: Path):
-    done = subprocess.run([sys.executable, "-m", "madeval", "export", str(folder), "--format", "inspect",
-                           "--output", str(output)], capture_output=True, text=True, timeout=300)
+    done = madeval_in_process("export", str(folder), "--format", "inspect", "--output", str(output))
     assert done.returncode == 0, done.stderr
     return read_eval_log(str(output))
 
@@ -83,8 +80,7 @@ def test_an_imported_debate_keeps_mallm_s_clock_out_of_its_sample_time(tmp_path)
     source = tmp_path / "mallm.json"
     source.write_text(json.dumps([record]))
     folder = tmp_path / "imported"
-    done = subprocess.run([sys.executable, "-m", "madeval", "import", "mallm", str(source), "--task", "mmlu_pro",
-                           "--output-path", str(folder)], capture_output=True, text=True, timeout=300)
+    done = madeval_in_process("import", "mallm", str(source), "--task", "mmlu_pro", "--output-path", str(folder))
     assert done.returncode == 0, done.stderr
     (stored,) = read_records(folder)
     assert stored["wall_s"] == 8417.1  # the import keeps what MALLM recorded

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from helpers import madeval_in_process
 from madeval.core.plugins import registries
 from madeval.core.transcript import Transcript
 from madeval.importers.mallm import MallmImporter, vote_events
@@ -29,8 +30,8 @@ needs_corpus = pytest.mark.skipif(not CORPUS.is_file(), reason="the shared MALLM
 
 
 def madeval(*args: str, cwd=None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "madeval", *map(str, args)], cwd=cwd, capture_output=True,
-                          text=True, timeout=600)
+    """The command line, in this process (the memory limit's test below starts its own)."""
+    return madeval_in_process(*args, cwd=cwd)
 
 
 @pytest.fixture(scope="module")

@@ -10,12 +10,10 @@ repeats. The records of a unit do not depend on the run holding it (seeds come f
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import pytest
 
-from helpers import run_quietly
+from helpers import madeval_in_process, run_quietly
 from madeval.leaderboard import LeaderboardOptions, build_leaderboard, build_merged_leaderboard
 from madeval.records.folder import read_records
 from madeval.settings.config import DebateConfig, RunSettings
@@ -79,8 +77,7 @@ def test_across_merged_board_pairs_the_shared_units_as_one_run_would(runs):
 
 
 def madeval(*args, cwd):
-    return subprocess.run([sys.executable, "-m", "madeval", *args], cwd=cwd, capture_output=True, text=True,
-                          timeout=120)
+    return madeval_in_process(*args, cwd=cwd)
 
 
 def test_across_show_merges_globs_and_refuses_a_configuration_in_two_runs(runs, tmp_path):

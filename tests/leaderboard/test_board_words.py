@@ -10,13 +10,11 @@ import csv
 import json
 import shlex
 import statistics
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from helpers import run_quietly
+from helpers import madeval_in_process, run_quietly
 from madeval.analysis.difference import mcnemar_interval
 from madeval.leaderboard import LeaderboardOptions, build_leaderboard, build_merged_leaderboard, write_outputs
 from madeval.leaderboard.render import LEGEND, markdown
@@ -211,8 +209,7 @@ def test_a_merged_board_has_its_own_title_and_a_charts_command_that_works(sweep,
                  "base_url": sim.base_url, "output_path": str(tmp_path / "second run")}
         second, _ = run_quietly(build_settings(other))
     out = tmp_path / "merged board"
-    done = subprocess.run([sys.executable, "-m", "madeval", "leaderboard", "show", str(first.folder),
-                           str(second.folder), "-o", str(out)], capture_output=True, text=True, timeout=300)
+    done = madeval_in_process("leaderboard", "show", str(first.folder), str(second.folder), "-o", str(out))
     assert done.returncode == 0, done.stderr
     board = json.loads((out / "leaderboard.json").read_text())
     assert board["title"] == f"madeval leaderboard: {first.folder.name} + {second.folder.name}"
@@ -221,8 +218,7 @@ def test_a_merged_board_has_its_own_title_and_a_charts_command_that_works(sweep,
 
     hint = html.unescape(page.split("No charts drawn: <code>")[1].split("</code>")[0])
     assert hint.startswith("madeval leaderboard show ") and "," not in hint
-    pasted = subprocess.run([sys.executable, "-m", "madeval", *shlex.split(hint)[1:]], capture_output=True, text=True,
-                            timeout=300)
+    pasted = madeval_in_process(*shlex.split(hint)[1:])
     assert pasted.returncode == 0, pasted.stderr
     assert (out / "charts" / "score.png").stat().st_size > 10_000
 

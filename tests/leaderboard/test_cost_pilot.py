@@ -9,14 +9,12 @@ from __future__ import annotations
 
 import json
 import statistics
-import subprocess
-import sys
 from collections import defaultdict
 from pathlib import Path
 
 import pytest
 
-from helpers import run_quietly, settings_for
+from helpers import madeval_in_process, run_quietly, settings_for
 from madeval.leaderboard.study_cost import pilot_shape
 from madeval.records.folder import read_records
 
@@ -24,8 +22,7 @@ PRICES = Path(__file__).resolve().parents[2] / "examples" / "prices-openai.yaml"
 
 
 def madeval(*args):
-    return subprocess.run([sys.executable, "-m", "madeval", *map(str, args)], capture_output=True, text=True,
-                          timeout=300)
+    return madeval_in_process(*args)
 
 
 def price(pilot, *more):

@@ -16,15 +16,14 @@ import sys
 import textwrap
 from pathlib import Path
 
-from helpers import run_quietly, settings_for
+from helpers import madeval_in_process, run_quietly, settings_for
 
 HERE = Path(__file__).parent
 FIXTURES = HERE.parent / "importers" / "fixtures" / "lmeval"
 
 
 def madeval(*args) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "madeval", *map(str, args)], capture_output=True, text=True,
-                          timeout=300)
+    return madeval_in_process(*args)
 
 
 def test_hostile_infinity_score_and_turn_count_are_skipped_lines_not_a_traceback(sim, tmp_path):

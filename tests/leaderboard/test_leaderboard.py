@@ -8,14 +8,12 @@ from __future__ import annotations
 import asyncio
 import csv
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from browser import layout, run_chromium, screenshots
-from helpers import run_quietly
+from helpers import madeval_in_process, run_quietly
 from madeval.analysis.stats import holm, mcnemar_exact, paired_permutation
 from madeval.leaderboard import LeaderboardOptions, build_leaderboard
 from madeval.leaderboard.charts import chart_rows, scaling_data, scaling_series, turn_counts
@@ -200,22 +198,15 @@ def test_a_tag_gets_a_macro_group_row_of_its_tasks(sim, tmp_path):
 
 
 def test_leaderboard_show_rewrites_outputs_and_rejects_an_unknown_reference(protocols_run):
-    import subprocess
-    import sys
 
     folder = protocols_run[0].folder
-    done = subprocess.run([sys.executable, "-m", "madeval", "leaderboard", "show", str(folder), "--reference",
-                           "unanimity_consensus", "--compare", "all"], capture_output=True, text=True, timeout=300)
+    done = madeval_in_process("leaderboard", "show", str(folder), "--reference", "unanimity_consensus", "--compare",
+                              "all")
     assert done.returncode == 0, done.stderr
     assert "| unanimity_consensus | arith_mc | accuracy |" in done.stdout and "| ref |" in done.stdout
     assert "| task | metric | A | B |" in (folder / "leaderboard.md").read_text()  # the all-pairs table
     assert "| task | metric | A | B |" not in done.stdout  # printed with --explain
-    bad = subprocess.run(
-        [sys.executable, "-m", "madeval", "leaderboard", "show", str(folder), "--reference", "nope"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    bad = madeval_in_process("leaderboard", "show", str(folder), "--reference", "nope")
     assert (
         bad.returncode == 2 and bad.stderr.count("\n") == 1 and "unknown reference configuration 'nope'" in bad.stderr
     )
@@ -398,9 +389,8 @@ def test_scaling_charts_plot_one_series_per_setting_and_rescored_series_by_sourc
                "output_path": str(folder), "common": {"persona": "none", "paradigm": "memory", "decider": "counting"},
                "grid": {"agents": [2, 3, 4], "max_turns": [1, 2, 3]}, "leaderboard": {"charts": True}}
     run_quietly(build_settings(options))
-    done = subprocess.run([sys.executable, "-m", "madeval", "rescore", str(folder), "--decider",
-                           "counting:after_turns=1", "--base-url", sim.base_url, "--cache", "off"],
-                          capture_output=True, text=True, timeout=300)
+    done = madeval_in_process("rescore", str(folder), "--decider", "counting:after_turns=1", "--base-url", sim.base_url,
+                              "--cache", "off")
     assert done.returncode == 0, done.stderr
     board = build_leaderboard(folder)
     rows = chart_rows(board)

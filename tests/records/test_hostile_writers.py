@@ -16,7 +16,7 @@ import tracemalloc
 
 import pytest
 
-from helpers import run_quietly, settings_for
+from helpers import madeval_in_process, run_quietly, settings_for
 from madeval.errors import UsageError
 from madeval.llm.batch.journal import JOURNAL_NAME, BatchJournal
 
@@ -30,8 +30,7 @@ def finished_run(sim, tmp_path):
 
 
 def madeval(*args) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "madeval", *map(str, args)], capture_output=True, text=True,
-                          timeout=300)
+    return madeval_in_process(*args)
 
 
 def test_hostile_links_at_the_viewer_s_names_are_replaced_never_written_through(finished_run, victim):

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import subprocess
-import sys
 from collections import Counter
 
 import pytest
 
-from helpers import run_quietly
+from helpers import madeval_in_process, run_quietly
 from madeval.core.transcript import Transcript
 from madeval.errors import UsageError
 from madeval.records.folder import read_records
@@ -20,8 +19,7 @@ ENTROPY = {(3,): 0.0, (1, 2): 0.9182958340544896, (1, 1, 1): 1.584962500721156}
 
 
 def madeval(*args: str, cwd) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "madeval", *args], cwd=cwd, capture_output=True, text=True,
-                          timeout=120)
+    return madeval_in_process(*args, cwd=cwd)
 
 
 def test_extra_metrics_leave_the_ids_of_other_configurations_alone():

@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import pytest
 
-from helpers import run_quietly, settings_for
+from helpers import madeval_in_process, run_quietly, settings_for
 from madeval.core.item import Item
 from madeval.errors import UsageError
 from madeval.records.folder import read_records
@@ -46,13 +44,12 @@ def test_sample_size_hand_computed_values():
 
 
 def test_sample_size_command(tmp_path):
-    done = subprocess.run([sys.executable, "-m", "madeval", "sample-size", "14042"], capture_output=True, text=True)
+    done = madeval_in_process("sample-size", "14042")
     assert done.returncode == 0 and done.stdout.strip() == "375"
-    done = subprocess.run([sys.executable, "-m", "madeval", "sample-size", "1000", "--confidence", "0.9",
-                           "--margin", "0.1"], capture_output=True, text=True)
+    done = madeval_in_process("sample-size", "1000", "--confidence", "0.9", "--margin", "0.1")
     assert done.stdout.strip() == "64"
     for bad in (["0"], ["100", "--confidence", "1.2"], ["100", "--margin", "0"]):
-        done = subprocess.run([sys.executable, "-m", "madeval", "sample-size", *bad], capture_output=True, text=True)
+        done = madeval_in_process("sample-size", *bad)
         assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1, done.stderr
 
 
@@ -84,8 +81,8 @@ def test_draw_is_seeded_nested_and_keeps_dataset_order():
 def test_bad_sample_options_exit_2_without_output(tmp_path):
     for args in (["--sample", "many"], ["--sample", "fpc", "--confidence", "95"],
                  ["--sample", "fpc", "--margin", "-1"]):
-        done = subprocess.run([sys.executable, "-m", "madeval", "--tasks", "arith_mc", *args, "--base-url",
-                               "http://127.0.0.1:9", "-o", "out"], cwd=tmp_path, capture_output=True, text=True)
+        done = madeval_in_process("--tasks", "arith_mc", *args, "--base-url", "http://127.0.0.1:9", "-o", "out",
+                                  cwd=tmp_path)
         assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1, done.stderr
         assert not (tmp_path / "out").exists()
 

@@ -16,7 +16,7 @@ import pytest
 
 from browser import chromium, chromium_command, run_chromium
 from debates_by_hand import HOSTILE, HOSTILE_LABEL, HOSTILE_RECORD, HUGE, LOST
-from helpers import run_quietly
+from helpers import madeval_in_process, run_quietly
 from madeval.analysis.debate_facts import debate_facts
 from madeval.errors import StorageError
 from madeval.records.folder import encode_line, read_records
@@ -151,7 +151,7 @@ def test_embedded_data_cannot_close_its_element():
 
 
 def test_a_folder_that_is_no_run_is_one_line_and_status_2_with_nothing_written(tmp_path):
-    done = subprocess.run([sys.executable, "-m", "madeval", "view", str(tmp_path)], capture_output=True, text=True)
+    done = madeval_in_process("view", str(tmp_path))
     assert done.returncode == 2 and done.stderr.strip().count("\n") == 0 and "not a madeval run folder" in done.stderr
     assert list(tmp_path.iterdir()) == []
 
@@ -160,18 +160,15 @@ def test_a_page_of_a_slice_holds_only_its_debates_and_an_empty_slice_writes_noth
     folder, _ = viewed_run
     records = list(read_records(folder))
     page = tmp_path / "slice.html"
-    done = subprocess.run([sys.executable, "-m", "madeval", "view", str(folder), "--output", str(page),
-                           "--task", "arith_yesno", "--config", "simple_voting,baseline_direct"],
-                          capture_output=True, text=True, timeout=300)
+    done = madeval_in_process("view", str(folder), "--output", str(page), "--task", "arith_yesno", "--config",
+                              "simple_voting,baseline_direct")
     expected = [r for r in records if r["unit"]["task"] == "arith_yesno"
                 and r["config_label"] in ("simple_voting", "baseline_direct")]
     assert done.returncode == 0 and done.stdout.startswith(f"{len(expected)} debates in {page}"), done.stderr
     index = json.loads(re.search(r"id='madeval-index'>(.*?)</script>", page.read_text()).group(1))
     assert [r["item"] for r in index["debates"]] == [r["unit"]["item"] for r in expected] and len(expected) == 18
     empty = tmp_path / "empty.html"
-    done = subprocess.run([sys.executable, "-m", "madeval", "view", str(folder), "--output", str(empty),
-                           "--task", "nope"],
-                          capture_output=True, text=True, timeout=300)
+    done = madeval_in_process("view", str(folder), "--output", str(empty), "--task", "nope")
     assert done.returncode == 2 and "no debate of" in done.stderr and done.stderr.count("\n") == 1
     described = json.loads((folder / "run.json").read_text())
     labels = ", ".join(c["label"] for c in described["configurations"].values())
@@ -239,8 +236,7 @@ def test_a_page_that_cannot_be_written_leaves_nothing(viewed_run, tmp_path):
     with pytest.raises(StorageError, match="cannot make the folder"):
         write_viewer(folder, target)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a-file"]
-    done = subprocess.run([sys.executable, "-m", "madeval", "view", str(folder), "--output", str(target)],
-                          capture_output=True, text=True, timeout=300)
+    done = madeval_in_process("view", str(folder), "--output", str(target))
     assert done.returncode == 1 and done.stderr.count("\n") == 1 and "cannot make the folder" in done.stderr
 
 
@@ -249,14 +245,11 @@ def test_output_into_missing_folders_makes_them_as_a_run_s_and_a_board_s_output_
     ``leaderboard show -o`` do); a page that is not kept (an empty slice) removes them again."""
     folder, written = viewed_run
     target = tmp_path / "new" / "deeper" / "page.html"
-    done = subprocess.run([sys.executable, "-m", "madeval", "view", str(folder), "--output", str(target)],
-                          capture_output=True, text=True, timeout=300)
+    done = madeval_in_process("view", str(folder), "--output", str(target))
     assert done.returncode == 0 and done.stdout.startswith(f"{written['debates']} debates in {target}"), done.stderr
     assert sorted(p.name for p in target.parent.iterdir()) == ["page.html"]
     empty = tmp_path / "other" / "deeper" / "page.html"
-    done = subprocess.run([sys.executable, "-m", "madeval", "view", str(folder), "--output", str(empty),
-                           "--task", "nope"],
-                          capture_output=True, text=True, timeout=300)
+    done = madeval_in_process("view", str(folder), "--output", str(empty), "--task", "nope")
     assert done.returncode == 2 and "no debate of" in done.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["new"]
 

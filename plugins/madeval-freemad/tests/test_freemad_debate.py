@@ -364,6 +364,7 @@ def _attack_model(accuracy, conformity, self_doubt, rounds, attacked, options=4)
     return majority, freemad
 
 
+@pytest.mark.slow  # 4,000 debates: started first, beside the short tests (tests/conftest.py)
 def test_freemad_score_withstands_the_attack_when_cut_off_agents_doubt_themselves(generated_tasks, tmp_path):
     """A third of 3 conforming agents attacked, the attacked one doubting itself under the self-check
     prompt (model and figures in the comment above): the last-round majority drops by several standard
