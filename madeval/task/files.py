@@ -97,7 +97,11 @@ class FunctionRef:
             raise UsageError(f"!function '{self.ref}' must look like module.function ({self.base})")
         local = self.base / (module_name.replace(".", "/") + ".py")
         if local.exists():
-            unique = f"madeval_taskfn_{abs(hash(str(local)))}_{module_name.replace('.', '_')}"
+            # Kept per file as it is now: a file edited between two runs of one process (a notebook calling
+            # madeval.evaluate again, or another folder reached by the same relative path) is read afresh.
+            stat = local.stat()
+            where = (str(local.resolve()), stat.st_mtime_ns, stat.st_size)
+            unique = f"madeval_taskfn_{abs(hash(where))}_{module_name.replace('.', '_')}"
             module = sys.modules.get(unique)
             if module is None:
                 spec = importlib.util.spec_from_file_location(unique, local)

@@ -80,6 +80,23 @@ def test_include_function_and_template_fields(task_folder):
     assert task.score("B", first) == {"accuracy": 1.0} and task.score(None, first) == {"accuracy": 0.0}
 
 
+def test_task_code_edited_between_two_loads_in_one_process_is_read_afresh(task_folder, monkeypatch):
+    """A notebook runs a task, edits its code and runs it again: the second load uses the new code,
+    also when a relative include path names another folder from another working directory."""
+    assert tasks_named(["templated"], task_folder)["templated"].items[0].input.startswith("QUESTION 0?")
+    code = (task_folder / "rows.py").read_text().replace("doc[\"q\"].upper()", "doc[\"q\"].lower() + '!'")
+    (task_folder / "rows.py").write_text(code)
+    assert tasks_named(["templated"], task_folder)["templated"].items[0].input.startswith("question 0?!")
+    other = task_folder.parent / "elsewhere"
+    (other / "tasks").mkdir(parents=True)
+    for path in task_folder.iterdir():
+        (other / "tasks" / path.name).write_text(path.read_text().replace("Question", "Other"))
+    monkeypatch.chdir(task_folder.parent)
+    assert tasks_named(["templated"], "tasks")["templated"].items[0].input.startswith("question 0?!")
+    monkeypatch.chdir(other)
+    assert tasks_named(["templated"], "tasks")["templated"].items[0].input.startswith("other 0?!")
+
+
 def test_mirror_is_read_when_the_data_dir_holds_it(task_folder, tmp_path, monkeypatch):
     data = tmp_path / "data" / "some"
     data.mkdir(parents=True)
