@@ -229,7 +229,7 @@ def fitted_text(fitted: dict[str, Any]) -> str:
     """The settings taken to fit the embedded model (:func:`madeval.settings.config.embedded_fits`), said."""
     shown = ", ".join("structured answers" if key == "structured_answers" else f"{key} {value}"
                       for key, value in fitted.items() if key != "structured_answers" or value)
-    ways = ", ".join("structured_answers: false in a --config file" if key == "structured_answers"
+    ways = ", ".join("--no-structured-answers" if key == "structured_answers"
                      else f"--{key.replace('_', '-')} N" for key in fitted)
     return (f"the embedded model ({embedded.MODEL_NAME}, on this CPU) runs with {shown}, the settings that "
             f"fit it, as none were given (to choose: {ways})")

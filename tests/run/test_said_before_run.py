@@ -12,8 +12,8 @@ def test_the_settings_taken_for_the_embedded_model_are_said_with_how_to_choose_o
     assert fitted_text(settings.fitted) == (
         "the embedded model (smollm2-135m-instruct, on this CPU) runs with max_tokens 128, structured answers, "
         "max_turns 3, the settings that fit it, as none were given (to choose: --max-tokens N, "
-        "structured_answers: false in a --config file, --max-turns N)")
+        "--no-structured-answers, --max-turns N)")
     given = build_settings({"tasks": "mmlu_pro", "max_tokens": 512, "max_turns": 2})
     assert fitted_text(given.fitted) == (
         "the embedded model (smollm2-135m-instruct, on this CPU) runs with structured answers, the settings "
-        "that fit it, as none were given (to choose: structured_answers: false in a --config file)")
+        "that fit it, as none were given (to choose: --no-structured-answers)")

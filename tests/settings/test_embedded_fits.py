@@ -56,3 +56,17 @@ def test_a_run_with_an_endpoint_takes_the_declared_defaults():
         (config,) = settings.configurations
         assert (settings.max_tokens, config.max_turns, config.structured_answers, settings.fitted) == (
             1024, 10, False, {})
+
+
+def test_the_command_line_turns_structured_answers_off_for_the_embedded_model():
+    """The line said before the run names --no-structured-answers; the command line takes it."""
+    from madeval.cli.run_cmd import run
+
+    given = run.make_context("run", ["--tasks", "arith_mc", "--no-structured-answers"]).params
+    given = {key: value for key, value in given.items() if value is not None and key != "no_progress"}
+    settings = build_settings(given)
+    assert settings.configurations[0].structured_answers is False
+    assert "structured_answers" not in settings.fitted and settings.fitted["max_tokens"] == 128
+    unsaid = run.make_context("run", ["--tasks", "arith_mc"]).params
+    unsaid = {key: value for key, value in unsaid.items() if value is not None and key != "no_progress"}
+    assert build_settings(unsaid).configurations[0].structured_answers
