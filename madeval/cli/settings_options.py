@@ -39,9 +39,10 @@ def declared_fields(*models: type) -> list[tuple[str, Option, Any]]:
 
 def flag_names(name: str, declared: Option, default: Any = None) -> list[str]:
     """The spellings of option ``name``: ``--max-turns``, or the declared ones (``--endpoint``),
-    plus short forms (``-t``); a yes/no option on by default is ``--share-calls/--no-share-calls``."""
+    plus short forms (``-t``); a yes/no option on by default (or ``negatable``) is
+    ``--share-calls/--no-share-calls``."""
     long_form = [f for f in declared.flags if f.startswith("--")] or [f"--{name.replace('_', '-')}"]
-    if declared.convert is rule.flag and default is True:
+    if declared.convert is rule.flag and (default is True or declared.negatable):
         long_form = [f"{long_form[0]}/--no-{long_form[0][2:]}", *long_form[1:]]
     return [*long_form, *(f for f in declared.flags if not f.startswith("--"))]
 

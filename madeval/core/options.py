@@ -379,7 +379,9 @@ class Option:
     files go): the run folder's fingerprint leaves it out, so a resume may change it;
     ``added_later`` marks a result option added after run folders and configuration ids were first
     written: while it holds its default it is left out of the configuration's identity (and id) or
-    the run's fingerprint, so older ids stay and older folders still resume.
+    the run's fingerprint, so older ids stay and older folders still resume;
+    ``negatable`` gives a yes/no option off by default its ``--no-`` form too (one that may be on
+    by other means than its default: the embedded model's fitted settings).
     """
 
     convert: Callable[[Any], Any]
@@ -394,6 +396,7 @@ class Option:
     secret: bool = False
     results: bool = True
     added_later: bool = False
+    negatable: bool = False
 
     def read(self, value: Any) -> Any:
         """``value`` converted and checked; ValueError saying what is wrong if it is not."""

@@ -100,8 +100,7 @@ class DebateConfig:
     structured_answers: bool = option(
         False, help="Ask for solutions, votes and agreement in a JSON schema (response_format); the text "
         "prompts stay as published. The embedded model takes it unless --no-structured-answers is given.",
-        convert=rule.flag, added_later=True,
-        flags=("--structured-answers/--no-structured-answers",))  # the --no- form: the embedded model's is on
+        convert=rule.flag, added_later=True, negatable=True)  # the embedded model's is on: --no- turns it off
     preset: str | None = option(None, help="A named bundle of options, e.g. baseline_cot, self_consistency "
                                 "(see 'madeval plugins').", convert=rule.text)
     preset_args: dict[str, Any] = option(
