@@ -36,8 +36,7 @@ def test_frameworks_every_preset_runs_on_the_embedded_model(tmp_path):
     # The three packages through their entry points, as a user who installed them has them.
     env = {**os.environ, "MADEVAL_LOAD_PLUGINS": "madeval-madc,madeval-freemad,madeval-frameworks"}
     # Free text, as the presets publish it (the embedded model's own default asks for JSON): a tiny
-    # model's free text is where a preset's parsing meets replies it cannot read; and llama.cpp holding
-    # every token of a reply to a JSON schema is what made this test's calls slow.
+    # model's free text is where a preset's parsing meets replies it cannot read.
     done = subprocess.run(
         [sys.executable, "-m", "madeval", "--config", str(SWEEP), "--limit", "1", "--max-tokens", "24",
          "--no-structured-answers", "--cache", "off", "--no-progress", "--output-path", str(tmp_path / "run")],
