@@ -50,13 +50,15 @@ DEFAULT_MAX_TOKENS = 1024
 @dataclass(frozen=True)
 class RunSize:
     """The calls a run makes (between ``low`` and ``high``), how many may be in flight at once,
-    and its units: all of them, and those a resumed run's folder already holds."""
+    and its units: all of them, and those a resumed run's folder already holds; ``longest`` is the
+    most calls one debate left to run makes."""
 
     low: int
     high: int
     parallel: int
     units: int = 0
     done: int = 0
+    longest: int = 0
 
     def seconds(self, per_call: float) -> float:
         """The least time the run takes at ``per_call`` seconds a call."""
@@ -67,7 +69,7 @@ def run_size(plan: Any, endpoints: dict[str, Any], concurrency: int, done: Colle
     """The calls of ``plan`` (:class:`madeval.run.plan.Plan`) left once the units whose keys are in
     ``done`` (a resumed folder's) are skipped, and the calls in flight at most on ``endpoints``
     (their own limits, capped by ``concurrency``)."""
-    low = high = units = 0
+    low = high = units = longest = 0
     used: set[str] = set()
     repeats = plan.settings.repeats
     items = sum(len(items) for items in plan.items.values())
@@ -76,12 +78,14 @@ def run_size(plan: Any, endpoints: dict[str, Any], concurrency: int, done: Colle
         config = planned.config
         runs = items * repeats if left is None else left[config_id]
         units += items * repeats
+        most = config.agents * (config.max_turns + 1) + 1  # every agent every turn, a vote round, an extraction
         low += runs * config.agents
-        high += runs * (config.agents * (config.max_turns + 1) + 1)
+        high += runs * most
         if runs:
+            longest = max(longest, most)
             used.update(ref.endpoint for ref in (*planned.agent_models, planned.judge_model))
     parallel = min(concurrency, sum(endpoints[name].concurrency for name in used if name in endpoints) or 1)
-    return RunSize(low, high, parallel, units, 0 if left is None else units - sum(left.values()))
+    return RunSize(low, high, parallel, units, 0 if left is None else units - sum(left.values()), longest)
 
 
 def duration(seconds: float) -> str:
@@ -93,14 +97,6 @@ def duration(seconds: float) -> str:
     if seconds < 172800:
         return f"{seconds / 3600:.1f} hours"
     return f"{seconds / 86400:.1f} days"
-
-
-def longest_debate(plan: Any, done: Collection[str] = ()) -> int:
-    """The most calls one debate of ``plan`` makes (every agent on every turn, a final round of votes
-    and an extraction), over the configurations with units left once those in ``done`` are skipped."""
-    left = {unit.config for unit in plan.units() if unit.key() not in done} if done else set(plan.configs)
-    return max((p.config.agents * (p.config.max_turns + 1) + 1 for cid, p in plan.configs.items() if cid in left),
-               default=0)
 
 
 def reply_limit(settings: Any) -> int:
@@ -125,17 +121,17 @@ def estimate_text(size: RunSize, speed: Speed, max_tokens: int) -> str:
             "--sample N")
 
 
-def speed_text(model: str, speed: Speed, max_tokens: int, size: RunSize, debate_calls: int) -> str:
+def speed_text(model: str, speed: Speed, max_tokens: int, size: RunSize) -> str:
     """One line before the run: how fast ``model`` answers here, how long a debate's replies can take
     and the run's at least; when a debate can pass :data:`LONG_DEBATE_S`, what shortens it. The probes'
     prompts are a line each: a debate's prompts of hundreds of tokens (and, on llama.cpp, replies held
     to a JSON schema) take longer, which the line says (the embedded model on 3 mmlu_pro items: 1.8 s
     estimated, 5.6 s a call measured)."""
     per_call = speed.call_s(max_tokens)
-    debate_s = debate_calls * per_call
+    debate_s = size.longest * per_call
     rate = f"{1 / speed.per_token_s:.1f} tokens a second" if speed.per_token_s > 0 else "at once"
     text = (f"{model} answers at {rate} here ({call_text(speed, max_tokens)}): a debate's replies take up to "
-            f"{duration(debate_s)} ({debate_calls} calls one after another; reading long prompts adds to that), "
+            f"{duration(debate_s)} ({size.longest} calls one after another; reading long prompts adds to that), "
             f"this run's {duration(size.seconds(per_call))} or more ({size.low:,} calls at least)")
     if debate_s > LONG_DEBATE_S:
         text += "; --max-tokens and --max-turns make a debate shorter"
@@ -255,9 +251,8 @@ async def confirm_long_run(
             raise UsageError(f"a test call to model {first.model} failed: {error}") from None
         return None  # the run's own calls will retry and report
     max_tokens = reply_limit(settings)
-    debate_calls = longest_debate(plan, done)
-    if told or debate_calls * speed.call_s(max_tokens) > LONG_DEBATE_S:
-        print(f"madeval: {speed_text(first.model, speed, max_tokens, size, debate_calls)}", file=sys.stderr)
+    if told or size.longest * speed.call_s(max_tokens) > LONG_DEBATE_S:
+        print(f"madeval: {speed_text(first.model, speed, max_tokens, size)}", file=sys.stderr)
     if size.seconds(speed.call_s(max_tokens)) <= LONG_RUN_S:
         return None
     text = estimate_text(size, speed, max_tokens)
