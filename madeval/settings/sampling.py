@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from statistics import NormalDist
 from typing import Any, Sequence, TypeVar
 
+from madeval.core.options import sample_size
 from madeval.errors import UsageError
 
 T = TypeVar("T")
@@ -106,16 +107,13 @@ def parse_sample(
     cochran_n0(confidence, margin)
     if value is None:
         return SampleSpec(SAMPLE_ALL, confidence=confidence, margin=margin)
+    problem = sample_size(str(value))  # the --sample option's own check: one rule for both
+    if problem is not None:
+        raise UsageError(f"sample {problem}")
     text = str(value).strip().lower()
     if text in (SAMPLE_ALL, SAMPLE_FPC):
         return SampleSpec(text, confidence=confidence, margin=margin)
-    try:
-        count = int(text)
-    except ValueError:
-        raise UsageError(f"sample must be 'all', 'fpc' or a number of items, got '{value}'") from None
-    if count < 1:
-        raise UsageError(f"sample must be at least 1 item, got {count}")
-    return SampleSpec("count", count, confidence, margin)
+    return SampleSpec("count", int(text), confidence, margin)
 
 
 def item_rank(seed: int, task: str, item_id: str) -> bytes:
