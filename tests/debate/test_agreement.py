@@ -12,6 +12,7 @@ from madeval.debate.agreement import parse_agreement, strip_markers
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
+        # explicit markers, then the verbs
         ("I cannot agree with this solution.", False),  # MALLM reads this as agreement
         ("The disagreement is resolved; [AGREE]", True),  # MALLM reads this as disagreement
         ("[AGREE] The solution is right.", True),
@@ -25,9 +26,40 @@ from madeval.debate.agreement import parse_agreement, strip_markers
         ("I disagree.", False),
         ("There is broad agreement here.", None),  # nouns never count
         ("The answer is B.", None),
+        # a negation before a marker or a verb flips it
+        ("I cannot AGREE.", False),  # a bare word after a negation
+        ("I do not AGREE with this answer.", False),
+        ("I DO NOT AGREE", False),
+        ("I cannot [AGREE] with this.", False),  # a bracketed marker after a negation
+        ("I would **not** [AGREE] here.", False),
+        ("I do not [DISAGREE].", True),  # a negated disagreement agrees
+        ("I can't say I agree", False),  # two words between the negation and the verb
+        ("I don’t agree.", False),  # curly apostrophe
+        ("I see no reason to disagree.", True),
+        ("I could not agree more", True),  # an idiom: emphatic agreement
+        ("I couldn’t agree more with agent 2.", True),
+        # a negation in another clause does not flip it
+        ("No, [AGREE]", True),  # the negation ends with its clause
+        ("Not sure at first. [AGREE]", True),
+        ("I don't like the wording but [AGREE]", True),
+        ("The solution is not wrong; I agree.", True),
+        ("This is not the answer I expected, [AGREE]", True),
+        # adversarial replies
+        ("I agree with parts of it, but [DISAGREE]", False),  # a marker beats verbs around it
+        ("[DISAGREE] I agree the reasoning is plausible, yet the answer is C.", False),
+        ("I agree that the draft is well argued. DISAGREE", False),  # the bare word beats the verb
+        ("**[AGREE]** The solution holds.", True),  # markdown bold
+        ("**AGREE**", True),
+        ("'AGREE'", True),  # the challenge round's exact word, quoted
+        ("DISAGREE. The answer should be 5.", False),
+        ("Answer only with [AGREE] or [DISAGREE]. [DISAGREE]", False),  # echoed listing skipped
+        ("AGREE/DISAGREE: I agree.", True),
+        ("If you agree with the final answer, respond with the exact word 'AGREE' to confirm. DISAGREE", False),
+        ("I am not sure whether I agree.", None),
+        ("Do you agree or disagree?", None),
     ],
 )
-def test_agreement_is_read_from_explicit_markers_then_verbs(text, expected):
+def test_agreement_stance_is_read_from_markers_then_verbs(text, expected):
     assert parse_agreement(text)[0] is expected
 
 
@@ -49,61 +81,6 @@ def test_echoes_of_the_instruction_take_no_stance(text):
 
 def test_a_real_marker_after_an_echo_counts():
     assert parse_agreement("If you agree, answer with [AGREE]. So: [DISAGREE], it is C.")[0] is False
-
-
-@pytest.mark.parametrize(
-    ("text", "expected"),
-    [
-        ("I cannot AGREE.", False),  # a bare word after a negation
-        ("I do not AGREE with this answer.", False),
-        ("I DO NOT AGREE", False),
-        ("I cannot [AGREE] with this.", False),  # a bracketed marker after a negation
-        ("I would **not** [AGREE] here.", False),
-        ("I do not [DISAGREE].", True),  # a negated disagreement agrees
-        ("I can't say I agree", False),  # two words between the negation and the verb
-        ("I don’t agree.", False),  # curly apostrophe
-        ("I see no reason to disagree.", True),
-        ("I could not agree more", True),  # an idiom: emphatic agreement
-        ("I couldn’t agree more with agent 2.", True),
-    ],
-)
-def test_agreement_negation_before_a_marker_or_verb_flips_it(text, expected):
-    assert parse_agreement(text)[0] is expected
-
-
-@pytest.mark.parametrize(
-    ("text", "expected"),
-    [
-        ("No, [AGREE]", True),  # the negation ends with its clause
-        ("Not sure at first. [AGREE]", True),
-        ("I don't like the wording but [AGREE]", True),
-        ("The solution is not wrong; I agree.", True),
-        ("This is not the answer I expected, [AGREE]", True),
-    ],
-)
-def test_agreement_a_negation_in_another_clause_does_not_flip(text, expected):
-    assert parse_agreement(text)[0] is expected
-
-
-@pytest.mark.parametrize(
-    ("text", "expected"),
-    [
-        ("I agree with parts of it, but [DISAGREE]", False),  # a marker beats verbs around it
-        ("[DISAGREE] I agree the reasoning is plausible, yet the answer is C.", False),
-        ("I agree that the draft is well argued. DISAGREE", False),  # the bare word beats the verb
-        ("**[AGREE]** The solution holds.", True),  # markdown bold
-        ("**AGREE**", True),
-        ("'AGREE'", True),  # the challenge round's exact word, quoted
-        ("DISAGREE. The answer should be 5.", False),
-        ("Answer only with [AGREE] or [DISAGREE]. [DISAGREE]", False),  # echoed listing skipped
-        ("AGREE/DISAGREE: I agree.", True),
-        ("If you agree with the final answer, respond with the exact word 'AGREE' to confirm. DISAGREE", False),
-        ("I am not sure whether I agree.", None),
-        ("Do you agree or disagree?", None),
-    ],
-)
-def test_agreement_adversarial_replies(text, expected):
-    assert parse_agreement(text)[0] is expected
 
 
 def test_agreement_notes_say_how_the_stance_was_read():
