@@ -165,10 +165,12 @@ def test_squad_answer_line_scores_like_the_answer():
 
 
 # Issue 12, defect 10: reply forms that madeval misread, found by scoring gsm8k and mmlu_pro
-# replies with madeval and with lm-eval's own filters (bench/extraction_agreement.py measures it).
+# replies with madeval and with lm-eval's own filters (bench/extraction_agreement.py measures it):
+# the first two groups below.
 @pytest.mark.parametrize(
     ("reply", "expected"),
     [
+        # the number of an expression is its result
         ("The answer is 17 + 1 = 18.", "18"),  # main read 17, the first number of the expression
         ("FINAL SOLUTION: 17 + 1 = 18", "18"),
         ("So she has \\boxed{17 + 1 = 18} apples.", "18"),
@@ -179,15 +181,7 @@ def test_squad_answer_line_scores_like_the_answer():
         ("The answer is 18 (= 17 + 1).", "18"),  # a bracketed aside is not the answer
         ("The answer is (17 + 1) * 2 = 36.", "36"),
         ("The answer is (-5).", "-5"),
-    ],
-)
-def test_hostile_number_of_an_expression_is_its_result(reply, expected):
-    assert GSM8K.extract(reply, None) == expected
-
-
-@pytest.mark.parametrize(
-    ("reply", "expected"),
-    [
+        # gsm8k reads its own hash line
         ("She buys 3 packs.\n#### 18\nCheck: 18 + 7 = 25, which matches the 25 she had.", "18"),
         ("#### 1,000\nThat is 10 boxes of 100.", "1000"),
         ("#### $18.00\nShe paid in cash, 2 notes.", "18.00"),
@@ -195,15 +189,7 @@ def test_hostile_number_of_an_expression_is_its_result(reply, expected):
         ("#### -5\nThe temperature fell by 5 from 0.", "-5"),
         ("#### 5\nWait, I forgot the 2 extra.\n#### 7\nThat is 2 more.", "7"),  # the last answer line
         ("She pays 18 in all.\n#### 17 + 1 = 18\n(1 for the bag)", "18"),
-    ],
-)
-def test_hostile_gsm8k_reads_its_own_hash_line(reply, expected):
-    assert GSM8K.extract(reply, None) == expected
-
-
-@pytest.mark.parametrize(
-    ("reply", "expected"),
-    [
+        # other reply forms
         # markdown headings of four "#" are not answer lines; the chain goes on to the last number
         ("#### Step 1: add\n5 + 13 = 18", "18"),
         ("#### 2. Add the costs\nShe pays 5 + 13 = 18.", "18"),
@@ -217,7 +203,7 @@ def test_hostile_gsm8k_reads_its_own_hash_line(reply, expected):
         ("18", "18"),
     ],
 )
-def test_number_reply_forms(reply, expected):
+def test_gsm8k_number_reply_forms(reply, expected):
     assert GSM8K.extract(reply, None) == expected
 
 
