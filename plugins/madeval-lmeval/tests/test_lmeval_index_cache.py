@@ -18,9 +18,11 @@ from madeval_lmeval import cache_files, index_cache, lmeval_api
 @pytest.fixture
 def lm_eval_folder(tmp_path, monkeypatch):
     """A small stand-in for lm-eval's task folder (its gsm8k and a tag over it), so the test does not
-    walk lm-eval's 14,700 files; and a spy on lm-eval's TaskIndex.build."""
+    walk lm-eval's 14,700 files; a spy on lm-eval's TaskIndex.build; and an empty cache folder (not
+    the one holding lm-eval's real index that conftest.py gives every test)."""
     from lm_eval.tasks._index import TaskIndex
 
+    monkeypatch.setenv("MADEVAL_CACHE_DIR", str(tmp_path / "empty-cache"))
     real = index_cache.lm_eval_task_folder()
     folder = tmp_path / "lm_eval_tasks"
     shutil.copytree(real / "gsm8k", folder / "gsm8k", ignore=shutil.ignore_patterns("*cot*", "*.md"))
