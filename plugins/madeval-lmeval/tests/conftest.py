@@ -38,7 +38,7 @@ def shared_index_file(tmp_path_factory) -> Path:
     with FileLock(str(store / "build.lock")), pytest.MonkeyPatch.context() as patch:
         patch.setenv("MADEVAL_CACHE_DIR", str(store))
         index_cache.load_raw(())  # read when there, else built and written atomically
-        return index_cache.cache_file(index_cache.key_of(()))
+        return index_cache.cache_file(index_cache.lm_eval_key())
 
 
 def seed_index(index_file: Path) -> None:
