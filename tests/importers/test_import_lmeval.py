@@ -49,26 +49,36 @@ def lm_eval_index_file(tmp_path_factory) -> Path | None:
         return index_cache.cache_file(index_cache.lm_eval_key())
 
 
+def seed_index(index_file: Path | None) -> None:
+    """Copy lm-eval's index into this cache folder (when the plugin is installed)."""
+    if index_file is not None:
+        shutil.copyfile(index_file, Path(os.environ["MADEVAL_CACHE_DIR"]) / index_file.name)
+
+
 @contextlib.contextmanager
-def lm_eval_plugin(index_file: Path | None):
-    """The madeval-lmeval plugin registered (as its installed entry point would be) with this cache
-    folder holding a copy of lm-eval's index, when the plugin is installed."""
-    if index_file is None:
+def lm_eval_plugin():
+    """The madeval-lmeval plugin registered, as its installed entry point would be, when installed."""
+    if not PLUGIN:
         yield
         return
     from madeval.testing import registered
     from madeval_lmeval import plugin
 
-    shutil.copyfile(index_file, Path(os.environ["MADEVAL_CACHE_DIR"]) / index_file.name)
     with registered(plugin):
         yield
 
 
 @pytest.fixture(autouse=True)
-def plugin_allowed(isolated, lm_eval_index_file):
+def plugin_allowed(isolated):
     """Every command runs with the madeval-lmeval plugin, when installed (the suite loads none by default)."""
-    with lm_eval_plugin(lm_eval_index_file):
+    with lm_eval_plugin():
         yield
+
+
+@pytest.fixture
+def lm_eval_index(isolated, lm_eval_index_file):
+    """This test's cache folder holds lm-eval's index (for the commands that name an ``lm_eval:`` task)."""
+    seed_index(lm_eval_index_file)
 
 
 def madeval(*args, cwd=None):
@@ -99,7 +109,8 @@ def lm_eval_board(tmp_path_factory, lm_eval_index_file):
         patch.setenv("MADEVAL_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
         patch.setenv("MADEVAL_LOAD_PLUGINS", "")
         patch.setenv("HF_HUB_OFFLINE", "1")
-        with lm_eval_plugin(lm_eval_index_file):
+        seed_index(lm_eval_index_file)
+        with lm_eval_plugin():
             done = madeval("import", "lm-eval", HIGH, LOW, "--task", "lm_eval:gsm8k", "--filter",
                            "flexible-extract", "--output-path", folder)
     assert done.returncode == 0, done.stderr
@@ -139,7 +150,7 @@ def test_two_lm_eval_runs_get_a_paired_mcnemar_test(lm_eval_board):
 
 
 @needs_plugin
-def test_a_file_of_several_filters_needs_one_named(tmp_path):
+def test_a_file_of_several_filters_needs_one_named(tmp_path, lm_eval_index):
     done = madeval("import", "lm-eval", HIGH, "--task", "lm_eval:gsm8k", "--output-path", tmp_path / "out")
     assert done.returncode == 2
     assert "holds samples of several filters (strict-match, flexible-extract): choose one with --filter" in done.stderr
@@ -198,7 +209,7 @@ def test_a_madeval_run_and_an_lm_eval_file_share_one_board(tmp_path):
     assert imported["p_value"] == pytest.approx(exact_mcnemar(ours, theirs))
 
 
-def test_a_moved_doc_is_found_by_its_hash_and_noted(tmp_path):
+def test_a_moved_doc_is_found_by_its_hash_and_noted(tmp_path, lm_eval_index):
     lines = [line for line in samples(HIGH, "strict-match").values()][:3]
     lines[0], lines[1] = {**lines[0], "doc_id": 1}, {**lines[1], "doc_id": 0}  # swapped positions
     lines[2] = {**lines[2], "doc_hash": "0" * 64}  # a hash that is not its doc's
