@@ -47,11 +47,13 @@ def seed_index(index_file: Path) -> None:
 
 
 @pytest.fixture(autouse=True)
-def lmeval_plugin(madeval_isolated, lm_eval_index_file, monkeypatch):
+def lmeval_plugin(madeval_isolated, monkeypatch, request):
     """An isolated cache holding lm-eval's index, no installed plugins; madeval-lmeval registered;
-    the hub offline."""
+    the hub offline. A test over a stand-in lm-eval folder (``lm_eval_folder``, with an empty cache
+    folder of its own) does not need the real index, and does not wait for it to be built."""
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    seed_index(lm_eval_index_file)
+    if "lm_eval_folder" not in request.fixturenames:
+        seed_index(request.getfixturevalue("lm_eval_index_file"))
     with registered(plugin):
         yield
 
