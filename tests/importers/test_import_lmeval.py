@@ -7,32 +7,83 @@ from the files themselves and from statsmodels' exact McNemar test.
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import importlib.util
 import json
 import os
-import subprocess
-import sys
+import shutil
 from pathlib import Path
 
 import pytest
 
+from helpers import madeval_in_process
 from madeval.importers.matching import doc_hash
 from madeval.records.folder import read_records
 
 FIXTURES = Path(__file__).parent / "fixtures" / "lmeval"
 HIGH = next((FIXTURES / "sim-acc80").glob("samples_gsm8k_*.jsonl.gz"))
 LOW = next((FIXTURES / "sim-acc50").glob("samples_gsm8k_*.jsonl.gz"))
-needs_plugin = pytest.mark.skipif(importlib.util.find_spec("madeval_lmeval") is None
-                                  or importlib.util.find_spec("lm_eval") is None,
-                                  reason="madeval-lmeval and lm-eval are not installed")
+PLUGIN = importlib.util.find_spec("madeval_lmeval") is not None and importlib.util.find_spec("lm_eval") is not None
+needs_plugin = pytest.mark.skipif(not PLUGIN, reason="madeval-lmeval and lm-eval are not installed")
 
 
-def madeval(*args, cwd=None) -> subprocess.CompletedProcess:
-    """The command line, with the madeval-lmeval plugin allowed (the suite loads no plugin by default)."""
-    env = {**os.environ, "MADEVAL_LOAD_PLUGINS": "madeval-lmeval"}
-    return subprocess.run([sys.executable, "-m", "madeval", *map(str, args)], cwd=cwd, capture_output=True,
-                          text=True, timeout=600, env=env)
+@pytest.fixture(scope="session")
+def lm_eval_index_file(tmp_path_factory) -> Path | None:
+    """lm-eval's index of its own tasks as madeval-lmeval stores it in its cache folder, built once
+    for the session in a folder xdist's workers share (under a lock: one builds, the others wait),
+    as madeval-lmeval's own tests do: walking lm-eval's ~14,700 task files takes 10 s of CPU, which
+    every command would otherwise spend again in its fresh cache folder. None without the plugin."""
+    if not PLUGIN:
+        return None
+    from filelock import FileLock
+
+    from madeval_lmeval import index_cache
+
+    base = tmp_path_factory.getbasetemp()
+    store = (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "lmeval-index-store"
+    store.mkdir(exist_ok=True)
+    with FileLock(str(store / "build.lock")), pytest.MonkeyPatch.context() as patch:
+        patch.setenv("MADEVAL_CACHE_DIR", str(store))
+        index_cache.load_raw(())  # read when there, else built and written atomically
+        return index_cache.cache_file(index_cache.lm_eval_key())
+
+
+def seed_index(index_file: Path | None) -> None:
+    """Copy lm-eval's index into this cache folder (when the plugin is installed)."""
+    if index_file is not None:
+        shutil.copyfile(index_file, Path(os.environ["MADEVAL_CACHE_DIR"]) / index_file.name)
+
+
+@contextlib.contextmanager
+def lm_eval_plugin():
+    """The madeval-lmeval plugin registered, as its installed entry point would be, when installed."""
+    if not PLUGIN:
+        yield
+        return
+    from madeval.testing import registered
+    from madeval_lmeval import plugin
+
+    with registered(plugin):
+        yield
+
+
+@pytest.fixture(autouse=True)
+def plugin_allowed(isolated):
+    """Every command runs with the madeval-lmeval plugin, when installed (the suite loads none by default)."""
+    with lm_eval_plugin():
+        yield
+
+
+@pytest.fixture
+def lm_eval_index(isolated, lm_eval_index_file):
+    """This test's cache folder holds lm-eval's index (for the commands that name an ``lm_eval:`` task)."""
+    seed_index(lm_eval_index_file)
+
+
+def madeval(*args, cwd=None):
+    """The command line, in this process (``helpers.madeval_in_process``): exit status, stdout, stderr."""
+    return madeval_in_process(*args, cwd=cwd)
 
 
 def samples(path: Path, filter_name: str) -> dict[int, dict]:
@@ -50,10 +101,18 @@ def exact_mcnemar(first: dict[int, float], second: dict[int, float]) -> float:
 
 
 @pytest.fixture(scope="module")
-def lm_eval_board(tmp_path_factory):
+def lm_eval_board(tmp_path_factory, lm_eval_index_file):
+    """Both runs imported once for the module, in a cache folder of its own (a module's fixture runs
+    before each test's isolated one is set up)."""
     folder = tmp_path_factory.mktemp("lmeval") / "run"
-    done = madeval("import", "lm-eval", HIGH, LOW, "--task", "lm_eval:gsm8k", "--filter", "flexible-extract",
-                   "--output-path", folder)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("MADEVAL_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
+        patch.setenv("MADEVAL_LOAD_PLUGINS", "")
+        patch.setenv("HF_HUB_OFFLINE", "1")
+        seed_index(lm_eval_index_file)
+        with lm_eval_plugin():
+            done = madeval("import", "lm-eval", HIGH, LOW, "--task", "lm_eval:gsm8k", "--filter",
+                           "flexible-extract", "--output-path", folder)
     assert done.returncode == 0, done.stderr
     return folder, done
 
@@ -91,7 +150,7 @@ def test_two_lm_eval_runs_get_a_paired_mcnemar_test(lm_eval_board):
 
 
 @needs_plugin
-def test_a_file_of_several_filters_needs_one_named(tmp_path):
+def test_a_file_of_several_filters_needs_one_named(tmp_path, lm_eval_index):
     done = madeval("import", "lm-eval", HIGH, "--task", "lm_eval:gsm8k", "--output-path", tmp_path / "out")
     assert done.returncode == 2
     assert "holds samples of several filters (strict-match, flexible-extract): choose one with --filter" in done.stderr
@@ -150,7 +209,7 @@ def test_a_madeval_run_and_an_lm_eval_file_share_one_board(tmp_path):
     assert imported["p_value"] == pytest.approx(exact_mcnemar(ours, theirs))
 
 
-def test_a_moved_doc_is_found_by_its_hash_and_noted(tmp_path):
+def test_a_moved_doc_is_found_by_its_hash_and_noted(tmp_path, lm_eval_index):
     lines = [line for line in samples(HIGH, "strict-match").values()][:3]
     lines[0], lines[1] = {**lines[0], "doc_id": 1}, {**lines[1], "doc_id": 0}  # swapped positions
     lines[2] = {**lines[2], "doc_hash": "0" * 64}  # a hash that is not its doc's

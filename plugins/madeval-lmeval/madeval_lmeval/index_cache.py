@@ -1,16 +1,21 @@
 """lm-eval's task index (name -> kind, YAML file, tags) kept on disk, so a process does not walk
 lm-eval's ~14,700 task files again (10 s or more) before its first call.
 
-The file is ``lmeval-index-<key>.json`` in madeval's cache folder (``MADEVAL_CACHE_DIR``, else
-``~/.cache/madeval``). Its key covers what the index is built from: the format of this file,
-lm-eval's version and task folder, and each ``--include-path`` folder with the path, size and
-modification time of every YAML file in it; a change to any of them gives another key, and the
-index is built again by lm-eval's own ``TaskIndex.build``. Only names, kinds, files and tags are
-stored: lm-eval's task factory reads a task's YAML file itself when it builds the task, and
-:func:`madeval_lmeval.lmeval_api.config_of` reads a config madeval needs (a group's members, a
-task's dataset) on first use. A missing file, or one kept for another key, is built again silently;
-a corrupt or foreign file is rebuilt with one warning line (as the item cache does); a cache that
-cannot be written is skipped silently: it only saves time.
+lm-eval builds the index of each folder (its own task folder, then each ``--include-path`` folder)
+on its own and merges them in that order, a later folder's name replacing an earlier one's
+(``TaskIndex.build``). So each folder's index is kept in a file of its own,
+``lmeval-index-<key>.json`` in madeval's cache folder (``MADEVAL_CACHE_DIR``, else
+``~/.cache/madeval``), and the files are merged as lm-eval merges: a changed include folder
+walks that folder again, not lm-eval's 14,700 files. A folder's key covers what its index is
+built from: the format of this file and lm-eval's version, and lm-eval's task folder, or an
+include folder with the path, size and modification time of every YAML file in it; a change to
+any of them gives another key, and that folder's index is built again by lm-eval's own
+``TaskIndex.build``. Only names, kinds, files and tags are stored: lm-eval's task factory reads a
+task's YAML file itself when it builds the task, and :func:`madeval_lmeval.lmeval_api.config_of`
+reads a config madeval needs (a group's members, a task's dataset) on first use. A missing file,
+or one kept for another key, is built again silently; a corrupt or foreign file is rebuilt with
+one warning line (as the item cache does); a cache that cannot be written is skipped silently: it
+only saves time.
 """
 
 from __future__ import annotations
@@ -19,13 +24,14 @@ import hashlib
 import importlib.metadata
 import importlib.util
 import json
+import logging
 import os
 from pathlib import Path
 from typing import Any
 
 from .cache_files import NOT_OURS, read_stored, warn_ignored, write_atomically
 
-FORMAT = "madeval-lmeval-index/1"
+FORMAT = "madeval-lmeval-index/2"
 
 
 def cache_folder() -> Path:
@@ -46,22 +52,28 @@ def index_paths(include_paths: tuple[str, ...]) -> list[Path]:
     return [lm_eval_task_folder(), *(Path(p) for p in include_paths)]
 
 
-def key_of(include_paths: tuple[str, ...]) -> str:
-    """The cache key: this format, lm-eval's version and task folder, and every YAML file (path, size,
-    modification time) under each include path."""
-    included = []
-    for folder in include_paths:
-        files = sorted(Path(folder).glob("**/*.yaml")) if Path(folder).is_dir() else []
-        stats = []
-        for path in files:
-            try:
-                found = path.stat()
-            except OSError:
-                continue
-            stats.append([str(path), found.st_size, found.st_mtime_ns])
-        included.append([str(folder), stats])
-    described = {"format": FORMAT, "lm_eval": importlib.metadata.version("lm_eval"),
-                 "tasks": str(lm_eval_task_folder()), "include_paths": included}
+def lm_eval_key() -> str:
+    """The cache key of lm-eval's own folder's index: this format, lm-eval's version and task folder."""
+    return _key({"format": FORMAT, "lm_eval": importlib.metadata.version("lm_eval"),
+                 "tasks": str(lm_eval_task_folder())})
+
+
+def include_key(folder: str) -> str:
+    """The cache key of an include folder's index: this format, lm-eval's version, and every YAML
+    file (path, size, modification time) under the folder."""
+    files = sorted(Path(folder).glob("**/*.yaml")) if Path(folder).is_dir() else []
+    stats = []
+    for path in files:
+        try:
+            found = path.stat()
+        except OSError:
+            continue
+        stats.append([str(path), found.st_size, found.st_mtime_ns])
+    return _key({"format": FORMAT, "lm_eval": importlib.metadata.version("lm_eval"),
+                 "include_path": [str(folder), stats]})
+
+
+def _key(described: dict[str, Any]) -> str:
     return hashlib.sha256(json.dumps(described, sort_keys=True).encode()).hexdigest()
 
 
@@ -70,30 +82,55 @@ def cache_file(key: str) -> Path:
     return cache_folder() / f"lmeval-index-{key[:24]}.json"
 
 
-def load_index(include_paths: tuple[str, ...]) -> dict[str, Any]:
-    """lm-eval's index of its tasks and ``include_paths`` (name -> ``Entry``): read from the cache
-    when its key matches, else built by lm-eval and written there."""
-    from lm_eval.tasks._index import TaskIndex
+def _folders(include_paths: tuple[str, ...]) -> list[tuple[Path, str]]:
+    """Each folder lm-eval indexes, in its order, with its cache key."""
+    return [(lm_eval_task_folder(), lm_eval_key()), *((Path(p), include_key(p)) for p in include_paths)]
 
-    key = key_of(include_paths)
-    stored = read(cache_file(key), key)
-    if stored is not None:
-        return stored
-    index = TaskIndex.build(index_paths(include_paths))
-    write(cache_file(key), key, index)
+
+def load_index(include_paths: tuple[str, ...]) -> dict[str, Any]:
+    """lm-eval's index of its tasks and ``include_paths`` (name -> ``Entry``): each folder's read
+    from the cache when its key matches, else built by lm-eval and written there; merged as
+    ``TaskIndex.build`` merges them (a later folder's name wins, with lm-eval's warning when the
+    index is built)."""
+    index: dict[str, Any] = {}
+    built = False
+    for folder, key in _folders(include_paths):
+        part = read(cache_file(key), key)
+        if part is None:
+            part, built = _build(folder, key), True
+        for name, entry in part.items():
+            if built and name in index:  # lm-eval's own warning, as TaskIndex.build gives it
+                _lm_eval_log().warning("Task '%s' from %s overrides existing task from %s",
+                                       name, entry.yaml_path, index[name].yaml_path)
+            index[name] = entry
     return index
 
 
 def load_raw(include_paths: tuple[str, ...]) -> dict[str, tuple[str, str | None, list[str]]]:
     """The index as plain values, name -> ``(kind, yaml file or None, tags)`` (kind as lm-eval's
     ``Kind`` names it: ``TASK``, ``PY_TASK``, ``GROUP``, ``TAG``): read from the cache without
-    importing lm-eval (whose task package imports ``datasets`` and pandas, 1.5 s), else built by
-    lm-eval (:func:`load_index`) and stored."""
-    key = key_of(include_paths)
-    stored = read_raw(cache_file(key), key)
-    if stored is not None:
-        return stored
-    return {name: _plain(entry) for name, entry in load_index(include_paths).items()}
+    importing lm-eval (whose task package imports ``datasets`` and pandas, 1.5 s), else each
+    missing folder's built by lm-eval and stored, merged as :func:`load_index` merges."""
+    index: dict[str, tuple[str, str | None, list[str]]] = {}
+    for folder, key in _folders(include_paths):
+        part = read_raw(cache_file(key), key)
+        if part is None:
+            part = {name: _plain(entry) for name, entry in _build(folder, key).items()}
+        index.update(part)
+    return index
+
+
+def _build(folder: Path, key: str) -> dict[str, Any]:
+    """lm-eval's index of ``folder`` alone, stored for ``key``."""
+    from lm_eval.tasks._index import TaskIndex
+
+    part = TaskIndex.build([folder])
+    write(cache_file(key), key, part)
+    return part
+
+
+def _lm_eval_log() -> logging.Logger:
+    return logging.getLogger("lm_eval.tasks._index")
 
 
 def read(path: Path, key: str) -> dict[str, Any] | None:

@@ -11,10 +11,12 @@ it to lm-eval's spelling of the same data: a few hub ids lm-eval reads from anot
 from __future__ import annotations
 
 import functools
+import os
+import threading
 from pathlib import Path
 from typing import Any
 
-from madeval import UsageError, load_docs_with_source, read_yaml, registries
+from madeval import UsageError, hub_reachable, load_docs_with_source, read_yaml, registries
 
 #: The madeval plugin whose task folder holds the built-in tasks (and so the mirror table).
 BUILTIN_TASKS = "madeval.builtins.tasks"
@@ -60,9 +62,45 @@ def dataset_of(path: str, name: str | None, split: str) -> dict[str, Any]:
 
 def rows(task_name: str, path: str, name: str | None, split: str) -> tuple[list[dict[str, Any]], Path | None]:
     """The rows of the hub split, from the hub or madeval's mirror (``load_docs_with_source``), and
-    the mirror file they were read from (None: read from the hub)."""
-    found, source = load_docs_with_source(task_name, dataset_of(path, name, split), Path(path))
-    return found, Path(source.removeprefix(MIRROR)) if source.startswith(MIRROR) else None
+    the mirror file they were read from (None: read from the hub).
+
+    Rows read from a mirror are kept for the process (:data:`_READ`, the last few splits) while the
+    hub is not asked and the file keeps its size and modification time: lm-eval's tasks of one
+    group often read the same split and keep their own rows (mmlu_pro's 14 tasks each keep one
+    category of the 12,032 rows), and reading the mirror again took a second or more per task."""
+    dataset = dataset_of(path, name, split)
+    key = (path, name, split, os.environ.get(DATA_DIR_VARIABLE))
+    with _KEEPING:
+        kept = _READ.get(key)
+    if kept is not None and not hub_reachable() and _stat(kept[1]) == kept[2]:
+        return list(kept[0]), kept[1]
+    found, source = load_docs_with_source(task_name, dataset, Path(path))
+    file = Path(source.removeprefix(MIRROR)) if source.startswith(MIRROR) else None
+    stat = _stat(file) if file is not None else None
+    with _KEEPING:  # tasks may be built in threads (task.Later)
+        _READ.pop(key, None)
+        if stat is not None:
+            _READ[key] = (found, file, stat)
+            while len(_READ) > KEPT_SPLITS:
+                _READ.pop(next(iter(_READ)))
+    return list(found), file
+
+
+#: How many splits read from mirrors :func:`rows` keeps (the oldest read is dropped first).
+KEPT_SPLITS = 4
+_READ: dict[tuple[str, str | None, str, str | None], tuple[list[dict[str, Any]], Path, tuple[int, int]]] = {}
+_KEEPING = threading.Lock()
+#: The variable naming the folder of madeval's mirrors (a split's key includes it).
+DATA_DIR_VARIABLE = "MADEVAL_DATA_DIR"
+
+
+def _stat(file: Path) -> tuple[int, int] | None:
+    """``(size, mtime_ns)`` of ``file``, None when it cannot be read."""
+    try:
+        found = file.stat()
+    except OSError:
+        return None
+    return found.st_size, found.st_mtime_ns
 
 
 #: How ``load_docs_with_source`` names rows read from a mirror file: ``"mirror <path>"``.

@@ -1,27 +1,67 @@
-"""Fixtures of madeval-lmeval's tests: madeval's, madeval-lmeval registered, the hub never asked."""
+"""Fixtures of madeval-lmeval's tests: madeval's, madeval-lmeval registered, the hub never asked.
+
+Every test has a cache folder of its own (``madeval_isolated``), which starts holding lm-eval's index
+of its own tasks (:mod:`madeval_lmeval.index_cache`), built once per test session: walking lm-eval's
+~14,700 task files takes 10 s of CPU, which each test and process would otherwise spend again. The
+tests of the index cache itself start from an empty folder (``lm_eval_folder`` in
+``test_lmeval_index_cache.py``).
+"""
 
 from __future__ import annotations
 
 import os
+import shutil
+from pathlib import Path
 
 import pytest
 
 from madeval.testing import registered
 from madeval.testing.fixtures import madeval_isolated  # noqa: F401
-from madeval_lmeval import plugin
+from madeval_lmeval import index_cache, plugin
+
+
+@pytest.fixture(scope="session")
+def lm_eval_index_file(tmp_path_factory) -> Path:
+    """lm-eval's index of its own tasks as madeval stores it, built once for the test session and
+    shared by pytest-xdist's workers (a lock: one builds it, the others wait and read it)."""
+    return shared_index_file(tmp_path_factory)
+
+
+def shared_index_file(tmp_path_factory) -> Path:
+    """The index file of lm-eval's own tasks (no include path) in a folder the session's workers
+    share (xdist gives each worker a folder under the run's), built there once under a file lock."""
+    from filelock import FileLock
+
+    base = tmp_path_factory.getbasetemp()
+    store = (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "lmeval-index-store"
+    store.mkdir(exist_ok=True)
+    with FileLock(str(store / "build.lock")), pytest.MonkeyPatch.context() as patch:
+        patch.setenv("MADEVAL_CACHE_DIR", str(store))
+        index_cache.load_raw(())  # read when there, else built and written atomically
+        return index_cache.cache_file(index_cache.lm_eval_key())
+
+
+def seed_index(index_file: Path) -> None:
+    """Copy the shared index file into this test's cache folder (a copy: a test may rewrite its own)."""
+    shutil.copyfile(index_file, Path(os.environ["MADEVAL_CACHE_DIR"]) / index_file.name)
 
 
 @pytest.fixture(autouse=True)
-def lmeval_plugin(madeval_isolated, monkeypatch):
-    """An isolated cache, no installed plugins; madeval-lmeval registered; the hub offline."""
+def lmeval_plugin(madeval_isolated, monkeypatch, request):
+    """An isolated cache holding lm-eval's index, no installed plugins; madeval-lmeval registered;
+    the hub offline. A test over a stand-in lm-eval folder (``lm_eval_folder``, with an empty cache
+    folder of its own) does not need the real index, and does not wait for it to be built."""
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    if "lm_eval_folder" not in request.fixturenames:
+        seed_index(request.getfixturevalue("lm_eval_index_file"))
     with registered(plugin):
         yield
 
 
 @pytest.fixture(scope="session")
 def lm_tasks():
-    """A function that loads ``lm_eval:NAME`` as madeval loads it (lm-eval's index is built once)."""
+    """A function that loads ``lm_eval:NAME`` as madeval loads it, once per session (each test's
+    cache folder holds lm-eval's index, see :func:`lmeval_plugin`)."""
     if not os.environ.get("MADEVAL_DATA_DIR"):
         pytest.skip("MADEVAL_DATA_DIR (the local mirrors) is not set")
     from madeval.core.plugins import registries

@@ -15,7 +15,7 @@ import pytest
 from test_lmeval_index_cache import lm_eval_folder  # noqa: F401 - a small stand-in for lm-eval's task folder
 
 from madeval import UsageError
-from madeval_lmeval import cache_files, index_cache, item_cache, lmeval_api, plugin
+from madeval_lmeval import cache_files, index_cache, item_cache, lmeval_api, mirrors, plugin
 from madeval_lmeval.plugin import LmEvalTasks
 
 SUMS_YAML = """\
@@ -243,6 +243,24 @@ def test_a_corrupt_or_hostile_cache_file_is_ignored_with_one_warning(mirrored, c
     assert load(folder, "sums").from_cache  # rebuilt and stored over the bad file
     err = capsys.readouterr().err.splitlines()
     assert len(err) == 1 and err[0].startswith("madeval: warning: ignored the lm-eval item cache")
+
+
+def test_a_mirror_split_is_read_once_until_its_file_changes(mirrored, monkeypatch):
+    _, data = mirrored
+    mirror = data / "gsm8k" / "test.jsonl"
+    first, file = mirrors.rows("lm_eval:sums", "openai/gsm8k", "main", "test")
+    assert file == mirror and first == SUMS
+    read = []
+    with monkeypatch.context() as spy:
+        spy.setattr(mirrors, "load_docs_with_source", lambda *args: read.append(args) or ([], "hub"))
+        again, file = mirrors.rows("lm_eval:other", "openai/gsm8k", "main", "test")  # another task, one split
+        assert (again, file, read) == (first, mirror, []) and again is not first  # kept; a list of its own
+        change(mirror, mirror.read_text().replace("16 - 3", "17 - 3"))  # the same size, a later time
+        assert mirrors.rows("lm_eval:sums", "openai/gsm8k", "main", "test") == ([], None) and len(read) == 1
+    assert mirrors.rows("lm_eval:sums", "openai/gsm8k", "main", "test")[0][0]["question"] == "What is 17 - 3 - 4?"
+    monkeypatch.setattr(mirrors, "hub_reachable", lambda: True)
+    monkeypatch.setattr(mirrors, "load_docs_with_source", lambda *args: read.append(args) or ([], "hub"))
+    assert mirrors.rows("lm_eval:sums", "openai/gsm8k", "main", "test") == ([], None) and len(read) == 2  # the hub
 
 
 def test_with_the_hub_reachable_the_cache_is_not_read(mirrored, monkeypatch):
