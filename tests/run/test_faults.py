@@ -16,7 +16,7 @@ def test_faults_every_unit_recorded_exactly_once(generated_tasks, tmp_path, tran
     faults = Faults(rate_limit=0.10, server_error=0.10, timeout=0.05, hang_s=5.0, seed=7)
     with simulate(tasks=generated_tasks.values(), faults=faults) as sim:
         settings = settings_for(
-            sim.base_url, tmp_path, limit=30, repeats=2, timeout=0.5, max_attempts=10,
+            sim.base_url, tmp_path, limit=30, repeats=2, timeout=0.1, max_attempts=10,
             transport=transport, cache="off", retry_delay=0.05,
         )
         result, _ = run_quietly(settings)
