@@ -130,7 +130,8 @@ def test_a_creation_that_made_the_batch_but_answered_500_is_found_not_made_again
     assert counts["batches_created"] == max(row["chain"] for row in rows)
     said = [line for line in capfd.readouterr().err.splitlines() if "warning" in line and "caps each" not in line]
     assert len(said) == 4, said
-    assert "batch creation failed (HTTP 500); its file's batches are looked up in 1 s before it is created again " \
+    # no Retry-After: 1 s, at most poll_s (FAST: 0.01 s)
+    assert "batch creation failed (HTTP 500); its file's batches are looked up in 0.01 s before it is created again " \
         "(1 of 4)" in said[0]
     assert "cannot be listed (HTTP 503); asking again for up to its window of 24h" in said[1]
     assert said[2].endswith("can be listed again") and "was made over file" in said[3]
@@ -181,7 +182,7 @@ def test_a_resume_whose_lookup_fails_asks_again_instead_of_sending_the_lines_aga
         journal = shared.kill_once_a_batch_is_journaled([shared.sys.executable, "-m", "madeval", *command], folder)
         journal.write_text(journal.read_text().splitlines(keepends=True)[0])  # the upload only
         assert server.stats.batches["lines_submitted"] == 6
-        server.batches.options.completion_delay_s = 0.05
+        server.batches.options.completion_delay_s = 0.01
         server.batches.options.refuse_lists = 10**6
         capfd.readouterr()
         result, _ = run_quietly(settings(server.base_url, folder, [MEMORY], transport="batch",
