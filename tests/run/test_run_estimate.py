@@ -137,14 +137,16 @@ def test_resume_a_long_run_estimates_only_the_units_left(generated_tasks):
 def test_the_estimate_is_kept_in_run_json_and_a_resume_asks_only_about_what_is_left(
         generated_tasks, tmp_path, monkeypatch, capsys):
     """With the bound at 0.2 s: 10 units (30 calls at least) at 0.02 s a call, 2 in flight, is long
-    (0.3 s or more); 8 left is too (0.24 s); 1 left (3 calls) is not, so it starts without a yes."""
+    (0.3 s or more); 8 left is too (0.24 s); 1 left (3 calls) is not, so it starts without a yes.
+    Replies of at most 64 tokens: the probes' timing noise, times the tokens a call may write, stays
+    far below the 0.13 s a call that would make 1 unit left long."""
     import json
 
     from helpers import run_quietly, settings_for
 
     monkeypatch.setattr("madeval.run.estimate.LONG_RUN_S", 0.2)
     with simulate(tasks=generated_tasks.values(), latency_s=0.02) as sim:
-        settings = settings_for(sim.base_url, tmp_path, limit=10, concurrency=2, cache="off", yes=True)
+        settings = settings_for(sim.base_url, tmp_path, limit=10, concurrency=2, max_tokens=64, cache="off", yes=True)
         first, _ = run_quietly(settings)
         run_file, records = first.folder / "run.json", first.folder / "records.jsonl"
         kept = json.loads(run_file.read_text())["estimate"]
@@ -163,7 +165,7 @@ def test_the_estimate_is_kept_in_run_json_and_a_resume_asks_only_about_what_is_l
         assert (kept["calls_low"], kept["units"], kept["units_done_before"]) == (24, 10, 2)
 
         records.write_text("".join(lines[:9]))  # 1 unit left: no question, no --yes needed
-        last, _ = run_quietly(settings_for(sim.base_url, tmp_path, limit=10, concurrency=2, cache="off"))
+        last, _ = run_quietly(settings_for(sim.base_url, tmp_path, limit=10, concurrency=2, max_tokens=64, cache="off"))
         assert (last.outcome.finished, last.outcome.skipped) == (1, 9)
 
 
