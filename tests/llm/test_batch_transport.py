@@ -378,7 +378,7 @@ def test_file_exchange_resumes_a_killed_run_without_writing_a_request_twice(gene
 def test_file_exchange_gives_up_after_the_window_and_a_resume_waits_again(generated_tasks, tmp_path, capfd):
     """No engine answers: after the window the round's calls fail with one warning line and the run
     ends, its request file journaled with its window. A resume asking a 24 h window still waits the
-    journaled 1 s for that file (and writes nothing); one with an engine answering finishes, every
+    journaled 0.3 s for that file (and writes nothing); one with an engine answering finishes, every
     request written once."""
     exchange, folder = tmp_path / "exchange", tmp_path / "run"
     exchange.mkdir()
@@ -386,15 +386,15 @@ def test_file_exchange_gives_up_after_the_window_and_a_resume_waits_again(genera
         return run_quietly(settings(exchange.as_uri(), folder, [MEMORY], transport="batch", model="simulator",
                                     batch_options={**FAST, "window": window}, limit=3))[0]
     started = time.monotonic()
-    result = run_with("1s")
-    assert 1 <= time.monotonic() - started < 30
+    result = run_with("0.3s")
+    assert 0.3 <= time.monotonic() - started < 30
     assert (result.outcome.finished, result.outcome.failed, result.outcome.unfixable) == (0, 3, 0)
     warnings = [line for line in capfd.readouterr().err.splitlines() if "warning" in line and "window" in line]
-    assert len(warnings) == 1 and "no output file" in warnings[0] and "within its window of 1s" in warnings[0]
+    assert len(warnings) == 1 and "no output file" in warnings[0] and "within its window of 0.3s" in warnings[0]
     errors = [json.loads(line)["error"] for line in (folder / "errors.jsonl").read_text().splitlines()]
-    assert len(errors) == 3 and all("within its window of 1s" in error for error in errors)
+    assert len(errors) == 3 and all("within its window of 0.3s" in error for error in errors)
     entries = [json.loads(line) for line in (folder / "batches.jsonl").read_text().splitlines()]
-    assert [entry.get("window") for entry in entries] == [None, "1s"]  # the upload, then the batch
+    assert [entry.get("window") for entry in entries] == [None, "0.3s"]  # the upload, then the batch
     def requests():
         return sorted(p for p in exchange.glob("*.jsonl") if not p.name.endswith(".output.jsonl"))
     assert len(requests()) == 1
