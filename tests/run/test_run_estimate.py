@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import re
+import subprocess
+import sys
 from types import SimpleNamespace
 
 import pytest
 
-from helpers import madeval_in_process
 from madeval import UsageError
 from madeval.debate.session import ModelRef
 from madeval.llm.client import Endpoint, LLMClient
@@ -23,9 +24,11 @@ def test_a_long_run_without_a_terminal_or_yes_is_refused_in_one_line(generated_t
     each of its up to 1,024 reply tokens (2.1 s): over 5 hours. Before, the probe's reply of one token
     said 0.05 s a call, 8 minutes in all, and the run started."""
     with simulate(tasks=generated_tasks.values(), latency_s=0.05, decode_s_per_token=0.002) as sim:
-        # nothing on stdin and no terminal, as in a pipeline
-        ended = madeval_in_process("--tasks", "arith_mc", "--limit", "10", "--repeats", "300", "--concurrency", "1",
-                                   "--base-url", sim.base_url, "-o", "out", "--no-progress", cwd=tmp_path)
+        # a process of its own: the probes' timing, shared with this process's simulator thread, would be noisier
+        ended = subprocess.run(
+            [sys.executable, "-m", "madeval", "--tasks", "arith_mc", "--limit", "10", "--repeats", "300",
+             "--concurrency", "1", "--base-url", sim.base_url, "-o", "out", "--no-progress"],
+            cwd=tmp_path, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60)
         requests = sim.server.stats.requests
     assert ended.returncode == 2, ended.stderr
     (line,) = ended.stderr.strip().splitlines()
