@@ -48,18 +48,18 @@ def test_an_output_file_that_cannot_be_used_is_read_again_not_its_lines_sent_aga
 
 def test_an_output_file_that_never_reads_whole_fails_its_calls_in_one_line_without_sending_them(batch_sim, tmp_path,
                                                                                                 capfd):
-    """An output file never served whole: after the batch's window (1 s here) of reading it again,
+    """An output file never served whole: after the batch's window (0.3 s here) of reading it again,
     its calls fail with one error each (not retried, though 3 attempts are allowed) and one warning
     line; the 4 billed lines are never sent again."""
     with batch_sim(bad_downloads=10_000, bad_download="not-json") as server:
         result, _ = run_quietly(settings(server.base_url, tmp_path / "run", [MEMORY], transport="batch",
-                                         batch_options={**FAST, "window": "1s"}, limit=4, max_attempts=3))
+                                         batch_options={**FAST, "window": "0.3s"}, limit=4, max_attempts=3))
         counts = server.stats.batches
     assert result.outcome.failed == 4 and counts["batches_created"] == 1 and counts["lines_submitted"] == 4
     said = warnings(capfd.readouterr().err)
-    assert len(said) == 2 and "reading its files again for up to its window of 1s" in said[0], said
+    assert len(said) == 2 and "reading its files again for up to its window of 0.3s" in said[0], said
     assert said[1].endswith("its files yield 0 of the 4 lines its request_counts say (1 line not JSON or cut short), "
-                            "still after its window of 1s; its lines are paid for: not sent again (4 calls fail)")
+                            "still after its window of 0.3s; its lines are paid for: not sent again (4 calls fail)")
     errors = [json.loads(line)["error"] for line in (tmp_path / "run" / "errors.jsonl").read_text().splitlines()]
     assert len(errors) == 4 and all("its lines are paid for: not sent again" in error for error in errors)
 
@@ -102,7 +102,7 @@ def test_without_request_counts_a_file_with_lines_not_json_is_a_fault_and_a_shor
         service = ProviderBatches(server.base_url, "-", 30.0, 1 << 20)
         service.settings = BatchSettings(poll_s=0.05)
         try:
-            return await service.read(batch, ["a", "b"], "1s")
+            return await service.read(batch, ["a", "b"], "0.3s")
         finally:
             await service.close()
 
@@ -130,7 +130,8 @@ def test_a_creation_that_made_the_batch_but_answered_500_is_found_not_made_again
     assert counts["batches_created"] == max(row["chain"] for row in rows)
     said = [line for line in capfd.readouterr().err.splitlines() if "warning" in line and "caps each" not in line]
     assert len(said) == 4, said
-    assert "batch creation failed (HTTP 500); its file's batches are looked up in 1 s before it is created again " \
+    # no Retry-After: 1 s, at most poll_s (FAST: 0.01 s)
+    assert "batch creation failed (HTTP 500); its file's batches are looked up in 0.01 s before it is created again " \
         "(1 of 4)" in said[0]
     assert "cannot be listed (HTTP 503); asking again for up to its window of 24h" in said[1]
     assert said[2].endswith("can be listed again") and "was made over file" in said[3]
@@ -154,16 +155,16 @@ def test_a_creation_that_made_nothing_is_made_again_once_the_list_proves_it(batc
 
 def test_a_lost_creation_whose_batches_cannot_be_listed_fails_its_calls_without_sending_them(batch_sim, tmp_path,
                                                                                            capfd):
-    """The lost creation's file cannot be looked up (every list refused) for its window of 1 s: its
+    """The lost creation's file cannot be looked up (every list refused) for its window of 0.3 s: its
     calls fail with one line each (not retried, though 3 attempts are allowed), never sent again;
     the batch made stays the only one billed."""
     with batch_sim(lost_creations=1, refuse_lists=10**6) as server:
         result, _ = run_quietly(settings(server.base_url, tmp_path / "run", [MEMORY], transport="batch",
-                                         batch_options={**FAST, "window": "1s"}, limit=2, max_attempts=3))
+                                         batch_options={**FAST, "window": "0.3s"}, limit=2, max_attempts=3))
         counts = server.stats.batches
     assert result.outcome.failed == 2 and counts["batches_created"] == 1 and counts["lines_submitted"] == 2
     errors = [json.loads(line)["error"] for line in (tmp_path / "run" / "errors.jsonl").read_text().splitlines()]
-    assert len(errors) == 2 and all("its batches could not be listed for its window of 1s (HTTP 503); its lines "
+    assert len(errors) == 2 and all("its batches could not be listed for its window of 0.3s (HTTP 503); its lines "
                                     "are not sent again" in error for error in errors), errors
 
 
@@ -181,11 +182,11 @@ def test_a_resume_whose_lookup_fails_asks_again_instead_of_sending_the_lines_aga
         journal = shared.kill_once_a_batch_is_journaled([shared.sys.executable, "-m", "madeval", *command], folder)
         journal.write_text(journal.read_text().splitlines(keepends=True)[0])  # the upload only
         assert server.stats.batches["lines_submitted"] == 6
-        server.batches.options.completion_delay_s = 0.05
+        server.batches.options.completion_delay_s = 0.01
         server.batches.options.refuse_lists = 10**6
         capfd.readouterr()
         result, _ = run_quietly(settings(server.base_url, folder, [MEMORY], transport="batch",
-                                         batch_options={**FAST, "window": "1s"}))
+                                         batch_options={**FAST, "window": "0.3s"}))
         assert result.outcome.failed == 6 and server.stats.batches["lines_submitted"] == 6
         assert "its lines are not sent again" in capfd.readouterr().err
         server.batches.options.refuse_lists = server.stats.batches["lists_refused"] + 3

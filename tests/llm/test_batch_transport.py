@@ -16,24 +16,26 @@ import time
 
 import pytest
 
-from helpers import run_quietly
+from helpers import madeval_in_process, run_quietly
 from madeval.settings.config import DebateConfig, RunSettings
 from madeval.simulator.agents import AgentProfile, SyntheticAgents
 from madeval.simulator.batches import BatchOptions
 from madeval.simulator.http import SimulatorServer, run_in_thread
 from madeval.simulator.truth import GoldIndex
 
-FAST = {"flush_s": 0.05, "poll_s": 0.02}
+# flush_s is the quiet time in which the calls a finished batch released must all arrive (a round split
+# in two would add a batch): kept at 50 ms. The provider's turnaround and the polls only need to be > 0.
+FAST = {"flush_s": 0.05, "poll_s": 0.01}
 
 
 @pytest.fixture
 def batch_sim(generated_tasks):
-    """A simulator whose batches finish 50 ms after they are created."""
+    """A simulator whose batches finish 10 ms after they are created."""
 
     def start(**options):
         agents = SyntheticAgents(GoldIndex.from_tasks(generated_tasks.values()),
                                  default=AgentProfile(0.6, 0.3, 0.0, 0.0), seed=0)
-        return run_in_thread(SimulatorServer(agents, batch_options=BatchOptions(**{"completion_delay_s": 0.05,
+        return run_in_thread(SimulatorServer(agents, batch_options=BatchOptions(**{"completion_delay_s": 0.01,
                                                                                    **options})))
     return start
 
@@ -186,7 +188,7 @@ def test_failed_lines_retry_in_the_next_batch_so_rounds_stay_together(batch_sim,
 
 
 def test_a_refused_upload_is_retried_with_its_round_kept_together(batch_sim, tmp_path, capfd):
-    with batch_sim(refuse_uploads=2, retry_after_s=0.2) as server:
+    with batch_sim(refuse_uploads=2, retry_after_s=0.05) as server:
         run_quietly(settings(server.base_url, tmp_path / "run", [MEMORY], transport="batch", batch_options=FAST))
         counts = server.stats.batches
     rows = records(tmp_path / "run")
@@ -194,10 +196,10 @@ def test_a_refused_upload_is_retried_with_its_round_kept_together(batch_sim, tmp
     assert counts["lines_submitted"] == calls_of(rows)
     assert not any(call["errors"] for row in rows for call in row["transcript"]["calls"])
     warnings = [line for line in capfd.readouterr().err.splitlines() if "refused" in line]
-    assert warnings == [f"madeval: warning: batch upload refused (HTTP 429); trying again in 0.2 s ({n} of 4)"
+    assert warnings == [f"madeval: warning: batch upload refused (HTTP 429); trying again in 0.05 s ({n} of 4)"
                         for n in (1, 2)]
     entries = [json.loads(line) for line in (tmp_path / "run" / "batches.jsonl").read_text().splitlines()]
-    assert [(e["refused"], e["retry_in_s"]) for e in entries if "refused" in e] == [("upload", 0.2)] * 2
+    assert [(e["refused"], e["retry_in_s"]) for e in entries if "refused" in e] == [("upload", 0.05)] * 2
 
 
 def test_a_provider_outage_while_waiting_sends_nothing_twice(batch_sim, tmp_path, capfd):
@@ -244,7 +246,7 @@ def test_a_run_killed_between_submit_and_collect_resumes_without_submitting_agai
         assert server.stats.batches["batches_created"] == 1 and server.stats.batches["lines"] == 0
         first_round = server.stats.batches["lines_submitted"]
         assert first_round == 6  # the six first drafts, not yet answered
-        server.batches.options.completion_delay_s = 0.05  # the provider gets on with it
+        server.batches.options.completion_delay_s = 0.01  # the provider gets on with it
         run_quietly(settings(server.base_url, folder, [MEMORY], transport="batch", batch_options=FAST))
         rows = records(folder)
         counts = server.stats.batches
@@ -258,10 +260,8 @@ def test_a_run_killed_between_submit_and_collect_resumes_without_submitting_agai
 def test_an_endpoint_without_the_batch_api_is_one_line_before_anything_is_written(batch_sim, tmp_path):
     with batch_sim() as server:
         server.batches = None  # a server with chat completions only
-        command = [sys.executable, "-m", "madeval", "--tasks", "arith_mc", "--limit", "2", "--cache", "off",
-                   "--base-url", server.base_url, "--transport", "batch", "--output-path", str(tmp_path / "run")]
-        done = subprocess.run(command, env={**os.environ, "MADEVAL_LOAD_PLUGINS": ""}, capture_output=True,
-                              text=True, timeout=120)
+        done = madeval_in_process("--tasks", "arith_mc", "--limit", "2", "--cache", "off", "--base-url",
+                                  server.base_url, "--transport", "batch", "--output-path", tmp_path / "run")
     assert done.returncode == 2
     assert done.stderr.strip().count("\n") == 0 and "does not serve the Batch API" in done.stderr
     assert not (tmp_path / "run").exists()
@@ -341,11 +341,9 @@ def batch_sim_plain(generated_tasks):
 
 
 def test_a_missing_exchange_folder_is_one_line(tmp_path):
-    command = [sys.executable, "-m", "madeval", "--tasks", "arith_mc", "--limit", "2", "--model", "simulator",
-               "--base-url", (tmp_path / "nowhere").as_uri(), "--transport", "batch",
-               "--output-path", str(tmp_path / "run")]
-    done = subprocess.run(command, env={**os.environ, "MADEVAL_LOAD_PLUGINS": ""}, capture_output=True,
-                          text=True, timeout=120)
+    done = madeval_in_process("--tasks", "arith_mc", "--limit", "2", "--model", "simulator",
+                              "--base-url", (tmp_path / "nowhere").as_uri(), "--transport", "batch",
+                              "--output-path", tmp_path / "run")
     assert done.returncode == 2 and "not a writable folder" in done.stderr
     assert not (tmp_path / "run").exists()
 
@@ -380,7 +378,7 @@ def test_file_exchange_resumes_a_killed_run_without_writing_a_request_twice(gene
 def test_file_exchange_gives_up_after_the_window_and_a_resume_waits_again(generated_tasks, tmp_path, capfd):
     """No engine answers: after the window the round's calls fail with one warning line and the run
     ends, its request file journaled with its window. A resume asking a 24 h window still waits the
-    journaled 1 s for that file (and writes nothing); one with an engine answering finishes, every
+    journaled 0.3 s for that file (and writes nothing); one with an engine answering finishes, every
     request written once."""
     exchange, folder = tmp_path / "exchange", tmp_path / "run"
     exchange.mkdir()
@@ -388,15 +386,15 @@ def test_file_exchange_gives_up_after_the_window_and_a_resume_waits_again(genera
         return run_quietly(settings(exchange.as_uri(), folder, [MEMORY], transport="batch", model="simulator",
                                     batch_options={**FAST, "window": window}, limit=3))[0]
     started = time.monotonic()
-    result = run_with("1s")
-    assert 1 <= time.monotonic() - started < 30
+    result = run_with("0.3s")
+    assert 0.3 <= time.monotonic() - started < 30
     assert (result.outcome.finished, result.outcome.failed, result.outcome.unfixable) == (0, 3, 0)
     warnings = [line for line in capfd.readouterr().err.splitlines() if "warning" in line and "window" in line]
-    assert len(warnings) == 1 and "no output file" in warnings[0] and "within its window of 1s" in warnings[0]
+    assert len(warnings) == 1 and "no output file" in warnings[0] and "within its window of 0.3s" in warnings[0]
     errors = [json.loads(line)["error"] for line in (folder / "errors.jsonl").read_text().splitlines()]
-    assert len(errors) == 3 and all("within its window of 1s" in error for error in errors)
+    assert len(errors) == 3 and all("within its window of 0.3s" in error for error in errors)
     entries = [json.loads(line) for line in (folder / "batches.jsonl").read_text().splitlines()]
-    assert [entry.get("window") for entry in entries] == [None, "1s"]  # the upload, then the batch
+    assert [entry.get("window") for entry in entries] == [None, "0.3s"]  # the upload, then the batch
     def requests():
         return sorted(p for p in exchange.glob("*.jsonl") if not p.name.endswith(".output.jsonl"))
     assert len(requests()) == 1

@@ -13,7 +13,7 @@ from collections import Counter
 
 import pytest
 
-from helpers import run_quietly, settings_for
+from helpers import madeval_in_process, run_quietly, settings_for
 from madeval.errors import UsageError
 from madeval.records.folder import read_records
 from madeval.simulator import simulate
@@ -43,11 +43,24 @@ def wait_for_records(folder, count: int, process, timeout_s: float = 120) -> Non
     raise AssertionError(f"no {count} records while the run was alive")
 
 
+def first_exit(processes, timeout_s: float = 300) -> None:
+    """Return once one of ``processes`` has exited."""
+    deadline = time.time() + timeout_s
+    while all(process.poll() is None for process in processes):
+        if time.time() > deadline:
+            raise AssertionError("no process exited")
+        time.sleep(0.01)
+
+
 def test_concurrent_runs_started_at_once_one_is_refused_and_each_unit_is_recorded_once(generated_tasks, tmp_path):
     folder = tmp_path / "run"
-    with simulate(tasks=generated_tasks.values(), latency_s=0.1) as sim:  # a run lasts seconds
+    # Slow replies (30 units take the winner 15 s or more) until the first process exits, so the
+    # loser meets the lock however late it starts; then fast ones, so the winner needs no longer.
+    with simulate(tasks=generated_tasks.values(), latency_s=0.5) as sim:
         processes = [subprocess.Popen(command(sim.base_url, folder), stdout=subprocess.PIPE,
                                       stderr=subprocess.PIPE, text=True) for _ in range(2)]
+        first_exit(processes)
+        sim.server.latency_s = 0.0
         outputs = [process.communicate(timeout=300) for process in processes]
     codes = [process.returncode for process in processes]
     assert sorted(codes) == [0, 2], outputs
@@ -69,10 +82,12 @@ def test_concurrent_run_and_rescore_are_refused_while_a_run_writes_the_folder(ge
         first = subprocess.Popen(command(sim.base_url, folder, limit=20), stdout=subprocess.DEVNULL,
                                  stderr=subprocess.PIPE, text=True)
         wait_for_records(folder, 1, first)
-        second = subprocess.run(command(sim.base_url, folder, limit=20), capture_output=True, text=True, timeout=300)
-        rescore = subprocess.run([sys.executable, "-m", "madeval", "rescore", str(folder), "--decider", "counting",
-                                  "--base-url", sim.base_url, "--cache", "off"],
-                                 capture_output=True, text=True, timeout=300)
+        sim.server.latency_s = 0.5  # the first run lasts seconds more: it still writes while the others try
+        # The lock is held by another process (first): asking from this one is what a second command does.
+        second = madeval_in_process(*command(sim.base_url, folder, limit=20)[3:])
+        rescore = madeval_in_process("rescore", folder, "--decider", "counting", "--base-url", sim.base_url,
+                                     "--cache", "off")
+        sim.server.latency_s = 0.0
         assert first.wait(timeout=300) == 0, first.stderr.read()
     for refused in (second, rescore):
         assert refused.returncode == 2 and refused.stdout == ""
@@ -116,8 +131,7 @@ def test_concurrent_duplicate_records_count_once_in_resume_and_leaderboard(sim, 
     assert "2 duplicate records ignored" in printed.splitlines()[-1]
     assert [r["unit"]["key"] for r in read_records(first.folder)] == [json.loads(x)["unit"]["key"] for x in lines]
 
-    shown = subprocess.run([sys.executable, "-m", "madeval", "leaderboard", "show", str(first.folder)],
-                           capture_output=True, text=True, timeout=300)
+    shown = madeval_in_process("leaderboard", "show", first.folder)
     assert shown.returncode == 0, shown.stderr
     assert "Records: 2 duplicate records ignored; each unit counts once." in shown.stdout
     board = json.loads((first.folder / "leaderboard.json").read_text())

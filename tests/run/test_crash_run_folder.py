@@ -8,13 +8,12 @@ import json
 import resource
 import signal
 import subprocess
-import sys
 from collections import Counter
 
 import pytest
 from test_concurrent_runs import command, keys_on_disk, wait_for_records
 
-from helpers import run_quietly, settings_for
+from helpers import madeval_in_process, run_quietly, settings_for
 from madeval.records.folder import RecordSink, read_records
 from madeval.simulator import simulate
 
@@ -42,7 +41,8 @@ def test_crash_sigkill_releases_the_lock_and_the_resume_records_every_unit_once(
         first = subprocess.Popen(command(sim.base_url, folder), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         try:
             wait_for_records(folder, 5, first)
-            refused = subprocess.run(command(sim.base_url, folder), capture_output=True, text=True, timeout=300)
+            # the lock's holder is another process; asking from this one is what a second command does
+            refused = madeval_in_process(*command(sim.base_url, folder)[3:])
             assert refused.returncode == 2 and f"in use by another madeval process (pid {first.pid})" in refused.stderr
         finally:
             first.send_signal(signal.SIGKILL)
@@ -50,7 +50,8 @@ def test_crash_sigkill_releases_the_lock_and_the_resume_records_every_unit_once(
         before = (folder / "records.jsonl").read_bytes()
         kept = before[: before.rfind(b"\n") + 1]  # a kill mid-write may leave one partial line
         assert 5 <= kept.count(b"\n") < 30, "the run must be killed mid-way"
-        resumed = subprocess.run(command(sim.base_url, folder), capture_output=True, text=True, timeout=300)
+        sim.server.latency_s = 0.0  # slow replies were for killing the run mid-way
+        resumed = madeval_in_process(*command(sim.base_url, folder)[3:])
     assert resumed.returncode == 0, resumed.stderr  # the kernel dropped the killed run's lock
     done_before = kept.count(b"\n")
     assert f"{done_before} already done" in resumed.stdout
@@ -69,8 +70,7 @@ def test_crash_broken_middle_line_is_skipped_reported_and_rerun(sim, tmp_path):
     lines[2] = lines[2][:40] + b"\xff\xfe" + lines[3][:25] + b"\n"
     path.write_bytes(b"".join(lines))
 
-    shown = subprocess.run([sys.executable, "-m", "madeval", "leaderboard", "show", str(first.folder)],
-                           capture_output=True, text=True, timeout=300)
+    shown = madeval_in_process("leaderboard", "show", first.folder)
     assert shown.returncode == 0, shown.stderr
     assert "Records: 1 broken line skipped (records.jsonl:3); each unit counts once." in shown.stdout
     assert json.loads((first.folder / "leaderboard.json").read_text())["rows"][0]["units"] == 5
@@ -97,7 +97,7 @@ def test_crash_disk_full_while_recording_ends_in_one_line_and_a_resume_finishes(
         assert 0 < recorded < 12
         assert not (folder / "leaderboard.json").exists()
 
-        resumed = subprocess.run(command(sim.base_url, folder, limit=12), capture_output=True, text=True, timeout=300)
+        resumed = madeval_in_process(*command(sim.base_url, folder, limit=12)[3:])  # no file-size limit here
     assert resumed.returncode == 0, resumed.stderr
     assert f"{12 - recorded} units run, {recorded} already done, 0 failed; results in" in resumed.stdout
     keys = keys_on_disk(folder)
@@ -117,8 +117,7 @@ def test_crash_disk_full_while_writing_the_leaderboard_keeps_every_record(genera
         assert full.stderr.rstrip().endswith(f"File too large; every record is kept: run 'madeval leaderboard show "
                                              f"{folder}' when there is room")
         assert assert_whole_lines(folder) == 2
-        resumed = subprocess.run(command(sim.base_url, folder, limit=2) + ["--config", str(charts)],
-                                 capture_output=True, text=True, timeout=300)
+        resumed = madeval_in_process(*command(sim.base_url, folder, limit=2)[3:], "--config", charts)
     assert resumed.returncode == 0, resumed.stderr
     assert "0 units run, 2 already done, 0 failed" in resumed.stdout
     assert (folder / "leaderboard.html").stat().st_size > 100_000
@@ -163,16 +162,16 @@ def small_disk(tmp_path):
 
 
 def test_crash_full_then_read_only_tmpfs_one_line_each_and_nothing_lost(generated_tasks, small_disk):
-    folder = small_disk / "run"
+    folder = small_disk / "run"  # full, then read-only, for every process: the commands run in this one
     with simulate(tasks=generated_tasks.values()) as sim:
-        full = subprocess.run(command(sim.base_url, folder, limit=20), capture_output=True, text=True, timeout=300)
+        full = madeval_in_process(*command(sim.base_url, folder, limit=20)[3:])
         assert full.returncode == 1 and len(full.stderr.splitlines()) == 1, full.stderr
         assert "No space left on device" in full.stderr and "Traceback" not in full.stderr
         recorded = assert_whole_lines(folder)
         assert 0 < recorded < 20
 
         subprocess.run(["mount", "-o", "remount,size=16m", str(small_disk)], check=True)  # space freed
-        resumed = subprocess.run(command(sim.base_url, folder, limit=20), capture_output=True, text=True, timeout=300)
+        resumed = madeval_in_process(*command(sim.base_url, folder, limit=20)[3:])
         assert resumed.returncode == 0, resumed.stderr
         assert f"{recorded} already done" in resumed.stdout
         keys = keys_on_disk(folder)
@@ -180,11 +179,9 @@ def test_crash_full_then_read_only_tmpfs_one_line_each_and_nothing_lost(generate
 
         subprocess.run(["mount", "-o", "remount,ro", str(small_disk)], check=True)
         try:
-            again = subprocess.run(command(sim.base_url, folder, limit=20), capture_output=True, text=True, timeout=300)
-            show = subprocess.run([sys.executable, "-m", "madeval", "leaderboard", "show", str(folder)],
-                                  capture_output=True, text=True, timeout=300)
-            fresh = subprocess.run(command(sim.base_url, small_disk / "new", limit=2), capture_output=True,
-                                   text=True, timeout=300)
+            again = madeval_in_process(*command(sim.base_url, folder, limit=20)[3:])
+            show = madeval_in_process("leaderboard", "show", folder)
+            fresh = madeval_in_process(*command(sim.base_url, small_disk / "new", limit=2)[3:])
         finally:
             subprocess.run(["mount", "-o", "remount,rw", str(small_disk)], check=True)
     for done in (again, show, fresh):

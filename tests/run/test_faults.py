@@ -16,8 +16,8 @@ def test_faults_every_unit_recorded_exactly_once(generated_tasks, tmp_path, tran
     faults = Faults(rate_limit=0.10, server_error=0.10, timeout=0.05, hang_s=5.0, seed=7)
     with simulate(tasks=generated_tasks.values(), faults=faults) as sim:
         settings = settings_for(
-            sim.base_url, tmp_path, limit=30, repeats=2, timeout=0.5, max_attempts=10,
-            transport=transport, cache="off", retry_delay=0.05,
+            sim.base_url, tmp_path, limit=30, repeats=2, timeout=0.1, max_attempts=10,
+            transport=transport, cache="off", retry_delay=0.01,
         )
         result, _ = run_quietly(settings)
         injected = sim.server.stats.faults
@@ -39,7 +39,7 @@ def test_faults_garbage_replies_are_retried_then_recorded(generated_tasks, tmp_p
     # 40% garbage: with 16 attempts a call fails for good with probability 0.4**16 (4e-7), so a
     # lost unit here is a bug, not bad luck (8 attempts gave 7e-4 per call: flaky under load).
     with simulate(tasks=generated_tasks.values(), faults=faults) as sim:
-        settings = settings_for(sim.base_url, tmp_path, limit=20, cache="off", retry_delay=0.05, max_attempts=16)
+        settings = settings_for(sim.base_url, tmp_path, limit=20, cache="off", retry_delay=0.01, max_attempts=16)
         result, _ = run_quietly(settings)
     records = list(read_records(result.folder))
     assert len(records) == 20 and result.outcome.failed == 0
@@ -49,7 +49,7 @@ def test_faults_garbage_replies_are_retried_then_recorded(generated_tasks, tmp_p
 
 def test_faults_exhausted_retries_fail_the_unit_not_the_run(generated_tasks, tmp_path):
     with simulate(tasks=generated_tasks.values(), faults=Faults(server_error=1.0)) as sim:
-        settings = settings_for(sim.base_url, tmp_path, limit=3, max_attempts=2, cache="off")
+        settings = settings_for(sim.base_url, tmp_path, limit=3, max_attempts=2, cache="off", retry_delay=0.01)
         result, printed = run_quietly(settings)
     assert result.outcome.failed == 3 and result.outcome.finished == 0
     lines = (result.folder / "errors.jsonl").read_text().splitlines()

@@ -10,6 +10,7 @@ import sys
 import time
 from collections import Counter
 
+from helpers import madeval_in_process
 from madeval.leaderboard.table import TIMING_KEYS
 from madeval.records.folder import read_records
 from madeval.simulator import simulate
@@ -47,14 +48,15 @@ def test_kill_resume_gives_one_record_per_unit_and_the_same_summary(generated_ta
         done_before = records.read_bytes().count(b"\n")
         assert 12 <= done_before < 60, "the run must be killed mid-way"
 
-        resumed = subprocess.run(command(sim.base_url, killed, tmp_path / "c1.sqlite"), env=env,
-                                 capture_output=True, text=True, timeout=300)
+        # The kill is the process boundary under test; the resume and the clean run are ordinary runs,
+        # asked from this process, and no longer need replies slow enough to kill a run mid-way.
+        sim.server.latency_s = 0.0
+        resumed = madeval_in_process(*command(sim.base_url, killed, tmp_path / "c1.sqlite")[3:])
         assert resumed.returncode == 0, resumed.stderr
         assert f"{done_before} already done" in resumed.stdout
 
         clean = tmp_path / "clean"
-        uninterrupted = subprocess.run(command(sim.base_url, clean, tmp_path / "c2.sqlite"), env=env,
-                                       capture_output=True, text=True, timeout=300)
+        uninterrupted = madeval_in_process(*command(sim.base_url, clean, tmp_path / "c2.sqlite")[3:])
         assert uninterrupted.returncode == 0, uninterrupted.stderr
 
     keys = Counter(r["unit"]["key"] for r in read_records(killed))

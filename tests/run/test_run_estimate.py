@@ -24,6 +24,7 @@ def test_a_long_run_without_a_terminal_or_yes_is_refused_in_one_line(generated_t
     each of its up to 1,024 reply tokens (2.1 s): over 5 hours. Before, the probe's reply of one token
     said 0.05 s a call, 8 minutes in all, and the run started."""
     with simulate(tasks=generated_tasks.values(), latency_s=0.05, decode_s_per_token=0.002) as sim:
+        # a process of its own: the probes' timing, shared with this process's simulator thread, would be noisier
         ended = subprocess.run(
             [sys.executable, "-m", "madeval", "--tasks", "arith_mc", "--limit", "10", "--repeats", "300",
              "--concurrency", "1", "--base-url", sim.base_url, "-o", "out", "--no-progress"],
@@ -80,7 +81,8 @@ def test_yes_or_a_yes_answer_starts_it_and_a_short_run_is_never_probed(generated
     # Computed by hand: low 10*300*3 = 9,000 calls; high 10*300*(3*(10+1)+1) = 102,000.
     size = run_size(long_plan, {"e": Endpoint("e", "http://x/v1", concurrency=4)}, concurrency=2)
     assert (size.low, size.high, size.parallel) == (9000, 102000, 2)
-    with simulate(tasks=generated_tasks.values(), latency_s=0.5) as sim:
+    # 0.05 s and 4 ms a token: 4.1 s a call of 1,024 tokens, measured by probes of 1 and 32 tokens (0.2 s)
+    with simulate(tasks=generated_tasks.values(), latency_s=0.05, decode_s_per_token=0.004) as sim:
         record = estimate(sim, long_plan, yes=True)
         assert (record["calls_low"], record["calls_high"], record["units"], record["units_done_before"]) == \
             (9000, 102000, 3000, 0)
@@ -96,7 +98,7 @@ def test_yes_or_a_yes_answer_starts_it_and_a_short_run_is_never_probed(generated
         with pytest.raises(UsageError, match="or pass --yes"):
             estimate(sim, long_plan, ask=lambda q: False)
         assert sim.server.stats.requests == 9  # three probe calls each
-        # 9,000 calls in flight 64 at a time at 0.5 s: about 70 s, so it starts without asking.
+        # 9,000 calls in flight 64 at a time at 4.1 s: about 10 minutes, so it starts without asking.
         assert estimate(sim, long_plan, concurrency=64, ask=lambda q: False) is None
         # 20 calls could not take an hour even at 30 s each: no probe at all.
         assert estimate(sim, plan_of(items=5, repeats=1, agents=4), ask=lambda q: False) is None
@@ -125,10 +127,10 @@ def test_resume_a_long_run_estimates_only_the_units_left(generated_tasks):
     done = {unit.key() for unit in long_plan.units()}
     left = [Unit("c", "t", "3", 7), Unit("c", "t", "9", 299)] + [Unit("c", "t", "0", r) for r in range(8)]
     done -= {unit.key() for unit in left}
-    with simulate(tasks=generated_tasks.values(), latency_s=0.5) as sim:
+    with simulate(tasks=generated_tasks.values(), latency_s=0.05, decode_s_per_token=0.004) as sim:
         assert estimate(sim, long_plan, ask=lambda q: False, done=done) is None
         assert sim.server.stats.requests == 0
-        # a sixth of it done: 7,500 calls at 0.5 s or more, one at a time, still over an hour: said so
+        # a sixth of it done: 7,500 calls at 4.1 s or so, one at a time, still over an hour: said so
         sixth = {unit.key() for unit in list(long_plan.units())[:500]}
         with pytest.raises(UsageError) as refused:
             estimate(sim, long_plan, ask=lambda q: False, done=sixth)
@@ -137,21 +139,23 @@ def test_resume_a_long_run_estimates_only_the_units_left(generated_tasks):
 
 def test_the_estimate_is_kept_in_run_json_and_a_resume_asks_only_about_what_is_left(
         generated_tasks, tmp_path, monkeypatch, capsys):
-    """With the bound at 1 s: 10 units (30 calls at least) at 0.1 s a call, 2 in flight, is long
-    (1.5 s or more); 8 left is too (1.2 s); 1 left (3 calls) is not, so it starts without a yes."""
+    """With the bound at 0.2 s: 10 units (30 calls at least) at 0.02 s a call, 2 in flight, is long
+    (0.3 s or more); 8 left is too (0.24 s); 1 left (3 calls) is not, so it starts without a yes.
+    Replies of at most 64 tokens: the probes' timing noise, times the tokens a call may write, stays
+    far below the 0.13 s a call that would make 1 unit left long."""
     import json
 
     from helpers import run_quietly, settings_for
 
-    monkeypatch.setattr("madeval.run.estimate.LONG_RUN_S", 1.0)
-    with simulate(tasks=generated_tasks.values(), latency_s=0.1) as sim:
-        settings = settings_for(sim.base_url, tmp_path, limit=10, concurrency=2, cache="off", yes=True)
+    monkeypatch.setattr("madeval.run.estimate.LONG_RUN_S", 0.2)
+    with simulate(tasks=generated_tasks.values(), latency_s=0.02) as sim:
+        settings = settings_for(sim.base_url, tmp_path, limit=10, concurrency=2, max_tokens=64, cache="off", yes=True)
         first, _ = run_quietly(settings)
         run_file, records = first.folder / "run.json", first.folder / "records.jsonl"
         kept = json.loads(run_file.read_text())["estimate"]
         assert (kept["calls_low"], kept["units"], kept["units_done_before"], kept["in_flight"]) == (30, 10, 0, 2)
         assert kept["calls_high"] == 10 * (3 * (settings.configurations[0].max_turns + 1) + 1)
-        assert kept["seconds_per_call"] >= 0.1 and kept["max_tokens"] == settings.max_tokens
+        assert kept["seconds_per_call"] >= 0.02 and kept["max_tokens"] == settings.max_tokens
         assert abs(kept["expected_s_at_least"] - 30 * kept["seconds_per_call"] / 2) <= 0.05 + 30 * 0.00005 / 2
         lines = records.read_text().splitlines(keepends=True)
 
@@ -164,7 +168,7 @@ def test_the_estimate_is_kept_in_run_json_and_a_resume_asks_only_about_what_is_l
         assert (kept["calls_low"], kept["units"], kept["units_done_before"]) == (24, 10, 2)
 
         records.write_text("".join(lines[:9]))  # 1 unit left: no question, no --yes needed
-        last, _ = run_quietly(settings_for(sim.base_url, tmp_path, limit=10, concurrency=2, cache="off"))
+        last, _ = run_quietly(settings_for(sim.base_url, tmp_path, limit=10, concurrency=2, max_tokens=64, cache="off"))
         assert (last.outcome.finished, last.outcome.skipped) == (1, 9)
 
 

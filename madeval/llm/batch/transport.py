@@ -226,7 +226,7 @@ class BatchTransport:
         """Create a batch over the uploaded ``file_id`` and journal it; its id.
 
         A creation refused or failed (a 429, a 5xx, a timeout) may have made the batch all the same:
-        after its Retry-After (else 1, 2, 4 s), with one warning line (also journaled), the file's
+        after its Retry-After (else 1, 2, 4 s, at most ``poll_s``), with one warning line (also journaled), the file's
         batches are looked up (:meth:`_look_up`), and a batch found is the one waited for; only a
         list that proves none was made allows creating again, up to ``SUBMIT_ATTEMPTS`` creations.
         The last refusal is raised with its wait, which the client then waits before each line's
@@ -237,7 +237,7 @@ class BatchTransport:
                 batch_id = await self._service.create(file_id)
                 break
             except RetryableError as error:
-                wait = error.retry_after if error.retry_after is not None else min(2.0 ** (attempt - 1), 300.0)
+                wait = error.retry_after if error.retry_after is not None else self._submit_pause(attempt)
                 warn(f"batch creation failed ({short(error.reason, 80)}); its file's batches are looked up in "
                      f"{wait:g} s before it is created again ({attempt} of {SUBMIT_ATTEMPTS})")
                 if self.journal is not None:
@@ -343,15 +343,22 @@ class BatchTransport:
                 self._spawn(self._submit(part), [custom_id for custom_id, _ in part])
         return None
 
+    def _submit_pause(self, attempt: int) -> float:
+        """Seconds before trying a refused upload or creation again when the provider said no
+        Retry-After: 1, 2, 4... (the ``attempt``-th refusal), at most ``poll_s``, as between looks at
+        a batch, so that a loop polling every fraction of a second is not held for seconds."""
+        return min(2.0 ** (attempt - 1), self.settings.poll_s)
+
     async def _submitting(self, step: str, send):
         """``send()``'s answer, a refusal retried here (the round's lines stay together) up to
-        ``SUBMIT_ATTEMPTS`` times, after its Retry-After or 1, 2, 4... seconds, one warning line each.
+        ``SUBMIT_ATTEMPTS`` times, after its Retry-After or 1, 2, 4... seconds (at most ``poll_s``), one
+        warning line each.
         The last refusal is raised with that wait, which the client then waits before each line's retry."""
         for attempt in range(1, SUBMIT_ATTEMPTS + 1):
             try:
                 return await send()
             except RetryableError as error:
-                wait = error.retry_after if error.retry_after is not None else min(2.0 ** (attempt - 1), 300.0)
+                wait = error.retry_after if error.retry_after is not None else self._submit_pause(attempt)
                 if attempt == SUBMIT_ATTEMPTS:
                     raise RetryableError(error.reason, wait, None, error.detail) from None
                 warn(
