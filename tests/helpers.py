@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import io
+import json
 import os
 import subprocess
 import sys
@@ -99,3 +100,80 @@ def _interpreter_warning_filters() -> None:
         sys.stderr.write(warnings.formatwarning(message, category, filename, lineno, line))
 
     warnings.showwarning = show
+
+
+#: The fork server of :class:`MadevalForks`: imports what a run imports, then forks one child per
+#: request line; the child becomes ``madeval ARGS`` and ends as that process would (its exit status,
+#: an uncaught exception's traceback on stderr, atexit handlers run).
+_FORK_SERVER = r"""
+import json, os, sys
+import madeval.cli.main, madeval.cli.run_cmd, madeval.evaluation, madeval.leaderboard.table
+import madeval.llm.aiohttp_transport, madeval.llm.openai_transport
+for line in sys.stdin:
+    request = json.loads(line)
+    if request["op"] == "wait":
+        print(json.dumps(os.waitpid(request["pid"], 0 if request["block"] else os.WNOHANG)), flush=True)
+        continue
+    pid = os.fork()
+    if pid:
+        print(pid, flush=True)
+        continue
+    os.environ.clear()
+    os.environ.update(request["env"])
+    os.chdir(request["cwd"])
+    for fd, path in ((0, os.devnull), (1, request["stdout"]), (2, request["stderr"])):
+        opened = os.open(path, os.O_RDONLY if fd == 0 else os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+        os.dup2(opened, fd)
+        os.close(opened)
+    sys.stdin = open(0, closefd=False)
+    sys.argv = ["madeval", *request["args"]]
+    madeval.cli.main.main(request["args"])
+    raise SystemExit(0)
+"""
+
+
+class MadevalForks:
+    """Start ``madeval ARGS`` processes for tests whose point is the process (a hang killed, its
+    peak memory, hostile input that must not take the test down) at a fraction of a fresh
+    interpreter's cost: each is forked from one server that imported madeval and what a run loads
+    once (a fresh ``python -m madeval`` run spends about a second of CPU importing them).
+
+    A child is a separate process like any other: its own pid, memory and exit status, killable;
+    it differs from a fresh interpreter only in what is already imported (so a test about start-up
+    imports or a fresh interpreter must not use it)."""
+
+    def __init__(self):
+        root = str(Path(__file__).resolve().parents[1])
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join([root, os.environ.get("PYTHONPATH", "")])}
+        self._server = subprocess.Popen([sys.executable, "-c", _FORK_SERVER], stdin=subprocess.PIPE,
+                                        stdout=subprocess.PIPE, text=True, env=env)
+
+    def _ask(self, request: dict) -> str:
+        self._server.stdin.write(json.dumps(request) + "\n")
+        self._server.stdin.flush()
+        answer = self._server.stdout.readline()
+        if not answer:
+            raise RuntimeError(f"the fork server ended (exit {self._server.wait()})")
+        return answer
+
+    def start(self, args, stdout: Path, stderr: Path, cwd=None) -> int:
+        """Fork ``madeval ARGS`` with this process's environment now and its output in the two files;
+        return its pid."""
+        root = str(Path(__file__).resolve().parents[1])
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join([root, os.environ.get("PYTHONPATH", "")])}
+        return int(self._ask({"op": "run", "args": [os.fspath(arg) if isinstance(arg, os.PathLike) else str(arg)
+                                                   for arg in args],
+                              "env": env, "cwd": str(cwd or os.getcwd()), "stdout": str(stdout),
+                              "stderr": str(stderr)}))
+
+    def poll(self, pid: int, block: bool = False) -> int | None:
+        """The exit status of ``pid`` as ``subprocess`` reports it (negative: the signal that ended
+        it), or None while it runs (``block``: wait for it)."""
+        done, status = json.loads(self._ask({"op": "wait", "pid": pid, "block": block}))
+        return os.waitstatus_to_exitcode(status) if done else None
+
+    def close(self) -> None:
+        """Stop the server (its children have ended: every test waits for the ones it started)."""
+        self._server.stdin.close()
+        self._server.wait(timeout=60)
+        self._server.stdout.close()

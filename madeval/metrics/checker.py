@@ -4,11 +4,13 @@ Model replies are untrusted: ``\\boxed{(x+1)^{9999}}`` keeps sympy busy for minu
 ``9^{9^{9^9}}`` asks for more memory than the machine has. math-verify's own timeouts use
 ``signal.alarm``, which works only in a process's main thread and still blocks it, so they are
 switched off (``parsing_timeout=None``, ``timeout_seconds=None``) and the deadline is enforced
-from outside instead: every check runs in a worker process of a ``pebble`` pool (spawn context,
-since the parent runs uvloop and threads) that is killed and replaced when a check exceeds its
-deadline; the worker's address space is capped with ``RLIMIT_AS``. The pool starts on the first
-check, is reused, and :func:`shutdown_checker` stops it (the scheduler calls it at the end of a run).
-As with any spawned process, a script of your own that scores math answers must keep its
+from outside instead: every check runs in a worker process of a ``pebble`` pool that is killed and
+replaced when a check exceeds its deadline; the worker's address space is capped with ``RLIMIT_AS``.
+Workers come from multiprocessing's fork server (never forked from the parent, which runs uvloop and
+threads), which imports math-verify and sympy once: a replaced worker starts in milliseconds instead
+of the second of CPU a fresh interpreter takes to import them. The pool starts on the first check,
+is reused, and :func:`shutdown_checker` stops it (the scheduler calls it at the end of a run). As
+with any process started this way, a script of your own that scores math answers must keep its
 top-level code under ``if __name__ == "__main__":`` (``madeval`` and ``python -m madeval`` do).
 
 A check that cannot be decided (deadline, memory cap, crashed worker) counts as *not equal* and
@@ -86,6 +88,14 @@ def _start_worker(memory_bytes: int) -> None:
     equivalent("1", "1")  # imports sympy, math-verify and its parser before the first deadline
 
 
+def _worker_context():
+    """The fork server's context, its server importing math-verify before it forks any worker (if
+    this process's fork server already runs, its workers import math-verify themselves)."""
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload(["madeval.metrics.checker", "math_verify"])
+    return context
+
+
 def _worker_status() -> dict[str, int]:
     """This process's peak resident memory and address-space limit, in bytes (-1: no limit)."""
     return {"peak_rss": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,  # Linux: kB
@@ -115,7 +125,7 @@ class MathChecker:
                     max_workers=self.workers,
                     initializer=_start_worker,
                     initargs=(self.memory_bytes,),
-                    context=multiprocessing.get_context("spawn"),
+                    context=_worker_context(),
                 )
             return self._pool
 

@@ -8,19 +8,19 @@ from __future__ import annotations
 import json
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 import madeval
+from helpers import madeval_in_process
 
 ROOT = Path(__file__).resolve().parents[2]
 VARIABLES = ("MADEVAL_DATA_DIR", "HF_HUB_OFFLINE", "MADEVAL_API_KEY", "HF_TOKEN")
 
 
 def madeval_cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "madeval", *args], capture_output=True, text=True, timeout=300)
+    return madeval_in_process(*args)
 
 
 def test_plugins_prints_a_table_of_components_with_their_options():

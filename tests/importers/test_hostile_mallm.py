@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 from test_import_mallm import assert_refused, mallm_record, mirror_rows, write_json
 
+from helpers import madeval_in_process
 from madeval.core.plugins import registries
 from madeval.importers import mallm
 from madeval.importers.mallm import MAX_AGENTS, MAX_RECORD_BYTES, MAX_TURNS, records_of
@@ -44,6 +45,12 @@ def import_bounded(path: Path, out: Path) -> subprocess.CompletedProcess:
     return subprocess.run(["bash", "-c", BOUNDED, "-", sys.executable, "-m", "madeval", "import", "mallm", str(path),
                            "--task", "mmlu_pro", "--output-path", str(out)], capture_output=True, text=True,
                           timeout=600)
+
+
+def import_in_process(path: Path, out: Path) -> subprocess.CompletedProcess:
+    """The same command in the test's process: for files that are small and odd rather than big (a
+    regression there is a traceback or a wrong line, which this reports as well)."""
+    return madeval_in_process("import", "mallm", path, "--task", "mmlu_pro", "--output-path", out)
 
 
 def test_hostile_gzip_of_a_256_mb_string_is_refused_in_bounded_time_and_memory(tmp_path):
@@ -95,10 +102,10 @@ def test_hostile_many_agents_are_refused_and_a_turn_count_is_what_the_messages_s
     speakers = mallm_record(rows[0], "e1", [(1, 0, False, "A")], "A")  # 3 persona entries
     for n in range(101):  # agents that speak without a persona entry count too
         speakers["globalMemory"].append({**speakers["globalMemory"][0], "agent_id": f"stranger-{n}"})
-    done = import_bounded(write_json(tmp_path / "speakers.json", [speakers]), tmp_path / "out")
+    done = import_in_process(write_json(tmp_path / "speakers.json", [speakers]), tmp_path / "out")
     assert_refused(done, "speakers.json: record 1 has 104 agents", tmp_path / "out")
     late = mallm_record(rows[1], "e2", [(1, 0, False, "A"), (MAX_TURNS + 1, 1, False, "B")], "A")
-    done = import_bounded(write_json(tmp_path / "late.json", [late]), tmp_path / "out")
+    done = import_in_process(write_json(tmp_path / "late.json", [late]), tmp_path / "out")
     assert_refused(done, f'globalMemory entry 1 has turn "{MAX_TURNS + 1}", not a turn number from 1 to {MAX_TURNS}',
                    tmp_path / "out")
     claimed = mallm_record(rows[1], "e3", [(1, 0, False, "A"), (2, 1, False, "A")], "A")
@@ -114,7 +121,7 @@ def test_hostile_many_agents_are_refused_and_a_turn_count_is_what_the_messages_s
 def test_hostile_vote_turn_keys_are_one_line(tmp_path, key, shown):
     record = mallm_record(mirror_rows(1)[0], "e1", [(1, 0, False, "A")], "A",
                           votes={key: {"answers": ["A"], "alterations": {"public": {"votes": [0]}}}})
-    done = import_bounded(write_json(tmp_path / "votes.json", [record]), tmp_path / "out")
+    done = import_in_process(write_json(tmp_path / "votes.json", [record]), tmp_path / "out")
     assert_refused(done, f"votes.json: record 1: votesEachTurn has key {shown}", tmp_path / "out")
     assert f"not a turn number from 1 to {MAX_TURNS}" in done.stderr
 
@@ -189,8 +196,7 @@ def test_the_staging_folder_of_a_killed_import_is_removed_by_the_next_import(tmp
         running.kill()
     assert staged[0].is_dir() and not out.exists()  # left behind, as a kill leaves it
     small = write_json(tmp_path / "small.json", [mallm_record(mirror_rows(1)[0], "e1", [(1, 0, False, "A")], "A")])
-    done = subprocess.run([sys.executable, "-m", "madeval", "import", "mallm", str(small), "--task", "mmlu_pro",
-                           "--output-path", str(out)], capture_output=True, text=True, timeout=300)
+    done = import_in_process(small, out)  # the next import: the kill above is what needed a process
     assert done.returncode == 0, done.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["big.json", "out", "small.json"]
     assert len(list(read_records(out))) == 1

@@ -7,11 +7,10 @@ from __future__ import annotations
 import csv
 import io
 import json
-import subprocess
-import sys
 
 import pytest
 
+from helpers import madeval_in_process
 from madeval.analysis.run_data import load_run
 from madeval.leaderboard import LeaderboardOptions, build_leaderboard, write_outputs
 from madeval.leaderboard.render import markdown
@@ -156,13 +155,10 @@ def test_lean_load_keeps_tokens_per_model(tmp_path):
 
 def test_leaderboard_show_prices_option(tmp_path, prices):
     folder = write_run(tmp_path / "run", RECORDS, CONFIGS)
-    shown = subprocess.run([sys.executable, "-m", "madeval", "leaderboard", "show", str(folder), "--prices",
-                            str(prices)],
-                           capture_output=True, text=True)
+    shown = madeval_in_process("leaderboard", "show", folder, "--prices", prices)
     assert shown.returncode == 0, shown.stderr
     assert "$4.30" in shown.stdout
-    bad = subprocess.run([sys.executable, "-m", "madeval", "leaderboard", "show", str(folder), "--prices",
-                          str(tmp_path / "missing.yaml")], capture_output=True, text=True)
+    bad = madeval_in_process("leaderboard", "show", folder, "--prices", tmp_path / "missing.yaml")
     assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1 and "missing.yaml" in bad.stderr
 
 
@@ -173,8 +169,8 @@ def test_an_lm_eval_import_reads_not_recorded_on_a_priced_board(tmp_path, prices
     samples = next((Path(__file__).parents[1] / "importers" / "fixtures" / "lmeval" / "sim-acc80").glob(
         "samples_gsm8k_*.jsonl.gz"))
     folder = tmp_path / "imported"
-    done = subprocess.run([sys.executable, "-m", "madeval", "import", "lm-eval", str(samples), "--task", "gsm8k",
-                           "--filter", "strict-match", "--output-path", str(folder)], capture_output=True, text=True)
+    done = madeval_in_process("import", "lm-eval", samples, "--task", "gsm8k", "--filter", "strict-match",
+                              "--output-path", folder)
     assert done.returncode == 0, done.stderr
     board = build_leaderboard(folder, LeaderboardOptions(prices=str(prices)))
     (row,) = board["rows"]
@@ -215,11 +211,11 @@ def test_a_stored_price_file_that_is_gone_says_how_to_do_without(tmp_path, price
     folder = write_run(tmp_path / "run", RECORDS, CONFIGS)
     run = json.loads((folder / "run.json").read_text())
     (folder / "run.json").write_text(json.dumps({**run, "leaderboard": {"prices": str(tmp_path / "gone.yaml")}}))
-    show = [sys.executable, "-m", "madeval", "leaderboard", "show", str(folder)]
-    gone = subprocess.run(show, capture_output=True, text=True)
+    show = ["leaderboard", "show", folder]
+    gone = madeval_in_process(*show)
     assert gone.returncode == 2 and "gone.yaml is not there" in gone.stderr and "--prices ''" in gone.stderr
     assert not (folder / "leaderboard.md").exists()
-    without = subprocess.run([*show, "--prices", ""], capture_output=True, text=True)
+    without = madeval_in_process(*show, "--prices", "")
     assert without.returncode == 0 and "cost/item" not in without.stdout
-    other = subprocess.run([*show, "--prices", str(prices)], capture_output=True, text=True)
+    other = madeval_in_process(*show, "--prices", prices)
     assert other.returncode == 0 and "$4.30" in other.stdout

@@ -5,11 +5,10 @@ from __future__ import annotations
 
 import gzip
 import json
-import subprocess
-import sys
 
 import pytest
 
+from helpers import madeval_in_process
 from madeval.debate.prompts.mallm import DEBATE_SYSTEM, DISCUSSION_LINES, SIMPLE_IMPROVE
 from madeval.leaderboard.study_cost import CallShape, mallm_shape, pilot_shape, study_cost
 from madeval.pricing import ModelPrice
@@ -76,9 +75,8 @@ def pilot_run(tmp_path, calls, **fields):
 
 
 def sample_size(*args):
-    """``madeval sample-size ARGS`` in a child process, its output captured."""
-    return subprocess.run([sys.executable, "-m", "madeval", "sample-size", *map(str, args)],
-                          capture_output=True, text=True)
+    """``madeval sample-size ARGS`` in the test's process, its output captured."""
+    return madeval_in_process("sample-size", *args)
 
 
 def priced_study(tmp_path, folder, prices_yaml, model, *more):

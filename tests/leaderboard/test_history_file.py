@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from helpers import run_quietly, settings_for
+from helpers import madeval_in_process, run_quietly, settings_for
 from madeval.leaderboard.history import FORMAT, read
 
 
@@ -25,10 +25,18 @@ def board(sim, tmp_path_factory):
     return result.folder / "leaderboard.json"
 
 
-def check(board, history, timeout=120) -> subprocess.CompletedProcess:
+def check(board, history) -> subprocess.CompletedProcess:
+    return madeval_in_process("leaderboard", "check", board, "--baseline", board, "--history", history,
+                              "--commit", "c0ffee")
+
+
+def check_in_a_process(board, history, env=None) -> subprocess.CompletedProcess:
+    """The check in a process of its own, killed after 60 s: for a FIFO, which an open for writing
+    would wait on for ever (so a regression fails the test instead of hanging it)."""
     return subprocess.run([sys.executable, "-m", "madeval", "leaderboard", "check", str(board), "--baseline",
-                           str(board), "--history", str(history), "--commit", "c0ffee"],
-                          capture_output=True, text=True, timeout=timeout)
+                           str(board), *(("--history", str(history)) if history else ()), "--commit", "c0ffee",
+                           *(("--format", "github") if env else ())],
+                          capture_output=True, text=True, timeout=60, env=env)
 
 
 def refused(done: subprocess.CompletedProcess, *words: str) -> None:
@@ -45,7 +53,7 @@ def test_a_folder_a_fifo_and_a_link_are_refused_in_one_line(board, tmp_path):
     assert list(folder.iterdir()) == []
     fifo = tmp_path / "fifo.jsonl"
     os.mkfifo(fifo)
-    refused(check(board, fifo, timeout=60), "is not a regular file")  # before: blocked for ever
+    refused(check_in_a_process(board, fifo), "is not a regular file")  # before: blocked for ever
     target = tmp_path / "elsewhere.jsonl"
     target.write_text("")
     (tmp_path / "link.jsonl").symlink_to(target)
@@ -92,8 +100,7 @@ def test_a_torn_or_hostile_history_takes_a_whole_entry(board, tmp_path):
     assert check(board, path).returncode == 0  # before: the entry was glued to the torn line and lost
     entries, broken = read(path)
     assert [e["commit"] for e in entries] == ["c0ffee", "c0ffee"] and broken == len(hostile) + 1
-    shown = subprocess.run([sys.executable, "-m", "madeval", "leaderboard", "history", str(path), "-o",
-                            str(tmp_path / "out")], capture_output=True, text=True, timeout=120)
+    shown = madeval_in_process("leaderboard", "history", path, "-o", tmp_path / "out")
     assert shown.returncode == 0, shown.stderr
     assert "5 broken lines skipped" in (tmp_path / "out" / "history.md").read_text()
 
@@ -103,6 +110,7 @@ import sys
 import time
 from pathlib import Path
 from madeval.leaderboard.history_file import append
+Path(sys.argv[4] + "-" + sys.argv[2]).touch()  # madeval is imported: ready
 while not Path(sys.argv[4]).exists():  # all start appending together
     time.sleep(0.005)
 entry = {"format": "%s", "commit": sys.argv[2], "time": "2026-11-27T08:00:00+00:00", "passed": True,
@@ -120,7 +128,10 @@ def test_concurrent_appends_each_land_whole(tmp_path):
     path, go = tmp_path / "ci" / "history.jsonl", tmp_path / "go"
     jobs = [subprocess.Popen([sys.executable, "-c", APPENDER, str(path), f"job{job}", "30", str(go)])
             for job in range(4)]
-    time.sleep(3)  # each has imported madeval and waits
+    ready = [tmp_path / f"go-job{job}" for job in range(4)]
+    deadline = time.monotonic() + 120
+    while not all(path.exists() for path in ready) and time.monotonic() < deadline:
+        time.sleep(0.02)  # until each has imported madeval and waits
     go.touch()
     assert [job.wait(timeout=120) for job in jobs] == [0, 0, 0, 0]
     entries, broken = read(path)
@@ -130,17 +141,17 @@ def test_concurrent_appends_each_land_whole(tmp_path):
     assert [p.name for p in path.parent.iterdir()] == ["history.jsonl"]  # no temporary file left
 
 
-def summarise(board, summary, timeout=120) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "madeval", "leaderboard", "check", str(board), "--baseline",
-                           str(board), "--format", "github", "--commit", "c0ffee"], capture_output=True, text=True,
-                          timeout=timeout, env={**os.environ, "GITHUB_STEP_SUMMARY": str(summary)})
+def summarise(board, summary, monkeypatch) -> subprocess.CompletedProcess:
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
+    return madeval_in_process("leaderboard", "check", board, "--baseline", board, "--format", "github",
+                              "--commit", "c0ffee")
 
 
-def test_the_job_summary_is_appended_whole_and_a_folder_or_fifo_is_refused(board, tmp_path):
+def test_the_job_summary_is_appended_whole_and_a_folder_or_fifo_is_refused(board, tmp_path, monkeypatch):
     summary = tmp_path / "summary.md"
     summary.write_text("## an earlier step\n")
-    assert summarise(board, summary).returncode == 0
-    assert summarise(board, summary).returncode == 0
+    assert summarise(board, summary, monkeypatch).returncode == 0
+    assert summarise(board, summary, monkeypatch).returncode == 0
     text = summary.read_text()
     assert text.startswith("## an earlier step\n## madeval leaderboard check at `c0ffee`: ✅ PASS\n")
     assert text.count("## madeval leaderboard check at `c0ffee`: ✅ PASS\n\n| configuration |") == 2
@@ -153,12 +164,13 @@ def test_the_job_summary_is_appended_whole_and_a_folder_or_fifo_is_refused(board
 
     folder = tmp_path / "step"
     folder.mkdir()
-    refused_summary(summarise(board, folder), "is a folder")  # before: IsADirectoryError, after the check
+    refused_summary(summarise(board, folder, monkeypatch), "is a folder")  # before: IsADirectoryError, after the check
     assert list(folder.iterdir()) == []
     fifo = tmp_path / "fifo.md"
     os.mkfifo(fifo)
-    refused_summary(summarise(board, fifo, timeout=60), "is not a regular file")  # before: blocked for ever
-    refused_summary(summarise(board, tmp_path / "missing" / "summary.md"), "is not a folder")
+    refused_summary(check_in_a_process(board, None, env={**os.environ, "GITHUB_STEP_SUMMARY": str(fifo)}),
+                    "is not a regular file")  # before: blocked for ever
+    refused_summary(summarise(board, tmp_path / "missing" / "summary.md", monkeypatch), "is not a folder")
 
 
 def test_a_history_rewritten_keeps_its_mode(board, tmp_path):

@@ -11,12 +11,11 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from helpers import run_quietly
+from helpers import madeval_in_process, run_quietly
 from madeval.leaderboard import LeaderboardOptions, build_leaderboard
 from madeval.leaderboard.regression import check as check_boards
 from madeval.leaderboard.regression import items_needed
@@ -36,8 +35,7 @@ def run_ci_sweep(tasks, folder: Path, accuracy: float = 0.65) -> Path:
 
 
 def check(run: Path, baseline: Path = BASELINE, *extra: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "madeval", "leaderboard", "check", str(run), "--baseline",
-                           str(baseline), *extra], capture_output=True, text=True, timeout=120)
+    return madeval_in_process("leaderboard", "check", run, "--baseline", baseline, *extra)
 
 
 @pytest.fixture(scope="module")

@@ -12,13 +12,11 @@ and the board of before each rescore is kept in ``previous-boards/<n>/``.
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import pytest
 from statsmodels.stats.multitest import multipletests
 
-from helpers import run_quietly
+from helpers import madeval_in_process, run_quietly
 from madeval.settings.config import DebateConfig, RunSettings
 from madeval.simulator import AgentProfile, simulate
 
@@ -34,8 +32,7 @@ def server(generated_tasks):
 
 
 def rescore(folder, deciders, base_url):
-    return subprocess.run([sys.executable, "-m", "madeval", "rescore", str(folder), "--decider", deciders,
-                           "--base-url", base_url, "--cache", "off"], capture_output=True, text=True, timeout=300)
+    return madeval_in_process("rescore", folder, "--decider", deciders, "--base-url", base_url, "--cache", "off")
 
 
 def board_of(folder):

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import re
 
-from test_hostile_endpoint import check_finished, run_madeval, truth  # noqa: F401 - truth is a fixture
+from test_hostile_endpoint import check_finished, forks, run_madeval, truth  # noqa: F401 - forks, truth: fixtures
 
 from madeval.simulator.agents import SyntheticAgents
 from madeval.simulator.hostile import FILLER, HUGE_REPLY_BYTES, HostileServer
@@ -28,11 +28,11 @@ def test_hostile_reply_bound_by_hand():
     assert cut_reply("y" * 4096, 24) == ("y" * 4096, None)
 
 
-def test_hostile_10mb_replies_are_cut_and_the_records_stay_small(truth, tmp_path):  # noqa: F811
+def test_hostile_10mb_replies_are_cut_and_the_records_stay_small(truth, forks, tmp_path):  # noqa: F811
     server = HostileServer(SyntheticAgents(truth, seed=0), ["10mb-reply"], rate=0.2, seed=3, interval_s=0.2)
     folder = tmp_path / "run"
     with run_in_thread(server):
-        run = run_madeval(server.base_url, folder, timeout_s=10.0)  # 10 MB on a busy machine: seconds
+        run = run_madeval(forks, server.base_url, folder, timeout_s=10.0)  # 10 MB on a busy machine: seconds
     check_finished(run, "a run against 10 MB replies")
     sabotaged = server.stats.sabotaged.get("10mb-reply", 0)
     assert sabotaged >= 2, "choose another seed: too few big replies"

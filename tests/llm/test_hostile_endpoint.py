@@ -1,8 +1,9 @@
 """A real madeval run against a hostile endpoint, once per sabotage mode.
 
 Each test serves the simulator's agents from :class:`~madeval.simulator.hostile.HostileServer`
-with a share of the chat requests sabotaged by one mode, runs the madeval CLI in a subprocess
-against it, then runs it again into the same folder. For every mode:
+with a share of the chat requests sabotaged by one mode, runs the madeval CLI in a process of its
+own against it (forked from one that imported madeval: helpers.MadevalForks), then runs it again
+into the same folder. For every mode:
 
 * the run finishes (a hang is killed after RUN_DEADLINE_S) with exit status 1 when units failed
   and 0 otherwise;
@@ -35,6 +36,7 @@ from pathlib import Path
 import pytest
 
 import madeval
+from helpers import MadevalForks
 from madeval.debate.session import derive_seed
 from madeval.simulator.agents import SyntheticAgents
 from madeval.simulator.hostile import FILLER, MODES, HostileServer
@@ -83,46 +85,46 @@ def planned(generated_tasks):
     return {(item.id, 0) for item in generated_tasks["arith_mc"].items[:LIMIT]}
 
 
-def run_madeval(base_url: str, folder: Path, timeout_s: float = TIMEOUT_S) -> Finished:
-    """Run the madeval CLI against ``base_url`` into ``folder`` (each request's deadline
-    ``timeout_s``); watch its time and memory."""
+@pytest.fixture(scope="module")
+def forks():
+    """Each run is a process of its own, forked from one that imported madeval (see MadevalForks)."""
+    server = MadevalForks()
+    yield server
+    server.close()
+
+
+def run_madeval(forks: MadevalForks, base_url: str, folder: Path, timeout_s: float = TIMEOUT_S) -> Finished:
+    """Run the madeval CLI in a process of its own against ``base_url`` into ``folder`` (each
+    request's deadline ``timeout_s``); watch its time and memory."""
     config = folder.parent / "hostile-run.yaml"
     config.write_text("retry_delay: 0.05\n")
-    command = [sys.executable, "-m", "madeval", "--base-url", base_url, "--tasks", "arith_mc",
-               "--limit", str(LIMIT), "--seed", str(RUN_SEED), "--timeout", str(timeout_s),
-               "--max-attempts", "2", "--output-path", str(folder), "--config", str(config),
-               "--no-progress"]
+    command = ["--base-url", base_url, "--tasks", "arith_mc", "--limit", str(LIMIT), "--seed", str(RUN_SEED),
+               "--timeout", str(timeout_s), "--max-attempts", "2", "--output-path", str(folder),
+               "--config", str(config), "--no-progress"]
     if os.environ.get("MADEVAL_TEST_TRANSPORT"):
         command += ["--transport", os.environ["MADEVAL_TEST_TRANSPORT"]]
-    root = str(Path(madeval.__file__).resolve().parents[1])
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([root, os.environ.get("PYTHONPATH", "")])}
     out, err = folder.parent / f"{folder.name}.out", folder.parent / f"{folder.name}.err"
     started = time.monotonic()
     killed_for = None
-    with open(out, "w") as stdout, open(err, "w") as stderr:
-        process = subprocess.Popen(command, env=env, stdout=stdout, stderr=stderr)
-        # The peak is the child's own high-water mark (VmHWM), read while it runs: its ru_maxrss
-        # would include the test process's memory at fork time (Linux carries the parent's peak
-        # across fork and exec), 690 MB inside the full suite. A peak within the last poll
-        # interval before exit can be missed; the 500 MB kill below still catches runaways.
-        peak_mb = 0.0
-        while True:
-            pid, status, _ = os.wait4(process.pid, os.WNOHANG)
-            if pid:
-                break
-            peak_mb = max(peak_mb, _memory_mb(process.pid, "VmHWM"))
-            if killed_for is None and _memory_mb(process.pid, "VmRSS") > RSS_LIMIT_MB:
-                killed_for = "memory"
-            elif killed_for is None and time.monotonic() - started > RUN_DEADLINE_S:
-                killed_for = "time"
-            if killed_for is not None:
-                process.send_signal(signal.SIGKILL)
-                pid, status, _ = os.wait4(process.pid, 0)
-                break
-            time.sleep(0.02)
-        process.returncode = os.waitstatus_to_exitcode(status)  # reaped here, not by Popen
-    return Finished(process.returncode, peak_mb, time.monotonic() - started,
-                    out.read_text(), err.read_text(), killed_for)
+    pid = forks.start(command, out, err)
+    # The peak is the child's own high-water mark (VmHWM), read while it runs. A peak within the
+    # last poll interval before exit can be missed; the 500 MB kill below still catches runaways.
+    peak_mb = 0.0
+    while True:
+        exit_code = forks.poll(pid)
+        if exit_code is not None:
+            break
+        peak_mb = max(peak_mb, _memory_mb(pid, "VmHWM"))
+        if killed_for is None and _memory_mb(pid, "VmRSS") > RSS_LIMIT_MB:
+            killed_for = "memory"
+        elif killed_for is None and time.monotonic() - started > RUN_DEADLINE_S:
+            killed_for = "time"
+        if killed_for is not None:
+            os.kill(pid, signal.SIGKILL)
+            exit_code = forks.poll(pid, block=True)
+            break
+        time.sleep(0.02)
+    return Finished(exit_code, peak_mb, time.monotonic() - started, out.read_text(), err.read_text(), killed_for)
 
 
 def _memory_mb(pid: int, field: str) -> float:
@@ -204,12 +206,12 @@ def misrecorded_replies(folder: Path, server: HostileServer) -> list[str]:
 
 
 @pytest.mark.parametrize("mode", list(MODES))
-def test_hostile_endpoint_mode(mode, truth, planned, tmp_path):
+def test_hostile_endpoint_mode(mode, truth, planned, forks, tmp_path):
     agents = SyntheticAgents(truth, seed=0)
     server = HostileServer(agents, [mode], rate=RATE_OF.get(mode, RATE), seed=SERVER_SEED, interval_s=0.2)
     folder = tmp_path / "run"
     with run_in_thread(server):
-        first = run_madeval(server.base_url, folder)
+        first = run_madeval(forks, server.base_url, folder)
         check_finished(first, f"{mode}: the first run")
         asked_first = server.stats.requests
         sabotaged_first = server.stats.sabotaged.get(mode, 0)
@@ -217,7 +219,7 @@ def test_hostile_endpoint_mode(mode, truth, planned, tmp_path):
         failed = set(failed_lines)
         wrong = misrecorded_replies(folder, server)
 
-        rerun = run_madeval(server.base_url, folder)
+        rerun = run_madeval(forks, server.base_url, folder)
         check_finished(rerun, f"{mode}: the re-run")
         rerun_seeds = server.stats.seeds[asked_first:]
         recorded_after, failed_lines_after = unit_outcomes(folder)

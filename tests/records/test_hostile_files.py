@@ -11,12 +11,19 @@ import textwrap
 
 import pytest
 
+from helpers import madeval_in_process
 from madeval.core.options import shown
 
 
-def madeval(*args: str, cwd, timeout: float = 120) -> subprocess.CompletedProcess:
+def madeval(*args: str, cwd) -> subprocess.CompletedProcess:
+    return madeval_in_process(*args, cwd=cwd)
+
+
+def madeval_in_a_process(*args: str, cwd, timeout: float) -> subprocess.CompletedProcess:
+    """``madeval ARGS`` in a process of its own, killed after ``timeout`` seconds: for input that
+    once took minutes and gigabytes (a regression must fail the test, not take its process down)."""
     return subprocess.run([sys.executable, "-m", "madeval", *args], cwd=cwd, capture_output=True, text=True,
-                          timeout=timeout, env={**__import__("os").environ, "MADEVAL_LOAD_PLUGINS": ""})
+                          timeout=timeout)
 
 
 def one_line_error(result: subprocess.CompletedProcess) -> str:
@@ -154,8 +161,8 @@ def test_hostile_yaml_alias_bomb_in_config_fails_fast(tmp_path):
     assert len(bomb.encode()) <= 600  # the 528-byte file of the issue, give or take the key names
     (tmp_path / "bomb.yaml").write_text(bomb)
     # refused while reading (before, the process still ran after 60 s, at 0.5-2 GB)
-    result = madeval("--config", "bomb.yaml", "--tasks", "arith_mc", "--output-path", "out", cwd=tmp_path,
-                     timeout=60)
+    result = madeval_in_a_process("--config", "bomb.yaml", "--tasks", "arith_mc", "--output-path", "out",
+                                  cwd=tmp_path, timeout=60)
     line = one_line_error(result)
     assert "bomb.yaml" in line and "expands to more than 100000 values" in line
 

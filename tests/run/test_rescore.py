@@ -6,11 +6,10 @@ import asyncio
 import json
 import random
 import subprocess
-import sys
 
 import pytest
 
-from helpers import ScriptedLLM, debate, run_quietly, settings_for
+from helpers import ScriptedLLM, debate, madeval_in_process, run_quietly, settings_for
 from madeval.core.components import DebateSetup, Decider, TaskPrompt
 from madeval.core.plugins import registries
 from madeval.core.transcript import Decision
@@ -19,8 +18,7 @@ from madeval.records.folder import read_records
 
 
 def rescore(folder, deciders: str, base_url: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "madeval", "rescore", str(folder), "--decider", deciders,
-                           "--base-url", base_url, "--cache", "off"], capture_output=True, text=True, timeout=300)
+    return madeval_in_process("rescore", folder, "--decider", deciders, "--base-url", base_url, "--cache", "off")
 
 
 @pytest.fixture(scope="module")

@@ -9,9 +9,8 @@ import json
 import shutil
 import socket
 import subprocess
-import sys
 
-from helpers import run_quietly, settings_for
+from helpers import madeval_in_process, run_quietly, settings_for
 from madeval.simulator import simulate
 
 
@@ -22,9 +21,8 @@ def free_port() -> int:
 
 
 def rescore(folder, base_url, cache) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "madeval", "rescore", str(folder), "--decider",
-                           "simple_voting:vote_after_turns=2", "--base-url", base_url, "--cache", str(cache)],
-                          capture_output=True, text=True, timeout=300)
+    return madeval_in_process("rescore", folder, "--decider", "simple_voting:vote_after_turns=2", "--base-url",
+                              base_url, "--cache", cache)
 
 
 def votes(folder) -> int:

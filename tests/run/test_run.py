@@ -3,21 +3,16 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
-from helpers import run_quietly, settings_for
+from helpers import madeval_in_process, run_quietly, settings_for
 from madeval.leaderboard.table import TIMING_KEYS
 from madeval.records.folder import read_records
 from madeval.simulator import AgentProfile, simulate
 
 
 def test_cli_runs_two_tasks_with_unanimity_exactly_as_written(sim, tmp_path):
-    done = subprocess.run(
-        [sys.executable, "-m", "madeval", "--tasks", "arith_mc,arith_yesno", "--decider", "unanimity",
-         "--limit", "5", "--base-url", sim.base_url, "--output-path", "out", "--no-progress"],
-        cwd=tmp_path, capture_output=True, text=True, timeout=300,
-    )
+    done = madeval_in_process("--tasks", "arith_mc,arith_yesno", "--decider", "unanimity", "--limit", "5",
+                              "--base-url", sim.base_url, "--output-path", "out", "--no-progress", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     table = done.stdout.splitlines()
     assert table[0].startswith("| configuration | task |")

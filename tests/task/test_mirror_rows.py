@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from helpers import madeval_in_process
 from madeval.errors import UsageError
 from madeval.task.mirrors import MirrorNotPlain, _reads_as_timestamp, mirror_rows, read_mirror
 from madeval.task.sources import _load_json, _load_json_with_datasets
@@ -203,21 +204,18 @@ def test_exactly_the_strings_pyarrow_reads_as_timestamps_are_refused():
     assert [form for form, is_time in zip(forms, arrow) if is_time != _reads_as_timestamp(form)] == []
 
 
-def test_a_mirror_datasets_cannot_read_either_is_one_line_exit_2_and_nothing_written(tmp_path):
+def test_a_mirror_datasets_cannot_read_either_is_one_line_exit_2_and_nothing_written(tmp_path, monkeypatch):
     """A key given twice goes to datasets, which refuses it (pyarrow: 'specified twice') with a
     traceback; the run says so in one line naming the file and exits 2 before any folder is made."""
-    import subprocess
-    import sys
-
     data = tmp_path / "data" / "gsm8k"
     data.mkdir(parents=True)
     (data / "test.jsonl").write_text('{"question": "q", "answer": "#### 1"}\n'
                                      '{"question": "q", "question": "r", "answer": "#### 2"}\n')
     out = tmp_path / "out"
-    done = subprocess.run([sys.executable, "-m", "madeval", "--tasks", "gsm8k", "--limit", "1", "--no-progress",
-                           "--base-url", "http://127.0.0.1:9/v1", "-o", str(out)], capture_output=True, text=True,
-                          env={**os.environ, "MADEVAL_DATA_DIR": str(tmp_path / "data"), "HF_HUB_OFFLINE": "1"},
-                          timeout=120)
+    monkeypatch.setenv("MADEVAL_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    done = madeval_in_process("--tasks", "gsm8k", "--limit", "1", "--no-progress", "--base-url",
+                              "http://127.0.0.1:9/v1", "-o", out)
     assert done.returncode == 2, done.stderr
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and "test.jsonl: datasets cannot read it" in lines[0] and "twice" in lines[0], lines
