@@ -11,8 +11,6 @@ import contextlib
 import gzip
 import importlib.util
 import json
-import os
-import shutil
 from pathlib import Path
 
 import pytest
@@ -30,29 +28,23 @@ needs_plugin = pytest.mark.skipif(not PLUGIN, reason="madeval-lmeval and lm-eval
 
 @pytest.fixture(scope="session")
 def lm_eval_index_file(tmp_path_factory) -> Path | None:
-    """lm-eval's index of its own tasks as madeval-lmeval stores it in its cache folder, built once
-    for the session in a folder xdist's workers share (under a lock: one builds, the others wait),
-    as madeval-lmeval's own tests do: walking lm-eval's ~14,700 task files takes 10 s of CPU, which
-    every command would otherwise spend again in its fresh cache folder. None without the plugin."""
+    """lm-eval's index of its own tasks, built once for the session and shared by xdist's workers,
+    as madeval-lmeval's own tests do (:func:`madeval_lmeval.testing.shared_index_file`): walking
+    lm-eval's ~14,700 task files takes 10 s of CPU, which every command would otherwise spend again
+    in its fresh cache folder. None without the plugin."""
     if not PLUGIN:
         return None
-    from filelock import FileLock
+    from madeval_lmeval.testing import shared_index_file
 
-    from madeval_lmeval import index_cache
-
-    base = tmp_path_factory.getbasetemp()
-    store = (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "lmeval-index-store"
-    store.mkdir(exist_ok=True)
-    with FileLock(str(store / "build.lock")), pytest.MonkeyPatch.context() as patch:
-        patch.setenv("MADEVAL_CACHE_DIR", str(store))
-        index_cache.load_raw(())  # read when there, else built and written atomically
-        return index_cache.cache_file(index_cache.lm_eval_key())
+    return shared_index_file(tmp_path_factory)
 
 
 def seed_index(index_file: Path | None) -> None:
     """Copy lm-eval's index into this cache folder (when the plugin is installed)."""
     if index_file is not None:
-        shutil.copyfile(index_file, Path(os.environ["MADEVAL_CACHE_DIR"]) / index_file.name)
+        from madeval_lmeval.testing import seed_index as copy_index
+
+        copy_index(index_file)
 
 
 @contextlib.contextmanager

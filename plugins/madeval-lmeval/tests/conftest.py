@@ -10,40 +10,21 @@ tests of the index cache itself start from an empty folder (``lm_eval_folder`` i
 from __future__ import annotations
 
 import os
-import shutil
 from pathlib import Path
 
 import pytest
 
 from madeval.testing import registered
 from madeval.testing.fixtures import madeval_isolated  # noqa: F401
-from madeval_lmeval import index_cache, plugin
+from madeval_lmeval import plugin
+from madeval_lmeval.testing import seed_index, shared_index_file
 
 
 @pytest.fixture(scope="session")
 def lm_eval_index_file(tmp_path_factory) -> Path:
     """lm-eval's index of its own tasks as madeval stores it, built once for the test session and
-    shared by pytest-xdist's workers (a lock: one builds it, the others wait and read it)."""
+    shared by pytest-xdist's workers (:func:`madeval_lmeval.testing.shared_index_file`)."""
     return shared_index_file(tmp_path_factory)
-
-
-def shared_index_file(tmp_path_factory) -> Path:
-    """The index file of lm-eval's own tasks (no include path) in a folder the session's workers
-    share (xdist gives each worker a folder under the run's), built there once under a file lock."""
-    from filelock import FileLock
-
-    base = tmp_path_factory.getbasetemp()
-    store = (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "lmeval-index-store"
-    store.mkdir(exist_ok=True)
-    with FileLock(str(store / "build.lock")), pytest.MonkeyPatch.context() as patch:
-        patch.setenv("MADEVAL_CACHE_DIR", str(store))
-        index_cache.load_raw(())  # read when there, else built and written atomically
-        return index_cache.cache_file(index_cache.lm_eval_key())
-
-
-def seed_index(index_file: Path) -> None:
-    """Copy the shared index file into this test's cache folder (a copy: a test may rewrite its own)."""
-    shutil.copyfile(index_file, Path(os.environ["MADEVAL_CACHE_DIR"]) / index_file.name)
 
 
 @pytest.fixture(autouse=True)
