@@ -78,6 +78,8 @@ def _metric_reason(records: list[dict[str, Any]], metric: str) -> str | None:
 def _dynamics(records: list[dict[str, Any]], metric: str, options: LeaderboardOptions) -> dict[str, Any]:
     """The figures of one configuration on one task and metric."""
     score = answer_scorer(metric)
+    if not any(isinstance(r.get("transcript"), dict) or "turn_answers" in r for r in records):
+        return {"reason": NO_TRANSCRIPTS}  # what the facts would find (no turns), without reading each debate
     try:
         facts = [debate_facts(r, metric, score) for r in records]
     except UsageError as error:

@@ -285,7 +285,7 @@ def per_item(records: list[dict[str, Any]], value) -> float:
     by_item: dict[tuple[str, str], list[float]] = defaultdict(list)
     for record in records:
         by_item[(record["unit"]["task"], record["unit"]["item"])].append(float(value(record)))
-    return statistics.fmean(statistics.fmean(v) for v in by_item.values())
+    return statistics.fmean([statistics.fmean(v) for v in by_item.values()])  # a list: fmean's fast path
 
 
 def top_two(rows: list[dict[str, Any]]) -> tuple[str, str] | None:
