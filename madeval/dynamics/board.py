@@ -50,8 +50,11 @@ def board_dynamics(data: RunData, options: LeaderboardOptions) -> list[dict[str,
         for metric in _metrics(records):
             scored = [r for r in records if metric in r["metrics"]]
             reason = _metric_reason(scored, metric)
+            by_config: dict[str, list[dict[str, Any]]] = {}
+            for record in scored:
+                by_config.setdefault(record["unit"]["config"], []).append(record)
             for config in data.configurations:
-                mine = [r for r in scored if r["unit"]["config"] == config]
+                mine = by_config.get(config, [])
                 if not mine:
                     continue
                 head = {"config": config, "label": data.configurations[config]["label"], "task": task,
