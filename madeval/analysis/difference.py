@@ -33,6 +33,7 @@ ENUMERATE_AT_MOST = 16
 JOINT_WORK_AT_MOST = 200_000_000
 
 
+@lru_cache(maxsize=4096)  # a pure function of four numbers, which repeat across a board's comparisons
 def mcnemar_interval(n10: int, n01: int, n: int, level: float = 0.95) -> Interval:
     """Fay and Lumbard's (2021) interval for ``p10 - p01`` compatible with the exact McNemar test.
 

@@ -211,8 +211,19 @@ def item_spread(records: list[dict[str, Any]], metric: str) -> tuple[list[float 
     for record in records:
         if metric in record["metrics"]:
             by_item[item_key(record)].append(float(record["metrics"][metric]))
-    variances = [statistics.variance(v) if len(v) > 1 else None for v in by_item.values()]
+    variances = [variance(v) if len(v) > 1 else None for v in by_item.values()]
     return variances, [len(v) for v in by_item.values()]
+
+
+def variance(values: list[float]) -> float:
+    """``statistics.variance(values)``, to the last bit, without its exact fractions when every
+    value is 0 or 1 (the common case: k ones of n): k(n-k) / (n(n-1)) is the same exact ratio, and
+    Python rounds an integer division correctly, as ``statistics`` rounds its fraction."""
+    ones = values.count(1.0)
+    if ones + values.count(0.0) == len(values):
+        n = len(values)
+        return ones * (n - ones) / (n * (n - 1))
+    return statistics.variance(values)
 
 
 def item_key(record: dict[str, Any]) -> str:

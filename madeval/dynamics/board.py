@@ -50,8 +50,11 @@ def board_dynamics(data: RunData, options: LeaderboardOptions) -> list[dict[str,
         for metric in _metrics(records):
             scored = [r for r in records if metric in r["metrics"]]
             reason = _metric_reason(scored, metric)
+            by_config: dict[str, list[dict[str, Any]]] = {}
+            for record in scored:
+                by_config.setdefault(record["unit"]["config"], []).append(record)
             for config in data.configurations:
-                mine = [r for r in scored if r["unit"]["config"] == config]
+                mine = by_config.get(config, [])
                 if not mine:
                     continue
                 head = {"config": config, "label": data.configurations[config]["label"], "task": task,
@@ -78,6 +81,8 @@ def _metric_reason(records: list[dict[str, Any]], metric: str) -> str | None:
 def _dynamics(records: list[dict[str, Any]], metric: str, options: LeaderboardOptions) -> dict[str, Any]:
     """The figures of one configuration on one task and metric."""
     score = answer_scorer(metric)
+    if not any(isinstance(r.get("transcript"), dict) or "turn_answers" in r for r in records):
+        return {"reason": NO_TRANSCRIPTS}  # what the facts would find (no turns), without reading each debate
     try:
         facts = [debate_facts(r, metric, score) for r in records]
     except UsageError as error:

@@ -56,14 +56,18 @@ def build(data: RunData, options: LeaderboardOptions) -> dict[str, Any]:
     scopes += [("group", name, members) for name, members in data.groups.items()]
     rows, comparisons, per_item = [], [], {}
     for scope, name, members in scopes:
-        records = [r for r in data.records if r["unit"]["task"] in set(members)]
+        wanted = set(members)
+        records = [r for r in data.records if r["unit"]["task"] in wanted]
         for metric in _shared_metrics(records, members):
             macro = scope == "group" and not rule(data.aggregations, name, metric).weight_by_size
             scores: dict[str, dict[str, float]] = {}
             units: dict[str, dict[tuple[str, int], float]] = {}
             family_rows = []
+            by_config: dict[str, list[dict[str, Any]]] = defaultdict(list)
+            for record in records:
+                by_config[record["unit"]["config"]].append(record)
             for config in order:
-                mine = [r for r in records if r["unit"]["config"] == config]
+                mine = by_config.get(config, [])
                 if not mine:
                     continue
                 found = item_scores(mine, metric)
@@ -285,7 +289,7 @@ def per_item(records: list[dict[str, Any]], value) -> float:
     by_item: dict[tuple[str, str], list[float]] = defaultdict(list)
     for record in records:
         by_item[(record["unit"]["task"], record["unit"]["item"])].append(float(value(record)))
-    return statistics.fmean(statistics.fmean(v) for v in by_item.values())
+    return statistics.fmean([statistics.fmean(v) for v in by_item.values()])  # a list: fmean's fast path
 
 
 def top_two(rows: list[dict[str, Any]]) -> tuple[str, str] | None:

@@ -20,7 +20,7 @@ from madeval.task.definition import score_metrics
 if TYPE_CHECKING:
     from madeval.core.item import Item
     from madeval.core.plugins import Registries
-    from madeval.task.definition import Task
+    from madeval.task.definition import Reading, Task
 
 
 @dataclass(frozen=True)
@@ -65,10 +65,26 @@ async def unit_record(unit: Unit, label: str, task: Task, item: Item, transcript
 
     ``label`` is the configuration's label, ``extras`` its extra metrics (:func:`extra_metrics`).
     """
+    reading = task.read(transcript.decision.answer, item)
+    scores = await score_unit(task, extras, reading.answer, item, transcript)
+    return _record(unit, label, item, transcript, reading, scores, wall_s, replayed)
+
+
+def unit_record_in_thread(unit: Unit, label: str, task: Task, item: Item, transcript: Transcript,
+                          extras: list[tuple[str, Metric]], *, wall_s: float | None) -> dict[str, Any]:
+    """:func:`unit_record` for a caller with no event loop to keep free (the importer): the same
+    record, scored in the calling thread (:func:`unit_scores`) instead of a worker thread, which
+    costs a thread hop per record (most of an imported record's time)."""
+    reading = task.read(transcript.decision.answer, item)
+    scores = unit_scores(task, extras, reading.answer, item, transcript)
+    return _record(unit, label, item, transcript, reading, scores, wall_s, None)
+
+
+def _record(unit: Unit, label: str, item: Item, transcript: Transcript, reading: Reading, scores: UnitScores,
+            wall_s: float | None, replayed: Replayed | None) -> dict[str, Any]:
+    """The record's fields, in their order (see :func:`unit_record`)."""
     decision = transcript.decision
-    reading = task.read(decision.answer, item)
     prediction = reading.answer
-    scores = await score_unit(task, extras, prediction, item, transcript)
     return {
         "unit": unit.to_dict(),
         "config_label": label,
@@ -120,13 +136,17 @@ async def score_unit(task: Task, extras: list[tuple[str, Metric]], prediction: s
     untrusted replies (the math checker is bounded by its own deadline, see
     :mod:`madeval.metrics.checker`), and other debates go on meanwhile."""
 
-    def score() -> UnitScores:
-        with collecting_scoring_errors() as errors:
-            metrics = unit_metrics(task, extras, prediction, item, transcript)
-            challenges = challenge_summary(transcript, task, item)
-        return UnitScores(metrics, challenges, errors)
+    return await asyncio.to_thread(unit_scores, task, extras, prediction, item, transcript)
 
-    return await asyncio.to_thread(score)
+
+def unit_scores(task: Task, extras: list[tuple[str, Metric]], prediction: str | None, item: Item,
+                transcript: Transcript) -> UnitScores:
+    """A finished debate's scores, computed in the calling thread (which must not be an event
+    loop's: :func:`score_unit` says why)."""
+    with collecting_scoring_errors() as errors:
+        metrics = unit_metrics(task, extras, prediction, item, transcript)
+        challenges = challenge_summary(transcript, task, item)
+    return UnitScores(metrics, challenges, errors)
 
 
 def unit_metrics(task: Task, extras: list[tuple[str, Metric]], prediction: str | None, item: Item,

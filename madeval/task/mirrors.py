@@ -78,7 +78,8 @@ def read_mirror(path: Path) -> list[dict[str, Any]]:
     Raises :class:`MirrorNotPlain` when the file needs ``datasets``' own handling and
     :class:`MirrorBroken` when a line is not JSON."""
     docs, columns = _parse(path, keep=True)
-    return [_conform(doc, columns) for doc in docs]
+    conform = _conformer(columns)
+    return [conform(doc) for doc in docs]
 
 
 def mirror_rows(path: Path) -> Iterator[dict[str, Any]]:
@@ -86,7 +87,8 @@ def mirror_rows(path: Path) -> Iterator[dict[str, Any]]:
     twice: once for the columns, once for the rows). Raises :class:`MirrorNotPlain` before the
     first row when the file needs ``datasets``."""
     _, columns = _parse(path, keep=False)
-    return (_conform(doc, columns) for doc in _docs(path))
+    conform = _conformer(columns)
+    return (conform(doc) for doc in _docs(path))
 
 
 def _docs(path: Path) -> Iterator[dict[str, Any]]:
@@ -159,7 +161,9 @@ def _parse(path: Path, keep: bool) -> tuple[list[dict[str, Any]], dict[str, Kind
         if first_chunk is None and start >= DATASETS_CHUNK_BYTES:  # datasets' second chunk begins here
             first_chunk = dict(columns)
         for column, value in doc.items():
-            columns[column] = _merge(columns.get(column, NULL), _kind(value), column)
+            kind, known = _kind(value), columns.get(column)
+            if kind is not known:  # most rows repeat the kinds known (a constant kind is the same object)
+                columns[column] = _merge(NULL if known is None else known, kind, column)
         if keep:
             docs.append(doc)
     if any(marker <= columns.keys() for marker in AGENT_TRACE_COLUMNS):
@@ -169,9 +173,24 @@ def _parse(path: Path, keep: bool) -> tuple[list[dict[str, Any]], dict[str, Kind
     return docs, columns
 
 
+#: The kind of a list of strings (the common column beside scalars: a row's options).
+_STRINGS = ("list", "str")
+
+
 def _kind(value: Any, depth: int = 0) -> Kind:
     if depth > MAX_DEPTH:
         raise MirrorNotPlain(f"values nested more than {MAX_DEPTH} deep")
+    # the common kinds first, by exact type (a parsed value is of exactly one of JSON's types)
+    kind = type(value)
+    if kind is str:
+        if value[:1].isdigit() and _reads_as_timestamp(value):
+            raise MirrorNotPlain(f"string {value[:40]!r} reads as a timestamp in pyarrow")
+        return "str"
+    if kind is list and value and depth < MAX_DEPTH and all(type(item) is str for item in value):
+        for item in value:
+            if item[:1].isdigit() and _reads_as_timestamp(item):
+                raise MirrorNotPlain(f"string {item[:40]!r} reads as a timestamp in pyarrow")
+        return _STRINGS
     if value is None:
         return NULL
     if isinstance(value, bool):
@@ -233,6 +252,23 @@ def _name(kind: Kind) -> str:
 
 def _conform(doc: dict[str, Any], columns: dict[str, Kind]) -> dict[str, Any]:
     return {column: _value(doc.get(column), kind) for column, kind in columns.items()}
+
+
+def _conformer(columns: dict[str, Kind]):
+    """:func:`_conform` for ``columns``, or, when no column's values change (no float column that
+    may hold ints, no object fields to order or fill), a function that gives a row holding every
+    column in order as it is (a parsed row is used once) and conforms the others."""
+    if any(_changes(kind) for kind in columns.values()):
+        return lambda doc: _conform(doc, columns)
+    order = list(columns)
+    return lambda doc: doc if list(doc) == order else _conform(doc, columns)
+
+
+def _changes(kind: Kind) -> bool:
+    """Whether :func:`_value` may give something other than the value itself for ``kind``."""
+    if kind == "float":
+        return True
+    return isinstance(kind, tuple) and (kind[0] == "struct" or _changes(kind[1]))
 
 
 def _value(value: Any, kind: Kind) -> Any:
