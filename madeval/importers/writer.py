@@ -39,7 +39,7 @@ from madeval.records.folder import (
     read_run_file,
     write_json_atomically,
 )
-from madeval.records.unit import Unit, unit_record_in_thread
+from madeval.records.unit import Unit, unit_record_blocking
 from madeval.settings.config import DebateConfig, RunSettings
 from madeval.task.definition import Task
 from madeval.util import aio
@@ -209,7 +209,7 @@ def _write_file(importer: Importer, imported: ImportedFile, path: Path, task: Ta
         raise UsageError(f"label '{imported.label}' is taken by another configuration in the folder; "
                          "choose another with --label")
     outcome = FileOutcome(path, imported.label, config)
-    # scored in this thread: an import has no event loop to keep free (unit_record_in_thread)
+    # scored in this thread: an import has no event loop to keep free (unit_record_blocking)
     with aio.start_up_heap_frozen():
         for debate in imported.debates:
             unit = Unit(config, task.name, debate.item.id, debate.repeat)
@@ -218,8 +218,8 @@ def _write_file(importer: Importer, imported: ImportedFile, path: Path, task: Ta
             if key in done:
                 outcome.already += 1
                 continue
-            record = unit_record_in_thread(unit, imported.label, task, debate.item, debate.transcript, [],
-                                           wall_s=debate.wall_s)
+            record = unit_record_blocking(unit, imported.label, task, debate.item, debate.transcript, [],
+                                          wall_s=debate.wall_s)
             records.write(encode_line(record))
             done.add(key)
             outcome.added += 1

@@ -58,14 +58,14 @@ def build(data: RunData, options: LeaderboardOptions) -> dict[str, Any]:
     for scope, name, members in scopes:
         wanted = set(members)
         records = [r for r in data.records if r["unit"]["task"] in wanted]
+        by_config: dict[str, list[dict[str, Any]]] = defaultdict(list)
+        for record in records:
+            by_config[record["unit"]["config"]].append(record)
         for metric in _shared_metrics(records, members):
             macro = scope == "group" and not rule(data.aggregations, name, metric).weight_by_size
             scores: dict[str, dict[str, float]] = {}
             units: dict[str, dict[tuple[str, int], float]] = {}
             family_rows = []
-            by_config: dict[str, list[dict[str, Any]]] = defaultdict(list)
-            for record in records:
-                by_config[record["unit"]["config"]].append(record)
             for config in order:
                 mine = by_config.get(config, [])
                 if not mine:

@@ -70,8 +70,8 @@ async def unit_record(unit: Unit, label: str, task: Task, item: Item, transcript
     return _record(unit, label, item, transcript, reading, scores, wall_s, replayed)
 
 
-def unit_record_in_thread(unit: Unit, label: str, task: Task, item: Item, transcript: Transcript,
-                          extras: list[tuple[str, Metric]], *, wall_s: float | None) -> dict[str, Any]:
+def unit_record_blocking(unit: Unit, label: str, task: Task, item: Item, transcript: Transcript,
+                         extras: list[tuple[str, Metric]], *, wall_s: float | None) -> dict[str, Any]:
     """:func:`unit_record` for a caller with no event loop to keep free (the importer): the same
     record, scored in the calling thread (:func:`unit_scores`) instead of a worker thread, which
     costs a thread hop per record (most of an imported record's time)."""

@@ -183,13 +183,10 @@ def _kind(value: Any, depth: int = 0) -> Kind:
     # the common kinds first, by exact type (a parsed value is of exactly one of JSON's types)
     kind = type(value)
     if kind is str:
-        if value[:1].isdigit() and _reads_as_timestamp(value):
-            raise MirrorNotPlain(f"string {value[:40]!r} reads as a timestamp in pyarrow")
-        return "str"
+        return _text_kind(value)
     if kind is list and value and depth < MAX_DEPTH and all(type(item) is str for item in value):
         for item in value:
-            if item[:1].isdigit() and _reads_as_timestamp(item):
-                raise MirrorNotPlain(f"string {item[:40]!r} reads as a timestamp in pyarrow")
+            _text_kind(item)
         return _STRINGS
     if value is None:
         return NULL
@@ -203,10 +200,6 @@ def _kind(value: Any, depth: int = 0) -> Kind:
         if not math.isfinite(value):
             raise MirrorNotPlain("non-finite number")
         return "float"
-    if isinstance(value, str):
-        if _reads_as_timestamp(value):
-            raise MirrorNotPlain(f"string {value[:40]!r} reads as a timestamp in pyarrow")
-        return "str"
     if isinstance(value, list):
         element: Kind = NULL
         for item in value:
@@ -215,6 +208,13 @@ def _kind(value: Any, depth: int = 0) -> Kind:
     if not value:
         raise MirrorNotPlain("an empty object (datasets stores it as JSON text)")
     return ("struct", {field: _kind(item, depth + 1) for field, item in value.items()})
+
+
+def _text_kind(text: str) -> Kind:
+    """``"str"``, unless pyarrow would read ``text`` as a timestamp (:class:`MirrorNotPlain`)."""
+    if _reads_as_timestamp(text):
+        raise MirrorNotPlain(f"string {text[:40]!r} reads as a timestamp in pyarrow")
+    return "str"
 
 
 def _reads_as_timestamp(text: str) -> bool:
