@@ -12,6 +12,7 @@ Environment variables:
   MADEVAL_API_KEY       API key of --base-url (else OPENAI_API_KEY);
                         MADEVAL_API_KEY_<NAME> for the endpoint NAME
   MADEVAL_CACHE_DIR     folder of madeval's caches (responses, lm-eval's task
-                        index) [default: ~/.cache/madeval]
+                        index, the embedded model as served) [default:
+                        ~/.cache/madeval]
   MADEVAL_LOAD_PLUGINS  comma-separated allow-list of third-party plugins
                         ("" loads none)"""

@@ -11,7 +11,6 @@ cannot tell a different model served under the same name.
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -19,6 +18,7 @@ from typing import Any
 from madeval.errors import LLMError, UsageError
 from madeval.llm.cache import ResponseCache
 from madeval.llm.model_identity import bounded_identity, served_identity
+from madeval.util.cache_dir import cache_root
 from madeval.util.shown_text import terminal_text
 
 #: What every key holds, as said to the user.
@@ -27,8 +27,7 @@ KEY_PARTS = "endpoint URL, model name, messages, sampling parameters, seed and p
 
 def default_cache_path() -> Path:
     """``$MADEVAL_CACHE_DIR/responses.sqlite``, else ``~/.cache/madeval/responses.sqlite``."""
-    root = os.environ.get("MADEVAL_CACHE_DIR") or Path.home() / ".cache" / "madeval"
-    return Path(root) / "responses.sqlite"
+    return cache_root() / "responses.sqlite"
 
 
 def cache_path(setting: str | None) -> Path | None:

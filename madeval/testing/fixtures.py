@@ -8,6 +8,8 @@ them is autouse: a test suite that does not ask for them is not touched.
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
 from typing import Any, Iterator
 
 import pytest
@@ -16,9 +18,25 @@ import pytest
 @pytest.fixture
 def madeval_isolated(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
     """Keep the response cache in a temporary folder and load no installed plugin (entry point):
-    a test registers the plugins it needs with :func:`madeval.testing.registered`."""
-    monkeypatch.setenv("MADEVAL_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
+    a test registers the plugins it needs with :func:`madeval.testing.registered`.
+
+    The cache folder's ``models`` (the embedded model requantised, 145 MB:
+    :func:`madeval.llm.embedded.served_gguf_path`) is one folder for the whole test session, the
+    workers of pytest-xdist included: the first test that starts the embedded model writes it, the
+    others read it (a test of the requantising sets ``MADEVAL_CACHE_DIR`` to a folder of its own)."""
+    monkeypatch.setenv("MADEVAL_CACHE_DIR", str(cache_folder(tmp_path_factory)))
     monkeypatch.setenv("MADEVAL_LOAD_PLUGINS", "")
+
+
+def cache_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A new, empty cache folder but for ``models``, the test session's one (see
+    :func:`madeval_isolated`); for fixtures of a wider scope than a test's."""
+    cache = tmp_path_factory.mktemp("cache")
+    base = tmp_path_factory.getbasetemp()
+    shared = (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "embedded-models"
+    shared.mkdir(exist_ok=True)
+    (cache / "models").symlink_to(shared, target_is_directory=True)
+    return cache
 
 
 @pytest.fixture(scope="session")

@@ -14,12 +14,14 @@ import time
 from pathlib import Path
 from urllib.parse import urlsplit
 
+import gguf
 import openai
 import pytest
 
 from madeval.errors import MadevalError
 from madeval.llm import embedded
 from madeval.llm.embedded import MODEL_NAME, EmbeddedModelUnavailable, EmbeddedServer, gguf_path
+from madeval.testing.fixtures import cache_folder
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -59,7 +61,7 @@ def _dead(pid: int) -> bool:
 
 
 @pytest.fixture(scope="module")
-def server():
+def server(tmp_path_factory):
     """One server for the tests that only talk to it.
 
     It starts with a hostile environment (variables llama_cpp.server would otherwise take as
@@ -67,6 +69,7 @@ def server():
     request would get a 401, with PORT or HOST honoured the server would listen elsewhere.
     """
     with pytest.MonkeyPatch.context() as env:
+        env.setenv("MADEVAL_CACHE_DIR", str(cache_folder(tmp_path_factory)))  # before the test's own
         env.setenv("API_KEY", "not-the-key-the-client-sends")
         env.setenv("PORT", "1")
         env.setenv("HOST", "192.0.2.1")
@@ -82,6 +85,53 @@ def test_gguf_path_is_a_gguf_file():
     assert path.is_file()
     with open(path, "rb") as f:
         assert f.read(4) == b"GGUF"
+
+
+def _file_type(path: Path) -> gguf.LlamaFileType:
+    """The quantisation a GGUF file's header names (``general.file_type``), read by llama.cpp's reader."""
+    field = gguf.GGUFReader(str(path)).fields["general.file_type"]
+    return gguf.LlamaFileType(int(field.parts[field.data[0]][0]))
+
+
+@needs_embedded
+def test_the_shipped_file_is_requantised_to_q8_0_once_and_served(tmp_path, monkeypatch):
+    """llama.cpp's fast CPU matrix multiply has no Q4_1 kernel: the server writes the shipped Q4_1
+    weights as Q8_0 into the cache folder's ``models`` and loads that; the next server loads the
+    file the first one wrote."""
+    monkeypatch.setenv("MADEVAL_CACHE_DIR", str(tmp_path / "cache"))  # not the session's models
+    shipped = gguf_path()
+    served = embedded.served_gguf_path(shipped)
+    assert served.parent == tmp_path / "cache" / "models" and not served.exists()
+    logs = [tmp_path / "first.log", tmp_path / "second.log"]
+    with EmbeddedServer(log_path=logs[0]):
+        written = served.stat().st_mtime_ns
+    with EmbeddedServer(log_path=logs[1]):
+        pass
+    assert _file_type(shipped) == gguf.LlamaFileType.MOSTLY_Q4_1
+    assert _file_type(served) == gguf.LlamaFileType.MOSTLY_Q8_0
+    assert served.stat().st_mtime_ns == written and list(served.parent.iterdir()) == [served]  # no partial file
+    first, second = (log.read_text() for log in logs)
+    assert "llama_model_quantize_impl" in first and "llama_model_quantize_impl" not in second
+    for log in (first, second):
+        assert f"tensors from {served} " in log and "file type   = Q8_0" in log
+
+
+@needs_embedded
+def test_a_cache_folder_that_cannot_hold_the_requantised_file_serves_the_shipped_one(tmp_path, monkeypatch):
+    blocked = tmp_path / "cache"
+    blocked.mkdir()
+    (blocked / "models").write_text("a file where the models folder would be")
+    monkeypatch.setenv("MADEVAL_CACHE_DIR", str(blocked))
+    log = tmp_path / "server.log"
+    with EmbeddedServer(log_path=log) as srv:
+        client = openai.OpenAI(base_url=srv.base_url, api_key="-", max_retries=0)
+        reply = client.chat.completions.create(model=MODEL_NAME, messages=[{"role": "user", "content": "Hi"}],
+                                               max_tokens=4)
+    assert reply.usage.completion_tokens > 0
+    text = log.read_text()
+    assert f"madeval: serving {gguf_path()} as shipped, not requantised to {blocked / 'models'}" in text
+    assert f"tensors from {gguf_path()} " in text.split("madeval: serving", 1)[1]
+    assert (blocked / "models").is_file()  # left as it was
 
 
 def test_missing_model_package_is_one_clear_line(monkeypatch):
