@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import difflib
+import functools
 import importlib
 import importlib.util
 import sys
@@ -33,7 +34,7 @@ import yaml
 
 from madeval.core.plugins import DEFAULT_PLUGINS, Registries
 from madeval.errors import MadevalError, UsageError
-from madeval.util.yaml_loader import BoundedLoader, read_yaml_file
+from madeval.util.yaml_loader import BoundedLoader, parse_yaml_bytes, read_yaml_bytes
 
 #: Every key a task file may hold (after ``include`` is merged), its dataset, and a group file.
 TASK_KEYS = (
@@ -146,12 +147,45 @@ def _loader_for(base: Path) -> type[yaml.SafeLoader]:
     return Loader
 
 
+#: Task files parsed in this process, by path and bytes (:func:`_parsed`): every run indexes every
+#: task file of its sources (the built-in folder holds about 75, 60 ms of parsing), and a process that
+#: runs several times (a notebook calling madeval.evaluate, madeval's tests) parsed them all again
+#: each time. Reading a file is cheap; parsing it is the cost. Bounded: an --include-path folder may
+#: hold thousands, and only files of a task file's size are kept.
+_PARSED_MOST = 1024
+_PARSED_BYTES = 64 << 10
+
+
+@functools.lru_cache(maxsize=_PARSED_MOST)
+def _parsed(path: Path, data: bytes) -> Any:
+    """The value of ``data``, the bytes of the task file at ``path`` (as given: a relative path keeps
+    its ``!function`` base relative)."""
+    return parse_yaml_bytes(data, path, _loader_for(path.parent))  # size, nodes and depth bounded
+
+
+def _fresh(value: Any) -> Any:
+    """``value`` with every dict, list and set copied (a caller may change what it is given); the
+    rest (text, numbers, :class:`FunctionRef`, :data:`CONTENT`) is immutable and shared."""
+    if isinstance(value, dict):
+        return {key: _fresh(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_fresh(item) for item in value]
+    if isinstance(value, set):
+        return set(value)
+    return value
+
+
 def read_yaml(path: Path, _seen: tuple[Path, ...] = ()) -> dict[str, Any]:
-    """Read one task file with its ``include`` chain merged (the file's own keys win)."""
+    """Read one task file with its ``include`` chain merged (the file's own keys win). A file whose
+    bytes this process has parsed before at the same path is not parsed again."""
     path = Path(path)
     if path in _seen:
         raise UsageError(f"include cycle: {' -> '.join(str(p) for p in (*_seen, path))}")
-    data = read_yaml_file(path, _loader_for(path.parent))  # size, nodes and depth bounded
+    text = read_yaml_bytes(path)
+    if len(text) <= _PARSED_BYTES:
+        data = _fresh(_parsed(path, text))
+    else:
+        data = parse_yaml_bytes(text, path, _loader_for(path.parent))
     if data is None:
         data = {}
     if not isinstance(data, dict):

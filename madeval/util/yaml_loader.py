@@ -96,6 +96,12 @@ def read_yaml_file(path: Path | str, loader: type[yaml.SafeLoader] = BoundedLoad
     malformed, expanding past :data:`MAX_YAML_NODES` nodes, nested past :data:`MAX_YAML_DEPTH`
     levels or holding a number too long to read is a one-line :class:`UsageError` naming the file;
     so is one that cannot be read (``what`` names the file's kind there, e.g. ``"config "``)."""
+    return parse_yaml_bytes(read_yaml_bytes(path, what), path, loader)
+
+
+def read_yaml_bytes(path: Path | str, what: str = "") -> bytes:
+    """The bytes of the YAML file at ``path``, at most :data:`MAX_YAML_BYTES` (a larger file, or one
+    that cannot be read, is a one-line :class:`UsageError`; ``what`` as for :func:`read_yaml_file`)."""
     named = f"{what}{path}"
     try:
         with open(path, "rb") as handle:
@@ -104,6 +110,12 @@ def read_yaml_file(path: Path | str, loader: type[yaml.SafeLoader] = BoundedLoad
         raise UsageError(f"cannot read {named}: {error.strerror or error}") from None
     if len(data) > MAX_YAML_BYTES:
         raise UsageError(f"{named} is larger than {MAX_YAML_BYTES >> 20} MB: not a YAML file madeval reads")
+    return data
+
+
+def parse_yaml_bytes(data: bytes, path: Path | str, loader: type[yaml.SafeLoader] = BoundedLoader) -> Any:
+    """The value of ``data``, the bytes of the YAML file at ``path`` (:func:`read_yaml_bytes`), read
+    with ``loader``; every problem is a one-line :class:`UsageError` naming ``path``."""
     try:
         return yaml.load(data, Loader=loader)  # noqa: S506 - a safe loader, bounded; bytes: PyYAML reads the BOM
     except (yaml.YAMLError, RecursionError) as error:

@@ -1,11 +1,14 @@
 """Procedurally generated arithmetic items whose answers are computed, so they need no download.
 
 Each question is an expression such as ``17 + 6 * 4 - 3`` over small integers. The same
-``(size, seed)`` always gives the same items, and every question text is unique.
+``(size, seed)`` always gives the same items, and every question text is unique. They are made once
+per process and handed out as copies (a process that loads the tasks again, such as a notebook calling
+madeval.evaluate or madeval's tests, does not compute them again; a caller may change its copy).
 """
 
 from __future__ import annotations
 
+import functools
 import random
 
 
@@ -29,6 +32,16 @@ def _unique_expressions(size: int, seed: int):
 
 def multiple_choice(size: int, seed: int) -> list[dict]:
     """Four-option items: the value of the expression among three nearby wrong values."""
+    return [{**row, "choices": list(row["choices"])} for row in _multiple_choice(size, seed)]
+
+
+def yes_no(size: int, seed: int) -> list[dict]:
+    """Two-option items: is the expression's value greater than a threshold? Half are yes."""
+    return [dict(row) for row in _yes_no(size, seed)]
+
+
+@functools.lru_cache(maxsize=8)
+def _multiple_choice(size: int, seed: int) -> tuple[dict, ...]:
     rows = []
     for index, (rng, text, value) in enumerate(_unique_expressions(size, seed)):
         wrong = set()
@@ -46,11 +59,11 @@ def multiple_choice(size: int, seed: int) -> list[dict]:
                 "answer": options.index(value),
             }
         )
-    return rows
+    return tuple(rows)
 
 
-def yes_no(size: int, seed: int) -> list[dict]:
-    """Two-option items: is the expression's value greater than a threshold? Half are yes."""
+@functools.lru_cache(maxsize=8)
+def _yes_no(size: int, seed: int) -> tuple[dict, ...]:
     rows = []
     for index, (rng, text, value) in enumerate(_unique_expressions(size, seed)):
         answer_yes = index % 2 == 0
@@ -63,4 +76,4 @@ def yes_no(size: int, seed: int) -> list[dict]:
                 "answer": answer_yes,
             }
         )
-    return rows
+    return tuple(rows)

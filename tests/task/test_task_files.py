@@ -257,3 +257,38 @@ def test_generated_tasks_are_deterministic_and_correct(generated_tasks):
     for item in yes_no[:200]:
         left, right = item.doc["question"].removeprefix("Is ").removesuffix("?").split(" greater than ")
         assert (eval(left) > int(right)) == (item.target == "yes")  # noqa: S307
+
+
+def test_generated_rows_are_made_once_per_process_and_handed_out_as_copies(generated_tasks):
+    """The generator's rows are kept per (size, seed): a second load gets equal rows, not the first
+    load's objects, so a change to one load's rows is not in the next."""
+    generator = generated_tasks["arith_mc"].spec["dataset"]["generator"].resolve()
+    first = generator(size=50, seed=3)
+    first[0]["choices"][0] = "changed"
+    first[1]["question"] = "changed"
+    again = generator(size=50, seed=3)
+    assert again[0]["choices"][0] != "changed" and again[1]["question"] != "changed"
+    assert [row["id"] for row in again] == [f"arith-mc-{i:05d}" for i in range(50)]
+    assert generator(size=50, seed=4) != again  # another seed, other rows
+    yes_no = generated_tasks["arith_yesno"].spec["dataset"]["generator"].resolve()
+    rows = yes_no(size=10, seed=3)
+    rows[0]["answer"] = "changed"
+    assert yes_no(size=10, seed=3)[0]["answer"] is True
+
+
+def test_a_task_file_changed_between_two_loads_in_one_process_is_read_afresh(task_folder):
+    """Parsed task files are kept per process by their bytes: an edit that keeps the file's size and
+    lands within the file system's timestamp tick is still seen, and what a caller changes in one
+    load's spec is not in the next."""
+    first = tasks_named(["templated"], task_folder)["templated"]
+    first.spec["dataset"]["size"] = 99  # a caller's change to its own copy
+    unchanged = tasks_named(["templated"], task_folder)["templated"]
+    assert unchanged.spec["dataset"]["size"] == 5 and len(unchanged.items) == 5
+    assert unchanged.instruction == "Pick one."
+    template = task_folder / "_mc_template.yaml"
+    template.write_text(template.read_text().replace("Pick one.", "Pick two."))  # same size, same tick
+    (task_folder / "templated.yaml").write_text((task_folder / "templated.yaml").read_text().replace("size: 5",
+                                                                                                     "size: 7"))
+    again = tasks_named(["templated"], task_folder)["templated"]
+    assert len(again.items) == 7 and again.instruction == "Pick two."
+    assert again.spec["dataset"]["size"] == 7
