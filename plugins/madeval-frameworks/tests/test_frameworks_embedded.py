@@ -6,9 +6,10 @@ that raises on a reply it cannot parse would show. Parse failures must end up in
 The presets run as ``leaderboards/presets.yaml`` lists them, each with two turns (its first answers,
 one round that shows them to the others, and its decision step): every kind of call each preset
 makes still meets the model's free text (the simulator's sweep, test_frameworks_presets.py, runs
-their full settings). On one CPU the model reads about 100 prompt tokens a second, so the prompts
-are the test's time: with the presets' own turns (EoT's six, AgentVerse's three) the 12 debates
-made 126 calls in about 290 s of CPU, with two turns 96 calls (25,400 prompt tokens) in about 185 s.
+their full settings). The prompts are the test's time: with the presets' own turns (EoT's six,
+AgentVerse's three) the 12 debates made 126 calls in about 290 s of CPU, with two turns 96 calls
+(25,400 prompt tokens) in about 185 s as the model was read then (Q4_1, about 100 prompt tokens a
+second on one CPU) and 128 s as it is served now (Q8_0: madeval.llm.embedded).
 The presets are split in two runs of about equal length, which pytest-xdist's two workers take at
 once.
 """
