@@ -115,45 +115,32 @@ def test_strategyqa_letters_and_words(reply, expected):
 
 
 @pytest.mark.parametrize(
-    ("reply", "expected"),
+    ("task", "reply", "expected"),
     [
-        ("First \\boxed{2}, then finally $\\boxed{\\frac{1}{\\sqrt{2}}}$.", "\\frac{1}{\\sqrt{2}}"),
-        ("FINAL SOLUTION: $(3, \\frac{\\pi}{2})$", "(3, \\frac{\\pi}{2})"),
-        ("So the answer is $x^2+1$.\nDone", "x^2+1"),
-        ("The sum is 3 + 4 = 7", "7"),
-        ("no numbers at all", None),
+        # MATH-500: the last boxed answer, else the stated answer or the last number
+        (MATH500, "First \\boxed{2}, then finally $\\boxed{\\frac{1}{\\sqrt{2}}}$.", "\\frac{1}{\\sqrt{2}}"),
+        (MATH500, "FINAL SOLUTION: $(3, \\frac{\\pi}{2})$", "(3, \\frac{\\pi}{2})"),
+        (MATH500, "So the answer is $x^2+1$.\nDone", "x^2+1"),
+        (MATH500, "The sum is 3 + 4 = 7", "7"),
+        (MATH500, "no numbers at all", None),
+        # number chains keep the number
+        (GSM8K, "She earns \\boxed{\\$18} a day", "18"),
+        (GSM8K, "The answer is $1,200 dollars.", "1200"),
+        (GSM8K, "FINAL SOLUTION: 42 apples", "42"),
+        (AIME, "Therefore the answer is \\boxed{025}.", "025"),
+        # SQuAD takes the final text: the answer line only
+        (SQUAD, "Thinking...\nFINAL SOLUTION: Southampton Philharmonic Choir", "Southampton Philharmonic Choir"),
+        (SQUAD, "[UNKNOWN]", "[UNKNOWN]"),
+        (SQUAD, "FINAL SOLUTION: Paris.\nBecause it is the capital.", "Paris."),
+        (SQUAD, "Reasoning...\nFINAL SOLUTION:\n\nParis\nThat is all.", "Paris"),  # marker ending its line
+        (SQUAD, "**FINAL SOLUTION:** **Paris**", "Paris"),
+        (SQUAD, "FINAL SOLUTION: [UNKNOWN]\nThe context does not say.", "[UNKNOWN]"),
+        (SQUAD, "FINAL SOLUTION:", None),
     ],
+    ids=lambda value: value.name if hasattr(value, "extract") else None,
 )
-def test_math_chain(reply, expected):
-    assert MATH500.extract(reply, None) == expected
-
-
-def test_number_chains_keep_the_number():
-    assert GSM8K.extract("She earns \\boxed{\\$18} a day", None) == "18"
-    assert GSM8K.extract("The answer is $1,200 dollars.", None) == "1200"
-    assert GSM8K.extract("FINAL SOLUTION: 42 apples", None) == "42"
-    assert AIME.extract("Therefore the answer is \\boxed{025}.", None) == "025"
-
-
-def test_squad_takes_the_final_text():
-    assert SQUAD.extract("Thinking...\nFINAL SOLUTION: Southampton Philharmonic Choir", None) == (
-        "Southampton Philharmonic Choir"
-    )
-    assert SQUAD.extract("[UNKNOWN]", None) == "[UNKNOWN]"
-
-
-@pytest.mark.parametrize(
-    ("reply", "expected"),
-    [
-        ("FINAL SOLUTION: Paris.\nBecause it is the capital.", "Paris."),  # the answer line only
-        ("Reasoning...\nFINAL SOLUTION:\n\nParis\nThat is all.", "Paris"),  # marker ending its line
-        ("**FINAL SOLUTION:** **Paris**", "Paris"),
-        ("FINAL SOLUTION: [UNKNOWN]\nThe context does not say.", "[UNKNOWN]"),
-        ("FINAL SOLUTION:", None),
-    ],
-)
-def test_squad_final_text_keeps_the_answer_line(reply, expected):
-    assert SQUAD.extract(reply, None) == expected
+def test_a_task_reads_the_answer_of_a_reply(task, reply, expected):
+    assert task.extract(reply, None) == expected
 
 
 def test_squad_answer_line_scores_like_the_answer():
