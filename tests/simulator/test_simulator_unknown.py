@@ -60,3 +60,21 @@ def test_what_the_simulator_answers_without_a_known_question(generated_tasks):
     assert "Final Solution:" in ask(SyntheticAgents(GoldIndex()), "What is 2 + 2?")[0]  # knows none: answers
     with pytest.raises(ValueError):
         SyntheticAgents(known, unknown="guess")
+
+
+def test_indexes_of_the_same_tasks_know_the_same_golds_and_grow_apart(generated_tasks):
+    """A task's keys and golds are made once and shared; each index still has its own questions."""
+    tasks = [generated_tasks["arith_mc"], generated_tasks["arith_yesno"]]
+    first, second = GoldIndex.from_tasks(tasks), GoldIndex.from_tasks(tasks)
+    by_hand = GoldIndex()
+    for task in tasks:
+        for item in task.items:
+            by_hand.add(item.input, task.answer_type, item.target, len(item.choices or ()))
+    assert len(first) == len(second) == len(by_hand) == 5000
+    assert first.digest() == second.digest() == by_hand.digest()
+    mc, yes_no = tasks[0].items[7], tasks[1].items[8]
+    assert first.lookup(mc.input).answer == mc.target and first.lookup(mc.input).options == 4
+    assert second.lookup(f"Question: {yes_no.input}\nAnswer yes or no.").answer == yes_no.target
+    first.add("What is the capital of France?", "text", ["Paris", "paris"])
+    assert first.lookup("What is the capital of France?").answer == "Paris"
+    assert second.lookup("What is the capital of France?") is None and len(second) == 5000
