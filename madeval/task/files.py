@@ -185,7 +185,7 @@ def read_yaml(path: Path, _seen: tuple[Path, ...] = ()) -> dict[str, Any]:
     if len(text) <= _PARSED_BYTES:
         data = _fresh(_parsed(path, text))
     else:
-        data = parse_yaml_bytes(text, path, _loader_for(path.parent))
+        data = _parsed.__wrapped__(path, text)  # too large to keep
     if data is None:
         data = {}
     if not isinstance(data, dict):

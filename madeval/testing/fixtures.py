@@ -32,11 +32,17 @@ def cache_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A new, empty cache folder but for ``models``, the test session's one (see
     :func:`madeval_isolated`); for fixtures of a wider scope than a test's."""
     cache = tmp_path_factory.mktemp("cache")
-    base = tmp_path_factory.getbasetemp()
-    shared = (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "embedded-models"
-    shared.mkdir(exist_ok=True)
-    (cache / "models").symlink_to(shared, target_is_directory=True)
+    (cache / "models").symlink_to(session_folder(tmp_path_factory, "embedded-models"), target_is_directory=True)
     return cache
+
+
+def session_folder(tmp_path_factory: pytest.TempPathFactory, name: str) -> Path:
+    """The folder ``name`` that every worker of this test session shares (pytest-xdist gives each
+    worker a base folder under the run's), made when missing."""
+    base = tmp_path_factory.getbasetemp()
+    shared = (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / name
+    shared.mkdir(exist_ok=True)
+    return shared
 
 
 @pytest.fixture(scope="session")
