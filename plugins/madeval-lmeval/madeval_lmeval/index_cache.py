@@ -25,14 +25,18 @@ import importlib.metadata
 import importlib.util
 import json
 import logging
+import os
 from pathlib import Path
 from typing import Any
-
-from madeval.util.cache_dir import cache_root
 
 from .cache_files import NOT_OURS, read_stored, warn_ignored, write_atomically
 
 FORMAT = "madeval-lmeval-index/2"
+
+
+def cache_folder() -> Path:
+    """madeval's cache folder: ``$MADEVAL_CACHE_DIR``, else ``~/.cache/madeval``."""
+    return Path(os.environ.get("MADEVAL_CACHE_DIR") or Path.home() / ".cache" / "madeval")
 
 
 def lm_eval_task_folder() -> Path:
@@ -75,7 +79,7 @@ def _key(described: dict[str, Any]) -> str:
 
 def cache_file(key: str) -> Path:
     """Where the index for ``key`` is kept."""
-    return cache_root() / f"lmeval-index-{key[:24]}.json"
+    return cache_folder() / f"lmeval-index-{key[:24]}.json"
 
 
 def _folders(include_paths: tuple[str, ...]) -> list[tuple[Path, str]]:

@@ -2,7 +2,7 @@
 disk so that a warm run sends its first call without importing lm-eval's task package, which
 imports ``datasets`` and pandas (1.5 s of CPU) before a single prompt can be built.
 
-The file is ``lmeval-items-<key>.json`` in madeval's cache folder (:func:`madeval.util.cache_dir.cache_root`).
+The file is ``lmeval-items-<key>.json`` in madeval's cache folder (:func:`.index_cache.cache_folder`).
 Its key covers what the items are built from that is cheap to name: this format, lm-eval's
 version (and the size and time of its prompt, sampler and filter modules), the task's name, the
 ``--include-path`` folders, the few-shot count and seed, and the text of madeval's code that
@@ -28,10 +28,9 @@ from pathlib import Path
 from typing import Any
 
 from madeval import BoundedLoader, Item, UsageError, read_yaml_file
-from madeval.util.cache_dir import cache_root
 
 from .cache_files import NOT_OURS, read_stored, warn_ignored, write_atomically
-from .index_cache import lm_eval_task_folder
+from .index_cache import cache_folder, lm_eval_task_folder
 
 FORMAT = "madeval-lmeval-items/1"
 #: Output types whose prepared items are kept.
@@ -74,7 +73,7 @@ def key_of(name: str, include_paths: tuple[str, ...], num_fewshot: int, seed: in
 
 def cache_file(key: str) -> Path:
     """Where the items for ``key`` are kept."""
-    return cache_root() / f"lmeval-items-{key[:24]}.json"
+    return cache_folder() / f"lmeval-items-{key[:24]}.json"
 
 
 @dataclass

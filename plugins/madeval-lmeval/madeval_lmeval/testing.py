@@ -13,8 +13,6 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from madeval.testing.fixtures import session_folder
-
 from . import index_cache
 
 
@@ -25,7 +23,9 @@ def shared_index_file(tmp_path_factory: Any) -> Path:
     import pytest
     from filelock import FileLock  # a dependency of lm-eval's (through datasets and huggingface_hub)
 
-    store = session_folder(tmp_path_factory, "lmeval-index-store")
+    base = tmp_path_factory.getbasetemp()
+    store = (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "lmeval-index-store"
+    store.mkdir(exist_ok=True)
     with FileLock(str(store / "build.lock")), pytest.MonkeyPatch.context() as patch:
         patch.setenv("MADEVAL_CACHE_DIR", str(store))
         index_cache.load_raw(())  # read when there, else built and written atomically
