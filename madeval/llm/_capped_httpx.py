@@ -10,6 +10,9 @@ reads as a malformed reply instead of being inflated past the cap.
 
 from __future__ import annotations
 
+import functools
+import os
+import ssl
 from typing import Any, AsyncIterator
 
 import aiohttp
@@ -75,7 +78,17 @@ def capped_aiohttp_client(timeout_s: float, limit: int, *, direct_host: str | No
             return _capped(super()._init_proxy_transport(*args, **kwargs), limit)
 
     mounts = {f"all://{direct_host}": None} if direct_host else None  # None: the direct transport
-    return Client(timeout=timeout_s, mounts=mounts)
+    tls = verifying_context(os.environ.get("SSL_CERT_FILE"), os.environ.get("SSL_CERT_DIR"))
+    return Client(timeout=timeout_s, mounts=mounts, verify=tls)
+
+
+@functools.lru_cache(maxsize=4)
+def verifying_context(cert_file: str | None, cert_dir: str | None) -> ssl.SSLContext:
+    """The TLS context the SDK's transports would each make for themselves (``verify=True``: the
+    system's certificates, or those ``SSL_CERT_FILE`` / ``SSL_CERT_DIR`` name), made once per value
+    of those two variables. Reading the certificates takes 20-30 ms, and every client made two or
+    three (a batch run's transport makes two clients, each with its direct and proxy transports)."""
+    return httpx2.create_ssl_context(verify=True, trust_env=True)
 
 
 def _capped(transport: Any, limit: int) -> CappedTransport:
