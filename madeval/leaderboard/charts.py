@@ -112,7 +112,9 @@ def _save(figure: Figure, folder: Path, name: str) -> Path:
     # no rcParams that would put a layout engine back on the figure (matplotlibrc's autolayout or
     # constrained_layout.use)
     with matplotlib.rc_context({**RC, "figure.autolayout": False, "figure.constrained_layout.use": False}):
-        for path, options in ((png, {"dpi": 110, "format": "png"}), (folder / f"{name}.svg", {"format": "svg"})):
+        # no drawing date in the SVG (with RC's fixed ids, the same board gives the same bytes)
+        svg = {"format": "svg", "metadata": {"Date": None}}
+        for path, options in ((png, {"dpi": 110, "format": "png"}), (folder / f"{name}.svg", svg)):
             drawn = io.BytesIO()  # through a temporary file and a rename: a link at the name is replaced
             figure.savefig(drawn, **options)
             write_bytes_atomically(path, drawn.getvalue())

@@ -1,4 +1,5 @@
-"""A chart's two files: the SVG is laid out as the PNG is, by the layout the PNG's drawing found."""
+"""A chart's two files: the SVG is laid out as the PNG is, by the layout the PNG's drawing found, and
+the same chart drawn again gives the same bytes."""
 
 from __future__ import annotations
 
@@ -27,3 +28,17 @@ def test_the_svg_keeps_the_constrained_layout_the_png_found(tmp_path):
     assert (min(xs), max(xs)) == pytest.approx((x0 * width, x1 * width), abs=0.01)
     assert (min(ys), max(ys)) == pytest.approx(((1 - y1) * height, (1 - y0) * height), abs=0.01)
     assert (tmp_path / "chart.png").read_bytes().startswith(b"\x89PNG")
+
+
+def test_the_same_chart_drawn_twice_gives_the_same_files(tmp_path):
+    """No drawing date or random id in either file: a board kept in git (a CI regression board) changes
+    only where the results do."""
+    for folder in ("first", "second"):
+        (tmp_path / folder).mkdir()
+        figure = Figure(figsize=(4.0, 3.0), layout="constrained")
+        axes = figure.subplots()
+        axes.barh(["single", "debate"], [0.4, 0.6])
+        axes.set_title("score per configuration")
+        _save(figure, tmp_path / folder, "chart")
+    for name in ("chart.png", "chart.svg"):
+        assert (tmp_path / "first" / name).read_bytes() == (tmp_path / "second" / name).read_bytes(), name
