@@ -84,13 +84,31 @@ def install_hint() -> str:
 # - the model it serves: its first two arguments are the shipped file and the requantised one
 #   (written first when missing, to a partial file renamed into place, so that a server killed
 #   meanwhile or another starting at the same time never reads half a file); the shipped one when
-#   the requantised one cannot be written.
+#   the requantised one cannot be written. A partial file whose writer no longer runs (killed before
+#   its clean-up; 145 MB) is removed by the next server.
 _SERVER_BOOTSTRAP = """\
-import ctypes, os, runpy, sys
+import contextlib, ctypes, glob, os, runpy, sys
 import llama_cpp.llama_cpp as llama
 from llama_cpp.server.settings import Settings
 
+def writer_alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # another user's process
+        return True
+    return True
+
+def remove_stale_partials(served):
+    for partial in glob.glob(glob.escape(served) + ".*.partial"):
+        pid = partial[len(served) + 1:-len(".partial")]
+        if pid.isdigit() and not writer_alive(int(pid)):
+            with contextlib.suppress(OSError):
+                os.remove(partial)
+
 def served_model(shipped, served, ftype, threads):
+    remove_stale_partials(served)
     if os.path.exists(served):
         return served
     partial = f"{served}.{os.getpid()}.partial"

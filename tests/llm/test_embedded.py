@@ -117,6 +117,25 @@ def test_the_shipped_file_is_requantised_to_q8_0_once_and_served(tmp_path, monke
 
 
 @needs_embedded
+def test_a_partial_file_of_a_killed_server_is_removed_and_one_being_written_is_kept(tmp_path, monkeypatch):
+    """A server killed while requantising (SIGKILL skips its clean-up) leaves ``<served>.<pid>.partial``,
+    145 MB: the next server removes it. A partial file whose writer still runs is left to it."""
+    monkeypatch.setenv("MADEVAL_CACHE_DIR", str(tmp_path / "cache"))
+    served = embedded.served_gguf_path(gguf_path())
+    served.parent.mkdir(parents=True)
+    ended = subprocess.Popen([sys.executable, "-c", "pass"])
+    ended.wait()  # a pid that no longer runs
+    killed = served.with_name(f"{served.name}.{ended.pid}.partial")
+    running = served.with_name(f"{served.name}.{os.getpid()}.partial")  # this test's process is alive
+    for partial in (killed, running):
+        partial.write_bytes(b"GGUF, cut short")
+    with EmbeddedServer(log_path=tmp_path / "server.log"):
+        pass
+    assert sorted(served.parent.iterdir()) == sorted([served, running])
+    assert _file_type(served) == gguf.LlamaFileType.MOSTLY_Q8_0
+
+
+@needs_embedded
 def test_a_cache_folder_that_cannot_hold_the_requantised_file_serves_the_shipped_one(tmp_path, monkeypatch):
     blocked = tmp_path / "cache"
     blocked.mkdir()
