@@ -87,7 +87,10 @@ def verifying_context(cert_file: str | None, cert_dir: str | None) -> ssl.SSLCon
     """The TLS context the SDK's transports would each make for themselves (``verify=True``: the
     system's certificates, or those ``SSL_CERT_FILE`` / ``SSL_CERT_DIR`` name), made once per value
     of those two variables. Reading the certificates takes 20-30 ms, and every client made two or
-    three (a batch run's transport makes two clients, each with its direct and proxy transports)."""
+    three (a batch run's transport makes two clients, each with its direct and proxy transports).
+
+    The arguments are only the cache's key: httpx reads the two variables itself, as it would for
+    each transport."""
     return httpx2.create_ssl_context(verify=True, trust_env=True)
 
 
